@@ -1,0 +1,201 @@
+"""DuckDB side of rdbscan: the schema and the Arrow-batch writer.
+
+This module knows nothing of RDB bytes. It receives column lists (one Python
+list per column, filled by the row builder) and appends them to DuckDB as
+Arrow record batches; `executemany` is never used (it is ~1000x slower).
+"""
+from __future__ import annotations
+
+import json
+
+import duckdb
+import pyarrow as pa
+
+SCHEMA_VERSION = 1
+
+# One row per key.  Documented in README.md ("Tables"); keep both in step.
+KEYS_SCHEMA = pa.schema([
+    ("dump_id", pa.int32()),
+    ("db", pa.int32()),
+    ("key", pa.string()),
+    ("key_bytes", pa.binary()),
+    ("key_length", pa.int32()),
+    ("type", pa.string()),
+    ("encoding", pa.string()),
+    ("rdb_type", pa.uint8()),
+    ("length", pa.int64()),
+    ("max_elem_bytes", pa.int64()),
+    ("serialized_bytes", pa.int64()),
+    ("memory_bytes", pa.int64()),
+    ("memory_total_bytes", pa.int64()),
+    ("expire_at_ms", pa.int64()),
+    ("idle_seconds", pa.int64()),
+    ("lfu_freq", pa.int16()),
+    ("slot", pa.int16()),
+    ("file_offset", pa.int64()),
+    ("fields_with_ttl", pa.int64()),
+    ("min_field_expire_ms", pa.int64()),
+])
+KEYS_COLUMNS = KEYS_SCHEMA.names
+
+STREAMS_SCHEMA = pa.schema([
+    ("dump_id", pa.int32()),
+    ("db", pa.int32()),
+    ("key", pa.string()),
+    ("length", pa.int64()),
+    ("listpacks", pa.int64()),
+    ("first_id", pa.string()),
+    ("last_id", pa.string()),
+    ("max_deleted_id", pa.string()),
+    ("entries_added", pa.int64()),
+    ("groups", pa.int32()),
+    ("consumers", pa.int64()),
+    ("pending", pa.int64()),
+])
+STREAMS_COLUMNS = STREAMS_SCHEMA.names
+
+STREAM_GROUPS_SCHEMA = pa.schema([
+    ("dump_id", pa.int32()),
+    ("db", pa.int32()),
+    ("key", pa.string()),
+    ("group_name", pa.string()),
+    ("last_delivered_id", pa.string()),
+    ("entries_read", pa.int64()),
+    ("consumers", pa.int32()),
+    ("pending", pa.int64()),
+])
+STREAM_GROUPS_COLUMNS = STREAM_GROUPS_SCHEMA.names
+
+DDL = """
+CREATE TABLE IF NOT EXISTS rdbscan_meta (name VARCHAR PRIMARY KEY, value VARCHAR);
+CREATE TABLE IF NOT EXISTS dumps (
+    dump_id INTEGER PRIMARY KEY,
+    path VARCHAR,
+    file_size BIGINT,
+    bytes_read BIGINT,
+    magic VARCHAR,
+    rdb_version INTEGER,
+    server VARCHAR,
+    server_version VARCHAR,
+    bits INTEGER,
+    ctime BIGINT,
+    snapshot_time TIMESTAMP,
+    used_mem BIGINT,
+    aux MAP(VARCHAR, VARCHAR),
+    aof_preamble BOOLEAN,
+    functions VARCHAR[],
+    module_aux VARCHAR[],
+    slot_info_records INTEGER,
+    slot_info_keys BIGINT,
+    checksum VARCHAR,
+    checksum_stored VARCHAR,
+    checksum_computed VARCHAR,
+    complete BOOLEAN,
+    error VARCHAR,
+    error_offset BIGINT,
+    keys BIGINT,
+    expires BIGINT,
+    memory_bytes BIGINT,
+    parse_seconds DOUBLE,
+    loaded_at TIMESTAMP
+);
+CREATE TABLE IF NOT EXISTS db_sizes (
+    dump_id INTEGER, db INTEGER, resize_keys BIGINT, resize_expires BIGINT
+);
+CREATE TABLE IF NOT EXISTS slot_info (
+    dump_id INTEGER, slot INTEGER, keys BIGINT, expires BIGINT, source VARCHAR
+);
+CREATE TABLE IF NOT EXISTS keys (
+    dump_id INTEGER,
+    db INTEGER,
+    key VARCHAR,
+    key_bytes BLOB,
+    key_length INTEGER,
+    type VARCHAR,
+    encoding VARCHAR,
+    rdb_type UTINYINT,
+    length BIGINT,
+    max_elem_bytes BIGINT,
+    serialized_bytes BIGINT,
+    memory_bytes BIGINT,
+    memory_total_bytes BIGINT,
+    expire_at_ms BIGINT,
+    idle_seconds BIGINT,
+    lfu_freq SMALLINT,
+    slot SMALLINT,
+    file_offset BIGINT,
+    fields_with_ttl BIGINT,
+    min_field_expire_ms BIGINT
+);
+CREATE TABLE IF NOT EXISTS streams (
+    dump_id INTEGER, db INTEGER, key VARCHAR, length BIGINT, listpacks BIGINT,
+    first_id VARCHAR, last_id VARCHAR, max_deleted_id VARCHAR, entries_added BIGINT,
+    groups INTEGER, consumers BIGINT, pending BIGINT
+);
+CREATE TABLE IF NOT EXISTS stream_groups (
+    dump_id INTEGER, db INTEGER, key VARCHAR, group_name VARCHAR, last_delivered_id VARCHAR,
+    entries_read BIGINT, consumers INTEGER, pending BIGINT
+);
+"""
+
+# Reusable macros for ad-hoc SQL; created in every database rdbscan writes.
+# The report issue extends this list (key_pattern, key_prefix, ...).
+MACROS: list[str] = []
+
+
+class Store:
+    """A DuckDB database that rdbscan writes to."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.con = duckdb.connect(path)
+        self.con.execute(DDL)
+        self.con.execute(
+            "INSERT OR REPLACE INTO rdbscan_meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
+        for macro in MACROS:
+            self.con.execute(macro)
+
+    def next_dump_id(self) -> int:
+        return self.con.execute("SELECT coalesce(max(dump_id), 0) + 1 FROM dumps").fetchone()[0]
+
+    def append(self, table: str, schema: pa.Schema, columns: list[list]) -> None:
+        """Append one Arrow batch built from per-column Python lists."""
+        if not columns or not columns[0]:
+            return
+        batch = pa.RecordBatch.from_arrays(
+            [pa.array(col, type=field.type) for col, field in zip(columns, schema)], schema=schema)
+        self.con.register("_rdbscan_batch", batch)
+        try:
+            self.con.execute(f"INSERT INTO {table} SELECT * FROM _rdbscan_batch")
+        finally:
+            self.con.unregister("_rdbscan_batch")
+
+    def write_dump(self, row: dict) -> None:
+        """Insert or replace the `dumps` row of one dump."""
+        row = dict(row)
+        aux = row.pop("aux", None) or {}
+        cols = list(row)
+        self.con.execute(f"DELETE FROM dumps WHERE dump_id = ?", [row["dump_id"]])
+        self.con.execute(
+            f"INSERT INTO dumps ({', '.join(cols)}, aux) VALUES ({', '.join('?' for _ in cols)}, "
+            f"MAP(?::VARCHAR[], ?::VARCHAR[]))",
+            [row[c] for c in cols] + [list(aux.keys()), list(aux.values())])
+
+    def write_rows(self, table: str, rows: list[tuple]) -> None:
+        """Small side tables (db_sizes, slot_info): a handful of rows per dump."""
+        if not rows:
+            return
+        cols = len(rows[0])
+        tbl = pa.table({f"c{i}": [r[i] for r in rows] for i in range(cols)})
+        self.con.register("_rdbscan_small", tbl)
+        try:
+            self.con.execute(f"INSERT INTO {table} SELECT * FROM _rdbscan_small")
+        finally:
+            self.con.unregister("_rdbscan_small")
+
+    def close(self) -> None:
+        self.con.close()
+
+
+def dumps_json(value) -> str:
+    return json.dumps(value, default=str)
