@@ -1,0 +1,882 @@
+"""The streaming RDB parser: bytes in, one KeyRecord per key out (rdb-format.md sections 1-6).
+
+It knows nothing of DuckDB.  Values are measured while they are skipped: element counts,
+the longest element, and the few size figures the memory model needs (a histogram of
+element lengths for encodings that allocate per element, blob sizes for compact ones).
+Only key names, blob images (listpacks, ziplists, intsets) and stream metadata are ever
+held, one at a time.
+
+Usage:
+    info = DumpInfo()
+    for rec in parse(stream, info, size=os.path.getsize(path)):
+        ...
+    info.checksum  # 'ok' | 'mismatch' | 'disabled' | 'absent'
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from . import constants as C
+from .blobs import (BlobError, intset_scan, listpack_scan, listpack_values, ziplist_scan,
+                    zipmap_scan)
+from .errors import CorruptError, NotRDBError, RDBError, TruncatedError, UnsupportedError
+from .reader import I8, I16, I32, I64, U64, Reader, int_text_len
+
+_CANONICAL_LONG = re.compile(rb"-?[1-9][0-9]{0,18}|0")
+_LONG_MIN, _LONG_MAX = -(1 << 63), (1 << 63) - 1
+# PEL / node id lists longer than this are counted but not kept (memory bound).
+MAX_KEPT_IDS = 100_000
+_MODULE_CHARSET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+STREAM_ITEM_FLAG_DELETED = 1
+STREAM_ITEM_FLAG_SAMEFIELDS = 2
+
+
+class KeyRecord:
+    """What the parser knows of one key.  Plain data; consumers derive the columns."""
+
+    __slots__ = ("db", "key", "rdb_type", "type", "encoding", "length", "max_elem", "offset",
+                 "end", "expire_ms", "idle", "freq", "blob", "elems", "vals", "nodes", "extra")
+
+    def __init__(self):
+        self.elems = None   # {element text length: count} for per-element allocations
+        self.vals = None    # hashtable hashes: {value length: count}
+        self.nodes = None   # quicklists: {node bytes: count}; streams: {listpack bytes: count}
+        self.blob = 0       # decompressed size of a single compact blob (listpack, ziplist, intset)
+        self.extra = None   # streams, hash field TTLs, modules: dict
+
+    @property
+    def serialized_bytes(self) -> int:
+        return self.end - self.offset
+
+    def __repr__(self):
+        return (f"KeyRecord(db={self.db}, key={self.key!r}, type={self.type}, "
+                f"encoding={self.encoding}, length={self.length}, max_elem={self.max_elem})")
+
+
+class DumpInfo:
+    """Everything about a dump that is not a key: header, aux fields, trailer, outcome."""
+
+    def __init__(self):
+        self.magic: str | None = None
+        self.rdb_version: int | None = None
+        self.valkey_magic = False
+        self.aux: dict[str, str] = {}
+        self.functions: list[str] = []
+        self.module_aux: list[str] = []
+        self.slot_info: list[tuple[int, int, int]] = []
+        self.slot_info_source: str | None = None
+        self.resizedb: dict[int, tuple[int, int]] = {}
+        self.checksum = "absent"
+        self.checksum_stored: int | None = None
+        self.checksum_computed: int | None = None
+        self.complete = False
+        self.keys = 0
+        self.bytes_read = 0
+        self.trailing_bytes: int | None = None
+
+    @property
+    def server(self) -> str | None:
+        if "valkey-ver" in self.aux or self.valkey_magic:
+            return "valkey"
+        if "redis-ver" in self.aux:
+            return "redis"
+        return None
+
+    @property
+    def server_version(self) -> str | None:
+        return self.aux.get("valkey-ver") or self.aux.get("redis-ver")
+
+    def version_tuple(self) -> tuple[int, int]:
+        """(major, minor) of the writing server; guessed from the RDB version without aux."""
+        v = self.server_version
+        if v:
+            parts = re.findall(r"\d+", v)
+            if len(parts) >= 2:
+                return int(parts[0]), int(parts[1])
+        guess = {1: (2, 0), 2: (2, 4), 3: (2, 6), 4: (2, 6), 5: (2, 6), 6: (2, 8), 7: (3, 2),
+                 8: (4, 0), 9: (6, 2), 10: (7, 0), 11: (7, 2), 12: (7, 4), 13: (8, 6), 80: (9, 0)}
+        return guess.get(self.rdb_version or 9, (7, 0))
+
+
+def module_type_name(module_id: int) -> tuple[str, int]:
+    """Decode a 64-bit module type id into (9-character name, encoding version); section 6.1."""
+    encver = module_id & 1023
+    x = module_id >> 10
+    chars = []
+    for _ in range(9):
+        chars.append(_MODULE_CHARSET[x & 63])
+        x >>= 6
+    return "".join(reversed(chars)), encver
+
+
+def _id_text(ms: int, seq: int) -> str:
+    return f"{ms}-{seq}"
+
+
+class _Parser:
+    def __init__(self, reader: Reader, info: DumpInfo):
+        self.r = reader
+        self.info = info
+        self.key: bytes | None = None
+        self.rdb_type: int | None = None
+
+    # -- errors --------------------------------------------------------------------------
+    def corrupt(self, message: str, offset: int | None = None) -> CorruptError:
+        return CorruptError(message, self.r.tell() if offset is None else offset,
+                            key=self.key, rdb_type=self.rdb_type)
+
+    def check_count(self, n: int, what: str, min_bytes: int = 1) -> None:
+        """An element count cannot exceed what is left of the input."""
+        left = self.r.remaining_known()
+        if left is not None and n * min_bytes > left:
+            raise self.corrupt(f"{what} claims {n} elements but only {left} bytes remain")
+        if n > 1 << 40:
+            raise self.corrupt(f"{what} claims {n} elements")
+
+    def blob(self, what: str) -> bytes:
+        return self.r.string(what)
+
+    # -- header --------------------------------------------------------------------------
+    def header(self) -> None:
+        r, info = self.r, self.info
+        r.fill(9)
+        head = r.buf[:9]
+        if head[:5] == b"REDIS" and head[5:9].isdigit():
+            info.magic = head[:9].decode()
+            version = int(head[5:9])
+        elif head[:6] == b"VALKEY" and head[6:9].isdigit():
+            info.magic = head[:9].decode()
+            info.valkey_magic = True
+            version = int(head[6:9])
+        else:
+            shown = head[:9].decode("ascii", "backslashreplace")
+            raise NotRDBError(f"not an RDB file: expected magic 'REDIS' + 4 digits or "
+                              f"'VALKEY' + 3 digits, found {shown!r}", 0)
+        info.rdb_version = version
+        if info.valkey_magic:
+            if version not in C.VALKEY_RDB_VERSIONS:
+                raise UnsupportedError(
+                    f"unsupported Valkey RDB version {version}: rdbscan reads VALKEY080 and "
+                    f"REDIS0001..REDIS{C.RDB_VERSION_MAX:04d}", 0)
+        elif not 1 <= version <= C.RDB_VERSION_MAX:
+            raise UnsupportedError(
+                f"unsupported RDB version {version}: the newest rdbscan reads is "
+                f"{C.RDB_VERSION_MAX} (Redis 8.6) and Valkey's 80", 0)
+        r.pos = 9
+
+    # -- the record loop -----------------------------------------------------------------
+    def records(self) -> Iterator[KeyRecord]:
+        r, info = self.r, self.info
+        self.header()
+        valkey = info.valkey_magic
+        version = info.rdb_version
+        db = 0
+        expire = idle = freq = None
+        start = None
+        string_encoding = self.string_encoder()
+        handlers = self.handlers()
+        while True:
+            off = r.tell()
+            if r.pos >= len(r.buf):
+                if not r.fill(1):
+                    raise TruncatedError("unexpected end of input: expected a record type or "
+                                         "opcode (the file has no EOF marker)", off)
+            t = r.buf[r.pos]
+            r.pos += 1
+            if t < 0xF3:
+                # A key: TYPE STR(key) VALUE.
+                if start is None:
+                    start = off
+                h = handlers.get(t)
+                if h is None and t != C.RDB_TYPE_STRING:
+                    if t == C.RDB_TYPE_MODULE_PRE_GA:
+                        raise UnsupportedError(
+                            "value of type 6 (module, Redis 4.0 release-candidate format) "
+                            "cannot be skipped without its module; rdbscan cannot read "
+                            "past it", off, rdb_type=t)
+                    raise CorruptError(f"invalid object type or opcode {t}", off)
+                self.rdb_type = t
+                self.key = None
+                key = r.string("key name")
+                self.key = key
+                rec = KeyRecord()
+                rec.db = db
+                rec.key = key
+                rec.rdb_type = t
+                rec.offset = start
+                rec.expire_ms = expire
+                rec.idle = idle
+                rec.freq = freq
+                if t == 0:
+                    rec.type = "string"
+                    self.string_value(rec, string_encoding)
+                else:
+                    rec.type = C.TYPE_NAMES[t]
+                    h(rec)
+                rec.end = r.tell()
+                info.keys += 1
+                self.key = None
+                self.rdb_type = None
+                expire = idle = freq = None
+                start = None
+                yield rec
+                continue
+            # Opcodes.
+            if t == C.RDB_OPCODE_EXPIRETIME_MS:
+                start = off if start is None else start
+                expire = r.unpack(I64, "expire time (ms)")
+            elif t == C.RDB_OPCODE_SELECTDB:
+                db = r.length("database number")
+            elif t == C.RDB_OPCODE_RESIZEDB:
+                keys = r.length("RESIZEDB db size")
+                expires = r.length("RESIZEDB expires size")
+                info.resizedb[db] = (keys, expires)
+            elif t == C.RDB_OPCODE_AUX:
+                self.aux()
+            elif t == C.RDB_OPCODE_IDLE:
+                start = off if start is None else start
+                idle = r.length("LRU idle time")
+            elif t == C.RDB_OPCODE_FREQ:
+                start = off if start is None else start
+                freq = r.u8("LFU frequency")
+            elif t == C.RDB_OPCODE_EXPIRETIME:
+                start = off if start is None else start
+                expire = r.unpack(I32, "expire time (s)") * 1000
+            elif t == C.RDB_OPCODE_SLOT_INFO:
+                slot = r.length("slot info: slot")
+                keys = r.length("slot info: keys")
+                expires = r.length("slot info: expires")
+                info.slot_info.append((slot, keys, expires))
+                info.slot_info_source = "opcode-244"
+            elif t == C.RDB_OPCODE_FUNCTION2:
+                code = r.string("function library")
+                info.functions.append(_library_name(code))
+            elif t == C.RDB_OPCODE_FUNCTION_PRE_GA:
+                name = r.string("function name")
+                r.string("function engine")
+                if r.length("function description flag"):
+                    r.string("function description")
+                r.skip_string("function code")
+                info.functions.append(name.decode("utf-8", "backslashreplace"))
+            elif t == C.RDB_OPCODE_MODULE_AUX:
+                module_id = r.length("module aux: module id")
+                name, _ = module_type_name(module_id)
+                self.skip_module_opcodes("module aux")
+                info.module_aux.append(name)
+            elif t == C.RDB_OPCODE_KEY_META:
+                if valkey:
+                    self.slot_import()
+                elif version >= 13:
+                    start = off if start is None else start
+                    self.key_meta()
+                else:
+                    raise CorruptError(f"opcode 243 (KEY_META) in an RDB version {version} file",
+                                       off)
+            elif t == C.RDB_OPCODE_EOF:
+                self.trailer()
+                return
+            else:  # pragma: no cover - every byte >= 0xF3 is handled above
+                raise CorruptError(f"invalid opcode {t}", off)
+
+    # -- opcodes -------------------------------------------------------------------------
+    def aux(self) -> None:
+        r, info = self.r, self.info
+        k = r.string("aux field name").decode("utf-8", "backslashreplace")
+        v = r.string("aux field value").decode("utf-8", "backslashreplace")
+        if k == "slot-info":
+            # Valkey 8 cluster mode: "<slot>,<keys>,<expires>" before each slot's keys.
+            try:
+                slot, keys, expires = (int(x) for x in v.split(","))
+            except ValueError:
+                raise self.corrupt(f"aux slot-info value {v!r} is not 'slot,keys,expires'")
+            info.slot_info.append((slot, keys, expires))
+            info.slot_info_source = "aux-slot-info"
+        elif k == "lua":
+            info.aux["lua"] = str(int(info.aux.get("lua", "0")) + 1)
+        else:
+            info.aux[k] = v
+
+    def skip_module_opcodes(self, what: str) -> int:
+        """Skip a module opcode stream up to its EOF opcode (section 6.2); returns its items."""
+        r = self.r
+        items = 0
+        while True:
+            op = r.length(f"{what}: opcode")
+            if op == C.RDB_MODULE_OPCODE_EOF:
+                return items
+            if op in (C.RDB_MODULE_OPCODE_SINT, C.RDB_MODULE_OPCODE_UINT):
+                r.length(f"{what}: integer")
+            elif op == C.RDB_MODULE_OPCODE_FLOAT:
+                r.skip(4, f"{what}: float")
+            elif op == C.RDB_MODULE_OPCODE_DOUBLE:
+                r.skip(8, f"{what}: double")
+            elif op == C.RDB_MODULE_OPCODE_STRING:
+                r.skip_string(f"{what}: string")
+            else:
+                raise self.corrupt(f"{what}: unknown module opcode {op}")
+            items += 1
+
+    def key_meta(self) -> None:
+        """Redis RDB 13 KEY_META (opcode 243): per-key module metadata, skipped."""
+        r = self.r
+        classes = r.length("key metadata: classes")
+        self.check_count(classes, "key metadata", 5)
+        for _ in range(classes):
+            r.skip(4, "key metadata: class spec")
+            self.skip_module_opcodes("key metadata")
+
+    def slot_import(self) -> None:
+        """Valkey 9 SLOT_IMPORT (opcode 243 under the VALKEY magic): job name and slot ranges."""
+        r = self.r
+        r.skip_string("slot import: job name")
+        ranges = r.length("slot import: ranges")
+        self.check_count(ranges, "slot import", 2)
+        for _ in range(ranges):
+            r.length("slot import: start slot")
+            r.length("slot import: end slot")
+
+    def trailer(self) -> None:
+        r, info = self.r, self.info
+        computed = r.checksum_here()
+        if info.rdb_version >= 5:
+            stored = r.unpack(U64, "CRC64 checksum")
+            info.checksum_stored = stored
+            info.checksum_computed = computed
+            if stored == 0:
+                info.checksum = "disabled"
+            elif stored == computed:
+                info.checksum = "ok"
+            else:
+                info.checksum = "mismatch"
+        else:
+            info.checksum = "absent"
+        info.bytes_read = r.tell()
+        if r.size is not None:
+            info.trailing_bytes = r.size - r.tell()
+        else:
+            info.trailing_bytes = 0 if r.at_end() else None
+        info.complete = True
+
+    # -- values --------------------------------------------------------------------------
+    def string_encoder(self):
+        """How this dump's server encoded a string of a given length (section 7.2)."""
+        major, minor = self.info.version_tuple()
+        if (major, minor) < (3, 0):
+            limit = -1                       # 2.x: OBJECT ENCODING says raw for all text
+        elif (major, minor) < (3, 2):
+            limit = C.EMBSTR_SIZE_LIMIT_3_0
+        else:
+            limit = C.EMBSTR_SIZE_LIMIT
+        return limit
+
+    def string_value(self, rec: KeyRecord, limit: int) -> None:
+        r = self.r
+        buf, pos = r.buf, r.pos
+        if len(buf) - pos >= 2 and buf[pos] < 0x40 and pos + 1 + buf[pos] <= len(buf):
+            # Fast path: a short raw string entirely in the buffer.
+            n = buf[pos]
+            r.pos = pos + 1 + n
+            rec.length = rec.max_elem = n
+            if n <= 20 and _CANONICAL_LONG.fullmatch(buf, pos + 1, pos + 1 + n) and (
+                    n < 19 or _LONG_MIN <= int(buf[pos + 1:pos + 1 + n]) <= _LONG_MAX):
+                rec.encoding = "int"
+            else:
+                rec.encoding = "embstr" if n <= limit else "raw"
+            return
+        start = r.tell()
+        n, enc = r.length_enc("string value")
+        if enc:
+            if n == 3:
+                clen = r.length("string value (compressed length)")
+                ulen = r.length("string value (uncompressed length)")
+                if clen > ulen + ulen // 16 + 64 or (ulen > 0 and clen == 0):
+                    raise self.corrupt(f"LZF sizes are impossible (compressed {clen}, "
+                                       f"uncompressed {ulen})", start)
+                r.skip(clen, "string value")
+                rec.length = rec.max_elem = ulen
+                rec.encoding = "embstr" if ulen <= limit else "raw"
+                return
+            if n == 0:
+                v = r.unpack(I8, "string value")
+            elif n == 1:
+                v = r.unpack(I16, "string value")
+            elif n == 2:
+                v = r.unpack(I32, "string value")
+            else:
+                raise self.corrupt(f"unknown string encoding {n}", start)
+            rec.length = rec.max_elem = int_text_len(v)
+            rec.encoding = "int"
+            return
+        if n <= 20:
+            r.need(n, "string value", start)
+            data = r.buf[r.pos:r.pos + n]
+            r.pos += n
+            if _CANONICAL_LONG.fullmatch(data) and _LONG_MIN <= int(data) <= _LONG_MAX:
+                rec.encoding = "int"
+            else:
+                rec.encoding = "embstr" if n <= limit else "raw"
+        else:
+            r.skip(n, "string value")
+            rec.encoding = "embstr" if n <= limit else "raw"
+        rec.length = rec.max_elem = n
+
+    def handlers(self) -> dict:
+        valkey = self.info.valkey_magic
+        return {
+            C.RDB_TYPE_LIST: self.v_list_or_set,
+            C.RDB_TYPE_SET: self.v_list_or_set,
+            C.RDB_TYPE_ZSET: self.v_zset,
+            C.RDB_TYPE_ZSET_2: self.v_zset,
+            C.RDB_TYPE_HASH: self.v_hash,
+            C.RDB_TYPE_MODULE_2: self.v_module,
+            C.RDB_TYPE_HASH_ZIPMAP: self.v_blob,
+            C.RDB_TYPE_LIST_ZIPLIST: self.v_blob,
+            C.RDB_TYPE_SET_INTSET: self.v_blob,
+            C.RDB_TYPE_ZSET_ZIPLIST: self.v_blob,
+            C.RDB_TYPE_HASH_ZIPLIST: self.v_blob,
+            C.RDB_TYPE_LIST_QUICKLIST: self.v_quicklist,
+            C.RDB_TYPE_STREAM_LISTPACKS: self.v_stream,
+            C.RDB_TYPE_HASH_LISTPACK: self.v_blob,
+            C.RDB_TYPE_ZSET_LISTPACK: self.v_blob,
+            C.RDB_TYPE_LIST_QUICKLIST_2: self.v_quicklist,
+            C.RDB_TYPE_STREAM_LISTPACKS_2: self.v_stream,
+            C.RDB_TYPE_SET_LISTPACK: self.v_blob,
+            C.RDB_TYPE_STREAM_LISTPACKS_3: self.v_stream,
+            C.RDB_TYPE_HASH_METADATA_PRE_GA: self.v_hash_2 if valkey else self.v_hash_ttl,
+            C.RDB_TYPE_HASH_LISTPACK_EX_PRE_GA: self.v_hash_listpack_ex,
+            C.RDB_TYPE_HASH_METADATA: self.v_hash_ttl,
+            C.RDB_TYPE_HASH_LISTPACK_EX: self.v_hash_listpack_ex,
+            C.RDB_TYPE_STREAM_LISTPACKS_4: self.v_stream,
+        }
+
+    def v_list_or_set(self, rec: KeyRecord) -> None:
+        r = self.r
+        n = r.length("element count")
+        self.check_count(n, "collection")
+        hist: dict[int, int] = {}
+        mx = 0
+        skip = r.skip_string
+        get = hist.get
+        for _ in range(n):
+            ln = skip("element")
+            hist[ln] = get(ln, 0) + 1
+            if ln > mx:
+                mx = ln
+        rec.length = n
+        rec.max_elem = mx
+        rec.elems = hist
+        rec.encoding = C.TYPE_ENCODINGS[rec.rdb_type]
+
+    def v_zset(self, rec: KeyRecord) -> None:
+        r = self.r
+        n = r.length("zset member count")
+        self.check_count(n, "zset", 2)
+        hist: dict[int, int] = {}
+        mx = 0
+        skip = r.skip_string
+        get = hist.get
+        binary = rec.rdb_type == C.RDB_TYPE_ZSET_2
+        for _ in range(n):
+            ln = skip("zset member")
+            hist[ln] = get(ln, 0) + 1
+            if ln > mx:
+                mx = ln
+            if binary:
+                r.skip(8, "zset score")
+            else:
+                sl = r.u8("zset score length")
+                if sl < 253:
+                    r.skip(sl, "zset score")
+        rec.length = n
+        rec.max_elem = mx
+        rec.elems = hist
+        rec.encoding = "skiplist"
+
+    def v_hash(self, rec: KeyRecord) -> None:
+        r = self.r
+        n = r.length("hash field count")
+        self.check_count(n, "hash", 2)
+        fields: dict[int, int] = {}
+        vals: dict[int, int] = {}
+        mx = 0
+        skip = r.skip_string
+        fget, vget = fields.get, vals.get
+        for _ in range(n):
+            f = skip("hash field")
+            v = skip("hash value")
+            fields[f] = fget(f, 0) + 1
+            vals[v] = vget(v, 0) + 1
+            if f > mx:
+                mx = f
+            if v > mx:
+                mx = v
+        rec.length = n
+        rec.max_elem = mx
+        rec.elems = fields
+        rec.vals = vals
+        rec.encoding = "hashtable"
+
+    def v_hash_ttl(self, rec: KeyRecord) -> None:
+        """Types 24 (HASH_METADATA) and 22 (its 7.4-rc form): fields with their own TTLs."""
+        r = self.r
+        pre_ga = rec.rdb_type == C.RDB_TYPE_HASH_METADATA_PRE_GA
+        min_expire = 0 if pre_ga else r.unpack(I64, "hash minimum field expiry")
+        n = r.length("hash field count")
+        self.check_count(n, "hash", 3)
+        fields: dict[int, int] = {}
+        ttl_fields: dict[int, int] = {}
+        vals: dict[int, int] = {}
+        mx = 0
+        with_ttl = 0
+        earliest = None
+        skip = r.skip_string
+        for _ in range(n):
+            t = r.length("hash field TTL")
+            f = skip("hash field")
+            v = skip("hash value")
+            if t:
+                at = t if pre_ga else t + min_expire - 1
+                with_ttl += 1
+                if earliest is None or at < earliest:
+                    earliest = at
+                ttl_fields[f] = ttl_fields.get(f, 0) + 1
+            else:
+                fields[f] = fields.get(f, 0) + 1
+            vals[v] = vals.get(v, 0) + 1
+            mx = max(mx, f, v)
+        rec.length = n
+        rec.max_elem = mx
+        rec.elems = fields
+        rec.vals = vals
+        rec.encoding = "hashtable"
+        rec.extra = {"fields_with_ttl": with_ttl, "min_field_expire_ms": earliest,
+                     "ttl_field_sizes": ttl_fields}
+
+    def v_hash_2(self, rec: KeyRecord) -> None:
+        """Valkey 9 HASH_2 (type 22 under the VALKEY magic): field, value, i64 expiry (-1 none)."""
+        r = self.r
+        n = r.length("hash field count")
+        self.check_count(n, "hash", 10)
+        fields: dict[int, int] = {}
+        vals: dict[int, int] = {}
+        mx = 0
+        with_ttl = 0
+        earliest = None
+        skip = r.skip_string
+        for _ in range(n):
+            f = skip("hash field")
+            v = skip("hash value")
+            at = r.unpack(I64, "hash field expiry")
+            if at != -1:
+                with_ttl += 1
+                if earliest is None or at < earliest:
+                    earliest = at
+            fields[f] = fields.get(f, 0) + 1
+            vals[v] = vals.get(v, 0) + 1
+            mx = max(mx, f, v)
+        rec.length = n
+        rec.max_elem = mx
+        rec.elems = fields
+        rec.vals = vals
+        rec.encoding = "hashtable"
+        rec.extra = {"fields_with_ttl": with_ttl, "min_field_expire_ms": earliest}
+
+    def v_hash_listpack_ex(self, rec: KeyRecord) -> None:
+        """Types 25 / 23: [i64 min expire] listpack of field, value, ttl triplets (0 = no TTL)."""
+        r = self.r
+        if rec.rdb_type == C.RDB_TYPE_HASH_LISTPACK_EX:
+            r.unpack(I64, "hash minimum field expiry")
+        start = r.tell()
+        blob = self.blob("hash listpack")
+        try:
+            items = listpack_values(blob)
+        except BlobError as e:
+            raise self.corrupt(f"hash listpack: {e}", start)
+        if len(items) % 3:
+            raise self.corrupt(f"hash listpack holds {len(items)} entries, not field/value/TTL "
+                               f"triplets", start)
+        mx = 0
+        with_ttl = 0
+        earliest = None
+        for i in range(0, len(items), 3):
+            f, v, t = items[i], items[i + 1], items[i + 2]
+            mx = max(mx, len(f) if isinstance(f, bytes) else int_text_len(f),
+                     len(v) if isinstance(v, bytes) else int_text_len(v))
+            if not isinstance(t, int):
+                raise self.corrupt("hash listpack: field TTL entry is not an integer", start)
+            if t:
+                with_ttl += 1
+                if earliest is None or t < earliest:
+                    earliest = t
+        rec.length = len(items) // 3
+        rec.max_elem = mx
+        rec.blob = len(blob)
+        rec.encoding = "listpackex"
+        rec.extra = {"fields_with_ttl": with_ttl, "min_field_expire_ms": earliest}
+
+    def v_blob(self, rec: KeyRecord) -> None:
+        """Types whose value is one blob string: ziplists, listpacks, intsets, zipmaps."""
+        t = rec.rdb_type
+        start = self.r.tell()
+        blob = self.blob("encoded value")
+        try:
+            if t in (C.RDB_TYPE_HASH_LISTPACK, C.RDB_TYPE_ZSET_LISTPACK, C.RDB_TYPE_SET_LISTPACK):
+                count, mx = listpack_scan(blob, t == C.RDB_TYPE_ZSET_LISTPACK)
+                if t != C.RDB_TYPE_SET_LISTPACK:
+                    if count & 1:
+                        raise BlobError(f"{count} entries do not make pairs")
+                    count //= 2
+            elif t == C.RDB_TYPE_SET_INTSET:
+                count, mx = intset_scan(blob)
+            elif t == C.RDB_TYPE_HASH_ZIPMAP:
+                count, mx = zipmap_scan(blob)
+            else:
+                count, mx = ziplist_scan(blob, t == C.RDB_TYPE_ZSET_ZIPLIST)
+                if t != C.RDB_TYPE_LIST_ZIPLIST:
+                    if count & 1:
+                        raise BlobError(f"{count} entries do not make pairs")
+                    count //= 2
+        except BlobError as e:
+            raise self.corrupt(f"{C.RDB_TYPE_LABELS[t]} blob: {e}", start)
+        rec.length = count
+        rec.max_elem = mx
+        rec.blob = len(blob)
+        rec.encoding = C.TYPE_ENCODINGS[t]
+
+    def v_quicklist(self, rec: KeyRecord) -> None:
+        r = self.r
+        v2 = rec.rdb_type == C.RDB_TYPE_LIST_QUICKLIST_2
+        n = r.length("quicklist node count")
+        self.check_count(n, "quicklist", 2)
+        nodes: dict[int, int] = {}
+        count = 0
+        mx = 0
+        packed = 0
+        for _ in range(n):
+            container = C.QUICKLIST_NODE_CONTAINER_PACKED
+            if v2:
+                container = r.length("quicklist node container")
+            if container == C.QUICKLIST_NODE_CONTAINER_PLAIN:
+                ln = r.skip_string("quicklist plain node")
+                nodes[ln] = nodes.get(ln, 0) + 1
+                count += 1
+                if ln > mx:
+                    mx = ln
+                continue
+            if container != C.QUICKLIST_NODE_CONTAINER_PACKED:
+                raise self.corrupt(f"quicklist node container {container} is neither 1 (plain) "
+                                   f"nor 2 (packed)")
+            start = r.tell()
+            blob = self.blob("quicklist node")
+            try:
+                c, m = listpack_scan(blob) if v2 else ziplist_scan(blob)
+            except BlobError as e:
+                raise self.corrupt(f"quicklist node: {e}", start)
+            packed += 1
+            nodes[len(blob)] = nodes.get(len(blob), 0) + 1
+            count += c
+            if m > mx:
+                mx = m
+        rec.length = count
+        rec.max_elem = mx
+        rec.nodes = nodes
+        # Redis 7.2+ writes a listpack-encoded list as a one-node quicklist (section 4.2).
+        if v2 and n == 1 and packed == 1 and self.info.version_tuple() >= (7, 2):
+            rec.encoding = "listpack"
+            rec.blob = next(iter(nodes))
+        else:
+            rec.encoding = "quicklist"
+
+    def v_stream(self, rec: KeyRecord) -> None:
+        """Streams, types 15/19/21/26 (section 5.7)."""
+        r = self.r
+        t = rec.rdb_type
+        n_lp = r.length("stream listpack count")
+        self.check_count(n_lp, "stream", 3)
+        lp_sizes: dict[int, int] = {}
+        node_ids: list[bytes] | None = []
+        mx = 0
+        for _ in range(n_lp):
+            start = r.tell()
+            node_key = self.blob("stream node key")
+            if len(node_key) != 16:
+                raise self.corrupt(f"stream node key is {len(node_key)} bytes, expected 16", start)
+            start = r.tell()
+            lp = self.blob("stream listpack")
+            try:
+                m = _stream_node_max(lp)
+            except (BlobError, IndexError, TypeError) as e:
+                raise self.corrupt(f"stream listpack: {e or 'malformed entry'}", start)
+            if m > mx:
+                mx = m
+            lp_sizes[len(lp)] = lp_sizes.get(len(lp), 0) + 1
+            if node_ids is not None:
+                node_ids.append(node_key)
+                if len(node_ids) > MAX_KEPT_IDS:
+                    node_ids = None
+        length = r.length("stream length")
+        last_id = _id_text(r.length("stream last id"), r.length("stream last id"))
+        first_id = max_deleted = None
+        entries_added = None
+        if t >= C.RDB_TYPE_STREAM_LISTPACKS_2:
+            first_id = _id_text(r.length("stream first id"), r.length("stream first id"))
+            max_deleted = _id_text(r.length("stream max deleted id"),
+                                   r.length("stream max deleted id"))
+            entries_added = r.length("stream entries added")
+        n_groups = r.length("stream group count")
+        self.check_count(n_groups, "stream groups", 4)
+        groups = []
+        consumers_total = 0
+        pending_total = 0
+        for _ in range(n_groups):
+            name = r.string("consumer group name")
+            delivered = _id_text(r.length("group last delivered id"),
+                                 r.length("group last delivered id"))
+            entries_read = None
+            if t >= C.RDB_TYPE_STREAM_LISTPACKS_2:
+                entries_read = r.length("group entries read")
+            pel = r.length("group pending count")
+            self.check_count(pel, "group pending list", 17)
+            pel_ids: list[bytes] | None = [] if pel <= MAX_KEPT_IDS else None
+            for _ in range(pel):
+                rid = r.read(16, "pending entry id")
+                r.skip(8, "pending entry delivery time")
+                r.length("pending entry delivery count")
+                if pel_ids is not None:
+                    pel_ids.append(rid)
+            n_cons = r.length("group consumer count")
+            self.check_count(n_cons, "group consumers", 10)
+            consumers = []
+            for _ in range(n_cons):
+                cname = r.string("consumer name")
+                seen = r.unpack(I64, "consumer seen time")
+                active = None
+                if t >= C.RDB_TYPE_STREAM_LISTPACKS_3:
+                    active = r.unpack(I64, "consumer active time")
+                cpel = r.length("consumer pending count")
+                self.check_count(cpel, "consumer pending list", 16)
+                cids: list[bytes] | None = [] if cpel <= MAX_KEPT_IDS else None
+                for _ in range(cpel):
+                    rid = r.read(16, "consumer pending id")
+                    if cids is not None:
+                        cids.append(rid)
+                consumers.append({"name": cname, "seen_ms": seen, "active_ms": active,
+                                  "pending": cpel, "pending_ids": cids})
+            consumers_total += n_cons
+            pending_total += pel
+            groups.append({"name": name, "last_delivered_id": delivered,
+                           "entries_read": entries_read, "pending": pel, "pending_ids": pel_ids,
+                           "consumers": consumers})
+        if t >= C.RDB_TYPE_STREAM_LISTPACKS_4:
+            self.skip_stream_idmp()
+        rec.length = length
+        rec.max_elem = mx
+        rec.nodes = lp_sizes
+        rec.encoding = "stream"
+        if self.info.version_tuple()[:2] == (5, 0) and self.info.server == "redis":
+            rec.encoding = "unknown"     # Redis 5.0's OBJECT ENCODING did not name streams
+        rec.extra = {"listpacks": n_lp, "node_ids": node_ids, "last_id": last_id,
+                     "first_id": first_id, "max_deleted_id": max_deleted,
+                     "entries_added": entries_added, "groups": groups,
+                     "consumers": consumers_total, "pending": pending_total}
+
+    def skip_stream_idmp(self) -> None:
+        """Redis 8.6 stream IDMP trailer (type 26), skipped."""
+        r = self.r
+        r.length("stream idmp duration")
+        r.length("stream idmp max entries")
+        producers = r.length("stream idmp producers")
+        self.check_count(producers, "stream idmp producers", 2)
+        for _ in range(producers):
+            r.skip_string("stream idmp producer id")
+            count = r.length("stream idmp iid count")
+            self.check_count(count, "stream idmp iids", 3)
+            for _ in range(count):
+                r.skip_string("stream idmp iid")
+                r.length("stream idmp id")
+                r.length("stream idmp id")
+        r.length("stream idmp iids added")
+        r.length("stream idmp duplicates")
+
+    def v_module(self, rec: KeyRecord) -> None:
+        r = self.r
+        module_id = r.length("module id")
+        name, encver = module_type_name(module_id)
+        items = self.skip_module_opcodes(f"module {name} value")
+        rec.length = 1
+        rec.max_elem = 0
+        rec.encoding = name
+        rec.extra = {"module": name, "encver": encver, "items": items}
+
+
+def _stream_node_max(lp: bytes) -> int:
+    """Longest field or value among the live entries of one stream node listpack."""
+    v = listpack_values(lp)
+    nf = v[2]
+    master = v[3:3 + nf]
+    if v[3 + nf] != 0:
+        raise BlobError("stream node master entry is not terminated by 0")
+    i = 4 + nf
+    end = len(v)
+    mx = 0
+    master_used = False
+    while i < end:
+        flags = v[i]
+        i += 3
+        if flags & STREAM_ITEM_FLAG_SAMEFIELDS:
+            items = v[i:i + nf]
+            i += nf
+            if not flags & STREAM_ITEM_FLAG_DELETED:
+                master_used = True
+        else:
+            k = v[i]
+            items = v[i + 1:i + 1 + 2 * k]
+            i += 1 + 2 * k
+        i += 1  # lp-count
+        if not flags & STREAM_ITEM_FLAG_DELETED:
+            for x in items:
+                ln = len(x) if isinstance(x, bytes) else int_text_len(x)
+                if ln > mx:
+                    mx = ln
+    if i != end:
+        raise BlobError("stream node entries do not line up with the listpack")
+    if master_used:
+        for x in master:
+            ln = len(x) if isinstance(x, bytes) else int_text_len(x)
+            if ln > mx:
+                mx = ln
+    return mx
+
+
+def _library_name(code: bytes) -> str:
+    """'#!lua name=mylib ...' -> 'mylib' (the FUNCTION2 payload is the library source)."""
+    first = code.split(b"\n", 1)[0].decode("utf-8", "backslashreplace")
+    m = re.search(r"name=(\S+)", first)
+    return m.group(1) if m else first[:64]
+
+
+def parse(stream, info: DumpInfo, *, size: int | None = None, verify_crc: bool = True,
+          initial: bytes = b"") -> Iterator[KeyRecord]:
+    """Parse an RDB byte stream, yielding one KeyRecord per key and filling `info`.
+
+    Raises an RDBError subclass on damaged or unsupported input; the records yielded
+    before the error stay valid."""
+    reader = Reader(stream, size=size, crc=verify_crc, initial=initial)
+    parser = _Parser(reader, info)
+    try:
+        yield from parser.records()
+    except RDBError as e:
+        info.bytes_read = reader.tell()
+        if e.key is None and parser.key is not None:
+            e.key = parser.key
+        if e.rdb_type is None:
+            e.rdb_type = parser.rdb_type
+        raise
+    except (IndexError, ValueError) as e:  # a short read inside a primitive
+        info.bytes_read = reader.tell()
+        if reader.eof:
+            raise TruncatedError("unexpected end of input", reader.tell(), key=parser.key,
+                                 rdb_type=parser.rdb_type) from e
+        raise CorruptError(f"malformed data ({e})", reader.tell(), key=parser.key,
+                           rdb_type=parser.rdb_type) from e
