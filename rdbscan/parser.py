@@ -736,6 +736,8 @@ class _Parser:
             entries_read = None
             if t >= C.RDB_TYPE_STREAM_LISTPACKS_2:
                 entries_read = r.length("group entries read")
+                if entries_read >= 1 << 63:   # SCG_INVALID_ENTRIES_READ (-1) as unsigned
+                    entries_read = None
             pel = r.length("group pending count")
             self.check_count(pel, "group pending list", 17)
             pel_ids: list[bytes] | None = [] if pel <= MAX_KEPT_IDS else None

@@ -138,9 +138,7 @@ CREATE TABLE IF NOT EXISTS stream_groups (
 );
 """
 
-# Reusable macros for ad-hoc SQL; created in every database rdbscan writes.
-# The report issue extends this list (key_pattern, key_prefix, ...).
-MACROS: list[str] = []
+from .macros import MACROS  # reusable macros for ad-hoc SQL, created in every database
 
 
 class Store:
@@ -149,14 +147,19 @@ class Store:
     def __init__(self, path: str):
         self.path = path
         self.con = duckdb.connect(path)
-        self.con.execute(DDL)
-        self.con.execute(
-            "INSERT OR REPLACE INTO rdbscan_meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
+        self.run(DDL)
+        self.run("INSERT OR REPLACE INTO rdbscan_meta VALUES ('schema_version', ?)",
+                 [str(SCHEMA_VERSION)])
         for macro in MACROS:
-            self.con.execute(macro)
+            self.run(macro)
+
+    def run(self, sql: str, params=None) -> list:
+        """Execute and fetch everything (DuckDB refuses new work while a result is open)."""
+        return self.con.execute(sql, params).fetchall() if params is not None else \
+            self.con.execute(sql).fetchall()
 
     def next_dump_id(self) -> int:
-        return self.con.execute("SELECT coalesce(max(dump_id), 0) + 1 FROM dumps").fetchone()[0]
+        return self.run("SELECT coalesce(max(dump_id), 0) + 1 FROM dumps")[0][0]
 
     def append(self, table: str, schema: pa.Schema, columns: list[list]) -> None:
         """Append one Arrow batch built from per-column Python lists."""
@@ -166,7 +169,7 @@ class Store:
             [pa.array(col, type=field.type) for col, field in zip(columns, schema)], schema=schema)
         self.con.register("_rdbscan_batch", batch)
         try:
-            self.con.execute(f"INSERT INTO {table} SELECT * FROM _rdbscan_batch")
+            self.run(f"INSERT INTO {table} SELECT * FROM _rdbscan_batch")
         finally:
             self.con.unregister("_rdbscan_batch")
 
@@ -175,8 +178,8 @@ class Store:
         row = dict(row)
         aux = row.pop("aux", None) or {}
         cols = list(row)
-        self.con.execute(f"DELETE FROM dumps WHERE dump_id = ?", [row["dump_id"]])
-        self.con.execute(
+        self.run("DELETE FROM dumps WHERE dump_id = ?", [row["dump_id"]])
+        self.run(
             f"INSERT INTO dumps ({', '.join(cols)}, aux) VALUES ({', '.join('?' for _ in cols)}, "
             f"MAP(?::VARCHAR[], ?::VARCHAR[]))",
             [row[c] for c in cols] + [list(aux.keys()), list(aux.values())])
@@ -189,7 +192,7 @@ class Store:
         tbl = pa.table({f"c{i}": [r[i] for r in rows] for i in range(cols)})
         self.con.register("_rdbscan_small", tbl)
         try:
-            self.con.execute(f"INSERT INTO {table} SELECT * FROM _rdbscan_small")
+            self.run(f"INSERT INTO {table} SELECT * FROM _rdbscan_small")
         finally:
             self.con.unregister("_rdbscan_small")
 

@@ -1,0 +1,166 @@
+"""The `rdbscan` command line: thin click wrappers over library functions."""
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+
+import click
+
+from . import __version__
+
+# Exit codes (documented in README.md, "Exit codes").
+EXIT_OK = 0
+EXIT_INTERNAL = 1
+EXIT_USAGE = 2
+EXIT_FINDINGS = 3
+EXIT_DAMAGED = 4
+EXIT_CHECKSUM = 5
+
+
+class RichProgress:
+    """A one-line progress display on stderr (bytes, keys, keys/s, ETA)."""
+
+    def __init__(self):
+        from rich.console import Console
+        from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn,
+                                   TimeRemainingColumn, TransferSpeedColumn)
+        self.progress = Progress(
+            TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
+            TransferSpeedColumn(), TextColumn("{task.fields[keys]:,} keys"),
+            TextColumn("{task.fields[rate]:,.0f} keys/s"), TimeRemainingColumn(),
+            console=Console(stderr=True), transient=True)
+        self.task = None
+        self.t0 = 0.0
+
+    def start(self, name, size):
+        import time
+        self.t0 = time.perf_counter()
+        self.progress.start()
+        self.task = self.progress.add_task(os.path.basename(name), total=size, keys=0, rate=0.0)
+
+    def update(self, bytes_read, keys):
+        import time
+        dt = time.perf_counter() - self.t0
+        self.progress.update(self.task, completed=bytes_read, keys=keys,
+                             rate=keys / dt if dt > 0 else 0.0)
+
+    def finish(self):
+        self.progress.stop()
+
+
+def make_progress(quiet: bool):
+    if quiet or not sys.stderr.isatty():
+        return None
+    return RichProgress()
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="rdbscan")
+@click.option("--debug", is_flag=True, help="Show the Python traceback when something fails.")
+@click.pass_context
+def main(ctx, debug):
+    """rdbscan reads Redis and Valkey RDB dumps offline, writes one row per key into DuckDB
+    and reports where the memory goes.
+
+    Example: rdbscan load dump.rdb -o dump.duckdb && rdbscan sql dump.duckdb
+    "SELECT type, count(*) FROM keys GROUP BY type"
+    """
+    ctx.ensure_object(dict)
+    ctx.obj["debug"] = debug
+
+
+@main.command()
+@click.argument("dumps", nargs=-1, required=True)
+@click.option("-o", "--output", "db_path", required=True, metavar="FILE.duckdb",
+              help="DuckDB database to write (created if missing; several dumps may share one).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress display and no summary lines.")
+@click.option("--no-verify-crc", is_flag=True,
+              help="Do not compute the CRC64 checksum (the dumps table says 'unverified').")
+def load(dumps, db_path, quiet, no_verify_crc):
+    """Load one or more RDB dumps into a DuckDB database, one row per key in table `keys`.
+
+    DUMPS are RDB files (or - for standard input).  Loading several dumps into one database
+    (the shards of a cluster) gives each its own dump_id.  A damaged dump keeps the rows read
+    before the damage; its `dumps` row says complete = false, and the command exits with 4
+    (5 when only the checksum does not match).
+
+    Example: rdbscan load shard1.rdb shard2.rdb -o cluster.duckdb
+    """
+    from .load import load as load_dumps
+    from .load import summarize
+    results = load_dumps(list(dumps), db_path, progress=make_progress(quiet),
+                         verify_crc=not no_verify_crc)
+    code = EXIT_OK
+    for r in results:
+        if r.error:
+            click.echo(f"rdbscan: error: {r.error}", err=True)
+            code = EXIT_DAMAGED
+        elif r.checksum == "mismatch":
+            click.echo(f"rdbscan: error: {r.path}: CRC64 checksum mismatch: the file stores "
+                       f"{r.checksum_stored}, its bytes give {r.checksum_computed} (all {r.keys} "
+                       f"keys were read and kept; the file is damaged)", err=True)
+            code = max(code, EXIT_CHECKSUM) if code != EXIT_DAMAGED else code
+        elif not quiet:
+            click.echo(summarize(r), err=True)
+    sys.exit(code)
+
+
+@main.command()
+@click.argument("database", type=click.Path(exists=True, dir_okay=False))
+@click.argument("query")
+@click.option("-f", "--format", "fmt", type=click.Choice(["table", "csv", "json"]),
+              default="table", show_default=True, help="Output format.")
+def sql(database, query, fmt):
+    """Run an ad-hoc SQL query on a database written by rdbscan and print the result.
+
+    Example: rdbscan sql dump.duckdb "SELECT key, memory_bytes FROM keys ORDER BY 2 DESC
+    LIMIT 10"
+    """
+    import duckdb
+
+    from .sqlout import print_result
+    con = duckdb.connect(database, read_only=True)
+    try:
+        cur = con.execute(query)
+    except duckdb.Error as e:
+        raise click.ClickException(f"SQL error: {e}")
+    if cur.description is None:
+        return
+    columns = [d[0] for d in cur.description]
+    print_result(columns, cur.fetchall(), fmt)
+
+
+def _register_extensions():
+    from . import report_cli
+    report_cli.register(main)
+
+
+_register_extensions()
+
+
+def run():
+    """Entry point with the no-traceback guarantee."""
+    debug = "--debug" in sys.argv[1:]
+    try:
+        main.main(standalone_mode=False)
+    except click.exceptions.Exit as e:
+        sys.exit(e.exit_code)
+    except click.ClickException as e:
+        e.show()
+        sys.exit(e.exit_code)
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        sys.exit(EXIT_INTERNAL)
+    except BrokenPipeError:
+        sys.exit(EXIT_OK)
+    except KeyboardInterrupt:
+        click.echo("rdbscan: interrupted", err=True)
+        sys.exit(130)
+    except Exception as e:  # the promise: no traceback reaches a user without --debug
+        if debug:
+            traceback.print_exc()
+        else:
+            click.echo(f"rdbscan: internal error: {type(e).__name__}: {e} "
+                       f"(run with --debug for the traceback)", err=True)
+        sys.exit(EXIT_INTERNAL)

@@ -1,0 +1,182 @@
+"""`rdbscan load`: source bytes -> parser -> key rows -> Arrow batches -> DuckDB.
+
+The library entry point is `load(paths, db_path)`; the CLI is a thin wrapper around it.
+A dump that ends in an error keeps the rows read before the error, and its `dumps` row
+says `complete = false` with the error and its byte offset.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import sys
+import time
+from dataclasses import dataclass
+
+from .errors import RDBError
+from .parser import DumpInfo, parse
+from .rows import RowBuilder
+from .source import Source, SourceError, open_source
+from .store import KEYS_SCHEMA, STREAM_GROUPS_SCHEMA, STREAMS_SCHEMA, Store
+
+BATCH_ROWS = 50_000
+
+
+@dataclass
+class DumpResult:
+    dump_id: int
+    path: str
+    complete: bool
+    keys: int
+    error: str | None = None        # one line: "FILE: byte N: what went wrong ..."
+    error_kind: str | None = None   # truncated | corrupt | unsupported | not-rdb | io
+    error_offset: int | None = None
+    checksum_stored: str | None = None
+    checksum_computed: str | None = None
+    checksum: str | None = None
+    parse_seconds: float = 0.0
+    bytes_read: int = 0
+
+
+class ProgressHook:
+    """Called every batch with (bytes_read, keys); the CLI draws a progress line with it."""
+
+    def start(self, name: str, size: int | None) -> None: ...
+
+    def update(self, bytes_read: int, keys: int) -> None: ...
+
+    def finish(self) -> None: ...
+
+
+def load(paths: list[str], db_path: str, *, progress: ProgressHook | None = None,
+         verify_crc: bool = True, batch_rows: int = BATCH_ROWS) -> list[DumpResult]:
+    """Load every dump in `paths` into the DuckDB database at `db_path` (created if needed)."""
+    store = Store(db_path)
+    try:
+        return [load_one(store, p, progress=progress, verify_crc=verify_crc,
+                         batch_rows=batch_rows) for p in paths]
+    finally:
+        store.close()
+
+
+def load_one(store: Store, path: str, *, progress: ProgressHook | None = None,
+             verify_crc: bool = True, batch_rows: int = BATCH_ROWS) -> DumpResult:
+    dump_id = store.next_dump_id()
+    info = DumpInfo()
+    started = time.perf_counter()
+    result = DumpResult(dump_id=dump_id, path=path, complete=False, keys=0)
+    source: Source | None = None
+    rows = RowBuilder(dump_id, info)
+    try:
+        source = open_source(path)
+        result.path = source.name
+        if progress:
+            progress.start(source.name, source.size)
+        records = parse(source.stream, info, size=source.size, verify_crc=verify_crc,
+                        initial=source.initial)
+        for rec in records:
+            rows.add(rec)
+            if rows.count >= batch_rows:
+                _flush(store, rows)
+                if progress:
+                    progress.update(rec.end, info.keys)
+        result.complete = info.complete
+    except RDBError as e:
+        result.error = f"{source.name if source else path}: {e.describe()}; {info.keys} keys read"
+        result.error_kind = e.kind
+        result.error_offset = e.offset
+    except SourceError as e:
+        result.error = str(e)
+        result.error_kind = "io"
+    except OSError as e:
+        result.error = f"{path}: {e.strerror or e}"
+        result.error_kind = "io"
+    finally:
+        _flush(store, rows)
+        if progress:
+            progress.update(info.bytes_read, info.keys)
+            progress.finish()
+        result.parse_seconds = time.perf_counter() - started
+        result.keys = info.keys
+        result.checksum = info.checksum if info.complete else None
+        result.bytes_read = info.bytes_read
+        if info.checksum_stored is not None:
+            result.checksum_stored = f"{info.checksum_stored:016x}"
+            result.checksum_computed = f"{info.checksum_computed:016x}"
+        _write_dump_row(store, result, info, source)
+        if source is not None:
+            source.close()
+    return result
+
+
+def _flush(store: Store, rows: RowBuilder) -> None:
+    if rows.count:
+        store.append("keys", KEYS_SCHEMA, rows.keys)
+        store.append("streams", STREAMS_SCHEMA, rows.streams)
+        store.append("stream_groups", STREAM_GROUPS_SCHEMA, rows.groups)
+        rows.reset()
+
+
+def _int_or_none(text: str | None) -> int | None:
+    try:
+        return int(text) if text is not None else None
+    except ValueError:
+        return None
+
+
+def _write_dump_row(store: Store, result: DumpResult, info: DumpInfo,
+                    source: Source | None) -> None:
+    ctime = _int_or_none(info.aux.get("ctime"))
+    stats = store.run(
+        "SELECT count(expire_at_ms), coalesce(sum(memory_bytes), 0) FROM keys WHERE dump_id = ?",
+        [result.dump_id])[0]
+    row = {
+        "dump_id": result.dump_id,
+        "path": result.path,
+        "file_size": source.size if source else None,
+        "bytes_read": info.bytes_read,
+        "magic": info.magic,
+        "rdb_version": info.rdb_version,
+        "server": info.server,
+        "server_version": info.server_version,
+        "bits": _int_or_none(info.aux.get("redis-bits")),
+        "ctime": ctime,
+        "snapshot_time": dt.datetime.fromtimestamp(ctime, dt.timezone.utc).replace(tzinfo=None)
+        if ctime else None,
+        "used_mem": _int_or_none(info.aux.get("used-mem")),
+        "aof_preamble": info.aux.get("aof-preamble") == "1" or info.aux.get("aof-base") == "1",
+        "functions": info.functions,
+        "module_aux": info.module_aux,
+        "slot_info_records": len(info.slot_info),
+        "slot_info_keys": sum(s[1] for s in info.slot_info) if info.slot_info else None,
+        "checksum": info.checksum if info.complete else None,
+        "checksum_stored": None if info.checksum_stored is None else f"{info.checksum_stored:016x}",
+        "checksum_computed": None if info.checksum_computed is None
+        else f"{info.checksum_computed:016x}",
+        "complete": result.complete,
+        "error": result.error,
+        "error_offset": result.error_offset,
+        "keys": info.keys,
+        "expires": stats[0],
+        "memory_bytes": stats[1],
+        "parse_seconds": result.parse_seconds,
+        "loaded_at": dt.datetime.now(dt.timezone.utc).replace(tzinfo=None),
+        "aux": info.aux,
+    }
+    store.write_dump(row)
+    store.write_rows("db_sizes", [(result.dump_id, db, k, e) for db, (k, e) in
+                                  sorted(info.resizedb.items())])
+    store.write_rows("slot_info", [(result.dump_id, s, k, e, info.slot_info_source) for s, k, e
+                                   in info.slot_info])
+
+
+def summarize(result: DumpResult) -> str:
+    """One line for the terminal about a loaded dump."""
+    if result.error:
+        return result.error
+    rate = result.keys / result.parse_seconds if result.parse_seconds else 0
+    return (f"{result.path}: {result.keys} keys, checksum {result.checksum}, "
+            f"{result.parse_seconds:.2f} s ({rate:,.0f} keys/s)")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    for r in load(sys.argv[2:], sys.argv[1]):
+        print(summarize(r))
