@@ -77,7 +77,10 @@ def main(ctx, debug):
 @click.option("-q", "--quiet", is_flag=True, help="No progress display and no summary lines.")
 @click.option("--no-verify-crc", is_flag=True,
               help="Do not compute the CRC64 checksum (the dumps table says 'unverified').")
-def load(dumps, db_path, quiet, no_verify_crc):
+@click.option("--target", metavar="VERSION",
+              help="Estimate memory as this server would use it (e.g. 6.2, 7.4, valkey-8.0); "
+                   "default: the server that wrote the dump.")
+def load(dumps, db_path, quiet, no_verify_crc, target):
     """Load one or more RDB dumps into a DuckDB database, one row per key in table `keys`.
 
     DUMPS are RDB files (or - for standard input).  Loading several dumps into one database
@@ -90,7 +93,7 @@ def load(dumps, db_path, quiet, no_verify_crc):
     from .load import load as load_dumps
     from .load import summarize
     results = load_dumps(list(dumps), db_path, progress=make_progress(quiet),
-                         verify_crc=not no_verify_crc)
+                         verify_crc=not no_verify_crc, target=target)
     code = EXIT_OK
     for r in results:
         if r.error:

@@ -47,24 +47,27 @@ class ProgressHook:
 
 
 def load(paths: list[str], db_path: str, *, progress: ProgressHook | None = None,
-         verify_crc: bool = True, batch_rows: int = BATCH_ROWS) -> list[DumpResult]:
-    """Load every dump in `paths` into the DuckDB database at `db_path` (created if needed)."""
+         verify_crc: bool = True, batch_rows: int = BATCH_ROWS,
+         target: str | None = None) -> list[DumpResult]:
+    """Load every dump in `paths` into the DuckDB database at `db_path` (created if needed).
+    `target` picks the memory model's server profile (default: the dump's own server)."""
     store = Store(db_path)
     try:
         return [load_one(store, p, progress=progress, verify_crc=verify_crc,
-                         batch_rows=batch_rows) for p in paths]
+                         batch_rows=batch_rows, target=target) for p in paths]
     finally:
         store.close()
 
 
 def load_one(store: Store, path: str, *, progress: ProgressHook | None = None,
-             verify_crc: bool = True, batch_rows: int = BATCH_ROWS) -> DumpResult:
+             verify_crc: bool = True, batch_rows: int = BATCH_ROWS,
+             target: str | None = None) -> DumpResult:
     dump_id = store.next_dump_id()
     info = DumpInfo()
     started = time.perf_counter()
     result = DumpResult(dump_id=dump_id, path=path, complete=False, keys=0)
     source: Source | None = None
-    rows = RowBuilder(dump_id, info)
+    rows = RowBuilder(dump_id, info, target)
     try:
         source = open_source(path)
         result.path = source.name

@@ -99,6 +99,15 @@ def profile_for(version: tuple[int, int]) -> Profile:
     return PROFILES["7.2"]
 
 
+def select_profile(info, target: str | None = None) -> Profile:
+    """The profile for a dump: `target` (e.g. '7.0', 'valkey-8.0') when given, else the
+    writing server's version from the dump's aux fields."""
+    if target:
+        parts = target.split("-")[-1].split(".")
+        return profile_for((int(parts[0]), int(parts[1]) if len(parts) > 1 else 0))
+    return profile_for(info.version_tuple())
+
+
 def _rax(elements: int) -> int:
     nodes = max(1, int(2.5 * elements)) if elements else 1
     return 16 * elements + 244 * nodes

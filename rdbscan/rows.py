@@ -2,7 +2,7 @@
 `stream_groups` tables (schema in store.py).  Knows neither RDB bytes nor DuckDB."""
 from __future__ import annotations
 
-from .memory import estimate, profile_for
+from .memory import estimate, select_profile
 from .slots import key_slot
 from .store import KEYS_COLUMNS, STREAM_GROUPS_COLUMNS, STREAMS_COLUMNS
 
@@ -17,9 +17,10 @@ def _next_pow2(n: int) -> int:
 class RowBuilder:
     """Accumulates one batch of rows at a time, column by column."""
 
-    def __init__(self, dump_id: int, info):
+    def __init__(self, dump_id: int, info, target: str | None = None):
         self.dump_id = dump_id
         self.info = info
+        self.target = target
         self.profile = None
         self.bucket_share: dict[int, tuple[float, float]] = {}
         self.reset()
@@ -42,7 +43,7 @@ class RowBuilder:
 
     def add(self, rec) -> None:
         if self.profile is None:
-            self.profile = profile_for(self.info.version_tuple())
+            self.profile = select_profile(self.info, self.target)
         (dump_id, db, key, key_bytes, key_length, typ, encoding, rdb_type, length, max_elem,
          serialized, memory, memory_total, expire, idle, freq, slot, offset, fttl,
          fmin) = self.keys
