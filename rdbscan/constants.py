@@ -22,6 +22,10 @@ RDB_OPCODE_EXPIRETIME = 253
 RDB_OPCODE_SELECTDB = 254
 RDB_OPCODE_EOF = 255
 
+# Redis Enterprise opcodes that carry one LEN and can be skipped (librdb #67, #91).
+RDB_OPCODE_RAM_LRU = 107
+RDB_OPCODE_SLOT_NUM = 121
+
 # Length encodings (section 3.1).
 RDB_6BITLEN = 0
 RDB_14BITLEN = 1

@@ -189,6 +189,9 @@ class _Parser:
                 if start is None:
                     start = off
                 h = handlers.get(t)
+                if t in (C.RDB_OPCODE_RAM_LRU, C.RDB_OPCODE_SLOT_NUM):
+                    r.length("Redis Enterprise opcode payload")
+                    continue
                 if h is None and t != C.RDB_TYPE_STRING:
                     if t == C.RDB_TYPE_MODULE_PRE_GA:
                         raise UnsupportedError(
