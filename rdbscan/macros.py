@@ -107,6 +107,22 @@ MACROS: list[str] = [
     "CREATE OR REPLACE MACRO looks_ephemeral(name) AS regexp_matches(lower(name), "
     "'(^|[^a-z])(cache|cached|session|sessions|sess|token|tokens|tmp|temp|otp|nonce|lock|locks|"
     "ratelimit|rate|throttle|captcha|verify|verification)([^a-z]|$)')",
+
+    # Listpack bytes a collection would take if compact (format §5.2): ~2 bytes of entry overhead
+    # (encoding byte + backlen) per element, hash = field + value, zset = member + score, + 7 header.
+    # Estimated from the RDB-serialized size (1 length byte per element, close to the listpack
+    # header byte), capped by the bound from the longest element.  An approximation: LZF-compressed
+    # elements make it low, scores and integers make both bounds rough.
+    "CREATE OR REPLACE MACRO listpack_bytes_estimate(type, length, max_elem_bytes, serialized_bytes) AS "
+    "least(7 + length * CASE type WHEN 'hash' THEN 2 * (coalesce(max_elem_bytes, 64) + 2) "
+    "WHEN 'zset' THEN coalesce(max_elem_bytes, 64) + 2 + 10 ELSE coalesce(max_elem_bytes, 64) + 2 END, "
+    "coalesce(7 + serialized_bytes + length * CASE WHEN type IN ('hash', 'zset') THEN 2 ELSE 1 END, "
+    "9223372036854775807))::BIGINT",
+
+    # MEMORY USAGE of a key whose value is one listpack of lp_bytes (7.x model, format §8.4):
+    # key sds + dictEntry (24) + robj (16) + the listpack allocation.
+    "CREATE OR REPLACE MACRO compact_memory_estimate(key_length, lp_bytes) AS "
+    "sds_alloc(key_length) + 24 + 16 + jemalloc_size(lp_bytes)",
 ]
 
 

@@ -1,0 +1,23 @@
+-- name: _rkeys
+-- answers: (base relation, not a report) the keys of the selected dumps with derived columns. Every
+--          other query reads `rkeys`; `rdbscan report` and `rdbscan query` create it as a TEMP TABLE
+--          right after `rsnap` (dump_id, snapshot_ms, snapshot_source), so the family of each key is
+--          computed once.
+-- params:
+--   dump_id (0)       only this dump; 0 = every dump in the database
+--   delimiters (':')  characters that separate key segments (for `pattern`)
+-- columns added to `keys`: pattern (key_pattern), snapshot_ms (aux ctime of the dump, in ms),
+--   ttl_ms (expire_at_ms - snapshot_ms, NULL without TTL), invalid_utf8 (key bytes are not UTF-8).
+--   memory_bytes is never NULL here (0 when the loader could not estimate it); key_bytes is dropped.
+CREATE OR REPLACE TEMP TABLE rkeys AS
+SELECT k.dump_id, k.db, k.key, k.key_length, k.type, k.encoding, k.rdb_type, k.length,
+       k.max_elem_bytes, k.serialized_bytes, coalesce(k.memory_bytes, 0) AS memory_bytes,
+       k.memory_total_bytes, k.expire_at_ms, k.idle_seconds, k.lfu_freq, k.slot,
+       k.fields_with_ttl, k.min_field_expire_ms,
+       key_pattern(k.key, $delimiters) AS pattern,
+       s.snapshot_ms,
+       k.expire_at_ms - s.snapshot_ms AS ttl_ms,
+       coalesce(k.key_bytes IS NOT NULL AND encode(k.key) <> k.key_bytes, false) AS invalid_utf8
+FROM keys AS k
+JOIN rsnap AS s USING (dump_id)
+WHERE $dump_id = 0 OR k.dump_id = $dump_id

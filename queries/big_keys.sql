@@ -1,0 +1,39 @@
+-- name: big_keys
+-- answers: Which keys are over a big-key threshold, how severe, and which of them carry a TTL (their
+--          expiry frees them in one blocking step unless lazyfree-lazy-expire is on).
+-- params:
+--   string_bytes (10240)                  string value above this many bytes (STRLEN): big-string
+--   string_critical_bytes (1048576)       string value above this many bytes: big-string-critical
+--   collection_length (5000)              collection above this many elements: big-collection
+--   collection_critical_length (100000)   collection above this many elements: big-collection-critical
+--   collection_memory (52428800)          collection above this many bytes of memory: big-collection-memory
+--   top (20)                              rows returned, largest memory first; 0 = all
+WITH flagged AS (
+    SELECT dump_id, db, key, type, encoding, length, memory_bytes, expire_at_ms, ttl_ms, pattern,
+           type = 'string' AND length > $string_bytes AS big_string,
+           type = 'string' AND length > $string_critical_bytes AS big_string_critical,
+           type IN ('list', 'set', 'zset', 'hash', 'stream') AND length > $collection_length AS big_collection,
+           type IN ('list', 'set', 'zset', 'hash', 'stream') AND length > $collection_critical_length AS big_collection_critical,
+           type IN ('list', 'set', 'zset', 'hash', 'stream') AND memory_bytes > $collection_memory AS big_collection_memory
+    FROM rkeys
+), big AS (
+    SELECT *,
+           string_split(concat_ws(',',
+               CASE WHEN big_string THEN 'big-string' END,
+               CASE WHEN big_string_critical THEN 'big-string-critical' END,
+               CASE WHEN big_collection THEN 'big-collection' END,
+               CASE WHEN big_collection_critical THEN 'big-collection-critical' END,
+               CASE WHEN big_collection_memory THEN 'big-collection-memory' END), ',') AS rules,
+           CASE WHEN big_string_critical OR big_collection_critical THEN 'critical' ELSE 'warning' END AS severity
+    FROM flagged
+    WHERE big_string OR big_collection OR big_collection_memory
+)
+SELECT dump_id, db, key, type, encoding, length, memory_bytes, severity, rules,
+       expire_at_ms IS NOT NULL AS has_ttl, expire_at_ms, ttl_ms, pattern,
+       -- totals over every big key, before the top-N cut
+       count(*) OVER () AS total_keys,
+       count(*) FILTER (WHERE severity = 'critical') OVER () AS total_critical,
+       count(expire_at_ms) OVER () AS total_with_ttl
+FROM big
+QUALIFY $top = 0 OR row_number() OVER (ORDER BY memory_bytes DESC, length DESC, key) <= $top
+ORDER BY memory_bytes DESC, length DESC, key

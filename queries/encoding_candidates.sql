@@ -1,0 +1,56 @@
+-- name: encoding_candidates
+-- answers: Which keys sit in a non-compact encoding (hashtable, skiplist, linkedlist, quicklist)
+--          although they fit the compact thresholds (listpack / ziplist), and how much memory a
+--          compact encoding would save. Such keys stay large because Redis never converts back
+--          (they shrank after growing); a rewrite (DUMP/RESTORE, copy + RENAME) compacts them.
+--          Savings use listpack_bytes_estimate and compact_memory_estimate (approximations).
+-- params:
+--   hash_max_listpack_entries (512)   hash-max-listpack-entries (hash-max-ziplist-entries)
+--   hash_max_listpack_value (64)      hash-max-listpack-value (hash-max-ziplist-value)
+--   zset_max_listpack_entries (128)   zset-max-listpack-entries (zset-max-ziplist-entries)
+--   zset_max_listpack_value (64)      zset-max-listpack-value (zset-max-ziplist-value)
+--   set_max_listpack_entries (128)    set-max-listpack-entries; 0 = the server has no listpack sets (before 7.2)
+--   set_max_listpack_value (64)       set-max-listpack-value
+--   list_max_ziplist_entries (512)    list-max-ziplist-entries (servers up to 3.0, linkedlist -> ziplist)
+--   list_max_ziplist_value (64)       list-max-ziplist-value (servers up to 3.0)
+--   list_max_listpack_size (-2)       list-max-listpack-size (7.2+: a small quicklist converts back to listpack)
+--   list_compact_encoding ('listpack')  compact list encoding of the server: ziplist (<= 3.0), none (3.2-7.0), listpack (7.2+)
+--   compact_encoding ('listpack')     compact hash/zset encoding name: ziplist (<= 6.2) or listpack (7.0+)
+--   top (20)                          rows returned, largest saving first; 0 = all
+WITH limits(type, from_encoding, target_encoding, entries_setting, max_entries, value_setting, max_value, max_lp_bytes) AS (
+    VALUES ('hash', 'hashtable', $compact_encoding::VARCHAR, 'hash-max-listpack-entries', $hash_max_listpack_entries::BIGINT,
+            'hash-max-listpack-value', $hash_max_listpack_value::BIGINT, NULL::BIGINT),
+           ('zset', 'skiplist', $compact_encoding::VARCHAR, 'zset-max-listpack-entries', $zset_max_listpack_entries::BIGINT,
+            'zset-max-listpack-value', $zset_max_listpack_value::BIGINT, NULL::BIGINT),
+           ('set', 'hashtable', 'listpack', 'set-max-listpack-entries', $set_max_listpack_entries::BIGINT,
+            'set-max-listpack-value', $set_max_listpack_value::BIGINT, NULL::BIGINT),
+           ('list', 'linkedlist', 'ziplist', 'list-max-ziplist-entries',
+            CASE WHEN $list_compact_encoding = 'ziplist' THEN $list_max_ziplist_entries ELSE 0 END::BIGINT,
+            'list-max-ziplist-value', $list_max_ziplist_value::BIGINT, NULL::BIGINT),
+           -- 7.2+: a quicklist converts back when one listpack would fit half the node limit
+           ('list', 'quicklist', 'listpack', 'list-max-listpack-size',
+            CASE WHEN $list_compact_encoding <> 'listpack' THEN 0
+                 WHEN $list_max_listpack_size > 0 THEN $list_max_listpack_size // 2 ELSE 4294967295 END::BIGINT,
+            'list-max-listpack-size', 4294967295::BIGINT,
+            CASE WHEN $list_max_listpack_size > 0 THEN 4096
+                 ELSE (4096 << (least(greatest(-$list_max_listpack_size, 1), 5) - 1)) // 2 END::BIGINT)
+),
+cand AS (
+    SELECT k.dump_id, k.db, k.key, k.type, k.encoding,
+           CASE WHEN k.fields_with_ttl > 0 THEN 'listpackex' ELSE l.target_encoding END AS target_encoding,
+           k.length, k.max_elem_bytes, k.memory_bytes,
+           compact_memory_estimate(k.key_length,
+               listpack_bytes_estimate(k.type, k.length, k.max_elem_bytes, k.serialized_bytes)) AS estimated_bytes
+    FROM rkeys AS k
+    JOIN limits AS l ON k.type = l.type AND k.encoding = l.from_encoding
+    WHERE l.max_entries > 0
+      AND k.length <= l.max_entries
+      AND k.max_elem_bytes <= l.max_value
+      AND (l.max_lp_bytes IS NULL
+           OR listpack_bytes_estimate(k.type, k.length, k.max_elem_bytes, k.serialized_bytes) <= l.max_lp_bytes)
+)
+SELECT dump_id, db, key, type, encoding, target_encoding, length, max_elem_bytes, memory_bytes,
+       estimated_bytes, greatest(memory_bytes - estimated_bytes, 0) AS savings_bytes
+FROM cand
+QUALIFY $top = 0 OR row_number() OVER (ORDER BY memory_bytes - estimated_bytes DESC, key) <= $top
+ORDER BY savings_bytes DESC, key

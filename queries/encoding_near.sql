@@ -1,0 +1,58 @@
+-- name: encoding_near
+-- answers: Which non-compact hashes, sorted sets and sets miss the compact thresholds by a small
+--          margin (entries or element size at most margin above the limit), what blocks them, and
+--          what they would save if the threshold were raised to fit.
+-- params:
+--   hash_max_listpack_entries (512)   hash-max-listpack-entries (hash-max-ziplist-entries)
+--   hash_max_listpack_value (64)      hash-max-listpack-value (hash-max-ziplist-value)
+--   zset_max_listpack_entries (128)   zset-max-listpack-entries (zset-max-ziplist-entries)
+--   zset_max_listpack_value (64)      zset-max-listpack-value (zset-max-ziplist-value)
+--   set_max_listpack_entries (128)    set-max-listpack-entries; 0 = the server has no listpack sets (before 7.2)
+--   set_max_listpack_value (64)       set-max-listpack-value
+--   list_max_ziplist_entries (512)    list-max-ziplist-entries (servers up to 3.0, linkedlist -> ziplist)
+--   list_max_ziplist_value (64)       list-max-ziplist-value (servers up to 3.0)
+--   list_max_listpack_size (-2)       list-max-listpack-size (7.2+: a small quicklist converts back to listpack)
+--   list_compact_encoding ('listpack')  compact list encoding of the server: ziplist (<= 3.0), none (3.2-7.0), listpack (7.2+)
+--   compact_encoding ('listpack')     compact hash/zset encoding name: ziplist (<= 6.2) or listpack (7.0+)
+--   margin (0.25)                     how far above a limit still counts as "just over" (0.25 = 25 %)
+--   top (20)                          rows returned, largest saving first; 0 = all
+WITH limits(type, from_encoding, target_encoding, entries_setting, max_entries, value_setting, max_value, max_lp_bytes) AS (
+    VALUES ('hash', 'hashtable', $compact_encoding::VARCHAR, 'hash-max-listpack-entries', $hash_max_listpack_entries::BIGINT,
+            'hash-max-listpack-value', $hash_max_listpack_value::BIGINT, NULL::BIGINT),
+           ('zset', 'skiplist', $compact_encoding::VARCHAR, 'zset-max-listpack-entries', $zset_max_listpack_entries::BIGINT,
+            'zset-max-listpack-value', $zset_max_listpack_value::BIGINT, NULL::BIGINT),
+           ('set', 'hashtable', 'listpack', 'set-max-listpack-entries', $set_max_listpack_entries::BIGINT,
+            'set-max-listpack-value', $set_max_listpack_value::BIGINT, NULL::BIGINT),
+           ('list', 'linkedlist', 'ziplist', 'list-max-ziplist-entries',
+            CASE WHEN $list_compact_encoding = 'ziplist' THEN $list_max_ziplist_entries ELSE 0 END::BIGINT,
+            'list-max-ziplist-value', $list_max_ziplist_value::BIGINT, NULL::BIGINT),
+           -- 7.2+: a quicklist converts back when one listpack would fit half the node limit
+           ('list', 'quicklist', 'listpack', 'list-max-listpack-size',
+            CASE WHEN $list_compact_encoding <> 'listpack' THEN 0
+                 WHEN $list_max_listpack_size > 0 THEN $list_max_listpack_size // 2 ELSE 4294967295 END::BIGINT,
+            'list-max-listpack-size', 4294967295::BIGINT,
+            CASE WHEN $list_max_listpack_size > 0 THEN 4096
+                 ELSE (4096 << (least(greatest(-$list_max_listpack_size, 1), 5) - 1)) // 2 END::BIGINT)
+),
+near AS (
+    SELECT k.dump_id, k.db, k.key, k.type, k.encoding, l.target_encoding, k.length, k.max_elem_bytes,
+           k.memory_bytes, l.entries_setting, l.max_entries, l.value_setting, l.max_value,
+           k.length > l.max_entries AS over_entries,
+           k.max_elem_bytes > l.max_value AS over_value,
+           compact_memory_estimate(k.key_length,
+               listpack_bytes_estimate(k.type, k.length, k.max_elem_bytes, k.serialized_bytes)) AS estimated_bytes
+    FROM rkeys AS k
+    JOIN limits AS l ON k.type = l.type AND k.encoding = l.from_encoding
+    WHERE l.max_entries > 0 AND l.max_lp_bytes IS NULL
+      AND (k.length > l.max_entries OR k.max_elem_bytes > l.max_value)
+      AND k.length <= l.max_entries * (1 + $margin)
+      AND k.max_elem_bytes <= l.max_value * (1 + $margin)
+)
+SELECT dump_id, db, key, type, encoding, target_encoding, length, max_elem_bytes, memory_bytes,
+       concat_ws(', ',
+           CASE WHEN over_entries THEN entries_setting || ' ' || max_entries || ' < ' || length END,
+           CASE WHEN over_value THEN value_setting || ' ' || max_value || ' < ' || max_elem_bytes END) AS blocked_by,
+       estimated_bytes, greatest(memory_bytes - estimated_bytes, 0) AS savings_bytes
+FROM near
+QUALIFY $top = 0 OR row_number() OVER (ORDER BY memory_bytes - estimated_bytes DESC, key) <= $top
+ORDER BY savings_bytes DESC, key

@@ -1,0 +1,65 @@
+-- name: encoding_whatif
+-- answers: What if a compact-encoding threshold were raised (x2, x4 entries; x2, x4 element bytes;
+--          both x2)? How many non-compact hashes, sorted sets and sets would convert and how much
+--          memory they would save. Larger listpacks cost CPU (O(n) lookups): raise with care.
+-- params:
+--   hash_max_listpack_entries (512)   hash-max-listpack-entries (hash-max-ziplist-entries)
+--   hash_max_listpack_value (64)      hash-max-listpack-value (hash-max-ziplist-value)
+--   zset_max_listpack_entries (128)   zset-max-listpack-entries (zset-max-ziplist-entries)
+--   zset_max_listpack_value (64)      zset-max-listpack-value (zset-max-ziplist-value)
+--   set_max_listpack_entries (128)    set-max-listpack-entries; 0 = the server has no listpack sets (before 7.2)
+--   set_max_listpack_value (64)       set-max-listpack-value
+--   list_max_ziplist_entries (512)    list-max-ziplist-entries (servers up to 3.0, linkedlist -> ziplist)
+--   list_max_ziplist_value (64)       list-max-ziplist-value (servers up to 3.0)
+--   list_max_listpack_size (-2)       list-max-listpack-size (7.2+: a small quicklist converts back to listpack)
+--   list_compact_encoding ('listpack')  compact list encoding of the server: ziplist (<= 3.0), none (3.2-7.0), listpack (7.2+)
+--   compact_encoding ('listpack')     compact hash/zset encoding name: ziplist (<= 6.2) or listpack (7.0+)
+WITH limits(type, from_encoding, target_encoding, entries_setting, max_entries, value_setting, max_value, max_lp_bytes) AS (
+    VALUES ('hash', 'hashtable', $compact_encoding::VARCHAR, 'hash-max-listpack-entries', $hash_max_listpack_entries::BIGINT,
+            'hash-max-listpack-value', $hash_max_listpack_value::BIGINT, NULL::BIGINT),
+           ('zset', 'skiplist', $compact_encoding::VARCHAR, 'zset-max-listpack-entries', $zset_max_listpack_entries::BIGINT,
+            'zset-max-listpack-value', $zset_max_listpack_value::BIGINT, NULL::BIGINT),
+           ('set', 'hashtable', 'listpack', 'set-max-listpack-entries', $set_max_listpack_entries::BIGINT,
+            'set-max-listpack-value', $set_max_listpack_value::BIGINT, NULL::BIGINT),
+           ('list', 'linkedlist', 'ziplist', 'list-max-ziplist-entries',
+            CASE WHEN $list_compact_encoding = 'ziplist' THEN $list_max_ziplist_entries ELSE 0 END::BIGINT,
+            'list-max-ziplist-value', $list_max_ziplist_value::BIGINT, NULL::BIGINT),
+           -- 7.2+: a quicklist converts back when one listpack would fit half the node limit
+           ('list', 'quicklist', 'listpack', 'list-max-listpack-size',
+            CASE WHEN $list_compact_encoding <> 'listpack' THEN 0
+                 WHEN $list_max_listpack_size > 0 THEN $list_max_listpack_size // 2 ELSE 4294967295 END::BIGINT,
+            'list-max-listpack-size', 4294967295::BIGINT,
+            CASE WHEN $list_max_listpack_size > 0 THEN 4096
+                 ELSE (4096 << (least(greatest(-$list_max_listpack_size, 1), 5) - 1)) // 2 END::BIGINT)
+),
+scenarios(entries_factor, value_factor) AS (VALUES (1, 1), (2, 1), (4, 1), (1, 2), (1, 4), (2, 2)),
+keyset AS (
+    SELECT k.type, k.length, k.max_elem_bytes, k.memory_bytes,
+           compact_memory_estimate(k.key_length,
+               listpack_bytes_estimate(k.type, k.length, k.max_elem_bytes, k.serialized_bytes)) AS estimated_bytes,
+           l.entries_setting, l.max_entries, l.value_setting, l.max_value
+    FROM rkeys AS k
+    JOIN limits AS l ON k.type = l.type AND k.encoding = l.from_encoding
+    WHERE l.max_entries > 0 AND l.max_lp_bytes IS NULL AND k.type IN ('hash', 'zset', 'set')
+), per AS (
+    SELECT k.type, s.entries_factor, s.value_factor,
+           any_value(k.entries_setting) AS entries_setting, any_value(k.max_entries) AS entries_from,
+           any_value(k.value_setting) AS value_setting, any_value(k.max_value) AS value_from,
+           count(*) AS keys, sum(greatest(k.memory_bytes - k.estimated_bytes, 0)) AS savings_bytes
+    FROM keyset AS k CROSS JOIN scenarios AS s
+    WHERE k.length <= k.max_entries * s.entries_factor AND k.max_elem_bytes <= k.max_value * s.value_factor
+    GROUP BY k.type, s.entries_factor, s.value_factor
+), lim AS (
+    SELECT DISTINCT type, entries_setting, max_entries, value_setting, max_value FROM limits
+    WHERE max_entries > 0 AND max_lp_bytes IS NULL AND type IN ('hash', 'zset', 'set')
+)
+SELECT l.type,
+       CASE WHEN s.entries_factor = 1 AND s.value_factor = 1 THEN 'current thresholds'
+            ELSE concat_ws(', ',
+                CASE WHEN s.entries_factor > 1 THEN l.entries_setting || ' ' || l.max_entries || ' -> ' || l.max_entries * s.entries_factor END,
+                CASE WHEN s.value_factor > 1 THEN l.value_setting || ' ' || l.max_value || ' -> ' || l.max_value * s.value_factor END) END AS change,
+       l.max_entries * s.entries_factor AS entries, l.max_value * s.value_factor AS value,
+       coalesce(p.keys, 0) AS keys, coalesce(p.savings_bytes, 0) AS savings_bytes
+FROM lim AS l CROSS JOIN scenarios AS s
+LEFT JOIN per AS p ON p.type = l.type AND p.entries_factor = s.entries_factor AND p.value_factor = s.value_factor
+ORDER BY l.type, s.entries_factor * s.value_factor, s.entries_factor DESC

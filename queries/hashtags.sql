@@ -1,0 +1,16 @@
+-- name: hashtags
+-- answers: Which {hashtags} pull many keys or much memory into one cluster slot: per tag its slot,
+--          keys, memory, and the tag's share of that slot's keys.
+-- params:
+--   top (10)   hashtags returned, most keys first
+WITH t AS (
+    SELECT key_hashtag(key) AS hashtag, slot, count(*) AS keys, sum(memory_bytes) AS memory_bytes,
+           count(expire_at_ms) AS keys_with_ttl
+    FROM rkeys WHERE key_hashtag(key) IS NOT NULL
+    GROUP BY ALL
+), s AS (SELECT slot, count(*) AS slot_keys FROM rkeys GROUP BY slot)
+SELECT t.hashtag, t.slot, t.keys, t.memory_bytes, t.keys_with_ttl, s.slot_keys,
+       t.keys / s.slot_keys AS share_of_slot
+FROM t JOIN s USING (slot)
+QUALIFY row_number() OVER (ORDER BY t.keys DESC, t.memory_bytes DESC, t.hashtag) <= $top
+ORDER BY t.keys DESC, t.memory_bytes DESC, t.hashtag

@@ -1,0 +1,15 @@
+-- name: overview_dumps
+-- answers: Which dumps are analysed: server and version, RDB version, snapshot time (aux ctime),
+--          used-mem at save, checksum status, completeness, parse time and speed.
+-- params: none
+SELECT d.dump_id, d.path, d.server, d.server_version, d.rdb_version, d.magic, d.bits,
+       d.ctime, d.snapshot_time, s.snapshot_ms, s.snapshot_source, d.used_mem,
+       d.checksum, d.complete, d.error, d.keys, d.expires, d.memory_bytes,
+       d.file_size, d.bytes_read, d.parse_seconds,
+       round(d.bytes_read / nullif(d.parse_seconds, 0)) AS bytes_per_second,
+       round(d.keys / nullif(d.parse_seconds, 0)) AS keys_per_second,
+       cardinality(coalesce(d.functions, [])) AS functions,
+       d.slot_info_records
+FROM dumps AS d
+JOIN rsnap AS s USING (dump_id)
+ORDER BY d.dump_id

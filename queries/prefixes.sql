@@ -1,0 +1,34 @@
+-- name: prefixes
+-- answers: How memory rolls up by key prefix at depth 1, 2, ... (prefixes of the family names, so
+--          `user:{id}` is one prefix at depth 2). Keys with fewer segments count under their whole
+--          family name. Each depth lists its top N prefixes and folds the rest into `(other)`.
+-- params:
+--   max_depth (3)      deepest prefix level
+--   top (10)           prefixes per depth before the rest folds into (other); 0 = all
+--   delimiters (':')   characters that separate segments
+WITH depths AS (
+    SELECT range::INTEGER AS depth FROM range(1, $max_depth + 1)
+), p AS (
+    SELECT d.depth, key_prefix(f.pattern, d.depth, $delimiters) AS prefix,
+           sum(f.keys) AS keys, sum(f.memory_bytes) AS memory_bytes, sum(f.keys_with_ttl) AS keys_with_ttl
+    FROM (SELECT pattern, count(*) AS keys, sum(memory_bytes) AS memory_bytes,
+                 count(expire_at_ms) AS keys_with_ttl
+          FROM rkeys GROUP BY pattern) AS f
+    CROSS JOIN depths AS d
+    GROUP BY d.depth, prefix
+), ranked AS (
+    SELECT *, row_number() OVER (PARTITION BY depth ORDER BY memory_bytes DESC, keys DESC, prefix) AS rn FROM p
+)
+SELECT depth, rolled AS prefix, prefixes, keys, memory_bytes, memory_share, ttl_share FROM (
+SELECT depth,
+       CASE WHEN $top = 0 OR rn <= $top THEN prefix ELSE '(other)' END AS rolled,
+       count(*) AS prefixes,
+       sum(keys) AS keys,
+       sum(memory_bytes) AS memory_bytes,
+       sum(memory_bytes) / nullif(sum(sum(memory_bytes)) OVER (PARTITION BY depth), 0) AS memory_share,
+       sum(keys_with_ttl) / sum(keys) AS ttl_share
+FROM ranked
+GROUP BY depth, rolled
+ORDER BY depth, rolled = '(other)', memory_bytes DESC, rolled
+)
+ORDER BY depth, prefix = '(other)', memory_bytes DESC, prefix

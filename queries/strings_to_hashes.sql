@@ -1,0 +1,45 @@
+-- name: strings_to_hashes
+-- answers: Which families of many small string keys would be cheaper as fields of hashes (the
+--          `user:1:name`, `user:1:age` -> `HSET user:1 name .. age ..` pattern), with the estimated
+--          saving. Keys with a TTL are left out (a hash field loses the key's TTL unless the server
+--          has hash field expiration, 7.4+). Each parent hash must fit the listpack thresholds.
+-- params:
+--   delimiters (':')                 characters that separate segments; the last segment becomes the field
+--   min_fields (2)                   parents with fewer string keys are ignored
+--   hash_max_listpack_entries (512)  fields per parent hash at most
+--   hash_max_listpack_value (64)     field name and value bytes at most
+--   top (10)                         families returned; 0 = all
+WITH s AS (
+    SELECT dump_id, db, key, key_length, length, memory_bytes,
+           regexp_extract(key, '^(.*)[' || delim_class($delimiters) || '][^' || delim_class($delimiters) || ']*$', 1) AS parent,
+           regexp_extract(key, '([' || delim_class($delimiters) || '])[^' || delim_class($delimiters) || ']*$', 1) AS delim
+    FROM rkeys
+    WHERE type = 'string' AND expire_at_ms IS NULL AND length <= $hash_max_listpack_value
+), p AS (
+    SELECT dump_id, db, parent, any_value(delim) AS delim,
+           count(*) AS fields,
+           sum(memory_bytes) AS memory_bytes,
+           -- listpack: field and value entries, ~2 bytes of overhead each, 7 bytes of header
+           7 + sum(key_length - strlen(parent) - 1 + length + 4) AS lp_bytes
+    FROM s
+    WHERE parent <> ''
+    GROUP BY dump_id, db, parent
+    HAVING count(*) >= $min_fields AND count(*) <= $hash_max_listpack_entries
+       AND max(key_length - strlen(parent) - 1) <= $hash_max_listpack_value
+), est AS (
+    SELECT *, compact_memory_estimate(strlen(parent), lp_bytes) AS estimated_bytes,
+           key_pattern(parent, $delimiters) || delim || '*' AS family
+    FROM p
+)
+SELECT family,
+       count(*) AS hashes,
+       sum(fields) AS keys,
+       sum(memory_bytes) AS memory_bytes,
+       sum(estimated_bytes) AS estimated_bytes,
+       sum(memory_bytes) - sum(estimated_bytes) AS savings_bytes,
+       arg_max(parent, fields) AS example_parent
+FROM est
+GROUP BY family
+HAVING sum(memory_bytes) > sum(estimated_bytes)
+QUALIFY $top = 0 OR row_number() OVER (ORDER BY sum(memory_bytes) - sum(estimated_bytes) DESC, family) <= $top
+ORDER BY savings_bytes DESC, family

@@ -1,0 +1,209 @@
+"""The bundled SQL files of `queries/`: finding them, reading their header, running them.
+
+Each file starts with a comment block (README "Adding a query"):
+
+    -- name: patterns
+    -- answers: Which key families hold the memory ...
+    --          (continued on following comment lines)
+    -- params:
+    --   top (20)   families listed before the rest folds into (other)
+
+Parameters are DuckDB named prepared-statement parameters (`$top`); the default in parentheses is a
+Python literal (number, 'string', [list]).  Files whose name starts with `_` build base relations
+(`_rkeys.sql` -> TEMP TABLE rkeys): `prepare()` creates them before queries that mention them.
+"""
+from __future__ import annotations
+
+import ast
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+
+_PARAM_LINE = re.compile(r"^--\s+([a-z_][a-z0-9_]*)\s+\((.*?)\)\s*(.*)$")
+_PARAM_USE = re.compile(r"\$([a-z_][a-z0-9_]*)")
+
+
+def queries_dir() -> Path:
+    """rdbscan/queries (packaged symlink or copy), else the repository's top-level queries/."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "queries", here.parent / "queries"):
+        if candidate.is_dir() and any(candidate.glob("*.sql")):
+            return candidate
+    raise FileNotFoundError("bundled queries/ directory not found")
+
+
+@dataclass
+class Param:
+    name: str
+    default: object
+    description: str
+
+
+@dataclass
+class Query:
+    name: str
+    path: Path
+    sql: str
+    answers: str
+    params: dict[str, Param] = field(default_factory=dict)
+
+    @property
+    def used_params(self) -> set[str]:
+        return set(_PARAM_USE.findall(_strip_comments(self.sql)))
+
+    @property
+    def summary(self) -> str:
+        """First sentence of `answers`, for `rdbscan queries`."""
+        text = " ".join(self.answers.split())
+        m = re.match(r"(.+?[.?!])(\s|$)", text)
+        return m.group(1) if m else text
+
+
+def _strip_comments(sql: str) -> str:
+    return "\n".join(line.split("--", 1)[0] if not line.lstrip().startswith("--") else ""
+                     for line in sql.splitlines())
+
+
+def parse_query(path: Path) -> Query:
+    text = path.read_text(encoding="utf-8")
+    name, answers, params = path.stem, [], {}
+    section = None
+    for line in text.splitlines():
+        if not line.startswith("--"):
+            if line.strip():
+                break
+            continue
+        body = line[2:].strip()
+        if body.startswith("name:"):
+            name, section = body[5:].strip(), None
+        elif body.startswith("answers:"):
+            answers.append(body[8:].strip())
+            section = "answers"
+        elif body.startswith("params:"):
+            section = "params"
+        elif re.match(r"^-- [a-z][^:(]*:", line):
+            section = "other"  # any further header entry ends the previous one
+        elif section == "answers" and line.startswith("--     "):
+            answers.append(body)
+        elif section == "params":
+            m = _PARAM_LINE.match(line)
+            if m:
+                try:
+                    default = ast.literal_eval(m.group(2))
+                except (ValueError, SyntaxError) as exc:
+                    raise ValueError(f"{path.name}: bad default for {m.group(1)}: {m.group(2)}") from exc
+                params[m.group(1)] = Param(m.group(1), default, m.group(3).strip())
+        else:
+            section = None
+    return Query(name=name, path=path, sql=text, answers=" ".join(answers), params=params)
+
+
+def bundled_queries(include_base: bool = False) -> dict[str, Query]:
+    out = {}
+    for path in sorted(queries_dir().glob("*.sql")):
+        if path.stem.startswith("_") and not include_base:
+            continue
+        q = parse_query(path)
+        out[q.name] = q
+    return out
+
+
+def get_query(name: str) -> Query:
+    queries = bundled_queries(include_base=True)
+    if name.endswith(".sql"):
+        name = name[:-4]
+    if name not in queries or name.startswith("_"):
+        raise KeyError(name)
+    return queries[name]
+
+
+def coerce(value: str, default: object) -> object:
+    """Turn a `--param k=v` string into the type of the parameter's default."""
+    if isinstance(default, bool):
+        return value.lower() in ("1", "true", "yes", "on")
+    if isinstance(default, int):
+        return int(value)
+    if isinstance(default, float):
+        return float(value)
+    if isinstance(default, list):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    return value
+
+
+def bind(query: Query, values: dict | None = None) -> dict:
+    """Parameters for one execution: defaults, overridden by values, restricted to those used."""
+    values = values or {}
+    out = {}
+    for name in query.used_params:
+        if name in values:
+            out[name] = values[name]
+        elif name in query.params:
+            out[name] = query.params[name].default
+        else:
+            raise ValueError(f"{query.name}: parameter ${name} has no default and no value")
+    return out
+
+
+def run(con: duckdb.DuckDBPyConnection, query: Query, values: dict | None = None):
+    """Execute one query; returns (column names, rows as tuples)."""
+    cur = con.execute(query.sql, bind(query, values))
+    cols = [d[0] for d in cur.description] if cur.description else []
+    return cols, cur.fetchall()
+
+
+def run_dicts(con, query: Query, values: dict | None = None) -> list[dict]:
+    cols, rows = run(con, query, values)
+    return [dict(zip(cols, r)) for r in rows]
+
+
+# --- base relations ---------------------------------------------------------------------------
+
+BASE_RELATIONS = {"rkeys": "_rkeys", "rnaming": "_rnaming"}
+
+
+def create_snapshots(con, dump_id: int = 0) -> list[dict]:
+    """TEMP TABLE rsnap(dump_id, snapshot_ms, snapshot_source): the time TTLs are measured from.
+
+    aux ctime when the dump has it; else the dump file's mtime; else now.  Returns the rows.
+    """
+    rows = con.execute(
+        "SELECT dump_id, ctime, path FROM dumps WHERE ? = 0 OR dump_id = ? ORDER BY dump_id",
+        [dump_id, dump_id]).fetchall()
+    snaps = []
+    for did, ctime, path in rows:
+        if ctime is not None:
+            snaps.append((did, int(ctime) * 1000, "ctime"))
+            continue
+        try:
+            snaps.append((did, int(Path(path).stat().st_mtime * 1000), "file-mtime"))
+        except (OSError, TypeError):
+            snaps.append((did, int(time.time() * 1000), "now"))
+    con.execute("CREATE OR REPLACE TEMP TABLE rsnap (dump_id INTEGER, snapshot_ms BIGINT, snapshot_source VARCHAR)")
+    if snaps:
+        con.executemany("INSERT INTO rsnap VALUES (?, ?, ?)", snaps)  # one row per dump: a handful
+    return [dict(dump_id=d, snapshot_ms=s, snapshot_source=src) for d, s, src in snaps]
+
+
+def prepare(con, values: dict | None = None, needs: set[str] | None = None, created: set | None = None) -> set:
+    """Create the base relations (rsnap, rkeys, and any in `needs`) once per connection."""
+    values = values or {}
+    created = created if created is not None else set()
+    if "rsnap" not in created:
+        create_snapshots(con, int(values.get("dump_id", 0) or 0))
+        created.add("rsnap")
+    wanted = ["rkeys"] + [r for r in BASE_RELATIONS if needs and r in needs and r != "rkeys"]
+    base = bundled_queries(include_base=True)
+    for rel in wanted:
+        if rel in created:
+            continue
+        con.execute(base[BASE_RELATIONS[rel]].sql, bind(base[BASE_RELATIONS[rel]], values))
+        created.add(rel)
+    return created
+
+
+def relations_used(query: Query) -> set[str]:
+    sql = _strip_comments(query.sql)
+    return {rel for rel in BASE_RELATIONS if re.search(rf"\b{rel}\b", sql)}
