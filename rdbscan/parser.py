@@ -21,7 +21,7 @@ from . import constants as C
 from .blobs import (BlobError, intset_scan, listpack_scan, listpack_values, ziplist_scan,
                     zipmap_scan)
 from .errors import CorruptError, NotRDBError, RDBError, TruncatedError, UnsupportedError
-from .reader import I8, I16, I32, I64, U64, Reader, int_text_len
+from .reader import I8, I16, I32, I64, U64, Reader, int_text_len, lzf_sizes_ok
 
 _CANONICAL_LONG = re.compile(rb"-?[1-9][0-9]{0,18}|0")
 _LONG_MIN, _LONG_MAX = -(1 << 63), (1 << 63) - 1
@@ -393,7 +393,7 @@ class _Parser:
             if n == 3:
                 clen = r.length("string value (compressed length)")
                 ulen = r.length("string value (uncompressed length)")
-                if clen > ulen + ulen // 16 + 64 or (ulen > 0 and clen == 0):
+                if not lzf_sizes_ok(clen, ulen):
                     raise self.corrupt(f"LZF sizes are impossible (compressed {clen}, "
                                        f"uncompressed {ulen})", start)
                 r.skip(clen, "string value")

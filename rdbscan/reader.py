@@ -36,6 +36,12 @@ U64 = Struct("<Q")
 F64 = Struct("<d")
 
 
+def lzf_sizes_ok(clen: int, ulen: int) -> bool:
+    """LZF can neither grow data by more than a few percent nor expand it more than ~88x
+    (a 3-byte back-reference copies at most 264 bytes), so other size pairs are corrupt."""
+    return clen <= ulen + ulen // 16 + 64 and ulen <= clen * 100 + 64 and (clen > 0 or ulen == 0)
+
+
 def int_text_len(v: int) -> int:
     """Length of the decimal text of v (what Redis stores when it turns an int into a string)."""
     if 0 <= v < 10:
@@ -240,7 +246,7 @@ class Reader:
             if ulen > self.max_item:
                 raise CorruptError(f"{what}: LZF string of {ulen} bytes exceeds the "
                                    f"{self.max_item}-byte limit", start)
-            if clen > ulen + ulen // 16 + 64 or (ulen > 0 and clen == 0):
+            if not lzf_sizes_ok(clen, ulen):
                 raise CorruptError(f"{what}: LZF sizes are impossible (compressed {clen}, "
                                    f"uncompressed {ulen})", start)
             data = self.read(clen, what)
@@ -285,7 +291,7 @@ class Reader:
         if n == 3:
             clen = self.length(what + " (compressed length)")
             ulen = self.length(what + " (uncompressed length)")
-            if clen > ulen + ulen // 16 + 64 or (ulen > 0 and clen == 0):
+            if not lzf_sizes_ok(clen, ulen):
                 raise CorruptError(f"{what}: LZF sizes are impossible (compressed {clen}, "
                                    f"uncompressed {ulen})", start)
             self.skip(clen, what)
