@@ -1,0 +1,157 @@
+"""The loader and the `load` / `sql` commands: rows in DuckDB, the dumps table, exit codes,
+one-line errors."""
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+
+from rdbscan.cli import main
+from rdbscan.load import load
+from rdbscan.slots import key_slot
+
+FIXTURES = Path(__file__).parent / "fixtures"
+V70 = FIXTURES / "redis-7.0.15" / "variants"
+
+
+def _manifest(d: Path) -> dict:
+    return json.loads((d / "manifest.json").read_text())
+
+
+def test_keys_table_matches_manifest(tmp_path):
+    d = FIXTURES / "redis-7.4.1" / "small"
+    m = _manifest(d)
+    db = tmp_path / "t.duckdb"
+    [res] = load([str(d / "dump.rdb")], str(db))
+    assert res.complete and res.error is None and res.keys == m["key_count"]
+    con = duckdb.connect(str(db), read_only=True)
+    rows = {(r[0], bytes(r[1])): r[2:] for r in con.execute(
+        "SELECT db, key_bytes, key, type, encoding, length, expire_at_ms, slot, key_length "
+        "FROM keys").fetchall()}
+    assert len(rows) == m["key_count"]
+    for e in m["keys"]:
+        kb = base64.b64decode(e["key_b64"]) if "key_b64" in e else e["key"].encode()
+        key, typ, enc, length, expire, slot, key_length = rows[(e["db"], kb)]
+        assert key == kb.decode("utf-8", "backslashreplace")
+        assert (typ, length, expire) == (e["type"], e["length"], e.get("expire_at_ms"))
+        assert slot == key_slot(kb) and key_length == len(kb)
+    # Invalid UTF-8 keys are shown with \xNN escapes and kept exactly in key_bytes.
+    assert con.execute("SELECT count(*) FROM keys WHERE key LIKE '%\\x%' ESCAPE '!' "
+                       "AND key_bytes <> encode(key)").fetchone()[0] >= 1
+    # Records tile the file: each key's record ends where the next one starts.
+    offs = con.execute("SELECT file_offset, serialized_bytes FROM keys ORDER BY file_offset"
+                       ).fetchall()
+    assert all(a + n <= b for (a, n), (b, _) in zip(offs, offs[1:]))
+    dump = con.execute(
+        "SELECT path, rdb_version, magic, server, server_version, bits, complete, checksum, keys,"
+        " expires, aux['ctime'], used_mem, functions FROM dumps").fetchone()
+    assert dump[:10] == (str(d / "dump.rdb"), 12, "REDIS0012", "redis", "7.4.1", 64, True, "ok",
+                         m["key_count"], sum(1 for e in m["keys"] if e.get("expire_at_ms")))
+    assert int(dump[10]) == m["save_time_ms"] // 1000
+    assert dump[11] > 0 and dump[12] == ["rdbscan_lib"]
+    streams = con.execute("SELECT count(*), sum(groups) FROM streams").fetchone()
+    want = [e for e in m["keys"] if e["type"] == "stream"]
+    assert streams == (len(want), sum(e["stream"]["groups"] for e in want))
+    assert con.execute("SELECT count(*) FROM keys WHERE fields_with_ttl > 0").fetchone()[0] == \
+        sum(1 for e in m["keys"] if e.get("fields_with_ttl"))
+
+
+def test_several_dumps_share_one_database(tmp_path):
+    db = str(tmp_path / "c.duckdb")
+    paths = [str(FIXTURES / v / "variants" / "cluster" / "dump.rdb")
+             for v in ("redis-7.4.1", "valkey-8.0.1")]
+    results = load(paths, db)
+    assert [r.dump_id for r in results] == [1, 2]
+    con = duckdb.connect(db, read_only=True)
+    counts = dict(con.execute("SELECT dump_id, count(*) FROM keys GROUP BY 1").fetchall())
+    assert counts == {1: _manifest(Path(paths[0]).parent)["key_count"],
+                      2: _manifest(Path(paths[1]).parent)["key_count"]}
+    announced = con.execute("SELECT sum(keys) FROM slot_info WHERE dump_id = 1").fetchone()[0]
+    assert announced == counts[1]
+
+
+def test_load_command_exit_codes(tmp_path):
+    runner = CliRunner()
+    db = str(tmp_path / "x.duckdb")
+    ok = runner.invoke(main, ["load", "-q", str(V70 / "nochecksum" / "dump.rdb"), "-o", db])
+    assert ok.exit_code == 0
+    bad = runner.invoke(main, ["load", "-q", str(V70 / "corrupt-value" / "dump.rdb"), "-o", db])
+    assert bad.exit_code == 5
+    assert "checksum mismatch" in bad.output
+    con = duckdb.connect(db, read_only=True)
+    assert con.execute("SELECT checksum, complete, keys FROM dumps ORDER BY dump_id").fetchall() \
+        == [("disabled", True, 562), ("mismatch", True, 562)]
+    con.close()
+    cut = runner.invoke(main, ["load", "-q", str(V70 / "truncated" / "dump.rdb"), "-o", db])
+    assert cut.exit_code == 4
+    con = duckdb.connect(db, read_only=True)
+    row = con.execute("SELECT complete, error_offset, keys, (SELECT count(*) FROM keys k WHERE "
+                      "k.dump_id = d.dump_id) FROM dumps d WHERE dump_id = 3").fetchone()
+    assert row == (False, 344925, 389, 389)
+
+
+def test_sql_command_formats(tmp_path):
+    db = str(tmp_path / "s.duckdb")
+    load([str(FIXTURES / "redis-7.0.15" / "small" / "dump.rdb")], db)
+    runner = CliRunner()
+    q = "SELECT type, count(*) AS n FROM keys WHERE db = 15 GROUP BY 1 ORDER BY 1"
+    out = runner.invoke(main, ["sql", db, q, "--format", "json"])
+    assert out.exit_code == 0
+    got = json.loads(out.output)
+    m = _manifest(FIXTURES / "redis-7.0.15" / "small")
+    want = {}
+    for e in m["keys"]:
+        if e["db"] == 15:
+            want[e["type"]] = want.get(e["type"], 0) + 1
+    assert got == [{"type": t, "n": n} for t, n in sorted(want.items())]
+    out = runner.invoke(main, ["sql", db, q, "-f", "csv"])
+    assert out.output.splitlines()[:2] == ["type,n", "hash,1"]
+    out = runner.invoke(main, ["sql", db, "SELEC nonsense"])
+    assert out.exit_code == 1 and "SQL error" in out.output
+
+
+PUBLIC = sorted(p for p in (FIXTURES / "public").rglob("*") if p.suffix in (".rdb", ".aof"))
+EXPECTED_FAILURES = {
+    "future_v19.rdb": ("unsupported", "unsupported RDB version 99"),
+    "module.rdb": ("unsupported", "type 6"),
+    "corrupt_ziplist.rdb": ("corrupt", "ziplist"),
+}
+
+
+def test_every_public_fixture_loads_or_fails_in_one_line(tmp_path):
+    assert len(PUBLIC) >= 140
+    db = str(tmp_path / "p.duckdb")
+    results = load([str(p) for p in PUBLIC], db)
+    failures = {}
+    for p, r in zip(PUBLIC, results):
+        if r.error:
+            assert "\n" not in r.error and r.error.startswith(str(p))
+            failures[p.name] = (r.error_kind, r.error)
+        else:
+            assert r.complete
+    assert set(failures) == set(EXPECTED_FAILURES)
+    for name, (kind, text) in EXPECTED_FAILURES.items():
+        assert failures[name][0] == kind and text in failures[name][1]
+    con = duckdb.connect(db, read_only=True)
+    assert con.execute("SELECT count(*) FROM dumps WHERE checksum = 'mismatch'").fetchone() == (1,)
+    assert con.execute("SELECT count(*) FROM keys WHERE type = 'module'").fetchone()[0] >= 2
+
+
+@pytest.mark.parametrize("data,message", [
+    (b"not an rdb file at all", "not an RDB file"),
+    (b"REDIS0019\xff", "unsupported RDB version 19"),
+])
+def test_cli_errors_are_one_line_without_traceback(tmp_path, data, message):
+    f = tmp_path / "in.rdb"
+    f.write_bytes(data)
+    p = subprocess.run([sys.executable, "-m", "rdbscan", "load", str(f), "-o",
+                        str(tmp_path / "o.duckdb")], capture_output=True, text=True)
+    assert p.returncode == 4
+    assert p.stderr.count("\n") == 1 and message in p.stderr
+    assert "Traceback" not in p.stderr
