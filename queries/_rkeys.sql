@@ -7,11 +7,14 @@
 --   dump_id (0)       only this dump; 0 = every dump in the database
 --   delimiters (':')  characters that separate key segments (for `pattern`)
 -- columns added to `keys`: pattern (key_pattern), snapshot_ms (aux ctime of the dump, in ms),
---   ttl_ms (expire_at_ms - snapshot_ms, NULL without TTL), invalid_utf8 (key bytes are not UTF-8).
+--   ttl_ms (expire_at_ms - snapshot_ms, NULL without TTL), invalid_utf8 (key bytes are not UTF-8),
+--   value_serialized_bytes (serialized_bytes minus the type byte and the key: about the value's RDB size).
 --   memory_bytes is never NULL here (0 when the loader could not estimate it); key_bytes is dropped.
 CREATE OR REPLACE TEMP TABLE rkeys AS
 SELECT k.dump_id, k.db, k.key, k.key_length, k.type, k.encoding, k.rdb_type, k.length,
-       k.max_elem_bytes, k.serialized_bytes, coalesce(k.memory_bytes, 0) AS memory_bytes,
+       k.max_elem_bytes, k.serialized_bytes,
+       greatest(k.serialized_bytes - k.key_length - 2, 0) AS value_serialized_bytes,
+       coalesce(k.memory_bytes, 0) AS memory_bytes,
        k.memory_total_bytes, k.expire_at_ms, k.idle_seconds, k.lfu_freq, k.slot,
        k.fields_with_ttl, k.min_field_expire_ms,
        key_pattern(k.key, $delimiters) AS pattern,

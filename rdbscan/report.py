@@ -20,6 +20,7 @@ import duckdb
 from . import querylib
 from .macros import create_macros
 from .naming import NamingConfig
+from .render import fmt_bytes
 
 REPORT_FORMAT = 1
 
@@ -452,13 +453,14 @@ def _encodings(run: _Runner, options: ReportOptions, meta: dict) -> dict:
     thresholds = {name: values[p] for p, name in SETTING_NAMES.items()}
     advice = []
     if total["keys"]:
-        advice.append(f"{total['keys']} key(s) are non-compact although small enough: rewrite them "
+        advice.append(f"{total['keys']} key(s) are non-compact although small enough (about "
+                      f"{fmt_bytes(total['savings_bytes'])} to save): rewrite them "
                       "(DUMP + RESTORE REPLACE, or copy and RENAME) to get the compact encoding back.")
     best = max((w for w in whatif if w["change"] != "current thresholds" and w["savings_bytes"] > 0),
                key=lambda w: w["savings_bytes"], default=None)
     if best:
         advice.append(f"Raising {best['change']} would convert {best['keys']} key(s) and save about "
-                      f"{best['savings_bytes']} bytes (larger listpacks cost CPU per access).")
+                      f"{fmt_bytes(best['savings_bytes'])} (larger listpacks cost CPU per access).")
     if s2h:
         advice.append(f"Small string families such as {s2h[0]['family']} would be cheaper as hash fields "
                       f"(HSET {s2h[0]['example_parent']} <field> <value>).")

@@ -1,5 +1,279 @@
-"""Report commands (report, queries, query); filled in by the report issue."""
+"""Report commands (`report`, `queries`, `query`): thin click wrappers over rdbscan.report,
+rdbscan.querylib and rdbscan.render."""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import click
+
+from . import querylib, render
+from . import report as rpt
+from .naming import RulesFile, load_rules
+
+EXIT_CHECKSUM = 5  # the loader's code for "read completely, but the CRC64 does not match"
+
+
+def _is_duckdb(path: str) -> bool:
+    """DuckDB files carry the magic `DUCK` at byte 8; RDB files start with REDIS / VALKEY."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(12)
+    except OSError:
+        return False
+    return head[8:12] == b"DUCK" or (path.endswith(".duckdb") and not head)
+
+
+def _settings(pairs) -> dict[str, str]:
+    out = {}
+    for item in pairs or ():
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise click.BadParameter(f"{item!r} is not NAME=VALUE", param_hint="--set")
+        out[name.strip()] = value.strip()
+    return out
+
+
+def _params(pairs, query: querylib.Query) -> dict:
+    out = {}
+    for item in pairs or ():
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        if not sep:
+            raise click.BadParameter(f"{item!r} is not NAME=VALUE", param_hint="--param")
+        if name not in query.params:
+            known = ", ".join(sorted(query.params)) or "none"
+            raise click.BadParameter(f"{query.name} has no parameter {name!r} (parameters: {known})",
+                                     param_hint="--param")
+        try:
+            out[name] = querylib.coerce(value, query.params[name].default)
+        except ValueError:
+            raise click.BadParameter(f"{name}={value!r}: expected a value like "
+                                     f"{query.params[name].default!r}", param_hint="--param") from None
+    return out
+
+
+def _open(path: str):
+    try:
+        return rpt.open_database(path)
+    except FileNotFoundError:
+        raise click.ClickException(f"{path}: no such file")
+    except ValueError as e:
+        raise click.ClickException(str(e))
+    except Exception as e:  # duckdb.Error: not a database, newer storage version, ...
+        raise click.ClickException(f"{path}: cannot open as a DuckDB database: {e}")
+
+
+SECTION_CHOICES = click.Choice(list(rpt.SECTIONS))
+
+
+@click.command("report")
+@click.argument("sources", nargs=-1, required=True, metavar="DUMP... | FILE.duckdb")
+@click.option("-o", "--output", "db_path", metavar="FILE.duckdb",
+              help="Keep the loaded database here (given dumps only); default: a temporary "
+                   "database removed afterwards.")
+@click.option("-f", "--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text",
+              show_default=True, help="text: tables for a terminal; json: the stable object "
+                                      "documented in the README; markdown: for tickets and wikis.")
+@click.option("--top", type=click.IntRange(1), default=10, show_default=True,
+              help="Rows per list (big keys, families, slots, ...).")
+@click.option("--dump-id", type=int, default=0, help="Report on one dump of a multi-dump database "
+                                                     "(default: all dumps together).")
+@click.option("--delimiters", default=None, help="Characters that separate key segments for families "
+                                                 "and naming, e.g. ':#./|' (default ':').")
+@click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False),
+              help="redis.conf / valkey.conf to read compact-encoding thresholds from "
+                   "(default: the dump's server version defaults).")
+@click.option("--set", "sets", multiple=True, metavar="NAME=VALUE",
+              help="Override one threshold or query parameter, e.g. --set hash-max-listpack-entries=1024, "
+                   "--set collection_length=10000, --set lazyfree-lazy-expire=yes. Repeatable.")
+@click.option("--rules", "rules_path", type=click.Path(exists=True, dir_okay=False),
+              help="TOML rules file: naming rules on/off and their settings, big-key thresholds, "
+                   "--fail-on defaults (format in the README).")
+@click.option("--fail-on", "fail_on", default=None, metavar="RULES",
+              help="Exit with 3 when findings exceed thresholds, e.g. 'big-keys,no-ttl=100,"
+                   "no-ttl-share=30%,naming:uppercase=0'. Rules: " + ", ".join(rpt.FAIL_RULES) + ".")
+@click.option("--section", "sections", multiple=True, type=SECTION_CHOICES,
+              help="Only these sections (repeatable; default: all).")
+@click.option("--idle-days", type=float, default=30, show_default=True,
+              help="Keys idle longer than this are cold (dumps with LRU data).")
+@click.option("--target", metavar="VERSION", help="Memory model used when loading a dump (see `rdbscan load`).")
+@click.option("-q", "--quiet", is_flag=True, help="No load summary on standard error.")
+def report_cmd(sources, db_path, fmt, top, dump_id, delimiters, config_path, sets, rules_path, fail_on,
+               sections, idle_days, target, quiet):
+    """Report on RDB dumps: overview, big keys, key families, TTL gaps, compact-encoding
+    candidates, naming, cold keys, cluster slots, streams.
+
+    Given dumps, rdbscan loads them first (into -o, or a temporary database); given a database
+    written by `rdbscan load`, it reports on what is there.  Every figure comes from a SQL file
+    listed by `rdbscan queries`.  Exit codes: 0 ok, 3 findings over --fail-on thresholds,
+    4 damaged dump (the report covers the keys read), 5 checksum mismatch.
+
+    Example: rdbscan report dump.rdb --top 20 --fail-on big-keys,naming
+    """
+    rules = RulesFile()
+    try:
+        if rules_path:
+            rules = load_rules(rules_path)
+        fail_spec = fail_on if fail_on is not None else (
+            ",".join(f"{k}={v}" for k, v in rules.fail_on.items()) if rules.fail_on else None)
+        checks = rpt.parse_fail_on(fail_spec, defaults=rules.fail_on)
+    except ValueError as e:
+        raise click.ClickException(str(e))
+    options = rpt.ReportOptions(
+        dump_id=dump_id, top=top, delimiters=delimiters or rules.delimiters or ":",
+        sections=tuple(sections) or rpt.SECTIONS, config_path=config_path, settings=_settings(sets),
+        naming=rules.naming, big_keys=rules.big_keys, idle_days=idle_days)
+    if not options.delimiters:
+        raise click.BadParameter("must not be empty", param_hint="--delimiters")
+
+    is_db = len(sources) == 1 and _is_duckdb(sources[0])
+    if not is_db:
+        for s in sources:
+            if s != "-" and not os.path.exists(s):
+                raise click.ClickException(f"{s}: no such file")
+            if s != "-" and _is_duckdb(s):
+                raise click.ClickException(f"{s}: give one database, or dumps, not both")
+    tmpdir = None
+    load_code = 0
+    try:
+        if is_db:
+            if db_path:
+                raise click.ClickException("-o/--output applies when loading dumps, not to a database")
+            path = sources[0]
+        else:
+            if db_path:
+                path = db_path
+            else:
+                tmpdir = tempfile.mkdtemp(prefix="rdbscan-")
+                path = os.path.join(tmpdir, "report.duckdb")
+            load_code = _load(list(sources), path, target, quiet)
+        con = _open(path)
+        try:
+            report = rpt.build_report(con, options, fail_on=checks)
+        except ValueError as e:
+            raise click.ClickException(str(e))
+        finally:
+            con.close()
+    finally:
+        if tmpdir:
+            shutil.rmtree(tmpdir, ignore_errors=True)
+
+    if fmt == "json":
+        click.echo(render.render_json(report))
+    elif fmt == "markdown":
+        click.echo(render.render_markdown(report), nl=False)
+    else:
+        render.render_text(report)
+    failed = report.get("fail_on", {}).get("failed")
+    if failed:
+        names = ", ".join(f"{c['rule']} {c['value']} > {c['threshold']}" for c in report["fail_on"]["checks"]
+                          if c["failed"])
+        click.echo(f"rdbscan: findings exceed --fail-on thresholds: {names}", err=True)
+    sys.exit(load_code or (rpt.EXIT_FINDINGS if failed else 0))
+
+
+def _load(paths: list[str], db_path: str, target: str | None, quiet: bool) -> int:
+    """Load dumps with the loader; returns 0, 4 (damaged) or 5 (checksum mismatch)."""
+    from .load import load as load_dumps
+    progress = None
+    if not quiet:
+        try:
+            from .cli import make_progress
+            progress = make_progress(quiet)
+        except ImportError:  # pragma: no cover
+            progress = None
+    results = load_dumps(paths, db_path, progress=progress, target=target)
+    code = 0
+    for r in results:
+        if r.error:
+            click.echo(f"rdbscan: error: {r.error} (the report covers the keys read before the damage)", err=True)
+            code = rpt.EXIT_DAMAGED
+        elif r.checksum == "mismatch":
+            click.echo(f"rdbscan: error: {r.path}: CRC64 checksum mismatch; the file is damaged", err=True)
+            code = code or EXIT_CHECKSUM
+        elif not quiet:
+            click.echo(f"rdbscan: loaded {r.path}: {r.keys:,} keys in {r.parse_seconds:.2f} s", err=True)
+    return code
+
+
+@click.command("queries")
+@click.option("-v", "--verbose", is_flag=True, help="Also show each query's full description and parameters.")
+def queries_cmd(verbose):
+    """List the bundled SQL queries, one line each: the name to give `rdbscan query` and the
+    question it answers.
+
+    Example: rdbscan queries -v
+    """
+    try:
+        queries = querylib.bundled_queries()
+    except FileNotFoundError as e:
+        raise click.ClickException(str(e))
+    width = max(len(n) for n in queries)
+    for name, q in queries.items():
+        if not verbose:
+            click.echo(f"{name:<{width}}  {q.summary}")
+            continue
+        click.echo(f"{name}\n  {q.answers}")
+        for p in q.params.values():
+            click.echo(f"  --param {p.name}={p.default!r}  {p.description}")
+        click.echo(f"  file: {q.path}\n")
+
+
+@click.command("query")
+@click.argument("database", metavar="FILE.duckdb")
+@click.argument("name")
+@click.option("-p", "--param", "params", multiple=True, metavar="NAME=VALUE",
+              help="Set a query parameter (see `rdbscan queries -v`). Repeatable.")
+@click.option("--dump-id", type=int, default=0, help="Only this dump (default: all dumps).")
+@click.option("--delimiters", default=":", show_default=True,
+              help="Characters that separate key segments (for families).")
+@click.option("-f", "--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table",
+              show_default=True, help="Output format.")
+def query_cmd(database, name, params, dump_id, delimiters, fmt):
+    """Run one bundled query (or your own .sql file with the same header) on a database
+    written by rdbscan and print its rows.
+
+    NAME is a name from `rdbscan queries`, or a path to a .sql file; queries read the TEMP
+    TABLE `rkeys` (the `keys` table plus pattern, snapshot_ms, ttl_ms, ...).
+
+    Example: rdbscan query dump.duckdb big_keys --param top=50 --param collection_length=1000
+    """
+    from .sqlout import print_result
+    if name.endswith(".sql") and Path(name).is_file():
+        try:
+            q = querylib.parse_query(Path(name))
+        except ValueError as e:
+            raise click.ClickException(str(e))
+    else:
+        try:
+            q = querylib.get_query(name)
+        except KeyError:
+            raise click.ClickException(f"no bundled query {name!r} (see `rdbscan queries`)")
+    values = {"dump_id": dump_id, "delimiters": delimiters}
+    values.update(_params(params, q))
+    if not Path(database).exists():
+        raise click.ClickException(f"{database}: no such file")
+    if not _is_duckdb(database):
+        raise click.ClickException(f"{database}: not a DuckDB database (load a dump with `rdbscan load` first)")
+    con = _open(database)
+    try:
+        querylib.prepare(con, values, needs=querylib.relations_used(q))
+        cols, rows = querylib.run(con, q, values)
+    except ValueError as e:
+        raise click.ClickException(str(e))
+    except Exception as e:  # duckdb.Error
+        raise click.ClickException(f"{q.name}: SQL error: {e}")
+    finally:
+        con.close()
+    print_result(cols, rows, fmt)
 
 
 def register(group) -> None:
     """Add the report commands to the `rdbscan` click group."""
+    group.add_command(report_cmd)
+    group.add_command(queries_cmd)
+    group.add_command(query_cmd)
