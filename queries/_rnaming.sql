@@ -13,6 +13,9 @@
 CREATE OR REPLACE TEMP TABLE rnaming AS
 WITH k AS (
     SELECT dump_id, db, key, key_length, memory_bytes, pattern, invalid_utf8,
+           -- invalid UTF-8 bytes are shown as \xNN in `key`: drop them where the escape's own
+           -- backslash or letters would count
+           CASE WHEN invalid_utf8 THEN regexp_replace(key, '\\x[0-9a-fA-F]{2}', '', 'g') ELSE key END AS clean,
            regexp_extract(key, '^[^' || delim_class($mixed_candidates) || ']*') AS root,
            array_to_string(list_sort(list_distinct(string_split(
                regexp_replace(key, '[^' || delim_class($mixed_candidates) || ']', '', 'g'), ''))), '') AS dset
@@ -26,10 +29,10 @@ WITH k AS (
 ), flagged AS (
     SELECT k.dump_id, k.db, k.key, k.memory_bytes, k.pattern, unnest([
         CASE WHEN regexp_matches(k.key, '[^' || $allowed_chars || ']') THEN 'disallowed-chars' END,
-        CASE WHEN regexp_matches(k.key, '[\\*?\[\]()\s''"]')
+        CASE WHEN regexp_matches(k.clean, '[\\*?\[\]()\s''"]')
                OR (regexp_matches(k.key, '[{}]') AND key_hashtag(k.key) IS NULL) THEN 'special-chars' END,
         CASE WHEN NOT regexp_matches(k.key, '^[A-Za-z]') THEN 'not-letter-start' END,
-        CASE WHEN regexp_matches(k.key, '[A-Z]') THEN 'uppercase' END,
+        CASE WHEN regexp_matches(k.clean, '[A-Z]') THEN 'uppercase' END,
         CASE WHEN k.key_length > $max_length THEN 'max-length' END,
         CASE WHEN k.key_length > $recommended_length THEN 'recommended-length' END,
         CASE WHEN NOT regexp_matches(k.key, '[' || delim_class($delimiters) || ']') THEN 'no-delimiter' END,

@@ -300,7 +300,8 @@ def build_report(con, options: ReportOptions | None = None,
             report[name] = builders[name](run, options, meta)
     if "overview" not in options.sections:
         report["overview"] = {k: report["overview"][k] for k in
-                              ("keys", "keys_by_db", "rdb_version", "memory_bytes", "snapshot_time")}
+                              ("keys", "keys_by_db", "rdb_version", "memory_bytes", "snapshot_time",
+                               "snapshot_ms", "snapshot_source")}
     if fail_on:
         report["fail_on"] = evaluate_fail_on(run, report, fail_on)
     report["report_seconds"] = round(time.perf_counter() - started, 3)
