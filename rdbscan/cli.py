@@ -80,10 +80,16 @@ def main(ctx, debug):
 @click.option("--target", metavar="VERSION",
               help="Estimate memory as this server would use it (e.g. 6.2, 7.4, valkey-8.0); "
                    "default: the server that wrote the dump.")
-def load(dumps, db_path, quiet, no_verify_crc, target):
+@click.option("--skip-bad", is_flag=True,
+              help="Leave out values that are damaged inside but whose extent is known (a blob "
+                   "that does not decode) and go on; dumps.skipped_keys counts them.")
+@click.pass_context
+def load(ctx, dumps, db_path, quiet, no_verify_crc, target, skip_bad):
     """Load one or more RDB dumps into a DuckDB database, one row per key in table `keys`.
 
-    DUMPS are RDB files (or - for standard input).  Loading several dumps into one database
+    DUMPS are RDB files (or - for standard input), compressed or not (gzip, zstd, lz4, bzip2,
+    xz), an AOF with an RDB preamble, Redis 7's appendonlydir/ or its .manifest, or a
+    replication capture ($EOF:... or $<length>).  Loading several dumps into one database
     (the shards of a cluster) gives each its own dump_id.  A damaged dump keeps the rows read
     before the damage; its `dumps` row says complete = false, and the command exits with 4
     (5 when only the checksum does not match).
@@ -93,9 +99,14 @@ def load(dumps, db_path, quiet, no_verify_crc, target):
     from .load import load as load_dumps
     from .load import summarize
     results = load_dumps(list(dumps), db_path, progress=make_progress(quiet),
-                         verify_crc=not no_verify_crc, target=target)
+                         verify_crc=not no_verify_crc, target=target, skip_bad=skip_bad)
+    debug = (ctx.obj or {}).get("debug")
     code = EXIT_OK
     for r in results:
+        if debug and r.exception is not None:
+            traceback.print_exception(type(r.exception), r.exception, r.exception.__traceback__)
+        for w in r.warnings:
+            click.echo(f"rdbscan: warning: {w}", err=True)
         if r.error:
             click.echo(f"rdbscan: error: {r.error}", err=True)
             code = EXIT_DAMAGED
@@ -103,6 +114,8 @@ def load(dumps, db_path, quiet, no_verify_crc, target):
             click.echo(f"rdbscan: error: {r.path}: CRC64 checksum mismatch: the file stores "
                        f"{r.checksum_stored}, its bytes give {r.checksum_computed} (all {r.keys} "
                        f"keys were read and kept; the file is damaged)", err=True)
+            code = max(code, EXIT_CHECKSUM) if code != EXIT_DAMAGED else code
+        elif r.skipped_keys:
             code = max(code, EXIT_CHECKSUM) if code != EXIT_DAMAGED else code
         elif not quiet:
             click.echo(summarize(r), err=True)

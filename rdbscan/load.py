@@ -9,12 +9,12 @@ from __future__ import annotations
 import datetime as dt
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .errors import RDBError
 from .parser import DumpInfo, parse
 from .rows import RowBuilder
-from .source import Source, SourceError, open_source
+from .source import Source, SourceError, describe_truncation, open_source
 from .store import KEYS_SCHEMA, STREAM_GROUPS_SCHEMA, STREAMS_SCHEMA, Store
 
 BATCH_ROWS = 50_000
@@ -34,6 +34,13 @@ class DumpResult:
     checksum: str | None = None
     parse_seconds: float = 0.0
     bytes_read: int = 0
+    # Input handling (issue 6): how the bytes arrived and what was left out.
+    compression: str | None = None  # gzip | zstd | lz4 | bzip2 | xz
+    framing: str | None = None      # rdb | aof-preamble | aof-dir | repl-eof | repl-length | tar
+    tail_bytes: int | None = None   # bytes after the RDB's checksum (an AOF tail)
+    skipped_keys: int = 0           # values left out by skip_bad
+    warnings: list = field(default_factory=list)
+    exception: BaseException | None = field(default=None, repr=False)  # for --debug
 
 
 class ProgressHook:
@@ -48,20 +55,20 @@ class ProgressHook:
 
 def load(paths: list[str], db_path: str, *, progress: ProgressHook | None = None,
          verify_crc: bool = True, batch_rows: int = BATCH_ROWS,
-         target: str | None = None) -> list[DumpResult]:
+         target: str | None = None, skip_bad: bool = False) -> list[DumpResult]:
     """Load every dump in `paths` into the DuckDB database at `db_path` (created if needed).
     `target` picks the memory model's server profile (default: the dump's own server)."""
     store = Store(db_path)
     try:
         return [load_one(store, p, progress=progress, verify_crc=verify_crc,
-                         batch_rows=batch_rows, target=target) for p in paths]
+                         batch_rows=batch_rows, target=target, skip_bad=skip_bad) for p in paths]
     finally:
         store.close()
 
 
 def load_one(store: Store, path: str, *, progress: ProgressHook | None = None,
              verify_crc: bool = True, batch_rows: int = BATCH_ROWS,
-             target: str | None = None) -> DumpResult:
+             target: str | None = None, skip_bad: bool = False) -> DumpResult:
     dump_id = store.next_dump_id()
     info = DumpInfo()
     started = time.perf_counter()
@@ -73,8 +80,10 @@ def load_one(store: Store, path: str, *, progress: ProgressHook | None = None,
         result.path = source.name
         if progress:
             progress.start(source.name, source.size)
+        result.compression = source.compression
+        result.framing = source.framing
         records = parse(source.stream, info, size=source.size, verify_crc=verify_crc,
-                        initial=source.initial)
+                        initial=source.initial, skip_bad=skip_bad)
         for rec in records:
             rows.add(rec)
             if rows.count >= batch_rows:
@@ -82,17 +91,28 @@ def load_one(store: Store, path: str, *, progress: ProgressHook | None = None,
                 if progress:
                     progress.update(rec.end, info.keys)
         result.complete = info.complete
+        _finish_input(result, info, source)
     except RDBError as e:
-        result.error = f"{source.name if source else path}: {e.describe()}; {info.keys} keys read"
+        result.exception = e
+        where = f"{source.name if source else path}: {e.describe()}"
+        cut = describe_truncation(source) if source is not None else None
+        if cut and e.kind == "truncated":
+            where += f" ({cut})"
+        result.error = f"{where}; {info.keys} keys read"
+        if info.skipped_keys:
+            result.error += f", {info.skipped_keys} damaged keys skipped"
         result.error_kind = e.kind
         result.error_offset = e.offset
     except SourceError as e:
+        result.exception = e
         result.error = str(e)
         result.error_kind = "io"
     except OSError as e:
+        result.exception = e
         result.error = f"{path}: {e.strerror or e}"
         result.error_kind = "io"
     finally:
+        result.skipped_keys = info.skipped_keys
         _flush(store, rows)
         if progress:
             progress.update(info.bytes_read, info.keys)
@@ -108,6 +128,29 @@ def load_one(store: Store, path: str, *, progress: ProgressHook | None = None,
         if source is not None:
             source.close()
     return result
+
+
+def _finish_input(result: DumpResult, info: DumpInfo, source: Source) -> None:
+    """After a complete parse: name what followed the RDB (AOF tail, replication EOF mark)."""
+    tail = info.trailing_bytes
+    head = info.trailing_head or b""
+    if source.framing == "repl-eof":
+        mark = source.notes.get("eof_mark", b"")
+        if tail is not None and tail >= len(mark) and head[:len(mark)] == mark:
+            tail -= len(mark)
+        else:
+            result.warnings.append(f"{source.name}: the replication payload does not end with "
+                                   f"its $EOF mark")
+    elif head.startswith(b"*") and source.framing in ("rdb", "aof-dir", "tar"):
+        if source.framing != "aof-dir":
+            result.framing = "aof-preamble"
+    elif tail:
+        result.warnings.append(f"{source.name}: {tail} bytes follow the RDB's end marker and "
+                               f"were not read")
+    result.tail_bytes = tail
+    if info.skipped_keys:
+        result.warnings.append(f"{source.name}: {info.skipped_keys} damaged keys skipped "
+                               f"(--skip-bad); first: {info.skipped[0]}")
 
 
 def _flush(store: Store, rows: RowBuilder) -> None:
@@ -162,6 +205,11 @@ def _write_dump_row(store: Store, result: DumpResult, info: DumpInfo,
         "memory_bytes": stats[1],
         "parse_seconds": result.parse_seconds,
         "loaded_at": dt.datetime.now(dt.timezone.utc).replace(tzinfo=None),
+        # Input handling (issue 6).
+        "compression": result.compression,
+        "framing": result.framing,
+        "tail_bytes": result.tail_bytes,
+        "skipped_keys": info.skipped_keys,
         "aux": info.aux,
     }
     store.write_dump(row)

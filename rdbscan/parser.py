@@ -21,15 +21,18 @@ from . import constants as C
 from .blobs import (BlobError, intset_scan, listpack_scan, listpack_values, ziplist_scan,
                     zipmap_scan)
 from .errors import CorruptError, NotRDBError, RDBError, TruncatedError, UnsupportedError
-from .reader import I8, I16, I32, I64, U64, Reader, int_text_len, lzf_sizes_ok
+from .reader import I8, I16, I32, I64, U64, LZFError, Reader, int_text_len, lzf_sizes_ok
 
 _CANONICAL_LONG = re.compile(rb"-?[1-9][0-9]{0,18}|0")
 _LONG_MIN, _LONG_MAX = -(1 << 63), (1 << 63) - 1
 # PEL / node id lists longer than this are counted but not kept (memory bound).
 MAX_KEPT_IDS = 100_000
+TRAILING_HEAD = 64
+MAX_SKIPPED_KEPT = 100
 _MODULE_CHARSET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 STREAM_ITEM_FLAG_DELETED = 1
 STREAM_ITEM_FLAG_SAMEFIELDS = 2
+STREAM_NODE_MAX_ENTRIES = 100   # default stream-node-max-entries (memory model)
 
 
 class KeyRecord:
@@ -74,6 +77,9 @@ class DumpInfo:
         self.keys = 0
         self.bytes_read = 0
         self.trailing_bytes: int | None = None
+        self.trailing_head = b""            # first bytes after the RDB (AOF tail, EOF mark)
+        self.skipped_keys = 0               # keys left out by skip_bad
+        self.skipped: list[str] = []        # the first few of them, described
 
     @property
     def server(self) -> str | None:
@@ -115,11 +121,15 @@ def _id_text(ms: int, seq: int) -> str:
 
 
 class _Parser:
-    def __init__(self, reader: Reader, info: DumpInfo):
+    def __init__(self, reader: Reader, info: DumpInfo, skip_bad: bool = False,
+                 drain_tail: bool = True):
         self.r = reader
         self.info = info
         self.key: bytes | None = None
         self.rdb_type: int | None = None
+        self.skip_bad = skip_bad
+        self.drain_tail = drain_tail
+        self.bad: CorruptError | None = None   # skip_bad: what is wrong with the current value
 
     # -- errors --------------------------------------------------------------------------
     def corrupt(self, message: str, offset: int | None = None) -> CorruptError:
@@ -135,13 +145,32 @@ class _Parser:
             raise self.corrupt(f"{what} claims {n} elements")
 
     def blob(self, what: str) -> bytes:
-        return self.r.string(what)
+        """A blob string.  With skip_bad an LZF payload that does not decompress (its length
+        is known, so the reader is already past it) marks the value bad and reads as b''."""
+        try:
+            return self.r.string(what)
+        except LZFError as e:
+            e.key, e.rdb_type = self.key, self.rdb_type
+            self.recover(e)
+            return b""
+
+    def recover(self, err: CorruptError) -> None:
+        """A bad value whose extent is known: raise it, or with skip_bad remember it (the
+        first one) and let the caller continue to the end of the value."""
+        if not self.skip_bad:
+            raise err
+        if self.bad is None:
+            self.bad = err
 
     # -- header --------------------------------------------------------------------------
     def header(self) -> None:
         r, info = self.r, self.info
         r.fill(9)
         head = r.buf[:9]
+        if len(head) < 9 and (b"REDIS".startswith(head[:5]) or b"VALKEY".startswith(head[:6])):
+            what = "the input is empty" if not head else f"the input has only {len(head)} bytes"
+            raise TruncatedError(f"unexpected end of input: {what}, fewer than the 9 bytes of "
+                                 f"an RDB header", 0)
         if head[:5] == b"REDIS" and head[5:9].isdigit():
             info.magic = head[:9].decode()
             version = int(head[5:9])
@@ -201,7 +230,12 @@ class _Parser:
                     raise CorruptError(f"invalid object type or opcode {t}", off)
                 self.rdb_type = t
                 self.key = None
-                key = r.string("key name")
+                try:
+                    key = r.string("key name")
+                except LZFError as e:
+                    e.rdb_type = t
+                    self.recover(e)
+                    key = b""
                 self.key = key
                 rec = KeyRecord()
                 rec.db = db
@@ -218,6 +252,17 @@ class _Parser:
                     rec.type = C.TYPE_NAMES[t]
                     h(rec)
                 rec.end = r.tell()
+                if self.bad is not None:
+                    # skip_bad: the value is damaged but ends where it should; leave it out.
+                    info.skipped_keys += 1
+                    if len(info.skipped) < MAX_SKIPPED_KEPT:
+                        info.skipped.append(self.bad.describe())
+                    self.bad = None
+                    self.key = None
+                    self.rdb_type = None
+                    expire = idle = freq = None
+                    start = None
+                    continue
                 info.keys += 1
                 self.key = None
                 self.rdb_type = None
@@ -355,8 +400,13 @@ class _Parser:
         else:
             info.checksum = "absent"
         info.bytes_read = r.tell()
+        # What follows the RDB (an AOF tail, a replication EOF mark): its size and first bytes.
+        r.fill(TRAILING_HEAD)
+        info.trailing_head = r.buf[r.pos:r.pos + TRAILING_HEAD]
         if r.size is not None:
             info.trailing_bytes = r.size - r.tell()
+        elif self.drain_tail:
+            info.trailing_bytes = r.drain()
         else:
             info.trailing_bytes = 0 if r.at_end() else None
         info.complete = True
@@ -595,10 +645,12 @@ class _Parser:
         try:
             items = listpack_values(blob)
         except BlobError as e:
-            raise self.corrupt(f"hash listpack: {e}", start)
+            self.recover(self.corrupt(f"hash listpack: {e}", start))
+            items = []
         if len(items) % 3:
-            raise self.corrupt(f"hash listpack holds {len(items)} entries, not field/value/TTL "
-                               f"triplets", start)
+            self.recover(self.corrupt(f"hash listpack holds {len(items)} entries, not "
+                                      f"field/value/TTL triplets", start))
+            items = []
         mx = 0
         with_ttl = 0
         earliest = None
@@ -607,7 +659,9 @@ class _Parser:
             mx = max(mx, len(f) if isinstance(f, bytes) else int_text_len(f),
                      len(v) if isinstance(v, bytes) else int_text_len(v))
             if not isinstance(t, int):
-                raise self.corrupt("hash listpack: field TTL entry is not an integer", start)
+                self.recover(self.corrupt("hash listpack: field TTL entry is not an integer",
+                                          start))
+                break
             if t:
                 with_ttl += 1
                 if earliest is None or t < earliest:
@@ -641,7 +695,8 @@ class _Parser:
                         raise BlobError(f"{count} entries do not make pairs")
                     count //= 2
         except BlobError as e:
-            raise self.corrupt(f"{C.RDB_TYPE_LABELS[t]} blob: {e}", start)
+            self.recover(self.corrupt(f"{C.RDB_TYPE_LABELS[t]} blob: {e}", start))
+            count = mx = 0
         rec.length = count
         rec.max_elem = mx
         rec.blob = len(blob)
@@ -675,7 +730,8 @@ class _Parser:
             try:
                 c, m = listpack_scan(blob) if v2 else ziplist_scan(blob)
             except BlobError as e:
-                raise self.corrupt(f"quicklist node: {e}", start)
+                self.recover(self.corrupt(f"quicklist node: {e}", start))
+                c = m = 0
             packed += 1
             nodes[len(blob)] = nodes.get(len(blob), 0) + 1
             count += c
@@ -700,20 +756,30 @@ class _Parser:
         lp_sizes: dict[int, int] = {}
         node_ids: list[bytes] | None = []
         mx = 0
+        lp_unfilled: dict[int, int] = {}
+        tail_lp: int | None = None
+        tail_entries = 0
         for _ in range(n_lp):
             start = r.tell()
             node_key = self.blob("stream node key")
             if len(node_key) != 16:
-                raise self.corrupt(f"stream node key is {len(node_key)} bytes, expected 16", start)
+                self.recover(self.corrupt(f"stream node key is {len(node_key)} bytes, "
+                                          f"expected 16", start))
             start = r.tell()
             lp = self.blob("stream listpack")
             try:
-                m = _stream_node_max(lp)
+                m, entries = _stream_node_max(lp)
             except (BlobError, IndexError, TypeError) as e:
-                raise self.corrupt(f"stream listpack: {e or 'malformed entry'}", start)
+                self.recover(self.corrupt(f"stream listpack: {e or 'malformed entry'}", start))
+                m = entries = 0
             if m > mx:
                 mx = m
             lp_sizes[len(lp)] = lp_sizes.get(len(lp), 0) + 1
+            # Memory model: nodes that never reached stream-node-max-entries keep their
+            # preallocation on a live server; the last one is the tail.
+            if tail_lp is not None and tail_entries < STREAM_NODE_MAX_ENTRIES:
+                lp_unfilled[tail_lp] = lp_unfilled.get(tail_lp, 0) + 1
+            tail_lp, tail_entries = len(lp), entries
             if node_ids is not None:
                 node_ids.append(node_key)
                 if len(node_ids) > MAX_KEPT_IDS:
@@ -784,7 +850,8 @@ class _Parser:
         rec.extra = {"listpacks": n_lp, "node_ids": node_ids, "last_id": last_id,
                      "first_id": first_id, "max_deleted_id": max_deleted,
                      "entries_added": entries_added, "groups": groups,
-                     "consumers": consumers_total, "pending": pending_total}
+                     "consumers": consumers_total, "pending": pending_total,
+                     "tail_lp_bytes": tail_lp, "lp_unfilled": lp_unfilled}
 
     def skip_stream_idmp(self) -> None:
         """Redis 8.6 stream IDMP trailer (type 26), skipped."""
@@ -815,8 +882,9 @@ class _Parser:
         rec.extra = {"module": name, "encver": encver, "items": items}
 
 
-def _stream_node_max(lp: bytes) -> int:
-    """Longest field or value among the live entries of one stream node listpack."""
+def _stream_node_max(lp: bytes) -> tuple[int, int]:
+    """(longest field or value among the live entries, entries ever added: live + deleted)
+    of one stream node listpack."""
     v = listpack_values(lp)
     nf = v[2]
     master = v[3:3 + nf]
@@ -851,7 +919,7 @@ def _stream_node_max(lp: bytes) -> int:
             ln = len(x) if isinstance(x, bytes) else int_text_len(x)
             if ln > mx:
                 mx = ln
-    return mx
+    return mx, v[0] + v[1]
 
 
 def _library_name(code: bytes) -> str:
@@ -862,13 +930,17 @@ def _library_name(code: bytes) -> str:
 
 
 def parse(stream, info: DumpInfo, *, size: int | None = None, verify_crc: bool = True,
-          initial: bytes = b"") -> Iterator[KeyRecord]:
+          initial: bytes = b"", skip_bad: bool = False,
+          drain_tail: bool = True) -> Iterator[KeyRecord]:
     """Parse an RDB byte stream, yielding one KeyRecord per key and filling `info`.
 
     Raises an RDBError subclass on damaged or unsupported input; the records yielded
-    before the error stay valid."""
+    before the error stay valid.  With `skip_bad`, a value that is damaged inside but whose
+    extent is known (a blob that does not decode) is left out and counted in
+    `info.skipped_keys` instead.  With `drain_tail` and an unknown size, the bytes after the
+    RDB are read and counted (`info.trailing_bytes`)."""
     reader = Reader(stream, size=size, crc=verify_crc, initial=initial)
-    parser = _Parser(reader, info)
+    parser = _Parser(reader, info, skip_bad=skip_bad, drain_tail=drain_tail)
     try:
         yield from parser.records()
     except RDBError as e:

@@ -17,6 +17,8 @@ import lzf
 from .errors import CorruptError, TruncatedError
 
 CHUNK = 1 << 20
+# Largest single read asked of the stream (a pipe's BufferedReader allocates what is asked).
+MAX_READ = 16 * CHUNK
 # Largest item we agree to hold in memory at once (listpacks are capped at 1 GiB by Redis,
 # keys at 512 MB).  Anything larger is reported as corrupt before any allocation.
 MAX_ITEM = 1 << 30
@@ -47,6 +49,10 @@ def int_text_len(v: int) -> int:
     if 0 <= v < 10:
         return 1
     return len(str(v))
+
+
+class LZFError(CorruptError):
+    """An LZF payload that does not decompress; the reader is already past it."""
 
 
 class Reader:
@@ -87,7 +93,7 @@ class Reader:
         have = len(rest)
         parts = [rest]
         while have < n and not self.eof:
-            data = self.stream.read(max(CHUNK, n - have))
+            data = self.stream.read(min(max(CHUNK, n - have), MAX_READ))
             if not data:
                 self.eof = True
                 break
@@ -127,6 +133,21 @@ class Reader:
             raise TruncatedError(
                 f"unexpected end of input at byte {self.tell() + len(self.buf) - self.pos}: "
                 f"{what} needs {n} bytes", self.tell() if start is None else start)
+
+    def drain(self) -> int:
+        """Read to the end of the input without keeping it; return how many bytes were left."""
+        n = len(self.buf) - self.pos
+        self.pos = len(self.buf)
+        self.fill(0)
+        self.buf = b""
+        while not self.eof:
+            data = self.stream.read(CHUNK)
+            if not data:
+                self.eof = True
+                break
+            n += len(data)
+            self.base += len(data)
+        return n
 
     def at_end(self) -> bool:
         if self.pos < len(self.buf):
@@ -252,9 +273,12 @@ class Reader:
             data = self.read(clen, what)
             if ulen == 0:
                 return b""
-            out = lzf.decompress(data, ulen)
+            try:
+                out = lzf.decompress(data, ulen)
+            except (ValueError, SystemError):
+                out = None
             if out is None or len(out) != ulen:
-                raise CorruptError(f"{what}: LZF data does not decompress to {ulen} bytes", start)
+                raise LZFError(f"{what}: LZF data does not decompress to {ulen} bytes", start)
             return out
         raise CorruptError(f"{what}: unknown string encoding {n}", start)
 

@@ -99,6 +99,11 @@ CREATE TABLE IF NOT EXISTS dumps (
     parse_seconds DOUBLE,
     loaded_at TIMESTAMP
 );
+-- Input handling (issue 6): compression, framing, bytes after the RDB, --skip-bad count.
+ALTER TABLE dumps ADD COLUMN IF NOT EXISTS compression VARCHAR;
+ALTER TABLE dumps ADD COLUMN IF NOT EXISTS framing VARCHAR;
+ALTER TABLE dumps ADD COLUMN IF NOT EXISTS tail_bytes BIGINT;
+ALTER TABLE dumps ADD COLUMN IF NOT EXISTS skipped_keys BIGINT;
 CREATE TABLE IF NOT EXISTS db_sizes (
     dump_id INTEGER, db INTEGER, resize_keys BIGINT, resize_expires BIGINT
 );
