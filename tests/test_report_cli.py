@@ -1,0 +1,222 @@
+"""`rdbscan report / queries / query` through click, the JSON contract, --fail-on exit codes,
+rules and config files, and the macros; expected values come from the manifests."""
+from __future__ import annotations
+
+import collections
+import json
+import re
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+
+from rdbscan.cli import main
+from rdbscan.load import load
+from rdbscan.querylib import bundled_queries, queries_dir
+from report_truth import big_key_rules, manifest, naming_violations
+
+REL = "redis-7.0.15/small"
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cli") / "small.duckdb"
+    load([str(manifest(REL).dump)], str(path))
+    return str(path)
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+def test_report_json_contract_from_dump(tmp_path):
+    """Given a dump, report loads it into a temporary database, reports, and removes it."""
+    m = manifest(REL)
+    res = run("report", m.dump, "--format", "json", "-q")
+    assert res.exit_code == 0, res.output
+    rep = json.loads(res.stdout)
+    o = rep["overview"]
+    assert o["keys"] == len(m.keys)
+    assert o["keys_by_db"] == {str(k): v for k, v in sorted(collections.Counter(k.db for k in m.keys).items())}
+    assert o["rdb_version"] == 10 and isinstance(o["memory_bytes"], int)
+    for item in rep["big_keys"]["items"]:
+        assert {"db", "key", "type", "length", "memory_bytes"} <= set(item)
+    for p in rep["patterns"]["items"]:
+        assert {"pattern", "keys", "memory_bytes", "memory_share", "ttl_share"} <= set(p)
+    assert rep["ttl"]["keys_without_ttl"] == sum(1 for k in m.keys if k.expire_at_ms is None)
+    assert isinstance(rep["ttl"]["memory_without_ttl"], int)
+    assert rep["ttl"]["expired_at_snapshot"] == 0
+    assert isinstance(rep["encodings"]["candidates"], list)
+    for c in rep["encodings"]["candidates"]:
+        assert {"db", "key", "type", "encoding", "savings_bytes"} <= set(c)
+    for r in rep["naming"]["rules"]:
+        assert {"rule", "keys", "examples"} <= set(r)
+    assert set(rep) >= {"overview", "big_keys", "patterns", "ttl", "encodings", "naming", "cold", "slots", "streams"}
+
+
+def test_report_output_database_kept(tmp_path):
+    out = tmp_path / "kept.duckdb"
+    res = run("report", manifest(REL).dump, "-o", out, "--format", "json", "-q", "--section", "overview")
+    assert res.exit_code == 0
+    con = duckdb.connect(str(out), read_only=True)
+    assert con.execute("SELECT count(*) FROM keys").fetchone()[0] == len(manifest(REL).keys)
+
+
+def test_report_text_and_markdown(db):
+    res = run("report", db)
+    assert res.exit_code == 0, res.output
+    for heading in ("Overview", "Big keys", "Key families", "TTL", "Compact encodings", "Naming", "Cold keys",
+                    "Cluster slots", "Streams"):
+        assert heading in res.stdout
+    assert "user:{id}:profile" in res.stdout
+    assert "What to do:" in res.stdout
+    assert "Traceback" not in res.output
+    md = run("report", db, "--format", "markdown")
+    assert md.exit_code == 0
+    assert md.stdout.startswith("# rdbscan report")
+    assert "## Big keys" in md.stdout and "| rule |" in md.stdout
+    assert "user:{id}:profile" in md.stdout
+
+
+def test_fail_on_exit_codes(db):
+    m = manifest(REL)
+    n_big = sum(1 for k in m.keys if big_key_rules(k))
+    n_upper = len(naming_violations(m.keys)["uppercase"])
+    assert n_big > 0 and n_upper > 0
+    res = run("report", db, "--fail-on", "big-keys", "--format", "json")
+    assert res.exit_code == 3
+    checks = json.loads(res.stdout)["fail_on"]["checks"]
+    assert checks[0]["value"] == n_big and checks[0]["failed"]
+    assert "findings exceed" in res.stderr
+    assert run("report", db, "--fail-on", f"big-keys={n_big}", "--section", "overview").exit_code == 0
+    assert run("report", db, "--fail-on", f"naming:uppercase={n_upper - 1}", "--section", "overview").exit_code == 3
+    assert run("report", db, "--fail-on", f"naming:uppercase={n_upper}", "--section", "overview").exit_code == 0
+    # share of memory without TTL: nearly all memory in this fixture
+    assert run("report", db, "--fail-on", "no-ttl-share=99.9%", "--section", "overview").exit_code == 0
+    assert run("report", db, "--fail-on", "no-ttl-share=50%", "--section", "overview").exit_code == 3
+    bad = run("report", db, "--fail-on", "bogus")
+    assert bad.exit_code == 1 and "unknown rule" in bad.output and "Traceback" not in bad.output
+
+
+def test_rules_file(db, tmp_path):
+    m = manifest(REL)
+    rules = tmp_path / "rules.toml"
+    rules.write_text('[rules.uppercase]\nenabled = false\n\n[rules.max-length]\nmax_bytes = 100\n\n'
+                     '[big-keys]\ncollection_length = 500\n\n[fail-on]\nnaming = 1000000\n')
+    res = run("report", db, "--rules", rules, "--format", "json", "--top", "100")
+    assert res.exit_code == 0, res.output
+    rep = json.loads(res.stdout)
+    got = {r["rule"]: r["keys"] for r in rep["naming"]["rules"]}
+    assert "uppercase" not in got
+    assert got["max-length"] == len(naming_violations(m.keys, max_length=100)["max-length"])
+    big = {r["rule"]: r["keys"] for r in rep["big_keys"]["rules"]}
+    assert big["big-collection"] == sum(1 for k in m.keys if "big-collection" in big_key_rules(k, coll_len=500))
+    assert rep["fail_on"]["checks"][0]["rule"] == "naming" and not rep["fail_on"]["failed"]
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[rules.no-such-rule]\nenabled = false\n")
+    res = run("report", db, "--rules", bad)
+    assert res.exit_code == 1 and "unknown naming rule" in res.output
+
+
+def test_config_file_and_set(db, tmp_path):
+    conf = tmp_path / "redis.conf"
+    conf.write_text("# test\nhash-max-ziplist-entries 1024\nzset-max-listpack-value \"128\"\nmaxmemory 1gb\n")
+    res = run("report", db, "--config", conf, "--set", "hash-max-listpack-value=128", "--format", "json",
+              "--section", "encodings", "--top", "200")
+    assert res.exit_code == 0, res.output
+    e = json.loads(res.stdout)["encodings"]
+    assert e["thresholds"]["hash-max-listpack-entries"] == 1024
+    assert e["thresholds"]["zset-max-listpack-value"] == 128
+    assert e["thresholds"]["hash-max-listpack-value"] == 128
+    assert e["threshold_sources"]["hash-max-listpack-entries"].startswith("config ")
+    assert "hash:n513" in {c["key"] for c in e["candidates"]}
+    res = run("report", db, "--set", "no-such-setting=1")
+    assert res.exit_code == 1 and "no-such-setting" in res.output
+
+
+def test_queries_listing_and_headers():
+    res = run("queries")
+    assert res.exit_code == 0
+    names = [line.split()[0] for line in res.stdout.splitlines()]
+    files = sorted(p.stem for p in queries_dir().glob("*.sql") if not p.stem.startswith("_"))
+    assert sorted(names) == files
+    for q in bundled_queries(include_base=True).values():
+        text = q.path.read_text()
+        assert text.startswith(f"-- name: {q.name}\n-- answers: "), q.name
+        assert "-- params:" in text, q.name
+        assert q.used_params <= set(q.params) | {"dump_id", "delimiters"}, q.name
+    verbose = run("queries", "-v")
+    assert "--param top=" in verbose.stdout
+
+
+def test_query_command(db):
+    m = manifest(REL)
+    res = run("query", db, "big_keys", "--param", "top=1", "--format", "json")
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.stdout)
+    assert len(rows) == 1
+    res = run("query", db, "big_keys_summary", "--param", "collection_length=100", "-f", "json")
+    got = {r["rule"]: r["keys"] for r in json.loads(res.stdout)}
+    assert got["big-collection"] == sum(1 for k in m.keys if "big-collection" in big_key_rules(k, coll_len=100))
+    res = run("query", db, "naming_rules", "-f", "csv")
+    assert res.exit_code == 0 and res.stdout.startswith("rule,description,keys")
+    assert run("query", db, "nope").exit_code == 1
+    bad = run("query", db, "big_keys", "--param", "nope=1")
+    assert bad.exit_code == 2 and "nope" in bad.output
+
+
+def test_query_own_sql_file(db, tmp_path):
+    sql = tmp_path / "mine.sql"
+    sql.write_text("-- name: mine\n-- answers: How many keys per family prefix?\n-- params:\n"
+                   "--   depth (1)   prefix depth\n"
+                   "SELECT key_prefix(pattern, $depth) AS prefix, count(*) AS keys FROM rkeys GROUP BY 1 ORDER BY 2 DESC\n")
+    res = run("query", db, sql, "-p", "depth=1", "-f", "json")
+    assert res.exit_code == 0, res.output
+    rows = {r["prefix"]: r["keys"] for r in json.loads(res.stdout)}
+    assert rows["user"] == sum(1 for k in manifest(REL).keys if k.raw.startswith(b"user:"))
+
+
+def test_macros_in_loaded_database(db):
+    """The loader creates the macros in every database it writes: plain DuckDB can use them."""
+    con = duckdb.connect(db, read_only=True)
+    q = lambda sql: con.execute(sql).fetchone()[0]  # noqa: E731
+    assert q("SELECT key_pattern('user:1000:profile')") == "user:{id}:profile"
+    assert q("SELECT key_pattern('session:00c2b36c1bdb352c0c6c0e066e358cad')") == "session:{id}"
+    assert q("SELECT key_pattern('order:2024-01-31:42')") == "order:{date}:{id}"
+    assert q("SELECT key_pattern('u:550e8400-e29b-41d4-a716-446655440000:x')") == "u:{id}:x"
+    assert q("SELECT key_pattern('{user:42}:cart')") == "{user:{id}}:cart"
+    assert q("SELECT key_pattern('camelCaseKeyName')") == "camelCaseKeyName"
+    assert q("SELECT key_pattern('a.1|b', '.|')") == "a.{id}|b"
+    assert q("SELECT key_prefix('user:1000:profile', 2)") == "user:1000"
+    assert q("SELECT key_prefix('user:1000:profile', 9)") == "user:1000:profile"
+    assert q("SELECT key_depth('a:b:c')") == 3
+    # format §9 test vectors
+    assert q("SELECT key_hashtag('{user1000}.following')") == "user1000"
+    assert q("SELECT key_hashtag('foo{}{bar}')") is None
+    assert q("SELECT key_hashtag('foo{{bar}}zap')") == "{bar"
+    assert q("SELECT key_hashtag('foo{bar}{zap}')") == "bar"
+    assert [q(f"SELECT jemalloc_size({n})") for n in (1, 9, 65, 129, 1025, 5000)] == [8, 16, 80, 160, 1280, 5120]
+    m = manifest(REL)
+    fam = collections.Counter()
+    for k in m.keys:
+        if re.fullmatch(rb"user:\d+:profile", k.raw):
+            fam["p"] += 1
+    assert q("SELECT count(*) FROM keys WHERE key_pattern(key) = 'user:{id}:profile'") == fam["p"]
+
+
+def test_errors_are_one_line(tmp_path):
+    res = run("report", tmp_path / "missing.rdb")
+    assert res.exit_code == 1 and "no such file" in res.output
+    empty = tmp_path / "x.duckdb"
+    duckdb.connect(str(empty)).execute("CREATE TABLE t(a INT)").close()
+    res = run("report", empty)
+    assert res.exit_code == 1 and "not an rdbscan database" in res.output
+
+
+def test_damaged_dump_reports_and_exits_4():
+    m = manifest("redis-7.0.15/variants/truncated")
+    res = run("report", m.dump, "--format", "json", "-q", "--section", "overview")
+    assert res.exit_code == 4
+    rep = json.loads(res.stdout)
+    assert rep["overview"]["complete"] is False
+    assert 0 < rep["overview"]["keys"] < len(m.keys)
