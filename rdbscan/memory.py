@@ -1,47 +1,55 @@
-"""Memory model: what `MEMORY USAGE key SAMPLES 0` would report for a key, from what the parser
-measured (rdb-format.md section 8).  First model: Redis 4.0-7.4 formulas with jemalloc size
-classes; other profiles reuse the nearest one.  Its accuracy is tracked by its own issue.
+"""Memory model: what `MEMORY USAGE key SAMPLES 0` reports for a key on a given server, computed
+from what the parser measured (rdb-format.md section 8; the corpus in /work/shared/dumps and the
+servers' object.c win where they differ from the document).
+
+One `Profile` per server generation (section 8.3 struct sizes, 8.4 formulas, 8.5 Redis 8 /
+Valkey), chosen from the dump's aux fields (`redis-ver` / `valkey-ver`) or forced with
+`--target`.  Every allocation is rounded to the allocator's size classes (section 8.2) through a
+table precomputed per profile, so a key costs a handful of dict lookups: the parser already
+reduced its elements to histograms {length: count}.
+
+What is modelled is the *live* server that wrote the dump (that is what an SRE compares with),
+not a server that has just loaded it.  The differences are systematic for streams (the tail
+listpack, and nodes closed by the byte limit, keep their 4 KiB preallocation) and are documented
+in README_memory.md; the rest (sds slack from APPEND/SETRANGE/SETBIT, dicts caught mid-rehash)
+cannot be seen in a dump and stays as error.
+
+`memory_bytes` = `estimate(rec, profile)`; `memory_total_bytes` = `total(...)` adds what
+MEMORY USAGE leaves out (section 8.6): the key's share of the main dict's bucket array and, for
+keys with a TTL, the expires entry plus its share of the expires bucket array.
 """
 from __future__ import annotations
 
-from functools import lru_cache
+import re
 
-DICT_ENTRY = 24
-ROBJ = 16
-QUICKLIST = 40
-QUICKLIST_NODE = 32
-SKIPLIST_NODE_AVG = 45.84  # E[J(24 + 16 L)] with P(L) = 0.75 * 0.25^(L-1)
+# -- allocator size classes (section 8.2) ----------------------------------------------------
+
+TABLE_LIMIT = 1 << 16   # sizes up to this come from a precomputed table
 
 
-def _jemalloc_table(limit: int = 1 << 16) -> list[int]:
-    table = [0] * (limit + 1)
-    for n in range(limit + 1):
-        table[n] = _jemalloc_calc(n)
-    return table
+def jemalloc_class(n: int, quantum: int = 8) -> int:
+    """Usable size jemalloc returns for a request of n bytes.
 
-
-def _jemalloc_calc(n: int) -> int:
+    quantum 8: Redis >= 4.0 with its bundled jemalloc (`--with-lg-quantum=3`): 8, 16, 24, ...,
+    64, then four classes per power of two (80, 96, 112, 128, 160, ...).
+    quantum 16: jemalloc's own default (Redis 2.8/3.x bundles, and distribution packages that
+    link the system libjemalloc, e.g. Debian/Ubuntu): 8, 16, 32, 48, 64, 80, ... 128, then the
+    same four classes per power of two."""
     if n <= 8:
         return 8
-    if n <= 64:
-        return (n + 7) & ~7
+    if n <= 64 or (quantum == 16 and n <= 128):
+        return (n + quantum - 1) & ~(quantum - 1)
     g = (n - 1).bit_length() - 1
     step = 1 << (g - 2)
     return (n + step - 1) & ~(step - 1)
 
 
-_J = _jemalloc_table()
-_J_LIMIT = len(_J) - 1
-
-
-def jemalloc(n: int) -> int:
-    """Usable size jemalloc (8-byte quantum, as bundled with Redis) returns for n bytes."""
-    return _J[n] if n <= _J_LIMIT else _jemalloc_calc(n)
-
-
-def sds_header(n: int) -> int:
+def sds_header(n: int, old: bool = False) -> int:
+    """Header bytes of an sds string of length n (sds.h; 2.x/3.0: one 8-byte header)."""
+    if old:
+        return 8
     if n < 32:
-        return 1 if n else 3
+        return 1
     if n < 256:
         return 3
     if n < 65536:
@@ -51,122 +59,486 @@ def sds_header(n: int) -> int:
     return 17
 
 
-@lru_cache(maxsize=4096)
-def sds_alloc(n: int) -> int:
-    return jemalloc(sds_header(n) + n + 1)
+def next_pow2(n: int, minimum: int = 4) -> int:
+    """Bucket count of a dict holding n entries (dictExpand rounds up to a power of two)."""
+    if n <= minimum:
+        return minimum
+    return 1 << (n - 1).bit_length()
 
 
-def _next_pow2(n: int) -> int:
-    b = 4
-    while b < n:
-        b <<= 1
-    return b
+_TABLES: dict[int, list[int]] = {}
+_SDS_TABLES: dict[tuple[int, bool], list[int]] = {}
 
+
+def _class_table(quantum: int) -> list[int]:
+    t = _TABLES.get(quantum)
+    if t is None:
+        t = _TABLES[quantum] = [jemalloc_class(n, quantum) for n in range(TABLE_LIMIT + 1)]
+    return t
+
+
+def _sds_table(quantum: int, old: bool) -> list[int]:
+    t = _SDS_TABLES.get((quantum, old))
+    if t is None:
+        j = _class_table(quantum)
+        t = [j[sds_header(n, old) + n + 1] if sds_header(n, old) + n + 1 <= TABLE_LIMIT
+             else jemalloc_class(sds_header(n, old) + n + 1, quantum)
+             for n in range(TABLE_LIMIT + 1)]
+        _SDS_TABLES[(quantum, old)] = t
+    return t
+
+
+def _sds_exact_table(old: bool) -> list[int]:
+    return [sds_header(n, old) + n + 1 for n in range(TABLE_LIMIT + 1)]
+
+
+# -- radix trees (streams, section 8.4) -------------------------------------------------------
+
+RAX_NODE_ESTIMATE = 4 + 8 * 30    # what streamRadixTreeMemoryUsage charges per node
+STREAM_ID = 16
+EXACT_RAX_IDS = 20_000            # above this many ids the node count is extrapolated
+
+
+def rax_nodes(ids) -> int:
+    """Number of nodes of a rax holding these distinct 16-byte keys (stream ids).
+
+    The rax is a compressed trie: a root, one node per branching prefix, one leaf per key,
+    plus one compressed node for every edge out of a branching node longer than one byte
+    (rax.c splits compressed nodes that way).  Computed with a stack over the longest common
+    prefixes of neighbours in sorted order: no trie is built."""
+    n = len(ids)
+    if n <= 1:
+        return n + 1
+    if n > EXACT_RAX_IDS:
+        return max(2, round(rax_nodes(ids[:EXACT_RAX_IDS]) * n / EXACT_RAX_IDS))
+    keys = sorted(int.from_bytes(k, "big") for k in ids)
+    nodes = 1 + n                       # root + leaves
+    stack: list[list[int]] = [[0]]      # open branching nodes: [depth, child depths...]
+    last = len(keys) - 1
+    for i in range(n):
+        child = 16
+        lcp = (128 - (keys[i] ^ keys[i + 1]).bit_length()) >> 3 if i < last else 0
+        while stack[-1][0] > lcp:
+            node = stack.pop()
+            node.append(child)
+            depth = node[0]
+            nodes += 1 + sum(1 for d in node[1:] if d - depth > 1)
+            child = depth
+        if stack[-1][0] < lcp:
+            stack.append([lcp, child])
+        else:
+            stack[-1].append(child)
+    root = stack[0]
+    if len(root) > 2:                   # the root branches: long edges need their own node
+        nodes += sum(1 for d in root[1:] if d > 1)
+    return nodes
+
+
+def rax_estimate(elements: int, nodes: int) -> int:
+    return STREAM_ID * elements + RAX_NODE_ESTIMATE * nodes
+
+
+# -- profiles ---------------------------------------------------------------------------------
 
 class Profile:
-    """Struct sizes and rounding rules of one server generation."""
+    """Struct sizes and accounting rules of one server generation (sections 8.3-8.5)."""
 
-    def __init__(self, name: str, *, dict_struct: int, round_blobs: bool, stream_struct: int,
-                 cg_struct: int, consumer_struct: int, key_extra: int = 0):
+    def __init__(self, name: str, *, server: str = "redis", quantum: int = 8,
+                 sds_old: bool = False, round_blobs: bool = True, embstr: str = "rounded",
+                 dict_struct: int = 56, key: str = "sds+entry", key_usage_quirk: bool = False,
+                 stream_struct: int = 80, stream_prealloc: int = 4096, stream_lp_alloc: bool = True,
+                 cg_struct: int = 40, consumer_struct: int = 32, zsl_header: int = 640,
+                 zset_extra: bool = True, hfe: bool = False, cluster_key_extra: int = 0,
+                 set_entry: int = 24, sds_exact: bool = False, set_bare_keys: bool = False,
+                 rehash: dict | None = None, description: str = ""):
         self.name = name
+        self.server = server
+        self.quantum = quantum
+        self.sds_old = sds_old
+        self.round_blobs = round_blobs         # 7.0+: zmalloc_size() of blobs, else their length
+        self.embstr = embstr                   # "rounded": J(20 + n); "exact": 19 + n (<= 6.2)
         self.dict_struct = dict_struct
-        self.round_blobs = round_blobs
+        self.key = key                         # how the key itself is charged
+        self.key_usage_quirk = key_usage_quirk  # 4.0: charges the argument "usage", not the key
         self.stream_struct = stream_struct
+        self.stream_prealloc = stream_prealloc  # 0: listpacks charged at their length
+        self.stream_lp_alloc = stream_lp_alloc
         self.cg_struct = cg_struct
         self.consumer_struct = consumer_struct
-        self.key_extra = key_extra
+        self.zsl_header = zsl_header
+        self.zset_extra = zset_extra
+        self.hfe = hfe
+        self.cluster_key_extra = cluster_key_extra
+        self.set_entry = set_entry
+        # 4.0/5.0: sdsAllocSize() is header + len + 1, not the allocation (sds.c before 6.0
+        # recorded the requested size, not the usable one).
+        self.sds_exact = sds_exact
+        # Valkey 8.0: a set member alone in its bucket is stored without a dict entry.
+        self.set_bare_keys = set_bare_keys
+        # Incremental rehashing on the live server: {type: dict operations per added element}
+        # (rehash steps happen only when the dict is used; see _rehash_extra).
+        self.rehash = rehash or {}
+        self.cluster = False
+        self.J = _class_table(quantum)
+        self.S = _sds_exact_table(sds_old) if sds_exact else _sds_table(quantum, sds_old)
+        # Expected skiplist node allocation: level L with probability 0.75 * 0.25^(L-1).
+        self.skiplist_node = sum(0.75 * 0.25 ** (lv - 1) * self.J[24 + 16 * lv]
+                                 for lv in range(1, 33))
+
+    def j(self, n: int) -> int:
+        return self.J[n] if n <= TABLE_LIMIT else jemalloc_class(n, self.quantum)
+
+    def sds(self, n: int) -> int:
+        if n <= TABLE_LIMIT:
+            return self.S[n]
+        size = sds_header(n, self.sds_old) + n + 1
+        return size if self.sds_exact else jemalloc_class(size, self.quantum)
+
+    def with_cluster(self) -> "Profile":
+        """A copy for a cluster-mode server (per-key slot bookkeeping in the dict entry)."""
+        if not self.cluster_key_extra:
+            return self
+        import copy
+        p = copy.copy(self)
+        p.cluster = True
+        p.name = self.name + "+cluster"
+        return p
+
+    def __repr__(self):
+        return f"Profile({self.name})"
 
 
-PROFILES = {
-    "4.0": Profile("4.0", dict_struct=96, round_blobs=False, stream_struct=0, cg_struct=32,
-                   consumer_struct=24),
-    "6.2": Profile("6.2", dict_struct=96, round_blobs=False, stream_struct=0, cg_struct=32,
-                   consumer_struct=24),
-    "7.0": Profile("7.0", dict_struct=56, round_blobs=True, stream_struct=80, cg_struct=40,
-                   consumer_struct=24),
-    "7.2": Profile("7.2", dict_struct=56, round_blobs=True, stream_struct=80, cg_struct=40,
-                   consumer_struct=32),
-}
+def _profiles() -> dict[str, Profile]:
+    old = dict(round_blobs=False, embstr="exact", dict_struct=96, stream_struct=0,
+               stream_prealloc=0, stream_lp_alloc=False, cg_struct=32, consumer_struct=24)
+    # Rehash steps per added element: <= 7.0 HSET looks the field up before adding it (2),
+    # SADD adds directly (1); ZADD always looks up first (2).
+    rh_old = {"hash": 2, "set": 1, "zset": 2}
+    rh_new = {"hash": 1, "set": 1, "zset": 2}
+    p = {
+        "2.8": Profile("2.8", quantum=16, sds_old=True, zsl_header=0, zset_extra=False,
+                       rehash=rh_old, **old,
+                       description="Redis 2.8 (jemalloc 3.6, 16-byte quantum; no MEMORY USAGE: "
+                                   "the 4.0 formulas)"),
+        "3.2": Profile("3.2", quantum=16, zsl_header=0, zset_extra=False, rehash=rh_old, **old,
+                       description="Redis 3.x (jemalloc 4.0, 16-byte quantum; no MEMORY USAGE: "
+                                   "the 4.0 formulas)"),
+        "4.0": Profile("4.0", key_usage_quirk=True, sds_exact=True, zsl_header=0,
+                       zset_extra=False, rehash=rh_old, **old,
+                       description="Redis 4.0 (MEMORY USAGE charges the word 'usage' instead "
+                                   "of the key)"),
+        "5.0": Profile("5.0", sds_exact=True, zsl_header=1280, rehash=rh_old, **old,
+                       description="Redis 5.0 (sds charged at their length; 64-level skiplist "
+                                   "header)"),
+        "6.0": Profile("6.0", rehash=rh_old, **old, description="Redis 6.0"),
+        "6.2": Profile("6.2", rehash=rh_old,
+                       **{**old, "stream_struct": 40, "stream_prealloc": 4096},
+                       description="Redis 6.2 (stream tail listpacks preallocated)"),
+        "7.0": Profile("7.0", consumer_struct=24, cluster_key_extra=16, rehash=rh_old,
+                       description="Redis 7.0 (upstream build, bundled jemalloc)"),
+        "7.2": Profile("7.2", cluster_key_extra=8, rehash=rh_new, description="Redis 7.2"),
+        "7.4": Profile("7.4", hfe=True, rehash=rh_new, description="Redis 7.4"),
+        "8.0": Profile("8.0", hfe=True, rehash=rh_new,
+                       description="Redis 8.0 milestone builds (7.9.x: 7.4 layout)"),
+        "valkey-7.2": Profile("valkey-7.2", server="valkey", cluster_key_extra=8, rehash=rh_new,
+                              description="Valkey 7.2 (Redis 7.2 layout)"),
+        "valkey-8.0": Profile("valkey-8.0", server="valkey", key="valkey-embedded",
+                              set_bare_keys=True, rehash=rh_new,
+                              description="Valkey 8.0 (key embedded in the dict entry; set "
+                                          "members alone in a bucket need no entry)"),
+        "valkey-8.1": Profile("valkey-8.1", server="valkey", key="valkey-embedded",
+                              set_bare_keys=True, rehash=rh_new,
+                              description="Valkey 8.1 / unstable (255.255.255)"),
+    }
+    # Redis 7.0 as packaged by Debian 12 / Ubuntu 24.04 (7.0.15, system libjemalloc).
+    p["7.0-distro"] = Profile("7.0-distro", quantum=16, consumer_struct=24, cluster_key_extra=16,
+                              rehash=rh_old,
+                              description="Redis 7.0 linked with the system jemalloc "
+                                          "(16-byte quantum; Debian 12 / Ubuntu 24.04 packages)")
+    return p
 
 
-def profile_for(version: tuple[int, int]) -> Profile:
-    if version < (6, 2):
+PROFILES = _profiles()
+TARGETS = ("2.8", "3.2", "4.0", "5.0", "6.0", "6.2", "7.0", "7.2", "7.4", "8.0",
+           "valkey-7.2", "valkey-8.0", "valkey-8.1")
+_ALIASES = {"3.0": "3.2", "2.6": "2.8", "redis-7.0-distro": "7.0-distro",
+            "valkey-8": "valkey-8.0", "valkey8": "valkey-8.0", "8": "8.0", "8.x": "8.0",
+            "7.9": "8.0", "valkey-unstable": "valkey-8.1", "valkey-9.0": "valkey-8.1"}
+
+
+def profile_for(server: str | None, version: tuple[int, int]) -> Profile:
+    """The profile of a server family and (major, minor) version."""
+    if server == "valkey":
+        if version >= (8, 1):
+            return PROFILES["valkey-8.1"]
+        if version >= (8, 0):
+            return PROFILES["valkey-8.0"]
+        return PROFILES["valkey-7.2"]
+    if version < (3, 0):
+        return PROFILES["2.8"]
+    if version < (4, 0):
+        return PROFILES["3.2"]
+    if version < (5, 0):
         return PROFILES["4.0"]
+    if version < (6, 0):
+        return PROFILES["5.0"]
+    if version < (6, 2):
+        return PROFILES["6.0"]
     if version < (7, 0):
         return PROFILES["6.2"]
     if version < (7, 2):
-        return PROFILES["7.0"]
-    return PROFILES["7.2"]
+        # Every 7.0 in the corpus (and most in the wild: it is what Debian 12 and Ubuntu 24.04
+        # ship) links the system jemalloc; `--target 7.0` picks the upstream build.
+        return PROFILES["7.0-distro"]
+    if version < (7, 4):
+        return PROFILES["7.2"]
+    if version < (7, 9):
+        return PROFILES["7.4"]
+    return PROFILES["8.0"]
+
+
+def parse_target(target: str) -> Profile:
+    t = target.strip().lower()
+    for prefix in ("redis-", "redis"):
+        if t.startswith(prefix) and t[len(prefix):][:1].isdigit():
+            t = t[len(prefix):]
+    t = t.replace("valkey", "valkey-").replace("--", "-") if t.startswith("valkey") and \
+        not t.startswith("valkey-") else t
+    t = _ALIASES.get(t, t)
+    if t in PROFILES:
+        return PROFILES[t]
+    m = re.fullmatch(r"(valkey-)?(\d+)(?:\.(\d+))?(?:\.\d+)*", t)
+    if m and (m.group(3) is not None or m.group(1)):
+        major, minor = int(m.group(2)), int(m.group(3) or 0)
+        server = "valkey" if m.group(1) else "redis"
+        if server == "redis" and major > 8 or server == "valkey" and major > 9:
+            m = None
+        else:
+            return profile_for(server, (major, minor))
+    raise ValueError(f"unknown memory target {target!r}: expected one of "
+                     f"{', '.join(TARGETS)} (or 7.0-distro)")
+
+
+def is_cluster(info) -> bool:
+    """Cluster mode, where the dump shows it: slot records (Redis 7.4+ opcode 244, Valkey 8
+    aux slot-info).  Redis 7.0/7.2 cluster dumps carry no marker (db 0 only is a hint, not
+    proof), so they are estimated as standalone unless the target says '+cluster'."""
+    return bool(getattr(info, "slot_info", None))
 
 
 def select_profile(info, target: str | None = None) -> Profile:
-    """The profile for a dump: `target` (e.g. '7.0', 'valkey-8.0') when given, else the
-    writing server's version from the dump's aux fields."""
+    """The profile for a dump: `target` (e.g. '7.0', '6.2', 'valkey-8.0', '7.2+cluster') when
+    given, else the writing server's version from the dump's aux fields.  Raises ValueError
+    for an unknown target."""
+    cluster = None
     if target:
-        parts = target.split("-")[-1].split(".")
-        return profile_for((int(parts[0]), int(parts[1]) if len(parts) > 1 else 0))
-    return profile_for(info.version_tuple())
+        t = target.strip()
+        for suffix in ("+cluster", ":cluster"):
+            if t.lower().endswith(suffix):
+                t = t[:-len(suffix)]
+                cluster = True
+        prof = parse_target(t)
+    else:
+        prof = profile_for(getattr(info, "server", None), info.version_tuple())
+    if cluster is None:
+        cluster = is_cluster(info)
+    return prof.with_cluster() if cluster else prof
 
 
-def _rax(elements: int) -> int:
-    nodes = max(1, int(2.5 * elements)) if elements else 1
-    return 16 * elements + 244 * nodes
+# -- the estimate -----------------------------------------------------------------------------
+
+DICT_ENTRY = 24
+ROBJ = 16
+QUICKLIST = 40
+QUICKLIST_NODE = 32
+LINKEDLIST = 48      # list struct (<= 3.0 linkedlist encoding)
+LIST_NODE = 24
+STREAM_NACK = 24
+LISTPACKEX = 32      # 7.4 listpackEx header (section 8.3)
+HFIELD_TTL_META = 2 + 16   # mstr flags + ExpireMeta of a hash field with a TTL (7.4)
+STREAM_NODE_MAX_ENTRIES = 100
+
+
+REHASH_MIN = 1024          # smaller dicts often began pre-sized by a conversion: not modelled
+NONEMPTY = 1 - 1 / 2.718281828459045
+
+
+def dict_slots(n: int, ops_per_add: int) -> int:
+    """Bucket slots MEMORY USAGE counts for a dict of n entries built by adding one entry at a
+    time on a live server.  The last doubling (from s to 2s slots) happened at entry s + 1;
+    each later add performs `ops_per_add` rehash steps, each moving one non-empty bucket of
+    the old table (about (1 - 1/e) * s of them).  While that is unfinished both tables exist
+    (3s slots).  Modelled for s >= REHASH_MIN only; 0 ops_per_add disables it."""
+    b = next_pow2(n)
+    if ops_per_add and n > REHASH_MIN:
+        s = b >> 1
+        if (n - s - 1) * ops_per_add < NONEMPTY * s:
+            return b + s
+    return b
+
+
+def chained_entries(n: int, buckets: int) -> float:
+    """Expected entries that need a dict entry allocation when members alone in their bucket
+    are stored bare (Valkey 8.0 sets): n minus the expected number of non-empty buckets."""
+    if not n:
+        return 0.0
+    return n - buckets * (1 - (1 - 1 / buckets) ** n)
+
+
+def key_cost(key_len: int, prof: Profile) -> int:
+    """What MEMORY USAGE adds for the key itself (its name and the keyspace entry)."""
+    if prof.key == "valkey-embedded":
+        # Valkey 8: the key sds (at least an 8-bit header) lives inside the dict entry:
+        # value ptr + next ptr + header-size byte + sds header + key + NUL.
+        hdr = max(3, sds_header(key_len))
+        cost = prof.j(17 + hdr + key_len + 1)
+    elif prof.key_usage_quirk:
+        cost = prof.sds(5) + DICT_ENTRY   # 4.0 measured the argument "usage"
+    else:
+        cost = prof.sds(key_len) + DICT_ENTRY
+    if prof.cluster:
+        cost += prof.cluster_key_extra
+    return cost
 
 
 def estimate(rec, prof: Profile) -> int:
-    """Estimated MEMORY USAGE of one key."""
-    key_part = sds_alloc(len(rec.key)) + DICT_ENTRY + prof.key_extra
+    """Estimated `MEMORY USAGE key SAMPLES 0` of one key (bytes)."""
+    return key_cost(len(rec.key), prof) + int(value_cost(rec, prof))
+
+
+def value_cost(rec, prof: Profile) -> float:
     enc = rec.encoding
-    rb = prof.round_blobs
-    if rec.type == "string":
+    typ = rec.type
+    J = prof.j
+    if typ == "string":
         n = rec.length
         if enc == "int":
-            return key_part + ROBJ
+            return ROBJ
         if enc == "embstr":
-            return key_part + jemalloc(ROBJ + sds_header(n) + n + 1)
-        return key_part + ROBJ + sds_alloc(n)
-    if rec.blob and enc in ("listpack", "ziplist", "intset", "zipmap", "listpackex"):
-        value = ROBJ + (jemalloc(rec.blob) if rb else rec.blob)
+            if prof.embstr == "exact":
+                return ROBJ + 3 + n + 1
+            return J(ROBJ + 3 + n + 1)
+        return ROBJ + prof.sds(n)
+    blob = rec.blob
+    if blob and enc in ("listpack", "ziplist", "intset", "zipmap", "listpackex"):
+        size = ROBJ + (J(blob) if prof.round_blobs else blob)
         if enc == "listpackex":
-            value += 32
-        return key_part + value
+            size += LISTPACKEX
+        return size
     if enc == "quicklist":
-        nodes = rec.nodes or {}
         size = ROBJ + QUICKLIST
-        for nb, cnt in nodes.items():
-            size += cnt * (QUICKLIST_NODE + (jemalloc(nb) if rb else nb))
-        return key_part + size
-    if enc == "linkedlist":
-        size = ROBJ + 48
-        for ln, cnt in (rec.elems or {}).items():
-            size += cnt * (24 + ROBJ + sds_alloc(ln))
-        return key_part + size
+        if prof.round_blobs:
+            for nb, cnt in rec.nodes.items():
+                size += cnt * (QUICKLIST_NODE + J(nb))
+        else:
+            for nb, cnt in rec.nodes.items():
+                size += cnt * (QUICKLIST_NODE + nb)
+        return size
     if enc == "hashtable":
-        buckets = 8 * _next_pow2(rec.length) if rec.length else 0
-        size = ROBJ + prof.dict_struct + buckets
-        for ln, cnt in (rec.elems or {}).items():
-            size += cnt * (DICT_ENTRY + sds_alloc(ln))
-        for ln, cnt in ((rec.extra or {}).get("ttl_field_sizes") or {}).items():
-            size += cnt * (DICT_ENTRY + jemalloc(sds_header(ln) + ln + 1 + 18))
-        for ln, cnt in (rec.vals or {}).items():
-            size += cnt * sds_alloc(ln)
-        return key_part + size
+        n = rec.length
+        slots = dict_slots(n, prof.rehash.get(typ, 0))
+        size = ROBJ + prof.dict_struct + 8 * slots
+        sds = prof.sds
+        if typ == "set":
+            if prof.set_bare_keys:
+                for ln, cnt in rec.elems.items():
+                    size += cnt * sds(ln)
+                return size + 16 * chained_entries(n, next_pow2(n))
+            entry = prof.set_entry
+            for ln, cnt in rec.elems.items():
+                size += cnt * (entry + sds(ln))
+            return size
+        for ln, cnt in rec.elems.items():
+            size += cnt * (DICT_ENTRY + sds(ln))
+        for ln, cnt in rec.vals.items():
+            size += cnt * sds(ln)
+        ex = rec.extra
+        if ex is not None:
+            for ln, cnt in (ex.get("ttl_field_sizes") or {}).items():
+                size += cnt * (DICT_ENTRY + J(sds_header(ln) + ln + 1 + HFIELD_TTL_META))
+        return size
     if enc == "skiplist":
-        buckets = 8 * _next_pow2(rec.length) if rec.length else 0
-        size = ROBJ + 16 + 32 + prof.dict_struct + buckets + 640
-        for ln, cnt in (rec.elems or {}).items():
-            size += cnt * (sds_alloc(ln) + DICT_ENTRY + SKIPLIST_NODE_AVG)
-        return key_part + int(size)
-    if rec.type == "stream":
-        ex = rec.extra or {}
-        size = ROBJ + prof.stream_struct
-        for nb, cnt in (rec.nodes or {}).items():
-            size += cnt * (jemalloc(nb) if rb else nb)
-        size += _rax(ex.get("listpacks", 0))
-        for g in ex.get("groups", ()):
-            size += prof.cg_struct + _rax(g["pending"]) + 24 * g["pending"]
-            for c in g["consumers"]:
-                size += prof.consumer_struct + len(c["name"]) + _rax(c["pending"])
-        return key_part + size
-    # Modules and anything unmodelled: the serialized size is the best guess we have.
-    return key_part + ROBJ + rec.serialized_bytes
+        n = rec.length
+        slots = dict_slots(n, prof.rehash.get(typ, 0))
+        size = ROBJ + 16 + 32 + prof.dict_struct + 8 * slots + prof.zsl_header
+        if not prof.zset_extra:
+            size = ROBJ + 16 + 8 * slots
+        sds = prof.sds
+        per = DICT_ENTRY + prof.skiplist_node
+        for ln, cnt in rec.elems.items():
+            size += cnt * (per + sds(ln))
+        return size
+    if typ == "stream":
+        return stream_cost(rec, prof)
+    if enc == "linkedlist":
+        size = ROBJ + LINKEDLIST
+        for ln, cnt in rec.elems.items():
+            size += cnt * (LIST_NODE + ROBJ + prof.sds(ln))
+        return size
+    if typ in ("list", "set", "zset", "hash") and not blob:
+        return ROBJ      # empty compact value
+    # Modules: their mem_usage callback is unknown; the serialized size is the best guess.
+    return ROBJ + rec.serialized_bytes
+
+
+def stream_cost(rec, prof: Profile) -> float:
+    """Stream: struct + rax of nodes + listpacks + consumer groups (object.c, section 8.4)."""
+    ex = rec.extra or {}
+    J = prof.j
+    size = ROBJ + prof.stream_struct
+    n_lp = ex.get("listpacks", 0)
+    ids = ex.get("node_ids")
+    nodes = rax_nodes(ids) if ids is not None and len(ids) == n_lp else \
+        (max(1, int(2.5 * n_lp)) if n_lp else 1)
+    size += rax_estimate(n_lp, nodes)
+    lps = rec.nodes or {}
+    pre = prof.stream_prealloc
+    if not prof.stream_lp_alloc and not pre:
+        size += sum(nb * cnt for nb, cnt in lps.items())
+    else:
+        tail = ex.get("tail_lp_bytes")
+        unfilled = ex.get("lp_unfilled") or {}
+        for nb, cnt in lps.items():
+            size += cnt * (J(nb) if prof.stream_lp_alloc else nb)
+        if pre:
+            # Live server: the tail listpack, and nodes closed by the byte limit before
+            # reaching stream-node-max-entries, keep their preallocated 4 KiB (t_stream.c).
+            for nb, cnt in unfilled.items():
+                if nb < pre:
+                    size += cnt * (J(pre) - (J(nb) if prof.stream_lp_alloc else nb))
+            if tail is not None and tail < pre:
+                size += J(pre) - (J(tail) if prof.stream_lp_alloc else tail)
+    for g in ex.get("groups", ()):
+        pel = g["pending"]
+        pids = g.get("pending_ids")
+        gn = rax_nodes(pids) if pids is not None and len(pids) == pel else \
+            (max(1, int(2.5 * pel)) if pel else 1)
+        size += prof.cg_struct + rax_estimate(pel, gn) + STREAM_NACK * pel
+        for c in g["consumers"]:
+            cp = c["pending"]
+            cids = c.get("pending_ids")
+            cn = rax_nodes(cids) if cids is not None and len(cids) == cp else \
+                (max(1, int(2.5 * cp)) if cp else 1)
+            size += prof.consumer_struct + len(c["name"]) + rax_estimate(cp, cn)
+    return size
+
+
+# -- capacity planning column (section 8.6) ---------------------------------------------------
+
+EXPIRES_ENTRY = 24
+
+
+def bucket_shares(resizedb: dict, db: int) -> tuple[float, float]:
+    """Per-key share of db's main and expires bucket arrays, from RESIZEDB."""
+    keys, expires = resizedb.get(db, (0, 0))
+    main = 8 * next_pow2(keys) / keys if keys else 0.0
+    exp = 8 * next_pow2(expires) / expires if expires else 0.0
+    return main, exp
+
+
+def total(mem: int, has_ttl: bool, shares: tuple[float, float]) -> int:
+    """memory_total_bytes: MEMORY USAGE + main bucket share (+ expires entry and bucket share)."""
+    t = mem + shares[0]
+    if has_ttl:
+        t += EXPIRES_ENTRY + shares[1]
+    return int(round(t))

@@ -2,16 +2,9 @@
 `stream_groups` tables (schema in store.py).  Knows neither RDB bytes nor DuckDB."""
 from __future__ import annotations
 
-from .memory import estimate, select_profile
+from .memory import bucket_shares, estimate, select_profile, total
 from .slots import key_slot
 from .store import KEYS_COLUMNS, STREAM_GROUPS_COLUMNS, STREAMS_COLUMNS
-
-
-def _next_pow2(n: int) -> int:
-    b = 4
-    while b < n:
-        b <<= 1
-    return b
 
 
 class RowBuilder:
@@ -35,10 +28,7 @@ class RowBuilder:
         """Per-key share of the main and expires bucket arrays, from RESIZEDB (section 8.6)."""
         share = self.bucket_share.get(db)
         if share is None:
-            keys, expires = self.info.resizedb.get(db, (0, 0))
-            main = 8 * _next_pow2(keys) / keys if keys else 0.0
-            exp = 8 * _next_pow2(expires) / expires if expires else 0.0
-            share = self.bucket_share[db] = (main, exp)
+            share = self.bucket_share[db] = bucket_shares(self.info.resizedb, db)
         return share
 
     def add(self, rec) -> None:
@@ -61,11 +51,7 @@ class RowBuilder:
         serialized.append(rec.end - rec.offset)
         mem = estimate(rec, self.profile)
         memory.append(mem)
-        main_share, exp_share = self._shares(rec.db)
-        total = mem + main_share
-        if rec.expire_ms is not None:
-            total += 24 + exp_share
-        memory_total.append(int(round(total)))
+        memory_total.append(total(mem, rec.expire_ms is not None, self._shares(rec.db)))
         expire.append(rec.expire_ms)
         idle.append(rec.idle)
         freq.append(rec.freq)
