@@ -206,7 +206,7 @@ class _Parser:
         string_encoding = self.string_encoder()
         handlers = self.handlers()
         while True:
-            off = r.tell()
+            off = r.base + r.pos
             if r.pos >= len(r.buf):
                 if not r.fill(1):
                     raise TruncatedError("unexpected end of input: expected a record type or "
@@ -230,12 +230,18 @@ class _Parser:
                     raise CorruptError(f"invalid object type or opcode {t}", off)
                 self.rdb_type = t
                 self.key = None
-                try:
-                    key = r.string("key name")
-                except LZFError as e:
-                    e.rdb_type = t
-                    self.recover(e)
-                    key = b""
+                buf, p = r.buf, r.pos
+                if p < len(buf) and buf[p] < 0x40 and p + 1 + buf[p] <= len(buf):
+                    # Fast path: a short raw key entirely in the buffer.
+                    key = buf[p + 1:p + 1 + buf[p]]
+                    r.pos = p + 1 + buf[p]
+                else:
+                    try:
+                        key = r.string("key name")
+                    except LZFError as e:
+                        e.rdb_type = t
+                        self.recover(e)
+                        key = b""
                 self.key = key
                 rec = KeyRecord()
                 rec.db = db
@@ -251,7 +257,7 @@ class _Parser:
                 else:
                     rec.type = C.TYPE_NAMES[t]
                     h(rec)
-                rec.end = r.tell()
+                rec.end = r.base + r.pos
                 if self.bad is not None:
                     # skip_bad: the value is damaged but ends where it should; leave it out.
                     info.skipped_keys += 1
