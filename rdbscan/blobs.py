@@ -16,6 +16,10 @@ class BlobError(ValueError):
     pass
 
 
+# Text length of every 13-bit listpack integer, indexed by its raw 13-bit pattern.
+_TEXT_LEN_13BIT = [len(str(v - 8192 if v >= 4096 else v)) for v in range(8192)]
+
+
 def _backlen(sz: int) -> int:
     if sz <= 127:
         return 1
@@ -51,10 +55,7 @@ def listpack_scan(b: bytes, members_only: bool = False) -> tuple[int, int]:
                 ln = c & 0x3F
                 sz = 1 + ln
             elif c < 0xE0:
-                v = ((c & 0x1F) << 8) | b[p + 1]
-                if v >= 4096:
-                    v -= 8192
-                ln = int_text_len(v)
+                ln = _TEXT_LEN_13BIT[((c & 0x1F) << 8) | b[p + 1]]
                 sz = 2
             elif c < 0xF0:
                 ln = ((c & 0x0F) << 8) | b[p + 1]
@@ -63,16 +64,16 @@ def listpack_scan(b: bytes, members_only: bool = False) -> tuple[int, int]:
                 ln = U32.unpack_from(b, p + 1)[0]
                 sz = 5 + ln
             elif c == 0xF1:
-                ln = int_text_len(I16.unpack_from(b, p + 1)[0])
+                ln = len(str(I16.unpack_from(b, p + 1)[0]))
                 sz = 3
             elif c == 0xF2:
-                ln = int_text_len(int.from_bytes(b[p + 1:p + 4], "little", signed=True))
+                ln = len(str(int.from_bytes(b[p + 1:p + 4], "little", signed=True)))
                 sz = 4
             elif c == 0xF3:
-                ln = int_text_len(I32.unpack_from(b, p + 1)[0])
+                ln = len(str(I32.unpack_from(b, p + 1)[0]))
                 sz = 5
             elif c == 0xF4:
-                ln = int_text_len(I64.unpack_from(b, p + 1)[0])
+                ln = len(str(I64.unpack_from(b, p + 1)[0]))
                 sz = 9
             elif c == 0xFF:
                 break
