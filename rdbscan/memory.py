@@ -99,22 +99,35 @@ STREAM_ID = 16
 EXACT_RAX_IDS = 20_000            # above this many ids the node count is extrapolated
 
 
-def rax_nodes(ids) -> int:
-    """Number of nodes of a rax holding these distinct 16-byte keys (stream ids).
+def _rax_node(chars: int, children: int) -> int:
+    """Bytes of one rax node (rax.h): 4-byte header, the chars padded to a pointer, the child
+    pointers."""
+    return 4 + chars + (-(4 + chars) & 7) + 8 * children
+
+
+def rax_stats(ids, J=None) -> tuple[int, int]:
+    """(nodes, allocated bytes of the nodes) of a rax holding these distinct 16-byte keys
+    (stream ids) whose values are pointers.  Allocated bytes need the size-class table J.
 
     The rax is a compressed trie: a root, one node per branching prefix, one leaf per key,
-    plus one compressed node for every edge out of a branching node longer than one byte
-    (rax.c splits compressed nodes that way).  Computed with a stack over the longest common
-    prefixes of neighbours in sorted order: no trie is built."""
+    plus one node for every edge out of a branching node longer than one byte (holding the
+    rest of the edge; rax.c splits compressed nodes that way).  Computed with a stack over the
+    longest common prefixes of neighbours in sorted order: no trie is built."""
     n = len(ids)
-    if n <= 1:
-        return n + 1
+    leaf = 16     # header + padding + value pointer
+    if n == 0:
+        return 1, (J[4] if J else 0)
+    if n == 1:
+        return 2, (J[_rax_node(16, 1)] + J[leaf] if J else 0)
     if n > EXACT_RAX_IDS:
-        return max(2, round(rax_nodes(ids[:EXACT_RAX_IDS]) * n / EXACT_RAX_IDS))
+        nodes, alloc = rax_stats(ids[:EXACT_RAX_IDS], J)
+        f = n / EXACT_RAX_IDS
+        return max(2, round(nodes * f)), round(alloc * f)
     keys = sorted(int.from_bytes(k, "big") for k in ids)
     nodes = 1 + n                       # root + leaves
+    alloc = n * J[leaf] if J else 0
     stack: list[list[int]] = [[0]]      # open branching nodes: [depth, child depths...]
-    last = len(keys) - 1
+    last = n - 1
     for i in range(n):
         child = 16
         lcp = (128 - (keys[i] ^ keys[i + 1]).bit_length()) >> 3 if i < last else 0
@@ -122,7 +135,14 @@ def rax_nodes(ids) -> int:
             node = stack.pop()
             node.append(child)
             depth = node[0]
-            nodes += 1 + sum(1 for d in node[1:] if d - depth > 1)
+            nodes += 1
+            if J:
+                alloc += J[_rax_node(len(node) - 1, len(node) - 1)]
+            for d in node[1:]:
+                if d - depth > 1:
+                    nodes += 1
+                    if J:
+                        alloc += J[_rax_node(d - depth - 1, 1)]
             child = depth
         if stack[-1][0] < lcp:
             stack.append([lcp, child])
@@ -130,12 +150,32 @@ def rax_nodes(ids) -> int:
             stack[-1].append(child)
     root = stack[0]
     if len(root) > 2:                   # the root branches: long edges need their own node
-        nodes += sum(1 for d in root[1:] if d > 1)
-    return nodes
+        if J:
+            alloc += J[_rax_node(len(root) - 1, len(root) - 1)]
+        for d in root[1:]:
+            if d > 1:
+                nodes += 1
+                if J:
+                    alloc += J[_rax_node(d - 1, 1)]
+    elif J:                             # a compressed root holding the common prefix
+        alloc += J[_rax_node(root[1], 1)]
+    return nodes, alloc
+
+
+def rax_nodes(ids) -> int:
+    """Number of nodes of a rax holding these distinct 16-byte keys."""
+    return rax_stats(ids)[0]
+
+
+RAX_STRUCT = 32      # Valkey 8.1 rax header (head, numele, numnodes, alloc_size)
 
 
 def rax_estimate(elements: int, nodes: int) -> int:
     return STREAM_ID * elements + RAX_NODE_ESTIMATE * nodes
+
+
+REHASH_MIN = 1024          # smaller dicts often began pre-sized by a conversion: not modelled
+NONEMPTY = 1 - 1 / 2.718281828459045
 
 
 # -- profiles ---------------------------------------------------------------------------------
@@ -150,13 +190,13 @@ class Profile:
                  cg_struct: int = 40, consumer_struct: int = 32, zsl_header: int = 640,
                  zset_extra: bool = True, hfe: bool = False, cluster_key_extra: int = 0,
                  set_entry: int = 24, sds_exact: bool = False, set_bare_keys: bool = False,
-                 rehash: dict | None = None, description: str = ""):
+                 rehash: dict | None = None, rax_alloc: bool = False, description: str = ""):
         self.name = name
         self.server = server
         self.quantum = quantum
         self.sds_old = sds_old
         self.round_blobs = round_blobs         # 7.0+: zmalloc_size() of blobs, else their length
-        self.embstr = embstr                   # "rounded": J(20 + n); "exact": 19 + n (<= 6.2)
+        self.embstr = embstr                   # "rounded": J(20 + n); "exact": 18 + n (<= 6.2)
         self.dict_struct = dict_struct
         self.key = key                         # how the key itself is charged
         self.key_usage_quirk = key_usage_quirk  # 4.0: charges the argument "usage", not the key
@@ -178,6 +218,9 @@ class Profile:
         # Incremental rehashing on the live server: {type: dict operations per added element}
         # (rehash steps happen only when the dict is used; see _rehash_extra).
         self.rehash = rehash or {}
+        # Valkey 8.1: raxAllocSize() (real node allocations) instead of the 16/element +
+        # 244/node estimate of streamRadixTreeMemoryUsage().
+        self.rax_alloc = rax_alloc
         self.cluster = False
         self.J = _class_table(quantum)
         self.S = _sds_exact_table(sds_old) if sds_exact else _sds_table(quantum, sds_old)
@@ -211,30 +254,35 @@ class Profile:
 def _profiles() -> dict[str, Profile]:
     old = dict(round_blobs=False, embstr="exact", dict_struct=96, stream_struct=0,
                stream_prealloc=0, stream_lp_alloc=False, cg_struct=32, consumer_struct=24)
-    # Rehash steps per added element: <= 7.0 HSET looks the field up before adding it (2),
-    # SADD adds directly (1); ZADD always looks up first (2).
-    rh_old = {"hash": 2, "set": 1, "zset": 2}
-    rh_new = {"hash": 1, "set": 1, "zset": 2}
+    # Live-server rehash state: {type: (rehash steps per added element, smallest size
+    # modelled)}.  <= 7.0 HSET looks the field up before adding it (2 steps), SADD adds
+    # directly (1), ZADD looks up first (2).  Up to 7.0 sets and zsets (and <= 6.2 hashes) grow
+    # from 4 buckets one add at a time; 7.0+ hashes and 7.2+ sets/zsets start pre-sized at
+    # their conversion from a compact encoding, so only large dicts are modelled there.
+    rh_62 = {"hash": (2, 4), "set": (1, 4), "zset": (2, 4)}
+    rh_70 = {"hash": (2, REHASH_MIN), "set": (1, 4), "zset": (2, 4)}
+    rh_new = {"hash": (1, REHASH_MIN), "set": (1, REHASH_MIN), "zset": (2, REHASH_MIN)}
     p = {
         "2.8": Profile("2.8", quantum=16, sds_old=True, zsl_header=0, zset_extra=False,
-                       rehash=rh_old, **old,
+                       rehash=rh_62, **old,
                        description="Redis 2.8 (jemalloc 3.6, 16-byte quantum; no MEMORY USAGE: "
                                    "the 4.0 formulas)"),
-        "3.2": Profile("3.2", quantum=16, zsl_header=0, zset_extra=False, rehash=rh_old, **old,
+        "3.2": Profile("3.2", quantum=16, zsl_header=0, zset_extra=False, rehash=rh_62, **old,
                        description="Redis 3.x (jemalloc 4.0, 16-byte quantum; no MEMORY USAGE: "
                                    "the 4.0 formulas)"),
-        "4.0": Profile("4.0", key_usage_quirk=True, sds_exact=True, zsl_header=0,
-                       zset_extra=False, rehash=rh_old, **old,
-                       description="Redis 4.0 (MEMORY USAGE charges the word 'usage' instead "
-                                   "of the key)"),
-        "5.0": Profile("5.0", sds_exact=True, zsl_header=1280, rehash=rh_old, **old,
+        "4.0": Profile("4.0", sds_exact=True, zsl_header=0,
+                       zset_extra=False, rehash=rh_62, **old,
+                       description="Redis 4.0 (4.0.0-4.0.x early releases charged the "
+                                   "argument 'usage' instead of the key; 4.0.14 does not)"),
+        "5.0": Profile("5.0", sds_exact=True, zsl_header=1280, rehash=rh_62, **old,
                        description="Redis 5.0 (sds charged at their length; 64-level skiplist "
                                    "header)"),
-        "6.0": Profile("6.0", rehash=rh_old, **old, description="Redis 6.0"),
-        "6.2": Profile("6.2", rehash=rh_old,
-                       **{**old, "stream_struct": 40, "stream_prealloc": 4096},
+        "6.0": Profile("6.0", rehash=rh_62, **old, description="Redis 6.0"),
+        "6.2": Profile("6.2", rehash=rh_62,
+                       **{**old, "stream_struct": 40, "stream_prealloc": 4096,
+                          "stream_lp_alloc": True},
                        description="Redis 6.2 (stream tail listpacks preallocated)"),
-        "7.0": Profile("7.0", consumer_struct=24, cluster_key_extra=16, rehash=rh_old,
+        "7.0": Profile("7.0", consumer_struct=24, cluster_key_extra=16, rehash=rh_70,
                        description="Redis 7.0 (upstream build, bundled jemalloc)"),
         "7.2": Profile("7.2", cluster_key_extra=8, rehash=rh_new, description="Redis 7.2"),
         "7.4": Profile("7.4", hfe=True, rehash=rh_new, description="Redis 7.4"),
@@ -247,12 +295,13 @@ def _profiles() -> dict[str, Profile]:
                               description="Valkey 8.0 (key embedded in the dict entry; set "
                                           "members alone in a bucket need no entry)"),
         "valkey-8.1": Profile("valkey-8.1", server="valkey", key="valkey-embedded",
-                              set_bare_keys=True, rehash=rh_new,
-                              description="Valkey 8.1 / unstable (255.255.255)"),
+                              set_bare_keys=True, rehash=rh_new, rax_alloc=True,
+                              description="Valkey 8.1 / unstable (255.255.255): rax charged "
+                                          "at its allocations"),
     }
     # Redis 7.0 as packaged by Debian 12 / Ubuntu 24.04 (7.0.15, system libjemalloc).
     p["7.0-distro"] = Profile("7.0-distro", quantum=16, consumer_struct=24, cluster_key_extra=16,
-                              rehash=rh_old,
+                              rehash=rh_70,
                               description="Redis 7.0 linked with the system jemalloc "
                                           "(16-byte quantum; Debian 12 / Ubuntu 24.04 packages)")
     return p
@@ -326,17 +375,29 @@ def is_cluster(info) -> bool:
     return bool(getattr(info, "slot_info", None))
 
 
+def split_target(target: str) -> tuple[str, bool]:
+    """('7.0', True) for '7.0+cluster'."""
+    t = target.strip()
+    for suffix in ("+cluster", ":cluster"):
+        if t.lower().endswith(suffix):
+            return t[:-len(suffix)], True
+    return t, False
+
+
+def validate_target(target: str | None) -> None:
+    """Raise ValueError (with the accepted values) if `--target` names no known profile."""
+    if target:
+        parse_target(split_target(target)[0])
+
+
 def select_profile(info, target: str | None = None) -> Profile:
     """The profile for a dump: `target` (e.g. '7.0', '6.2', 'valkey-8.0', '7.2+cluster') when
     given, else the writing server's version from the dump's aux fields.  Raises ValueError
     for an unknown target."""
     cluster = None
     if target:
-        t = target.strip()
-        for suffix in ("+cluster", ":cluster"):
-            if t.lower().endswith(suffix):
-                t = t[:-len(suffix)]
-                cluster = True
+        t, forced = split_target(target)
+        cluster = True if forced else None
         prof = parse_target(t)
     else:
         prof = profile_for(getattr(info, "server", None), info.version_tuple())
@@ -359,20 +420,18 @@ HFIELD_TTL_META = 2 + 16   # mstr flags + ExpireMeta of a hash field with a TTL 
 STREAM_NODE_MAX_ENTRIES = 100
 
 
-REHASH_MIN = 1024          # smaller dicts often began pre-sized by a conversion: not modelled
-NONEMPTY = 1 - 1 / 2.718281828459045
 
 
-def dict_slots(n: int, ops_per_add: int) -> int:
+def dict_slots(n: int, rehash: tuple[int, int] | None) -> int:
     """Bucket slots MEMORY USAGE counts for a dict of n entries built by adding one entry at a
     time on a live server.  The last doubling (from s to 2s slots) happened at entry s + 1;
-    each later add performs `ops_per_add` rehash steps, each moving one non-empty bucket of
-    the old table (about (1 - 1/e) * s of them).  While that is unfinished both tables exist
-    (3s slots).  Modelled for s >= REHASH_MIN only; 0 ops_per_add disables it."""
+    each later add performs rehash[0] rehash steps, each moving one non-empty bucket of the
+    old table (about (1 - 1/e) * s of them).  While that is unfinished both tables exist
+    (3s slots).  Modelled for n > rehash[1] only; None disables it."""
     b = next_pow2(n)
-    if ops_per_add and n > REHASH_MIN:
+    if rehash and n > rehash[1]:
         s = b >> 1
-        if (n - s - 1) * ops_per_add < NONEMPTY * s:
+        if (n - s - 1) * rehash[0] < NONEMPTY * s:
             return b + s
     return b
 
@@ -416,7 +475,7 @@ def value_cost(rec, prof: Profile) -> float:
             return ROBJ
         if enc == "embstr":
             if prof.embstr == "exact":
-                return ROBJ + 3 + n + 1
+                return ROBJ + n + 2     # <= 6.2: sizeof(robj) + sdsAllocSize(), unrounded
             return J(ROBJ + 3 + n + 1)
         return ROBJ + prof.sds(n)
     blob = rec.blob
@@ -436,7 +495,7 @@ def value_cost(rec, prof: Profile) -> float:
         return size
     if enc == "hashtable":
         n = rec.length
-        slots = dict_slots(n, prof.rehash.get(typ, 0))
+        slots = dict_slots(n, prof.rehash.get(typ))
         size = ROBJ + prof.dict_struct + 8 * slots
         sds = prof.sds
         if typ == "set":
@@ -459,7 +518,7 @@ def value_cost(rec, prof: Profile) -> float:
         return size
     if enc == "skiplist":
         n = rec.length
-        slots = dict_slots(n, prof.rehash.get(typ, 0))
+        slots = dict_slots(n, prof.rehash.get(typ))
         size = ROBJ + 16 + 32 + prof.dict_struct + 8 * slots + prof.zsl_header
         if not prof.zset_extra:
             size = ROBJ + 16 + 8 * slots
@@ -481,16 +540,24 @@ def value_cost(rec, prof: Profile) -> float:
     return ROBJ + rec.serialized_bytes
 
 
+def rax_cost(ids, count: int, prof: Profile) -> float:
+    """What MEMORY USAGE charges for a rax of `count` stream ids (`ids` when the parser kept
+    them, else None: then the node count is estimated as 2.5 per element, like rdbtools)."""
+    known = ids is not None and len(ids) == count
+    if prof.rax_alloc:
+        if known:
+            return RAX_STRUCT + rax_stats(ids, prof.J)[1]
+        return RAX_STRUCT + (prof.J[4] if not count else 16 * count + 24 * int(1.5 * count))
+    nodes = rax_stats(ids)[0] if known else (max(1, int(2.5 * count)) if count else 1)
+    return rax_estimate(count, nodes)
+
+
 def stream_cost(rec, prof: Profile) -> float:
     """Stream: struct + rax of nodes + listpacks + consumer groups (object.c, section 8.4)."""
     ex = rec.extra or {}
     J = prof.j
     size = ROBJ + prof.stream_struct
-    n_lp = ex.get("listpacks", 0)
-    ids = ex.get("node_ids")
-    nodes = rax_nodes(ids) if ids is not None and len(ids) == n_lp else \
-        (max(1, int(2.5 * n_lp)) if n_lp else 1)
-    size += rax_estimate(n_lp, nodes)
+    size += rax_cost(ex.get("node_ids"), ex.get("listpacks", 0), prof)
     lps = rec.nodes or {}
     pre = prof.stream_prealloc
     if not prof.stream_lp_alloc and not pre:
@@ -510,16 +577,10 @@ def stream_cost(rec, prof: Profile) -> float:
                 size += J(pre) - (J(tail) if prof.stream_lp_alloc else tail)
     for g in ex.get("groups", ()):
         pel = g["pending"]
-        pids = g.get("pending_ids")
-        gn = rax_nodes(pids) if pids is not None and len(pids) == pel else \
-            (max(1, int(2.5 * pel)) if pel else 1)
-        size += prof.cg_struct + rax_estimate(pel, gn) + STREAM_NACK * pel
+        size += prof.cg_struct + rax_cost(g.get("pending_ids"), pel, prof) + STREAM_NACK * pel
         for c in g["consumers"]:
-            cp = c["pending"]
-            cids = c.get("pending_ids")
-            cn = rax_nodes(cids) if cids is not None and len(cids) == cp else \
-                (max(1, int(2.5 * cp)) if cp else 1)
-            size += prof.consumer_struct + len(c["name"]) + rax_estimate(cp, cn)
+            size += (prof.consumer_struct + len(c["name"])
+                     + rax_cost(c.get("pending_ids"), c["pending"], prof))
     return size
 
 

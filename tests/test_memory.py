@@ -1,0 +1,239 @@
+"""The memory model against MEMORY USAGE (fixture manifests) and against rdb-format.md section 8
+(size classes, sds headers, the documented 7.2 examples)."""
+from __future__ import annotations
+
+import importlib.util
+import os
+import random
+from pathlib import Path
+
+import pytest
+
+from rdbscan import memory
+from rdbscan.memory import (PROFILES, TARGETS, jemalloc_class, next_pow2, rax_nodes, sds_header,
+                            select_profile)
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).parent / "fixtures"
+
+_spec = importlib.util.spec_from_file_location("memory_accuracy",
+                                               ROOT / "bench" / "memory_accuracy.py")
+accuracy = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(accuracy)
+
+MEDIAN_MAX, P95_MAX, TOTAL_MAX = 0.01, 0.05, 0.02
+
+
+# -- size classes and headers (section 8.2 / 8.3) --------------------------------------------
+
+DOC_CLASSES = [8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384,
+               448, 512, 640, 768, 896, 1024, 1280, 4096, 5120, 6144, 7168, 8192, 10240, 12288,
+               14336, 16384, 20480]
+
+
+def test_jemalloc_classes_from_the_doc():
+    for c in DOC_CLASSES:
+        assert jemalloc_class(c) == c
+    classes = sorted({jemalloc_class(n) for n in range(1, 20481)})
+    assert [c for c in classes if c <= 1280] == [c for c in DOC_CLASSES if c <= 1280]
+    assert [c for c in classes if 4096 <= c <= 20480] == [c for c in DOC_CLASSES if c >= 4096]
+    assert jemalloc_class(0) == 8 and jemalloc_class(9) == 16 and jemalloc_class(65) == 80
+    assert jemalloc_class(1025) == 1280 and jemalloc_class(4097) == 5120
+    assert jemalloc_class(1 << 20) == 1 << 20 and jemalloc_class((1 << 20) + 1) == 1310720
+
+
+def test_jemalloc_16_byte_quantum():
+    # Redis 3.x / system jemalloc: 17-32 -> 32, 33-48 -> 48 (section 8.2)
+    assert [jemalloc_class(n, 16) for n in (8, 9, 17, 32, 33, 48, 49, 65, 129)] == \
+        [8, 16, 32, 32, 48, 48, 64, 80, 160]
+
+
+def test_precomputed_tables_match_the_rule():
+    for prof in (PROFILES["7.2"], PROFILES["7.0-distro"], PROFILES["5.0"]):
+        for n in list(range(0, 5000)) + [65535, 65536, 70000, 1 << 24]:
+            assert prof.j(n) == jemalloc_class(n, prof.quantum)
+            hdr = sds_header(n, prof.sds_old)
+            want = hdr + n + 1 if prof.sds_exact else jemalloc_class(hdr + n + 1, prof.quantum)
+            assert prof.sds(n) == want
+
+
+def test_sds_headers():
+    assert [sds_header(n) for n in (0, 1, 31, 32, 255, 256, 65535, 65536, (1 << 32) - 1,
+                                    1 << 32)] == [1, 1, 1, 3, 3, 5, 5, 9, 9, 17]
+    assert sds_header(10, old=True) == 8
+
+
+def test_next_pow2():
+    assert [next_pow2(n) for n in (0, 1, 4, 5, 8, 9, 513, 3000)] == [4, 4, 4, 8, 8, 16, 1024,
+                                                                     4096]
+
+
+class Rec:
+    """A KeyRecord stand-in."""
+
+    def __init__(self, key, type, encoding, length, **kw):
+        self.key, self.type, self.encoding, self.length = key, type, encoding, length
+        self.blob = kw.get("blob", 0)
+        self.elems = kw.get("elems")
+        self.vals = kw.get("vals")
+        self.nodes = kw.get("nodes")
+        self.extra = kw.get("extra")
+        self.offset, self.end = 0, kw.get("serialized", 0)
+
+    @property
+    def serialized_bytes(self):
+        return self.end - self.offset
+
+
+def test_documented_72_examples():
+    """redis.io MEMORY USAGE examples (section 8.1)."""
+    p = PROFILES["7.2"]
+    assert memory.estimate(Rec(b"", "string", "embstr", 0), p) == 56
+    assert memory.estimate(Rec(b"foo", "string", "embstr", 3), p) == 56
+    assert memory.estimate(Rec(b"foo2", "string", "embstr", 5), p) == 64
+    assert memory.estimate(Rec(b"foo3", "string", "raw", 100), p) == 160
+
+
+def test_valkey_80_key_is_embedded_in_the_entry():
+    # counter:1 (10 bytes) holding an int: robj 16 + entry J(17 + 3 + 10 + 1) = 32
+    assert memory.estimate(Rec(b"counter:10", "string", "int", 2), PROFILES["valkey-8.0"]) == 48
+
+
+def test_memory_total_adds_buckets_and_expires():
+    shares = memory.bucket_shares({0: (500, 96)}, 0)
+    assert shares == (8 * 512 / 500, 8 * 128 / 96)
+    assert memory.total(100, False, shares) == round(100 + 8 * 512 / 500)
+    assert memory.total(100, True, shares) == round(100 + 8 * 512 / 500 + 24 + 8 * 128 / 96)
+    assert memory.bucket_shares({}, 3) == (0.0, 0.0)
+
+
+# -- rax node count ---------------------------------------------------------------------------
+
+def _brute_rax(keys) -> int:
+    trie: dict = {}
+    for k in sorted(set(keys)):
+        t = trie
+        for b in k:
+            t = t.setdefault(b, {})
+
+    def count(t) -> int:
+        if not t:
+            return 1
+        total = 1
+        for c in t.values():
+            length, cur = 1, c
+            while len(cur) == 1:
+                cur = next(iter(cur.values()))
+                length += 1
+            if len(t) >= 2 and length > 1:
+                total += 1
+            total += count(cur)
+        return total
+    return count(trie)
+
+
+def test_rax_nodes_against_a_trie():
+    rnd = random.Random(7)
+    assert rax_nodes([]) == 1
+    for _ in range(500):
+        base = rnd.randrange(1 << 40)
+        ids = set()
+        n = rnd.randrange(1, 40)
+        while len(ids) < n:
+            ms = base + rnd.randrange(rnd.choice([4, 500, 1 << 20]))
+            seq = rnd.choice([0, 1, 2, rnd.randrange(1 << 16)])
+            ids.add(ms.to_bytes(8, "big") + seq.to_bytes(8, "big"))
+        ids = list(ids)
+        assert rax_nodes(ids) == _brute_rax(ids)
+
+
+# -- profile selection ------------------------------------------------------------------------
+
+class Info:
+    def __init__(self, server, version, slot_info=()):
+        self.server, self._v, self.slot_info = server, version, list(slot_info)
+
+    def version_tuple(self):
+        return self._v
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_every_documented_target_is_accepted(target):
+    assert select_profile(Info("redis", (7, 2)), target).name == target
+
+
+@pytest.mark.parametrize("target", ["9.9", "foo", "valkey-x", "7"])
+def test_unknown_target_is_a_clear_error(target):
+    with pytest.raises(ValueError, match="unknown memory target"):
+        select_profile(Info("redis", (7, 2)), target)
+
+
+def test_profile_from_aux():
+    assert select_profile(Info("redis", (7, 9))).name == "8.0"          # 8.0-m01 = 7.9.224
+    assert select_profile(Info("valkey", (255, 255))).name == "valkey-8.1"
+    assert select_profile(Info("valkey", (8, 0))).name == "valkey-8.0"
+    assert select_profile(Info("redis", (6, 2))).name == "6.2"
+    assert select_profile(Info("redis", (2, 8))).name == "2.8"
+    assert select_profile(Info("redis", (7, 0))).name == "7.0-distro"
+    assert select_profile(Info("redis", (7, 2), [(0, 1, 0)])).name == "7.2+cluster"
+    assert select_profile(Info("redis", (7, 0)), "7.0+cluster").cluster
+    assert not select_profile(Info("redis", (7, 4), [(0, 1, 0)])).cluster_key_extra
+
+
+# -- accuracy against the fixtures' MEMORY USAGE ----------------------------------------------
+
+def _bounded_dumps(root: Path) -> list[Path]:
+    out = []
+    for d in accuracy.find_dumps(root):
+        label = d.relative_to(root).parts[0]
+        if label.startswith("redis-"):
+            major = int(label.split("-")[1].split(".")[0])
+            if major < 5:      # 4.0 measured the wrong argument; 2.8/3.2 have no MEMORY USAGE
+                continue
+        out.append(d)
+    return out
+
+
+FIXTURE_DUMPS = _bounded_dumps(FIXTURES)
+
+
+def _check(d: Path):
+    r = accuracy.evaluate(d)
+    assert r is not None, f"{d}: no MEMORY USAGE to compare with"
+    where = f"{d} ({r['profile'].name}, {r['n']} keys)"
+    assert r["median"] <= MEDIAN_MAX, f"{where}: median error {r['median']:.2%}"
+    assert r["p95"] <= P95_MAX, f"{where}: p95 error {r['p95']:.2%}"
+    assert abs(r["total"]) <= TOTAL_MAX, f"{where}: total error {r['total']:+.2%}"
+    return r
+
+
+def test_fixture_set_is_complete():
+    labels = {d.relative_to(FIXTURES).parts[0] for d in FIXTURE_DUMPS}
+    assert {"redis-5.0.14", "redis-6.0.20", "redis-6.2.16", "redis-7.0.15", "redis-7.2.6",
+            "redis-7.4.1", "redis-8.0-m01", "valkey-7.2.7", "valkey-8.0.1",
+            "valkey-unstable-20241025"} <= labels
+    assert sum(1 for d in FIXTURE_DUMPS if d.name == "cluster") == 4
+
+
+@pytest.mark.parametrize("dump", FIXTURE_DUMPS, ids=lambda d: str(d.relative_to(FIXTURES)))
+def test_memory_usage_bounds(dump):
+    _check(dump)
+
+
+@pytest.mark.skipif(not os.environ.get("RDBSCAN_CORPUS"), reason="set RDBSCAN_CORPUS")
+def test_memory_usage_bounds_whole_corpus():
+    root = Path(os.environ["RDBSCAN_CORPUS"])
+    failures = []
+    for d in _bounded_dumps(root):
+        try:
+            _check(d)
+        except AssertionError as e:
+            failures.append(str(e))
+    assert not failures, "\n".join(failures)
+
+
+def test_cost_has_no_per_element_work():
+    """The estimate walks histograms, not elements: a 10**6-element hash costs the same."""
+    p = PROFILES["7.4"]
+    big = Rec(b"h", "hash", "hashtable", 10 ** 6, elems={8: 10 ** 6}, vals={100: 10 ** 6})
+    assert memory.estimate(big, p) > 10 ** 8
