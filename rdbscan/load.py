@@ -39,6 +39,7 @@ class DumpResult:
     framing: str | None = None      # rdb | aof-preamble | aof-dir | repl-eof | repl-length | tar
     tail_bytes: int | None = None   # bytes after the RDB's checksum (an AOF tail)
     skipped_keys: int = 0           # values left out by skip_bad
+    memory_profile: str | None = None  # memory model profile (issue 4)
     warnings: list = field(default_factory=list)
     exception: BaseException | None = field(default=None, repr=False)  # for --debug
 
@@ -121,6 +122,8 @@ def load_one(store: Store, path: str, *, progress: ProgressHook | None = None,
         result.keys = info.keys
         result.checksum = info.checksum if info.complete else None
         result.bytes_read = info.bytes_read
+        if rows.profile is not None:
+            result.memory_profile = rows.profile.name
         if info.checksum_stored is not None:
             result.checksum_stored = f"{info.checksum_stored:016x}"
             result.checksum_computed = f"{info.checksum_computed:016x}"
@@ -172,7 +175,8 @@ def _write_dump_row(store: Store, result: DumpResult, info: DumpInfo,
                     source: Source | None) -> None:
     ctime = _int_or_none(info.aux.get("ctime"))
     stats = store.run(
-        "SELECT count(expire_at_ms), coalesce(sum(memory_bytes), 0) FROM keys WHERE dump_id = ?",
+        "SELECT count(expire_at_ms), coalesce(sum(memory_bytes), 0), "
+        "coalesce(sum(memory_total_bytes), 0) FROM keys WHERE dump_id = ?",
         [result.dump_id])[0]
     row = {
         "dump_id": result.dump_id,
@@ -203,6 +207,8 @@ def _write_dump_row(store: Store, result: DumpResult, info: DumpInfo,
         "keys": info.keys,
         "expires": stats[0],
         "memory_bytes": stats[1],
+        "memory_total_bytes": stats[2],
+        "memory_profile": result.memory_profile,
         "parse_seconds": result.parse_seconds,
         "loaded_at": dt.datetime.now(dt.timezone.utc).replace(tzinfo=None),
         # Input handling (issue 6).

@@ -104,6 +104,9 @@ ALTER TABLE dumps ADD COLUMN IF NOT EXISTS compression VARCHAR;
 ALTER TABLE dumps ADD COLUMN IF NOT EXISTS framing VARCHAR;
 ALTER TABLE dumps ADD COLUMN IF NOT EXISTS tail_bytes BIGINT;
 ALTER TABLE dumps ADD COLUMN IF NOT EXISTS skipped_keys BIGINT;
+-- Memory model (issue 4): the profile used and the capacity-planning sum, next to used_mem.
+ALTER TABLE dumps ADD COLUMN IF NOT EXISTS memory_profile VARCHAR;
+ALTER TABLE dumps ADD COLUMN IF NOT EXISTS memory_total_bytes BIGINT;
 CREATE TABLE IF NOT EXISTS db_sizes (
     dump_id INTEGER, db INTEGER, resize_keys BIGINT, resize_expires BIGINT
 );
