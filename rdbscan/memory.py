@@ -210,6 +210,7 @@ class Profile:
         self.hfe = hfe
         self.cluster_key_extra = cluster_key_extra
         self.set_entry = set_entry
+        self.description = description
         # 4.0/5.0: sdsAllocSize() is header + len + 1, not the allocation (sds.c before 6.0
         # recorded the requested size, not the usable one).
         self.sds_exact = sds_exact
