@@ -97,6 +97,11 @@ def load(ctx, dumps, db_path, quiet, no_verify_crc, target, skip_bad):
     Example: rdbscan load shard1.rdb shard2.rdb -o cluster.duckdb
     """
     from .load import load as load_dumps
+    from .memory import validate_target
+    try:
+        validate_target(target)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--target")
     from .load import summarize
     results = load_dumps(list(dumps), db_path, progress=make_progress(quiet),
                          verify_crc=not no_verify_crc, target=target, skip_bad=skip_bad)
