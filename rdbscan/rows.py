@@ -8,7 +8,7 @@ from .store import KEYS_COLUMNS, STREAM_GROUPS_COLUMNS, STREAMS_COLUMNS
 
 
 class RowBuilder:
-    """Accumulates one batch of rows at a time, column by column."""
+    """Accumulates one batch of rows at a time."""
 
     def __init__(self, dump_id: int, info, target: str | None = None):
         self.dump_id = dump_id
@@ -19,10 +19,21 @@ class RowBuilder:
         self.reset()
 
     def reset(self) -> None:
-        self.keys = [[] for _ in KEYS_COLUMNS]
+        self.rows: list[tuple] = []
         self.streams = [[] for _ in STREAMS_COLUMNS]
         self.groups = [[] for _ in STREAM_GROUPS_COLUMNS]
-        self.count = 0
+
+    @property
+    def count(self) -> int:
+        return len(self.rows)
+
+    @property
+    def keys(self) -> list:
+        """The batch as columns (KEYS_COLUMNS order); rows are kept as tuples and transposed
+        once per batch, which costs far less than appending to 20 lists per key."""
+        if not self.rows:
+            return [[] for _ in KEYS_COLUMNS]
+        return list(zip(*self.rows))
 
     def _shares(self, db: int) -> tuple[float, float]:
         """Per-key share of the main and expires bucket arrays, from RESIZEDB (section 8.6)."""
@@ -32,41 +43,25 @@ class RowBuilder:
         return share
 
     def add(self, rec) -> None:
-        if self.profile is None:
-            self.profile = select_profile(self.info, self.target)
-        (dump_id, db, key, key_bytes, key_length, typ, encoding, rdb_type, length, max_elem,
-         serialized, memory, memory_total, expire, idle, freq, slot, offset, fttl,
-         fmin) = self.keys
+        prof = self.profile
+        if prof is None:
+            prof = self.profile = select_profile(self.info, self.target)
         k = rec.key
-        dump_id.append(self.dump_id)
-        db.append(rec.db)
-        key.append(k.decode("utf-8", "backslashreplace"))
-        key_bytes.append(k)
-        key_length.append(len(k))
-        typ.append(rec.type)
-        encoding.append(rec.encoding)
-        rdb_type.append(rec.rdb_type)
-        length.append(rec.length)
-        max_elem.append(rec.max_elem)
-        serialized.append(rec.end - rec.offset)
-        mem = estimate(rec, self.profile)
-        memory.append(mem)
-        memory_total.append(total(mem, rec.expire_ms is not None, self._shares(rec.db)))
-        expire.append(rec.expire_ms)
-        idle.append(rec.idle)
-        freq.append(rec.freq)
-        slot.append(key_slot(k))
-        offset.append(rec.offset)
+        text = k.decode("utf-8", "backslashreplace")
+        mem = estimate(rec, prof)
         ex = rec.extra
         if ex is not None and "fields_with_ttl" in ex:
-            fttl.append(ex["fields_with_ttl"])
-            fmin.append(ex["min_field_expire_ms"])
+            fttl, fmin = ex["fields_with_ttl"], ex["min_field_expire_ms"]
         else:
-            fttl.append(None)
-            fmin.append(None)
-        if rec.type == "stream" and ex is not None:
-            self._add_stream(rec, key[-1])
-        self.count += 1
+            fttl = fmin = None
+        expire = rec.expire_ms
+        self.rows.append((
+            self.dump_id, rec.db, text, k, len(k), rec.type, rec.encoding, rec.rdb_type,
+            rec.length, rec.max_elem, rec.end - rec.offset, mem,
+            total(mem, expire is not None, self._shares(rec.db)), expire, rec.idle, rec.freq,
+            key_slot(k), rec.offset, fttl, fmin))
+        if ex is not None and rec.type == "stream":
+            self._add_stream(rec, text)
 
     def _add_stream(self, rec, key_text: str) -> None:
         ex = rec.extra
