@@ -27,7 +27,7 @@ WITH k AS (
           FROM k WHERE dset <> '' AND root <> '' GROUP BY root, dset)
     GROUP BY root
 ), flagged AS (
-    SELECT k.dump_id, k.db, k.key, k.memory_bytes, k.pattern, unnest([
+    SELECT k.dump_id, k.db, k.key, k.memory_bytes, k.pattern, unnest(string_split(concat_ws(',',
         CASE WHEN regexp_matches(k.key, '[^' || $allowed_chars || ']') THEN 'disallowed-chars' END,
         CASE WHEN regexp_matches(k.clean, '[\\*?\[\]()\s''"]')
                OR (regexp_matches(k.key, '[{}]') AND key_hashtag(k.key) IS NULL) THEN 'special-chars' END,
@@ -44,9 +44,9 @@ WITH k AS (
              THEN 'generic-name' END,
         CASE WHEN strlen(k.dset) > 1 OR (r.dsets > 1 AND k.dset <> '' AND k.dset <> r.main_dset)
              THEN 'mixed-delimiters' END
-    ]) AS rule
+    ), ',')) AS rule
     FROM k LEFT JOIN roots AS r USING (root)
 )
 SELECT dump_id, db, key, memory_bytes, pattern, rule
 FROM flagged
-WHERE rule IS NOT NULL AND NOT list_contains($disabled, rule)
+WHERE rule <> '' AND NOT list_contains($disabled, rule)

@@ -27,13 +27,16 @@ WITH flagged AS (
            CASE WHEN big_string_critical OR big_collection_critical THEN 'critical' ELSE 'warning' END AS severity
     FROM flagged
     WHERE big_string OR big_collection OR big_collection_memory
+), totals AS (
+    -- totals over every big key, before the top-N cut
+    SELECT count(*) AS total_keys,
+           count(*) FILTER (WHERE severity = 'critical') AS total_critical,
+           count(expire_at_ms) AS total_with_ttl
+    FROM big
 )
 SELECT dump_id, db, key, type, encoding, length, memory_bytes, severity, rules,
        expire_at_ms IS NOT NULL AS has_ttl, expire_at_ms, ttl_ms, pattern,
-       -- totals over every big key, before the top-N cut
-       count(*) OVER () AS total_keys,
-       count(*) FILTER (WHERE severity = 'critical') OVER () AS total_critical,
-       count(expire_at_ms) OVER () AS total_with_ttl
-FROM big
-QUALIFY $top = 0 OR row_number() OVER (ORDER BY memory_bytes DESC, length DESC, key) <= $top
+       total_keys, total_critical, total_with_ttl
+FROM big CROSS JOIN totals
 ORDER BY memory_bytes DESC, length DESC, key
+LIMIT (CASE WHEN $top > 0 THEN $top ELSE 9223372036854775807 END)

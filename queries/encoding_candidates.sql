@@ -40,14 +40,14 @@ cand AS (
            CASE WHEN k.fields_with_ttl > 0 THEN 'listpackex' ELSE l.target_encoding END AS target_encoding,
            k.length, k.max_elem_bytes, k.memory_bytes,
            compact_memory_estimate(k.key_length,
-               listpack_bytes_estimate(k.type, k.length, k.max_elem_bytes, k.serialized_bytes)) AS estimated_bytes
+               listpack_bytes_estimate(k.type, k.length, k.max_elem_bytes, k.value_serialized_bytes)) AS estimated_bytes
     FROM rkeys AS k
     JOIN limits AS l ON k.type = l.type AND k.encoding = l.from_encoding
     WHERE l.max_entries > 0
       AND k.length <= l.max_entries
       AND k.max_elem_bytes <= l.max_value
       AND (l.max_lp_bytes IS NULL
-           OR listpack_bytes_estimate(k.type, k.length, k.max_elem_bytes, k.serialized_bytes) <= l.max_lp_bytes)
+           OR listpack_bytes_estimate(k.type, k.length, k.max_elem_bytes, k.value_serialized_bytes) <= l.max_lp_bytes)
 )
 SELECT dump_id, db, key, type, encoding, target_encoding, length, max_elem_bytes, memory_bytes,
        estimated_bytes, greatest(memory_bytes - estimated_bytes, 0) AS savings_bytes

@@ -34,14 +34,14 @@ WITH limits(type, from_encoding, target_encoding, entries_setting, max_entries, 
 cand AS (
     SELECT k.type, k.memory_bytes,
            compact_memory_estimate(k.key_length,
-               listpack_bytes_estimate(k.type, k.length, k.max_elem_bytes, k.serialized_bytes)) AS estimated_bytes
+               listpack_bytes_estimate(k.type, k.length, k.max_elem_bytes, k.value_serialized_bytes)) AS estimated_bytes
     FROM rkeys AS k
     JOIN limits AS l ON k.type = l.type AND k.encoding = l.from_encoding
     WHERE l.max_entries > 0
       AND k.length <= l.max_entries
       AND k.max_elem_bytes <= l.max_value
       AND (l.max_lp_bytes IS NULL
-           OR listpack_bytes_estimate(k.type, k.length, k.max_elem_bytes, k.serialized_bytes) <= l.max_lp_bytes)
+           OR listpack_bytes_estimate(k.type, k.length, k.max_elem_bytes, k.value_serialized_bytes) <= l.max_lp_bytes)
 )
 SELECT type, count(*) AS keys, sum(memory_bytes) AS memory_bytes,
        sum(greatest(memory_bytes - estimated_bytes, 0)) AS savings_bytes

@@ -40,7 +40,7 @@ near AS (
            k.length > l.max_entries AS over_entries,
            k.max_elem_bytes > l.max_value AS over_value,
            compact_memory_estimate(k.key_length,
-               listpack_bytes_estimate(k.type, k.length, k.max_elem_bytes, k.serialized_bytes)) AS estimated_bytes
+               listpack_bytes_estimate(k.type, k.length, k.max_elem_bytes, k.value_serialized_bytes)) AS estimated_bytes
     FROM rkeys AS k
     JOIN limits AS l ON k.type = l.type AND k.encoding = l.from_encoding
     WHERE l.max_entries > 0 AND l.max_lp_bytes IS NULL

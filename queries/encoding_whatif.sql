@@ -36,7 +36,7 @@ scenarios(entries_factor, value_factor) AS (VALUES (1, 1), (2, 1), (4, 1), (1, 2
 keyset AS (
     SELECT k.type, k.length, k.max_elem_bytes, k.memory_bytes,
            compact_memory_estimate(k.key_length,
-               listpack_bytes_estimate(k.type, k.length, k.max_elem_bytes, k.serialized_bytes)) AS estimated_bytes,
+               listpack_bytes_estimate(k.type, k.length, k.max_elem_bytes, k.value_serialized_bytes)) AS estimated_bytes,
            l.entries_setting, l.max_entries, l.value_setting, l.max_value
     FROM rkeys AS k
     JOIN limits AS l ON k.type = l.type AND k.encoding = l.from_encoding

@@ -64,11 +64,13 @@ MACROS: list[str] = [
     f"CREATE OR REPLACE MACRO key_pattern(key, delimiters := ':') AS {_key_pattern_sql()}",
 
     # First `depth` segments of a key, delimiters kept between them; the whole key if it has fewer.
-    # key_prefix('user:1000:profile', 2) = 'user:1000'.
+    # key_prefix('user:1000:profile', 2) = 'user:1000'.  (A constant regex: `segment+delimiter`
+    # pieces, so the pattern compiles once whatever the depth.)
     "CREATE OR REPLACE MACRO key_prefix(key, depth, delimiters := ':') AS "
-    "CASE WHEN depth <= 0 THEN '' ELSE regexp_extract(key, "
-    "'^[^' || delim_class(delimiters) || ']*(?:[' || delim_class(delimiters) || '][^' "
-    "|| delim_class(delimiters) || ']*){0,' || least(depth - 1, 999)::VARCHAR || '}') END",
+    "CASE WHEN depth <= 0 THEN '' "
+    "WHEN len(regexp_extract_all(key, '[^' || delim_class(delimiters) || ']*[' || delim_class(delimiters) || ']')) "
+    ">= depth THEN left(array_to_string(regexp_extract_all(key, '[^' || delim_class(delimiters) || ']*[' "
+    "|| delim_class(delimiters) || ']')[1:depth], ''), -1) ELSE key END",
 
     # Number of segments (1 + number of delimiter characters).
     "CREATE OR REPLACE MACRO key_depth(key, delimiters := ':') AS "
