@@ -138,11 +138,14 @@ class _Parser:
 
     def check_count(self, n: int, what: str, min_bytes: int = 1) -> None:
         """An element count cannot exceed what is left of the input."""
-        left = self.r.remaining_known()
-        if left is not None and n * min_bytes > left:
-            raise self.corrupt(f"{what} claims {n} elements but only {left} bytes remain")
         if n > 1 << 40:
             raise self.corrupt(f"{what} claims {n} elements")
+        left = self.r.remaining_known()
+        if left is not None and n * min_bytes > left:
+            # Most often a file cut short (a full disk, an interrupted copy): say so.
+            raise TruncatedError(f"unexpected end of input: {what} of {n} elements needs at "
+                                 f"least {n * min_bytes} bytes but only {left} remain",
+                                 self.r.tell(), key=self.key, rdb_type=self.rdb_type)
 
     def blob(self, what: str) -> bytes:
         """A blob string.  With skip_bad an LZF payload that does not decompress (its length
