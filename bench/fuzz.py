@@ -42,6 +42,9 @@ sys.path.insert(0, str(ROOT))
 from rdbscan.errors import RDBError  # noqa: E402
 from rdbscan.parser import DumpInfo, parse  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "tests"))
+import rdbwriter as W  # noqa: E402  (tests/rdbwriter.py: byte-exact record builders)
+
 FIXTURES = ROOT / "tests" / "fixtures"
 MAX_SEED_BYTES = 6000
 SPECIAL = [0x00, 0x01, 0x3F, 0x40, 0x7F, 0x80, 0x81, 0xC0, 0xC1, 0xC2, 0xC3, 0xC4, 0xF0, 0xF4,
@@ -140,6 +143,207 @@ def mutate(rng: random.Random, data: bytes, seeds: list[bytes]) -> bytes:
     return bytes(b)
 
 
+# -- grammar: random but well-framed values with hostile numbers inside ----------------------
+def _num(rng: random.Random) -> int:
+    """A number for a count, a flag or a listpack integer: mostly small, sometimes hostile."""
+    r = rng.random()
+    if r < 0.6:
+        return rng.randrange(0, 8)
+    if r < 0.75:
+        return -rng.randrange(1, 9)
+    if r < 0.85:
+        return rng.choice([127, 128, 4095, -4096, 32767, -32768, 1 << 31, -(1 << 31),
+                           (1 << 63) - 1, -(1 << 63)])
+    return rng.randrange(-1000, 1000)
+
+
+def _elem(rng: random.Random):
+    r = rng.random()
+    if r < 0.5:
+        return _num(rng)
+    if r < 0.95:
+        return rng.randbytes(rng.randrange(0, 20))
+    return rng.randbytes(rng.randrange(60, 300))
+
+
+def _listpack(rng: random.Random, entries=None) -> bytes:
+    if entries is None:
+        entries = [_elem(rng) for _ in range(rng.randrange(0, 12))]
+    count = len(entries) if rng.random() < 0.8 else rng.randrange(0, 70000)
+    return W.listpack(entries, count=min(count, 65535))
+
+
+def _stream_lp(rng: random.Random) -> bytes:
+    nf = rng.randrange(0, 4)
+    fields = [rng.randbytes(rng.randrange(1, 6)) for _ in range(nf)]
+    v = [rng.randrange(0, 5), rng.randrange(0, 3), nf, *fields, 0]
+    for _ in range(rng.randrange(0, 5)):
+        flags = rng.choice([0, 1, 2, 3, _num(rng)])
+        entry = [flags, rng.randrange(0, 1000), rng.randrange(0, 5)]
+        if flags & 2:
+            entry += [_elem(rng) for _ in range(nf)]
+        else:
+            k = rng.randrange(0, 3)
+            entry += [k] + [_elem(rng) for _ in range(2 * k)]
+        entry.append(len(entry) - 1)
+        v += entry
+    if rng.random() < 0.5:   # poke one number
+        i = rng.randrange(len(v))
+        v[i] = _num(rng)
+    return W.listpack(v)
+
+
+def _ziplist(rng: random.Random) -> bytes:
+    body = bytearray()
+    n = rng.randrange(0, 8)
+    prev = 0
+    for _ in range(n):
+        e = _elem(rng)
+        if isinstance(e, int) and -32768 <= e <= 32767:
+            enc = b"\xc0" + struct.pack("<h", e)
+        elif isinstance(e, int):
+            enc = b"\xe0" + struct.pack("<q", max(min(e, (1 << 63) - 1), -(1 << 63)))
+        else:
+            e = e[:63]
+            enc = bytes([len(e)]) + e
+        entry = (bytes([prev]) if prev < 254 else b"\xfe" + struct.pack("<I", prev)) + enc
+        body += entry
+        prev = len(entry)
+    if rng.random() < 0.3 and body:
+        body[rng.randrange(len(body))] = rng.randrange(256)
+    total = 10 + len(body) + 1
+    return struct.pack("<IIH", total, 10, n if rng.random() < 0.8 else _num(rng) & 0xFFFF) + \
+        bytes(body) + b"\xff"
+
+
+def _intset(rng: random.Random) -> bytes:
+    width = rng.choice([2, 4, 8, 2, 4, 8, 3, 0])
+    n = rng.randrange(0, 6)
+    body = rng.randbytes(n * max(width, 1))
+    count = n if rng.random() < 0.8 else rng.randrange(0, 1 << 32)
+    return struct.pack("<II", width, count) + body
+
+
+def _blob(rng: random.Random, data: bytes) -> bytes:
+    if rng.random() < 0.2 and data:
+        lz = bytearray(W.lzf_string(data))
+        if rng.random() < 0.3:
+            lz[rng.randrange(1, len(lz))] = rng.randrange(256)
+        return bytes(lz)
+    return W.string(data)
+
+
+def _len(rng: random.Random, n: int) -> bytes:
+    if rng.random() < 0.05:
+        n = rng.choice([1 << 32, (1 << 64) - 1, 1 << 40, n + 1, max(n - 1, 0)])
+    return W.length(n)
+
+
+def _value(rng: random.Random, t: int) -> bytes:
+    if t == 0:
+        return _blob(rng, rng.randbytes(rng.randrange(0, 40)))
+    if t in (1, 2):
+        n = rng.randrange(0, 5)
+        return _len(rng, n) + b"".join(W.string(rng.randbytes(3)) for _ in range(n))
+    if t in (3, 5):
+        n = rng.randrange(0, 4)
+        out = _len(rng, n)
+        for _ in range(n):
+            out += W.string(rng.randbytes(3))
+            out += struct.pack("<d", rng.random()) if t == 5 else bytes([rng.choice([3, 253, 254,
+                                                                                       255])]) + b"1.5"
+        return out
+    if t == 4:
+        n = rng.randrange(0, 4)
+        return _len(rng, n) + b"".join(W.string(b"f") + W.string(b"v") for _ in range(n))
+    if t == 7:
+        out = W.length(rng.randrange(0, 1 << 40))
+        for _ in range(rng.randrange(0, 4)):
+            op = rng.choice([1, 2, 3, 4, 5, 9])
+            out += W.length(op)
+            out += {1: W.length(5), 2: W.length(7), 3: b"\0" * 4, 4: b"\0" * 8,
+                    5: W.string(b"abc"), 9: b""}[op]
+        return out + W.length(0)
+    if t in (10, 12, 13):
+        return _blob(rng, _ziplist(rng))
+    if t == 11:
+        return _blob(rng, _intset(rng))
+    if t == 9:
+        return _blob(rng, bytes([rng.randrange(3)]) + rng.randbytes(rng.randrange(0, 12)) +
+                     b"\xff")
+    if t in (14, 18):
+        n = rng.randrange(0, 3)
+        out = _len(rng, n)
+        for _ in range(n):
+            if t == 18:
+                c = rng.choice([1, 2, 2, _num(rng) & 0xFF])
+                out += W.length(c)
+                out += _blob(rng, _listpack(rng) if c == 2 else rng.randbytes(5))
+            else:
+                out += _blob(rng, _ziplist(rng))
+        return out
+    if t in (16, 17, 20):
+        return _blob(rng, _listpack(rng))
+    if t in (23, 25):
+        ents = []
+        for _ in range(rng.randrange(0, 4)):
+            ents += [_elem(rng), _elem(rng), _num(rng)]
+        pre = struct.pack("<q", _num(rng)) if t == 25 else b""
+        return pre + _blob(rng, _listpack(rng, ents))
+    if t in (22, 24):
+        pre = struct.pack("<q", _num(rng)) if t == 24 else b""
+        n = rng.randrange(0, 3)
+        return pre + _len(rng, n) + b"".join(W.length(rng.randrange(0, 99)) + W.string(b"f") +
+                                             W.string(b"v") for _ in range(n))
+    # streams 15, 19, 21, 26
+    n = rng.randrange(0, 3)
+    out = _len(rng, n)
+    for _ in range(n):
+        key = rng.randbytes(16 if rng.random() < 0.9 else rng.randrange(0, 20))
+        out += _blob(rng, key) + _blob(rng, _stream_lp(rng))
+    out += W.length(rng.randrange(0, 10)) + W.length(5) + W.length(1)
+    if t >= 19:
+        out += W.length(0) + W.length(1) + W.length(0) + W.length(0) + W.length(3)
+    groups = rng.randrange(0, 3)
+    out += _len(rng, groups)
+    for _ in range(groups):
+        out += W.string(b"g") + W.length(1) + W.length(2)
+        if t >= 19:
+            out += W.length(rng.choice([0, 5, (1 << 64) - 1]))
+        pel = rng.randrange(0, 3)
+        out += _len(rng, pel) + (rng.randbytes(16) + b"\0" * 8 + W.length(1)) * pel
+        cons = rng.randrange(0, 3)
+        out += _len(rng, cons)
+        for _ in range(cons):
+            out += W.string(b"c") + b"\0" * 8 + (b"\0" * 8 if t >= 21 else b"")
+            cp = rng.randrange(0, 2)
+            out += _len(rng, cp) + rng.randbytes(16) * cp
+    if t == 26:
+        out += W.length(1) + W.length(2) + _len(rng, 0) + W.length(0) + W.length(0)
+    return out
+
+
+TYPES = [0, 1, 2, 3, 4, 5, 7, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25,
+         26]
+
+
+def generate(rng: random.Random) -> bytes:
+    """A whole RDB of random keys of every type (valid framing, hostile content)."""
+    version = rng.choice([9, 10, 11, 12, 13])
+    body = b"\xfe\x00" + b"\xfb" + W.length(3) + W.length(1)
+    for i in range(rng.randrange(1, 5)):
+        t = rng.choice(TYPES)
+        if t == 26 and version < 13:
+            version = 13
+        if rng.random() < 0.2:
+            body += b"\xfc" + struct.pack("<q", _num(rng))
+        body += W.key(t, f"k{i}", _value(rng, t))
+    data = W.rdb(body, version=version, valkey=False)
+    if rng.random() < 0.3:
+        data = mutate(rng, data, [data])
+    return data
+
+
 # -- targets ---------------------------------------------------------------------------------
 def run_parse(data: bytes, known_size: bool, skip_bad: bool = False) -> None:
     info = DumpInfo()
@@ -190,7 +394,10 @@ def worker(args) -> tuple[int, int, int, list[str]]:
     crashes = []
     ok = errors = 0
     for i in range(iterations):
-        data = mutate(rng, rng.choice(seeds), seeds)
+        if rng.random() < 0.35:
+            data = generate(rng)
+        else:
+            data = mutate(rng, rng.choice(seeds), seeds)
         mode = rng.randrange(12)
         signal.setitimer(signal.ITIMER_REAL, timeout)
         try:

@@ -893,9 +893,14 @@ class _Parser:
 
 def _stream_node_max(lp: bytes) -> tuple[int, int]:
     """(longest field or value among the live entries, entries ever added: live + deleted)
-    of one stream node listpack."""
+    of one stream node listpack.  Counts read from the listpack must be non-negative
+    integers: a negative one would walk backwards (an endless loop on hostile input)."""
     v = listpack_values(lp)
+    if len(v) < 4:
+        raise BlobError(f"stream node listpack has {len(v)} entries, fewer than its master entry")
     nf = v[2]
+    if not isinstance(nf, int) or nf < 0 or 3 + nf >= len(v):
+        raise BlobError(f"stream node master entry has an invalid field count {nf!r}")
     master = v[3:3 + nf]
     if v[3 + nf] != 0:
         raise BlobError("stream node master entry is not terminated by 0")
@@ -905,6 +910,8 @@ def _stream_node_max(lp: bytes) -> tuple[int, int]:
     master_used = False
     while i < end:
         flags = v[i]
+        if not isinstance(flags, int):
+            raise BlobError("stream entry flags are not an integer")
         i += 3
         if flags & STREAM_ITEM_FLAG_SAMEFIELDS:
             items = v[i:i + nf]
@@ -912,7 +919,9 @@ def _stream_node_max(lp: bytes) -> tuple[int, int]:
             if not flags & STREAM_ITEM_FLAG_DELETED:
                 master_used = True
         else:
-            k = v[i]
+            k = v[i] if i < end else None
+            if not isinstance(k, int) or k < 0:
+                raise BlobError(f"stream entry has an invalid field count {k!r}")
             items = v[i + 1:i + 1 + 2 * k]
             i += 1 + 2 * k
         i += 1  # lp-count
@@ -928,6 +937,8 @@ def _stream_node_max(lp: bytes) -> tuple[int, int]:
             ln = len(x) if isinstance(x, bytes) else int_text_len(x)
             if ln > mx:
                 mx = ln
+    if not isinstance(v[0], int) or not isinstance(v[1], int):
+        raise BlobError("stream node master entry counts are not integers")
     return mx, v[0] + v[1]
 
 

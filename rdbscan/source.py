@@ -159,40 +159,48 @@ class _ZstdReader:
         self._zstd = zstandard
         self.raw = raw
         self.obj = zstandard.ZstdDecompressor().decompressobj()
-        self.pending = b""     # compressed bytes not yet fed
-        self.out = b""         # decompressed bytes not yet returned
+        self.pending = b""     # compressed bytes not yet fed: pending[ppos:]
+        self.ppos = 0
+        self.out: list[bytes] = []   # decompressed pieces not yet returned
+        self.out_len = 0
         self.in_frame = False  # a frame is started and not finished
         self.done = False
         self.truncated = False
 
     def read(self, n: int = -1) -> bytes:
         n = 1 << 20 if n < 0 else n
-        while len(self.out) < n and not self.done:
-            if not self.pending:
+        while self.out_len < n and not self.done:
+            if self.ppos >= len(self.pending):
                 self.pending = self.raw.read(RAW_BLOCK)
+                self.ppos = 0
                 if not self.pending:
                     self.done = True
                     self.truncated = self.in_frame
                     break
-            piece, self.pending = self.pending[:ZSTD_SLICE], self.pending[ZSTD_SLICE:]
+            piece = self.pending[self.ppos:self.ppos + ZSTD_SLICE]
+            self.ppos += len(piece)
             self.in_frame = True
             try:
                 data = self.obj.decompress(piece)
             except self._zstd.ZstdError as e:
                 raise _CodecError(str(e)) from None
             if data:
-                self.out += data
+                self.out.append(data)
+                self.out_len += len(data)
             if self.obj.eof:
                 # Frame finished: what was fed after it starts the next frame.
                 rest = self.obj.unused_data
-                self.pending = rest + self.pending
+                if rest:
+                    self.pending = rest + self.pending[self.ppos:]
+                    self.ppos = 0
                 self.obj = self._zstd.ZstdDecompressor().decompressobj()
                 self.in_frame = False
-        if len(self.out) <= n:
-            data, self.out = self.out, b""
-        else:
-            data, self.out = self.out[:n], self.out[n:]
-        return data
+        data = b"".join(self.out)
+        if len(data) <= n:
+            self.out, self.out_len = [], 0
+            return data
+        self.out, self.out_len = [data[n:]], len(data) - n
+        return data[:n]
 
     def close(self) -> None:
         pass

@@ -321,3 +321,26 @@ def test_shared_copy_unchanged(tmp_path):
     assert hashlib.sha256(copy.read_bytes()).hexdigest() == hashlib.sha256(
         path.read_bytes()).hexdigest()
     assert m["corruption"]["truncated_size"] == copy.stat().st_size
+
+
+# -- regressions found by bench/fuzz.py ----------------------------------------------------------
+@pytest.mark.parametrize("entries", [
+    [2, 1, -4, 5, 0],                                 # negative master field count: looped forever
+    [0, 0, 1, b"f", 0, 0, 1, 1, -3, b"x", 4],         # negative entry field count
+    [0, 0, 0, 0, 0, 5, 5, -1],
+    [b"x", 0, 0, 0],                                  # master counts that are not integers
+])
+@pytest.mark.parametrize("skip_bad", [False, True])
+def test_stream_listpack_with_negative_counts(entries, skip_bad):
+    value = (W.length(1) + W.string(b"\0" * 16) + W.string(W.listpack(entries))
+             + W.length(1) + W.length(5) + W.length(1) + W.length(0))
+    data = W.rdb(W.key(15, "st", value) + W.key(0, "after", W.string("ok")), version=9)
+    t0 = time.perf_counter()
+    if skip_bad:
+        info = DumpInfo()
+        keys = [r.key for r in parse(io.BytesIO(data), info, size=len(data), skip_bad=True)]
+        assert keys == [b"after"] and info.skipped_keys == 1
+    else:
+        with pytest.raises(CorruptError, match="stream listpack"):
+            _parse_stream(data, True)
+    assert time.perf_counter() - t0 < 1
