@@ -250,8 +250,10 @@ def _value(rng: random.Random, t: int) -> bytes:
         out = _len(rng, n)
         for _ in range(n):
             out += W.string(rng.randbytes(3))
-            out += struct.pack("<d", rng.random()) if t == 5 else bytes([rng.choice([3, 253, 254,
-                                                                                       255])]) + b"1.5"
+            if t == 5:
+                out += struct.pack("<d", rng.random())
+            else:   # a text score: length byte (253-255 are nan/inf/-inf) and text
+                out += bytes([rng.choice([3, 253, 254, 255])]) + b"1.5"
         return out
     if t == 4:
         n = rng.randrange(0, 4)
@@ -430,7 +432,8 @@ def main(argv=None) -> int:
     ap.add_argument("--timeout", type=float, default=5.0, help="seconds per input before a hang")
     ap.add_argument("--max-memory", type=int, default=3 << 30,
                     help="address-space limit per worker in bytes (0: none)")
-    ap.add_argument("--crashes", default=os.path.join(tempfile.gettempdir(), "rdbscan-fuzz-crashes"))
+    ap.add_argument("--crashes",
+                    default=os.path.join(tempfile.gettempdir(), "rdbscan-fuzz-crashes"))
     ap.add_argument("--corpus", default=os.path.join(tempfile.gettempdir(), "rdbscan-fuzz-corpus"),
                     help="atheris corpus directory (seeded from the fixtures)")
     ap.add_argument("--atheris", action="store_true", help="coverage-guided (atheris) mode")

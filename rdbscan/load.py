@@ -36,7 +36,8 @@ class DumpResult:
     bytes_read: int = 0
     # Input handling (issue 6): how the bytes arrived and what was left out.
     compression: str | None = None  # gzip | zstd | lz4 | bzip2 | xz
-    framing: str | None = None      # rdb | aof-preamble | aof-dir | repl-eof | repl-length | tar
+    framing: str | None = None      # rdb | aof-preamble | aof-dir | tar |
+    #                                 replication-eof | replication-length
     tail_bytes: int | None = None   # bytes after the RDB's checksum (an AOF tail)
     skipped_keys: int = 0           # values left out by skip_bad
     memory_profile: str | None = None  # memory model profile (issue 4)
@@ -137,7 +138,7 @@ def _finish_input(result: DumpResult, info: DumpInfo, source: Source) -> None:
     """After a complete parse: name what followed the RDB (AOF tail, replication EOF mark)."""
     tail = info.trailing_bytes
     head = info.trailing_head or b""
-    if source.framing == "repl-eof":
+    if source.framing == "replication-eof":
         mark = source.notes.get("eof_mark", b"")
         if tail is not None and tail >= len(mark) and head[:len(mark)] == mark:
             tail -= len(mark)

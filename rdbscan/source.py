@@ -64,7 +64,7 @@ class Source:
     stream: object             # binary stream with .read(n)
     size: int | None           # bytes of RDB data when known (None for pipes and compressed)
     compression: str | None = None   # gzip | zstd | lz4 | bzip2 | xz
-    framing: str | None = None       # rdb | aof-dir | repl-eof | repl-length | tar
+    framing: str | None = None       # rdb | aof-dir | tar | replication-eof | -length
     initial: bytes = b""       # bytes already read from `stream` that belong to the RDB
     notes: dict = field(default_factory=dict)
     _closers: list = field(default_factory=list, repr=False)
@@ -471,7 +471,7 @@ def _unwrap(src: Source, max_ratio: int, ratio_floor: int) -> None:
             raise NotRDBError("more than 1 MiB of newlines before a replication header", 0)
     m = _EOF_HEADER.match(head)
     if m and head.startswith(b"$EOF:"):
-        src.framing = "repl-eof"
+        src.framing = "replication-eof"
         src.notes["eof_mark"] = m.group(1)
         skipped += m.end()
         head = head[m.end():]
@@ -484,7 +484,7 @@ def _unwrap(src: Source, max_ratio: int, ratio_floor: int) -> None:
             raise NotRDBError("malformed replication header: expected '$<length>\\r\\n' or "
                               "'$EOF:<40 bytes>\\r\\n'", skipped)
         declared = int(m.group(1))
-        src.framing = "repl-length"
+        src.framing = "replication-length"
         src.notes["declared_length"] = declared
         skipped += m.end()
         head = head[m.end():]

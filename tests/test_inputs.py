@@ -263,7 +263,7 @@ def test_replication_framings(tmp_path, plain_rows, name):
     db = tmp_path / "r.duckdb"
     [r] = load([str(path)], str(db))
     assert r.error is None and r.complete and not r.warnings
-    assert r.framing == ("repl-eof" if name.endswith("eof") else "repl-length")
+    assert r.framing == ("replication-eof" if name.endswith("eof") else "replication-length")
     assert r.tail_bytes == 0
     assert _rows(db) == plain_rows
     # The same through a pipe, compressed.
