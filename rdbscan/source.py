@@ -45,6 +45,7 @@ ZSTD_SLICE = 1024               # zstd input fed per decompress() call (bounds i
 PEEK = 512                      # bytes inspected to recognise a format (a tar header)
 MAX_KEEPALIVES = 1 << 20        # '\n' keep-alives skipped before a `$` replication header
 MANIFEST_MAX = 1 << 20          # an AOF manifest larger than this is not a manifest
+XZ_MEMLIMIT = 512 << 20         # xz decoder memory (xz -9 needs 65 MiB)
 
 _MAGICS = (
     (b"\x1f\x8b", "gzip"),
@@ -236,8 +237,12 @@ class _Decompressed:
             import bz2
             self.inner = bz2.BZ2File(self.counter, mode="rb")
         elif kind == "xz":
+            import _compression
             import lzma
-            self.inner = lzma.LZMAFile(self.counter, mode="rb")
+            # LZMAFile has no memory limit, and an xz header may ask for a 4 GiB dictionary.
+            self.inner = _compression.DecompressReader(
+                self.counter, lzma.LZMADecompressor, trailing_error=lzma.LZMAError,
+                memlimit=XZ_MEMLIMIT)
         elif kind == "lz4":
             try:
                 import lz4.frame
@@ -276,6 +281,11 @@ class _Decompressed:
             self.ended = True
         except _codec_errors() as e:
             msg = str(e) or type(e).__name__
+            if "Memory usage limit" in msg:
+                raise DecompressionError(
+                    f"{self.kind} data needs more than {XZ_MEMLIMIT >> 20} MiB of decoder memory "
+                    f"(its dictionary is too large); decompress it yourself and pipe it to "
+                    f"`rdbscan load -`", self.produced + have) from None
             raise DecompressionError(
                 f"{self.kind} data is corrupt after {self.counter.count} compressed bytes: {msg}",
                 self.produced + have) from None

@@ -380,3 +380,13 @@ def test_compressed_stream_inside_compressed_stream(tmp_path):
 def test_cli_names_compression_in_help():
     out = CliRunner().invoke(main, ["load", "--help"]).output
     assert "--skip-bad" in out and "gzip" in out
+
+
+def test_xz_decoder_memory_is_limited(monkeypatch):
+    payload = lzma.compress(SMALL.read_bytes(), preset=6)   # an 8 MiB dictionary
+    monkeypatch.setattr(S, "XZ_MEMLIMIT", 1 << 20)
+    monkeypatch.setattr(sys, "stdin", _FakeStdin(io.BytesIO(payload)))
+    with pytest.raises(S.DecompressionError, match="decoder memory"):
+        src = S.open_source("-")
+        for _ in parse(src.stream, DumpInfo(), size=src.size, initial=src.initial):
+            pass
