@@ -355,18 +355,39 @@ def run_parse(data: bytes, known_size: bool, skip_bad: bool = False) -> None:
 
 
 def run_source(data: bytes, how: int) -> None:
-    """Through open_source: gzip-compressed, or behind a replication header, on 'stdin'."""
+    """Through open_source on 'stdin': gzip-compressed (0), behind a replication header (1, 2),
+    compressed with any codec and then damaged (3), behind a mangled header (4)."""
     from rdbscan import source as src_mod
+    rng = random.Random(zlib_crc(data) ^ how)
     if how == 0:
         payload = gzip.compress(data, compresslevel=1)
     elif how == 1:
         payload = b"$EOF:" + b"a" * 40 + b"\r\n" + data + b"a" * 40
-    else:
+    elif how == 2:
         payload = b"$%d\r\n" % len(data) + data
+    elif how == 3:
+        payload = bytearray(_compress(rng.randrange(5), data))
+        for _ in range(rng.randrange(0, 4)):
+            if payload:
+                payload[rng.randrange(len(payload))] = rng.randrange(256)
+        if rng.random() < 0.3:
+            del payload[rng.randrange(len(payload) + 1):]
+        payload = bytes(payload)
+    else:
+        head = rng.choice([b"+FULLRESYNC abc 0\r\n", b"", b"\n" * rng.randrange(1, 9),
+                           b"+CONTINUE\r\n\n"])
+        frame = rng.choice([b"$EOF:" + rng.randbytes(rng.randrange(30, 45)) + b"\r\n",
+                            b"$%d\r\n" % rng.choice([0, 1, len(data), len(data) + 5, 1 << 62]),
+                            b"$" + rng.randbytes(rng.randrange(0, 6)) + b"\r\n",
+                            b"*1\r\n$4\r\nPING\r\n", b"PK\x03\x04", b""])
+        payload = head + frame + data
     old = sys.stdin
     sys.stdin = io.TextIOWrapper(io.BytesIO(payload))
     try:
-        src = src_mod.open_source("-")
+        try:
+            src = src_mod.open_source("-")
+        except src_mod.SourceError:
+            return
         try:
             info = DumpInfo()
             for _ in parse(src.stream, info, size=src.size, initial=src.initial):
@@ -375,6 +396,27 @@ def run_source(data: bytes, how: int) -> None:
             src.close()
     finally:
         sys.stdin = old
+
+
+def zlib_crc(data: bytes) -> int:
+    import zlib
+    return zlib.crc32(data)
+
+
+def _compress(codec: int, data: bytes) -> bytes:
+    import bz2
+    import lzma
+    if codec == 0:
+        return gzip.compress(data, compresslevel=1)
+    if codec == 1:
+        return bz2.compress(data, 1)
+    if codec == 2:
+        return lzma.compress(data, preset=0)
+    if codec == 3:
+        import zstandard
+        return zstandard.ZstdCompressor(level=1).compress(data)
+    import lz4.frame
+    return lz4.frame.compress(data)
 
 
 def one(data: bytes, mode: int) -> None:
@@ -400,7 +442,7 @@ def worker(args) -> tuple[int, int, int, list[str]]:
             data = generate(rng)
         else:
             data = mutate(rng, rng.choice(seeds), seeds)
-        mode = rng.randrange(12)
+        mode = rng.randrange(14)
         signal.setitimer(signal.ITIMER_REAL, timeout)
         try:
             one(data, mode)
