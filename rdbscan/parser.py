@@ -29,6 +29,9 @@ _LONG_MIN, _LONG_MAX = -(1 << 63), (1 << 63) - 1
 MAX_KEPT_IDS = 100_000
 TRAILING_HEAD = 64
 MAX_SKIPPED_KEPT = 100
+# Stream node and hash-TTL listpacks are decoded entry by entry; more entries than this in
+# one blob (Redis defaults: 100 and 128) is refused rather than held (memory bound).
+MAX_DECODED_ENTRIES = 4_000_000
 _MODULE_CHARSET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 STREAM_ITEM_FLAG_DELETED = 1
 STREAM_ITEM_FLAG_SAMEFIELDS = 2
@@ -652,7 +655,7 @@ class _Parser:
         start = r.tell()
         blob = self.blob("hash listpack")
         try:
-            items = listpack_values(blob)
+            items = _listpack_entries(blob)
         except BlobError as e:
             self.recover(self.corrupt(f"hash listpack: {e}", start))
             items = []
@@ -891,11 +894,23 @@ class _Parser:
         rec.extra = {"module": name, "encver": encver, "items": items}
 
 
+def _listpack_entries(blob: bytes) -> list:
+    """listpack_values with a bound: the few callers that decode entries one by one (stream
+    nodes, hash field-TTL triplets) would hold ~40 bytes per entry, so a hostile blob of
+    millions of one-byte entries is refused (counted first, without decoding) instead."""
+    if len(blob) > 1 << 20:
+        n, _ = listpack_scan(blob)
+        if n > MAX_DECODED_ENTRIES:
+            raise BlobError(f"listpack of {n} entries is more than rdbscan decodes entry by "
+                            f"entry ({MAX_DECODED_ENTRIES})")
+    return listpack_values(blob)
+
+
 def _stream_node_max(lp: bytes) -> tuple[int, int]:
     """(longest field or value among the live entries, entries ever added: live + deleted)
     of one stream node listpack.  Counts read from the listpack must be non-negative
     integers: a negative one would walk backwards (an endless loop on hostile input)."""
-    v = listpack_values(lp)
+    v = _listpack_entries(lp)
     if len(v) < 4:
         raise BlobError(f"stream node listpack has {len(v)} entries, fewer than its master entry")
     nf = v[2]

@@ -344,3 +344,14 @@ def test_stream_listpack_with_negative_counts(entries, skip_bad):
         with pytest.raises(CorruptError, match="stream listpack"):
             _parse_stream(data, True)
     assert time.perf_counter() - t0 < 1
+
+
+def test_listpack_of_millions_of_entries_is_refused_not_decoded():
+    from rdbscan import parser as P
+    entries = [0] * (P.MAX_DECODED_ENTRIES // 2 + 10)
+    lp = W.listpack([0, 0, 0, 0] + entries * 2, count=65535)   # ~8 MB of 1-byte entries
+    value = (W.length(1) + W.string(b"\0" * 16) + W.string(lp)
+             + W.length(1) + W.length(5) + W.length(1) + W.length(0))
+    data = W.rdb(W.key(15, "st", value), version=9)
+    with pytest.raises(CorruptError, match="decodes entry by entry"):
+        _parse_stream(data, False)
