@@ -154,7 +154,9 @@ class Store:
 
     def __init__(self, path: str):
         self.path = path
-        self.con = duckdb.connect(path)
+        # The loader only appends: a small buffer pool keeps peak memory flat however many
+        # keys the dump has (DuckDB writes finished row groups to the file).
+        self.con = duckdb.connect(path, config={"memory_limit": "128MB"})
         self.run(DDL)
         self.run("INSERT OR REPLACE INTO rdbscan_meta VALUES ('schema_version', ?)",
                  [str(SCHEMA_VERSION)])
