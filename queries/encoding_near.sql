@@ -16,24 +16,7 @@
 --   compact_encoding ('listpack')     compact hash/zset encoding name: ziplist (<= 6.2) or listpack (7.0+)
 --   margin (0.25)                     how far above a limit still counts as "just over" (0.25 = 25 %)
 --   top (20)                          rows returned, largest saving first; 0 = all
-WITH limits(type, from_encoding, target_encoding, entries_setting, max_entries, value_setting, max_value, max_lp_bytes) AS (
-    VALUES ('hash', 'hashtable', $compact_encoding::VARCHAR, 'hash-max-listpack-entries', $hash_max_listpack_entries::BIGINT,
-            'hash-max-listpack-value', $hash_max_listpack_value::BIGINT, NULL::BIGINT),
-           ('zset', 'skiplist', $compact_encoding::VARCHAR, 'zset-max-listpack-entries', $zset_max_listpack_entries::BIGINT,
-            'zset-max-listpack-value', $zset_max_listpack_value::BIGINT, NULL::BIGINT),
-           ('set', 'hashtable', 'listpack', 'set-max-listpack-entries', $set_max_listpack_entries::BIGINT,
-            'set-max-listpack-value', $set_max_listpack_value::BIGINT, NULL::BIGINT),
-           ('list', 'linkedlist', 'ziplist', 'list-max-ziplist-entries',
-            CASE WHEN $list_compact_encoding = 'ziplist' THEN $list_max_ziplist_entries ELSE 0 END::BIGINT,
-            'list-max-ziplist-value', $list_max_ziplist_value::BIGINT, NULL::BIGINT),
-           -- 7.2+: a quicklist converts back when one listpack would fit half the node limit
-           ('list', 'quicklist', 'listpack', 'list-max-listpack-size',
-            CASE WHEN $list_compact_encoding <> 'listpack' THEN 0
-                 WHEN $list_max_listpack_size > 0 THEN $list_max_listpack_size // 2 ELSE 4294967295 END::BIGINT,
-            'list-max-listpack-size', 4294967295::BIGINT,
-            CASE WHEN $list_max_listpack_size > 0 THEN 4096
-                 ELSE (4096 << (least(greatest(-$list_max_listpack_size, 1), 5) - 1)) // 2 END::BIGINT)
-),
+WITH limits AS (SELECT * FROM rlimits),
 near AS (
     SELECT k.dump_id, k.db, k.key, k.type, k.encoding, l.target_encoding, k.length, k.max_elem_bytes,
            k.memory_bytes, l.entries_setting, l.max_entries, l.value_setting, l.max_value,

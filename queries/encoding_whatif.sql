@@ -14,24 +14,7 @@
 --   list_max_listpack_size (-2)       list-max-listpack-size (7.2+: a small quicklist converts back to listpack)
 --   list_compact_encoding ('listpack')  compact list encoding of the server: ziplist (<= 3.0), none (3.2-7.0), listpack (7.2+)
 --   compact_encoding ('listpack')     compact hash/zset encoding name: ziplist (<= 6.2) or listpack (7.0+)
-WITH limits(type, from_encoding, target_encoding, entries_setting, max_entries, value_setting, max_value, max_lp_bytes) AS (
-    VALUES ('hash', 'hashtable', $compact_encoding::VARCHAR, 'hash-max-listpack-entries', $hash_max_listpack_entries::BIGINT,
-            'hash-max-listpack-value', $hash_max_listpack_value::BIGINT, NULL::BIGINT),
-           ('zset', 'skiplist', $compact_encoding::VARCHAR, 'zset-max-listpack-entries', $zset_max_listpack_entries::BIGINT,
-            'zset-max-listpack-value', $zset_max_listpack_value::BIGINT, NULL::BIGINT),
-           ('set', 'hashtable', 'listpack', 'set-max-listpack-entries', $set_max_listpack_entries::BIGINT,
-            'set-max-listpack-value', $set_max_listpack_value::BIGINT, NULL::BIGINT),
-           ('list', 'linkedlist', 'ziplist', 'list-max-ziplist-entries',
-            CASE WHEN $list_compact_encoding = 'ziplist' THEN $list_max_ziplist_entries ELSE 0 END::BIGINT,
-            'list-max-ziplist-value', $list_max_ziplist_value::BIGINT, NULL::BIGINT),
-           -- 7.2+: a quicklist converts back when one listpack would fit half the node limit
-           ('list', 'quicklist', 'listpack', 'list-max-listpack-size',
-            CASE WHEN $list_compact_encoding <> 'listpack' THEN 0
-                 WHEN $list_max_listpack_size > 0 THEN $list_max_listpack_size // 2 ELSE 4294967295 END::BIGINT,
-            'list-max-listpack-size', 4294967295::BIGINT,
-            CASE WHEN $list_max_listpack_size > 0 THEN 4096
-                 ELSE (4096 << (least(greatest(-$list_max_listpack_size, 1), 5) - 1)) // 2 END::BIGINT)
-),
+WITH limits AS (SELECT * FROM rlimits),
 scenarios(entries_factor, value_factor) AS (VALUES (1, 1), (2, 1), (4, 1), (1, 2), (1, 4), (2, 2)),
 keyset AS (
     SELECT k.type, k.length, k.max_elem_bytes, k.memory_bytes,

@@ -93,7 +93,11 @@ def listpack_scan(b: bytes, members_only: bool = False) -> tuple[int, int]:
 
 
 def listpack_values(b: bytes) -> list:
-    """Every entry of a listpack: int for integer entries, bytes for strings."""
+    """Every entry of a listpack: int for integer entries, bytes for strings.
+
+    This walk repeats listpack_scan's on purpose: the scan is the hot loop for every compact
+    collection and must not build an object per entry; this one is for the few callers
+    (stream nodes, field-TTL triplets) that need the values."""
     n = len(b)
     if n < 7:
         raise BlobError(f"listpack of {n} bytes is shorter than its 7-byte minimum")

@@ -161,7 +161,7 @@ def run_dicts(con, query: Query, values: dict | None = None) -> list[dict]:
 
 # --- base relations ---------------------------------------------------------------------------
 
-BASE_RELATIONS = {"rkeys": "_rkeys", "rnaming": "_rnaming"}
+BASE_RELATIONS = {"rkeys": "_rkeys", "rnaming": "_rnaming", "rlimits": "_rlimits"}
 
 
 def create_snapshots(con, dump_id: int = 0) -> list[dict]:
