@@ -224,10 +224,11 @@ class _Parser:
                 if start is None:
                     start = off
                 h = handlers.get(t)
-                if t in (C.RDB_OPCODE_RAM_LRU, C.RDB_OPCODE_SLOT_NUM):
-                    r.length("Redis Enterprise opcode payload")
-                    continue
                 if h is None and t != C.RDB_TYPE_STRING:
+                    if t in (C.RDB_OPCODE_RAM_LRU, C.RDB_OPCODE_SLOT_NUM):
+                        # Key-scoped Redis Enterprise opcodes below 0xF3: one LEN, skipped.
+                        r.length("Redis Enterprise opcode payload")
+                        continue
                     if t == C.RDB_TYPE_MODULE_PRE_GA:
                         raise UnsupportedError(
                             "value of type 6 (module, Redis 4.0 release-candidate format) "
