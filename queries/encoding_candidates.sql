@@ -17,23 +17,8 @@
 --   list_compact_encoding ('listpack')  compact list encoding of the server: ziplist (<= 3.0), none (3.2-7.0), listpack (7.2+)
 --   compact_encoding ('listpack')     compact hash/zset encoding name: ziplist (<= 6.2) or listpack (7.0+)
 --   top (20)                          rows returned, largest saving first; 0 = all
-WITH limits AS (SELECT * FROM rlimits),
-cand AS (
-    SELECT k.dump_id, k.db, k.key, k.type, k.encoding,
-           CASE WHEN k.fields_with_ttl > 0 THEN 'listpackex' ELSE l.target_encoding END AS target_encoding,
-           k.length, k.max_elem_bytes, k.memory_bytes,
-           compact_memory_estimate(k.key_length,
-               listpack_bytes_estimate(k.type, k.length, k.max_elem_bytes, k.value_serialized_bytes)) AS estimated_bytes
-    FROM rkeys AS k
-    JOIN limits AS l ON k.type = l.type AND k.encoding = l.from_encoding
-    WHERE l.max_entries > 0
-      AND k.length <= l.max_entries
-      AND k.max_elem_bytes <= l.max_value
-      AND (l.max_lp_bytes IS NULL
-           OR listpack_bytes_estimate(k.type, k.length, k.max_elem_bytes, k.value_serialized_bytes) <= l.max_lp_bytes)
-)
 SELECT dump_id, db, key, type, encoding, target_encoding, length, max_elem_bytes, memory_bytes,
        estimated_bytes, greatest(memory_bytes - estimated_bytes, 0) AS savings_bytes
-FROM cand
+FROM rcandidates
 QUALIFY $top = 0 OR row_number() OVER (ORDER BY memory_bytes - estimated_bytes DESC, key) <= $top
 ORDER BY savings_bytes DESC, key

@@ -13,21 +13,8 @@
 --   list_max_listpack_size (-2)       list-max-listpack-size (7.2+: a small quicklist converts back to listpack)
 --   list_compact_encoding ('listpack')  compact list encoding of the server: ziplist (<= 3.0), none (3.2-7.0), listpack (7.2+)
 --   compact_encoding ('listpack')     compact hash/zset encoding name: ziplist (<= 6.2) or listpack (7.0+)
-WITH limits AS (SELECT * FROM rlimits),
-cand AS (
-    SELECT k.type, k.memory_bytes,
-           compact_memory_estimate(k.key_length,
-               listpack_bytes_estimate(k.type, k.length, k.max_elem_bytes, k.value_serialized_bytes)) AS estimated_bytes
-    FROM rkeys AS k
-    JOIN limits AS l ON k.type = l.type AND k.encoding = l.from_encoding
-    WHERE l.max_entries > 0
-      AND k.length <= l.max_entries
-      AND k.max_elem_bytes <= l.max_value
-      AND (l.max_lp_bytes IS NULL
-           OR listpack_bytes_estimate(k.type, k.length, k.max_elem_bytes, k.value_serialized_bytes) <= l.max_lp_bytes)
-)
 SELECT type, count(*) AS keys, sum(memory_bytes) AS memory_bytes,
        sum(greatest(memory_bytes - estimated_bytes, 0)) AS savings_bytes
-FROM cand
+FROM rcandidates
 GROUP BY type
 ORDER BY savings_bytes DESC, type

@@ -161,7 +161,9 @@ def run_dicts(con, query: Query, values: dict | None = None) -> list[dict]:
 
 # --- base relations ---------------------------------------------------------------------------
 
-BASE_RELATIONS = {"rkeys": "_rkeys", "rnaming": "_rnaming", "rlimits": "_rlimits"}
+# In dependency order: a base relation may read the ones before it.
+BASE_RELATIONS = {"rkeys": "_rkeys", "rnaming": "_rnaming", "rlimits": "_rlimits",
+                  "rcandidates": "_rcandidates"}
 
 
 def create_snapshots(con, dump_id: int = 0) -> list[dict]:
@@ -205,5 +207,14 @@ def prepare(con, values: dict | None = None, needs: set[str] | None = None, crea
 
 
 def relations_used(query: Query) -> set[str]:
-    sql = _strip_comments(query.sql)
-    return {rel for rel in BASE_RELATIONS if re.search(rf"\b{rel}\b", sql)}
+    """Base relations a query reads, with the base relations those read in turn."""
+    base = bundled_queries(include_base=True)
+    used: set[str] = set()
+    todo = [query]
+    while todo:
+        sql = _strip_comments(todo.pop().sql)
+        for rel in BASE_RELATIONS:
+            if rel not in used and re.search(rf"\b{rel}\b", sql):
+                used.add(rel)
+                todo.append(base[BASE_RELATIONS[rel]])
+    return used

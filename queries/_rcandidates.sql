@@ -1,0 +1,30 @@
+-- name: _rcandidates
+-- answers: (base relation, not a report) every key in a non-compact encoding that fits the
+--          compact thresholds of `rlimits`, with the compact encoding it would get and its
+--          estimated compact size (listpack_bytes_estimate, compact_memory_estimate).
+--          Created as a TEMP TABLE `rcandidates` for encoding_candidates and its summary.
+-- params:
+--   hash_max_listpack_entries (512)   hash-max-listpack-entries (hash-max-ziplist-entries)
+--   hash_max_listpack_value (64)      hash-max-listpack-value (hash-max-ziplist-value)
+--   zset_max_listpack_entries (128)   zset-max-listpack-entries (zset-max-ziplist-entries)
+--   zset_max_listpack_value (64)      zset-max-listpack-value (zset-max-ziplist-value)
+--   set_max_listpack_entries (128)    set-max-listpack-entries; 0 = the server has no listpack sets (before 7.2)
+--   set_max_listpack_value (64)       set-max-listpack-value
+--   list_max_ziplist_entries (512)    list-max-ziplist-entries (servers up to 3.0, linkedlist -> ziplist)
+--   list_max_ziplist_value (64)       list-max-ziplist-value (servers up to 3.0)
+--   list_max_listpack_size (-2)       list-max-listpack-size (7.2+: a small quicklist converts back to listpack)
+--   list_compact_encoding ('listpack')  compact list encoding of the server: ziplist (<= 3.0), none (3.2-7.0), listpack (7.2+)
+--   compact_encoding ('listpack')     compact hash/zset encoding name: ziplist (<= 6.2) or listpack (7.0+)
+CREATE OR REPLACE TEMP TABLE rcandidates AS
+SELECT k.dump_id, k.db, k.key, k.type, k.encoding,
+       CASE WHEN k.fields_with_ttl > 0 THEN 'listpackex' ELSE l.target_encoding END AS target_encoding,
+       k.length, k.max_elem_bytes, k.memory_bytes,
+       compact_memory_estimate(k.key_length,
+           listpack_bytes_estimate(k.type, k.length, k.max_elem_bytes, k.value_serialized_bytes)) AS estimated_bytes
+FROM rkeys AS k
+JOIN rlimits AS l ON k.type = l.type AND k.encoding = l.from_encoding
+WHERE l.max_entries > 0
+  AND k.length <= l.max_entries
+  AND k.max_elem_bytes <= l.max_value
+  AND (l.max_lp_bytes IS NULL
+       OR listpack_bytes_estimate(k.type, k.length, k.max_elem_bytes, k.value_serialized_bytes) <= l.max_lp_bytes);
