@@ -175,9 +175,11 @@ class Store:
         """Append one Arrow batch built from per-column Python lists."""
         if not columns or not columns[0]:
             return
-        batch = pa.RecordBatch.from_arrays(
-            [pa.array(col, type=field.type) for col, field in zip(columns, schema)], schema=schema)
-        self.con.register("_rdbscan_batch", batch)
+        self._insert(table, pa.RecordBatch.from_arrays(
+            [pa.array(col, type=field.type) for col, field in zip(columns, schema)], schema=schema))
+
+    def _insert(self, table: str, arrow) -> None:
+        self.con.register("_rdbscan_batch", arrow)
         try:
             self.run(f"INSERT INTO {table} SELECT * FROM _rdbscan_batch")
         finally:
@@ -196,15 +198,8 @@ class Store:
 
     def write_rows(self, table: str, rows: list[tuple]) -> None:
         """Small side tables (db_sizes, slot_info): a handful of rows per dump."""
-        if not rows:
-            return
-        cols = len(rows[0])
-        tbl = pa.table({f"c{i}": [r[i] for r in rows] for i in range(cols)})
-        self.con.register("_rdbscan_small", tbl)
-        try:
-            self.run(f"INSERT INTO {table} SELECT * FROM _rdbscan_small")
-        finally:
-            self.con.unregister("_rdbscan_small")
+        if rows:
+            self._insert(table, pa.table({f"c{i}": list(col) for i, col in enumerate(zip(*rows))}))
 
     def close(self) -> None:
         self.con.close()
