@@ -15,16 +15,25 @@
 --   list_max_listpack_size (-2)       list-max-listpack-size (7.2+: a small quicklist converts back to listpack)
 --   list_compact_encoding ('listpack')  compact list encoding of the server: ziplist (<= 3.0), none (3.2-7.0), listpack (7.2+)
 --   compact_encoding ('listpack')     compact hash/zset encoding name: ziplist (<= 6.2) or listpack (7.0+)
+--   set_max_intset_entries (512)      set-max-intset-entries (a set of integers only; no element-size limit)
 CREATE OR REPLACE TEMP TABLE rcandidates AS
 SELECT k.dump_id, k.db, k.key, k.type, k.encoding,
        CASE WHEN k.fields_with_ttl > 0 THEN 'listpackex' ELSE l.target_encoding END AS target_encoding,
        k.length, k.max_elem_bytes, k.memory_bytes,
        compact_memory_estimate(k.key_length,
-           listpack_bytes_estimate(k.type, k.length, k.max_elem_bytes, k.value_serialized_bytes)) AS estimated_bytes
+           CASE WHEN l.target_encoding = 'intset'
+                -- 8-byte header + members at the width the widest member needs (by its digits)
+                THEN 8 + k.length * CASE WHEN k.max_elem_bytes <= 4 THEN 2 WHEN k.max_elem_bytes <= 9 THEN 4 ELSE 8 END
+                ELSE listpack_bytes_estimate(k.type, k.length, k.max_elem_bytes, k.value_serialized_bytes)
+           END) AS estimated_bytes
 FROM rkeys AS k
 JOIN rlimits AS l ON k.type = l.type AND k.encoding = l.from_encoding
 WHERE l.max_entries > 0
   AND k.length <= l.max_entries
   AND k.max_elem_bytes <= l.max_value
+  AND (l.target_encoding <> 'intset' OR k.int_members = k.length)
   AND (l.max_lp_bytes IS NULL
-       OR listpack_bytes_estimate(k.type, k.length, k.max_elem_bytes, k.value_serialized_bytes) <= l.max_lp_bytes);
+       OR listpack_bytes_estimate(k.type, k.length, k.max_elem_bytes, k.value_serialized_bytes) <= l.max_lp_bytes)
+-- a set of integers becomes an intset, not a listpack
+QUALIFY row_number() OVER (PARTITION BY k.dump_id, k.db, k.key
+                           ORDER BY l.target_encoding = 'intset' DESC) = 1;

@@ -15,6 +15,7 @@
 --   list_max_listpack_size (-2)       list-max-listpack-size (7.2+: a small quicklist converts back to listpack)
 --   list_compact_encoding ('listpack')  compact list encoding of the server: ziplist (<= 3.0), none (3.2-7.0), listpack (7.2+)
 --   compact_encoding ('listpack')     compact hash/zset encoding name: ziplist (<= 6.2) or listpack (7.0+)
+--   set_max_intset_entries (512)      set-max-intset-entries (a set of integers only; no element-size limit)
 CREATE OR REPLACE TEMP TABLE rlimits AS
 SELECT * FROM (
     VALUES ('hash', 'hashtable', $compact_encoding::VARCHAR, 'hash-max-listpack-entries', $hash_max_listpack_entries::BIGINT,
@@ -23,6 +24,8 @@ SELECT * FROM (
             'zset-max-listpack-value', $zset_max_listpack_value::BIGINT, NULL::BIGINT),
            ('set', 'hashtable', 'listpack', 'set-max-listpack-entries', $set_max_listpack_entries::BIGINT,
             'set-max-listpack-value', $set_max_listpack_value::BIGINT, NULL::BIGINT),
+           ('set', 'hashtable', 'intset', 'set-max-intset-entries', $set_max_intset_entries::BIGINT,
+            'set-max-intset-entries', 9223372036854775807::BIGINT, NULL::BIGINT),
            ('list', 'linkedlist', 'ziplist', 'list-max-ziplist-entries',
             CASE WHEN $list_compact_encoding = 'ziplist' THEN $list_max_ziplist_entries ELSE 0 END::BIGINT,
             'list-max-ziplist-value', $list_max_ziplist_value::BIGINT, NULL::BIGINT),

@@ -16,6 +16,7 @@
 --   list_max_listpack_size (-2)       list-max-listpack-size (7.2+: a small quicklist converts back to listpack)
 --   list_compact_encoding ('listpack')  compact list encoding of the server: ziplist (<= 3.0), none (3.2-7.0), listpack (7.2+)
 --   compact_encoding ('listpack')     compact hash/zset encoding name: ziplist (<= 6.2) or listpack (7.0+)
+--   set_max_intset_entries (512)      set-max-intset-entries (a set of integers only; no element-size limit)
 --   top (20)                          rows returned, largest saving first; 0 = all
 SELECT dump_id, db, key, type, encoding, target_encoding, length, max_elem_bytes, memory_bytes,
        estimated_bytes, greatest(memory_bytes - estimated_bytes, 0) AS savings_bytes

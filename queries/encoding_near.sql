@@ -16,7 +16,7 @@
 --   compact_encoding ('listpack')     compact hash/zset encoding name: ziplist (<= 6.2) or listpack (7.0+)
 --   margin (0.25)                     how far above a limit still counts as "just over" (0.25 = 25 %)
 --   top (20)                          rows returned, largest saving first; 0 = all
-WITH limits AS (SELECT * FROM rlimits),
+WITH limits AS (SELECT * FROM rlimits WHERE target_encoding <> 'intset'),  -- intsets: see encoding_candidates
 near AS (
     SELECT k.dump_id, k.db, k.key, k.type, k.encoding, l.target_encoding, k.length, k.max_elem_bytes,
            k.memory_bytes, l.entries_setting, l.max_entries, l.value_setting, l.max_value,

@@ -14,7 +14,7 @@
 --   list_max_listpack_size (-2)       list-max-listpack-size (7.2+: a small quicklist converts back to listpack)
 --   list_compact_encoding ('listpack')  compact list encoding of the server: ziplist (<= 3.0), none (3.2-7.0), listpack (7.2+)
 --   compact_encoding ('listpack')     compact hash/zset encoding name: ziplist (<= 6.2) or listpack (7.0+)
-WITH limits AS (SELECT * FROM rlimits),
+WITH limits AS (SELECT * FROM rlimits WHERE target_encoding <> 'intset'),  -- intsets: see encoding_candidates
 scenarios(entries_factor, value_factor) AS (VALUES (1, 1), (2, 1), (4, 1), (1, 2), (1, 4), (2, 2)),
 keyset AS (
     SELECT k.type, k.length, k.max_elem_bytes, k.memory_bytes,

@@ -524,6 +524,7 @@ class _Parser:
         mx = 0
         skip = r.skip_string
         get = hist.get
+        ints_before = r.ints_skipped
         for _ in range(n):
             ln = skip("element")
             hist[ln] = get(ln, 0) + 1
@@ -533,6 +534,9 @@ class _Parser:
         rec.max_elem = mx
         rec.elems = hist
         rec.encoding = C.TYPE_ENCODINGS[rec.rdb_type]
+        if rec.rdb_type == C.RDB_TYPE_SET:
+            # Members Redis stored integer-encoded (canonical integers in the int32 range).
+            rec.extra = {"int_members": r.ints_skipped - ints_before}
 
     def v_zset(self, rec: KeyRecord) -> None:
         r = self.r

@@ -58,7 +58,8 @@ class LZFError(CorruptError):
 class Reader:
     """Buffered reader.  `buf[pos:]` is unread data; `base` is the file offset of `buf[0]`."""
 
-    __slots__ = ("stream", "buf", "pos", "base", "crc", "crc_mark", "crc_on", "size", "eof",
+    __slots__ = ("ints_skipped", "stream", "buf", "pos", "base", "crc", "crc_mark", "crc_on",
+                 "size", "eof",
                  "max_item", "name")
 
     def __init__(self, stream, *, size: int | None = None, crc: bool = True,
@@ -73,6 +74,9 @@ class Reader:
         self.size = size
         self.eof = False
         self.max_item = max_item
+        # Integer-encoded strings skip_string has passed (a set whose members all are is
+        # intset-eligible).
+        self.ints_skipped = 0
 
     # -- buffer management -------------------------------------------------------------
     def tell(self) -> int:
@@ -307,10 +311,13 @@ class Reader:
                 self.pos += n
             return n
         if n == 0:
+            self.ints_skipped += 1
             return int_text_len(self.unpack(I8, what))
         if n == 1:
+            self.ints_skipped += 1
             return int_text_len(self.unpack(I16, what))
         if n == 2:
+            self.ints_skipped += 1
             return int_text_len(self.unpack(I32, what))
         if n == 3:
             clen = self.length(what + " (compressed length)")

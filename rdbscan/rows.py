@@ -59,7 +59,8 @@ class RowBuilder:
             self.dump_id, rec.db, text, k, len(k), rec.type, rec.encoding, rec.rdb_type,
             rec.length, rec.max_elem, rec.end - rec.offset, mem,
             total(mem, expire is not None, self._shares(rec.db)), expire, rec.idle, rec.freq,
-            key_slot(k), rec.offset, fttl, fmin))
+            key_slot(k), rec.offset, fttl, fmin,
+            ex.get("int_members") if ex is not None else None))
         if ex is not None and rec.type == "stream":
             self._add_stream(rec, text)
 

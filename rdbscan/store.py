@@ -35,6 +35,7 @@ KEYS_SCHEMA = pa.schema([
     ("file_offset", pa.int64()),
     ("fields_with_ttl", pa.int64()),
     ("min_field_expire_ms", pa.int64()),
+    ("int_members", pa.int64()),
 ])
 KEYS_COLUMNS = KEYS_SCHEMA.names
 
@@ -133,8 +134,10 @@ CREATE TABLE IF NOT EXISTS keys (
     slot SMALLINT,
     file_offset BIGINT,
     fields_with_ttl BIGINT,
-    min_field_expire_ms BIGINT
+    min_field_expire_ms BIGINT,
+    int_members BIGINT
 );
+ALTER TABLE keys ADD COLUMN IF NOT EXISTS int_members BIGINT;
 CREATE TABLE IF NOT EXISTS streams (
     dump_id INTEGER, db INTEGER, key VARCHAR, length BIGINT, listpacks BIGINT,
     first_id VARCHAR, last_id VARCHAR, max_deleted_id VARCHAR, entries_added BIGINT,
