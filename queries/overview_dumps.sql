@@ -1,10 +1,11 @@
 -- name: overview_dumps
 -- answers: Which dumps are analysed: server and version, RDB version, snapshot time (aux ctime),
---          used-mem at save, checksum status, completeness, parse time and speed.
+--          used-mem at save and its gap to the estimate with keyspace overhead, checksum status, completeness, parse time and speed.
 -- params: none
 SELECT d.dump_id, d.path, d.server, d.server_version, d.rdb_version, d.magic, d.bits,
        d.ctime, d.snapshot_time, s.snapshot_ms, s.snapshot_source, d.used_mem,
-       d.checksum, d.complete, d.error, d.keys, d.expires, d.memory_bytes,
+       d.checksum, d.complete, d.error, d.keys, d.expires, d.memory_bytes, d.memory_total_bytes,
+       d.used_mem - d.memory_total_bytes AS used_mem_gap,
        d.file_size, d.bytes_read, d.parse_seconds,
        round(d.bytes_read / nullif(d.parse_seconds, 0)) AS bytes_per_second,
        round(d.keys / nullif(d.parse_seconds, 0)) AS keys_per_second,

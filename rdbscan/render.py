@@ -144,6 +144,10 @@ def _doc_overview(o, report):
           ("Keys", f"{fmt_int(o['keys'])} ({fmt_int(o.get('keys_with_ttl'))} with TTL)"),
           ("Memory (estimate)", fmt_bytes(o.get("memory_bytes"))),
           ("used-mem at save", fmt_bytes(o.get("used_mem")) if o.get("used_mem") else "-"),
+          ("Gap to used-mem", "-" if o.get("used_mem_gap") is None else
+           f"{fmt_bytes(o['used_mem_gap'])} not explained by the keys (estimate with keyspace "
+           f"overhead {fmt_bytes(o.get('memory_total_bytes'))}; the rest is startup memory, "
+           f"buffers, fragmentation)"),
           ("Checksum", str(o.get("checksum"))),
           ("Complete", "yes" if o.get("complete") else "NO: the dump is damaged, figures are partial"),
           ("Parse", speed or "-")]

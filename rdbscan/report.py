@@ -332,6 +332,8 @@ def _overview(run: _Runner, options: ReportOptions, meta: dict) -> dict:
         notes.append("Some dump has no aux ctime: TTLs are measured from the file's modification time "
                      "(or now when the file is gone), not from the snapshot.")
     used = sum(d["used_mem"] or 0 for d in dumps)
+    total = sum(d["memory_total_bytes"] or 0 for d in dumps)
+    gap = used - total if used and total and all(d["used_mem"] for d in dumps) else None
     if any(d["checksum"] == "mismatch" for d in dumps):
         advice.append("A checksum mismatch means the file is damaged: do not restore it; take a new snapshot.")
     if any(d["complete"] is False for d in dumps):
@@ -343,6 +345,8 @@ def _overview(run: _Runner, options: ReportOptions, meta: dict) -> dict:
         "memory_bytes": memory,
         "used_mem": used or None,
         "memory_vs_used_mem": round(memory / used, 4) if used else None,
+        "memory_total_bytes": total or None,
+        "used_mem_gap": gap,
         "rdb_version": _same_or_max(dumps, "rdb_version"),
         "server": _same_or_max(dumps, "server"),
         "server_version": _same_or_max(dumps, "server_version"),
