@@ -15,7 +15,7 @@ from .errors import RDBError
 from .parser import DumpInfo, parse
 from .rows import RowBuilder
 from .source import Source, SourceError, describe_truncation, open_source
-from .store import KEYS_SCHEMA, STREAM_GROUPS_SCHEMA, STREAMS_SCHEMA, Store
+from .store import KEYS_SCHEMA, STREAM_GROUPS_SCHEMA, STREAMS_SCHEMA, BulkWriter, Store
 
 BATCH_ROWS = 50_000
 
@@ -77,6 +77,7 @@ def load_one(store: Store, path: str, *, progress: ProgressHook | None = None,
     result = DumpResult(dump_id=dump_id, path=path, complete=False, keys=0)
     source: Source | None = None
     rows = RowBuilder(dump_id, info, target)
+    writer = store.bulk()
     try:
         source = open_source(path)
         result.path = source.name
@@ -89,7 +90,7 @@ def load_one(store: Store, path: str, *, progress: ProgressHook | None = None,
         for rec in records:
             rows.add(rec)
             if rows.count >= batch_rows:
-                _flush(store, rows)
+                _flush(writer, rows)
                 if progress:
                     progress.update(rec.end, info.keys)
         result.complete = info.complete
@@ -115,7 +116,10 @@ def load_one(store: Store, path: str, *, progress: ProgressHook | None = None,
         result.error_kind = "io"
     finally:
         result.skipped_keys = info.skipped_keys
-        _flush(store, rows)
+        try:
+            _flush(writer, rows)
+        finally:
+            writer.close()
         if progress:
             progress.update(info.bytes_read, info.keys)
             progress.finish()
@@ -157,11 +161,11 @@ def _finish_input(result: DumpResult, info: DumpInfo, source: Source) -> None:
                                f"(--skip-bad); first: {info.skipped[0]}")
 
 
-def _flush(store: Store, rows: RowBuilder) -> None:
+def _flush(writer: BulkWriter, rows: RowBuilder) -> None:
     if rows.count:
-        store.append("keys", KEYS_SCHEMA, rows.keys)
-        store.append("streams", STREAMS_SCHEMA, rows.streams)
-        store.append("stream_groups", STREAM_GROUPS_SCHEMA, rows.groups)
+        writer.add("keys", KEYS_SCHEMA, rows.keys)
+        writer.add("streams", STREAMS_SCHEMA, rows.streams)
+        writer.add("stream_groups", STREAM_GROUPS_SCHEMA, rows.groups)
         rows.reset()
 
 

@@ -22,6 +22,11 @@ from .blobs import (BlobError, intset_scan, listpack_scan, listpack_values, zipl
                     zipmap_scan)
 from .errors import CorruptError, NotRDBError, RDBError, TruncatedError, UnsupportedError
 from .reader import I8, I16, I32, I64, U64, LZFError, Reader, int_text_len, lzf_sizes_ok
+from .speedups import compiled
+
+# Compiled bulk skipper for hashtable-encoded elements (None: the per-element Python loop).
+_skip_elements = compiled.skip_elements if compiled is not None else None
+_LAYOUT_STR, _LAYOUT_PAIR, _LAYOUT_ZSET_BINARY, _LAYOUT_ZSET_TEXT = 0, 1, 2, 3
 
 _CANONICAL_LONG = re.compile(rb"-?[1-9][0-9]{0,18}|0")
 _LONG_MIN, _LONG_MAX = -(1 << 63), (1 << 63) - 1
@@ -516,6 +521,14 @@ class _Parser:
             C.RDB_TYPE_STREAM_LISTPACKS_4: self.v_stream,
         }
 
+    def bulk_skip(self, i: int, n: int, mx: int, layout: int, hist_a: dict, hist_b) -> tuple:
+        """Compiled skip of elements i.. of n lying wholly in the buffer (_speedups.skip_elements,
+        the twin of the per-element skip_string loops below); returns (next i, longest)."""
+        r = self.r
+        r.pos, done, m, ints = _skip_elements(r.buf, r.pos, n - i, layout, hist_a, hist_b)
+        r.ints_skipped += ints
+        return i + done, (m if m > mx else mx)
+
     def v_list_or_set(self, rec: KeyRecord) -> None:
         r = self.r
         n = r.length("element count")
@@ -525,11 +538,20 @@ class _Parser:
         skip = r.skip_string
         get = hist.get
         ints_before = r.ints_skipped
-        for _ in range(n):
+        fast = _skip_elements is not None
+        i = 0
+        while i < n:
+            if fast:
+                # Compiled: every element wholly in the buffer at once; the Python lines
+                # below take the one it stopped at (LZF, or the buffer needs a refill).
+                i, mx = self.bulk_skip(i, n, mx, _LAYOUT_STR, hist, None)
+                if i >= n:
+                    break
             ln = skip("element")
             hist[ln] = get(ln, 0) + 1
             if ln > mx:
                 mx = ln
+            i += 1
         rec.length = n
         rec.max_elem = mx
         rec.elems = hist
@@ -547,7 +569,15 @@ class _Parser:
         skip = r.skip_string
         get = hist.get
         binary = rec.rdb_type == C.RDB_TYPE_ZSET_2
-        for _ in range(n):
+        fast = _skip_elements is not None
+        layout = _LAYOUT_ZSET_BINARY if binary else _LAYOUT_ZSET_TEXT
+        i = 0
+        while i < n:
+            if fast:   # compiled bulk skip, as in v_list_or_set
+                i, mx = self.bulk_skip(i, n, mx, layout, hist, None)
+                if i >= n:
+                    break
+            i += 1
             ln = skip("zset member")
             hist[ln] = get(ln, 0) + 1
             if ln > mx:
@@ -572,7 +602,14 @@ class _Parser:
         mx = 0
         skip = r.skip_string
         fget, vget = fields.get, vals.get
-        for _ in range(n):
+        fast = _skip_elements is not None
+        i = 0
+        while i < n:
+            if fast:   # compiled bulk skip, as in v_list_or_set
+                i, mx = self.bulk_skip(i, n, mx, _LAYOUT_PAIR, fields, vals)
+                if i >= n:
+                    break
+            i += 1
             f = skip("hash field")
             v = skip("hash value")
             fields[f] = fget(f, 0) + 1

@@ -6,6 +6,8 @@ from .memory import bucket_shares, estimate, select_profile, total
 from .slots import key_slot
 from .store import KEYS_COLUMNS, STREAM_GROUPS_COLUMNS, STREAMS_COLUMNS
 
+ESTIMATE_CACHE = 100_000   # value shapes whose memory estimate is remembered
+
 
 class RowBuilder:
     """Accumulates one batch of rows at a time."""
@@ -16,6 +18,7 @@ class RowBuilder:
         self.target = target
         self.profile = None
         self.bucket_share: dict[int, tuple[float, float]] = {}
+        self.estimates: dict[tuple, int] = {}   # memory estimate by value shape (add)
         self.reset()
 
     def reset(self) -> None:
@@ -48,8 +51,18 @@ class RowBuilder:
             prof = self.profile = select_profile(self.info, self.target)
         k = rec.key
         text = k.decode("utf-8", "backslashreplace")
-        mem = estimate(rec, prof)
         ex = rec.extra
+        if ex is None and rec.elems is None and rec.nodes is None:
+            # Strings and single-blob values: the estimate depends on these five figures
+            # alone, and dumps repeat them endlessly (5 M `DEBUG POPULATE` keys: 7 shapes).
+            shape = (rec.type, rec.encoding, len(k), rec.length, rec.blob)
+            mem = self.estimates.get(shape)
+            if mem is None:
+                if len(self.estimates) >= ESTIMATE_CACHE:
+                    self.estimates.clear()
+                mem = self.estimates[shape] = estimate(rec, prof)
+        else:
+            mem = estimate(rec, prof)
         if ex is not None and "fields_with_ttl" in ex:
             fttl, fmin = ex["fields_with_ttl"], ex["min_field_expire_ms"]
         else:
