@@ -83,8 +83,11 @@ def main(ctx, debug):
 @click.option("--skip-bad", is_flag=True,
               help="Leave out values that are damaged inside but whose extent is known (a blob "
                    "that does not decode) and go on; dumps.skipped_keys counts them.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
+              help="Dumps loaded at once, each in its own process (default: the number of "
+                   "cores; one dump always loads in one process).")
 @click.pass_context
-def load(ctx, dumps, db_path, quiet, no_verify_crc, target, skip_bad):
+def load(ctx, dumps, db_path, quiet, no_verify_crc, target, skip_bad, jobs):
     """Load one or more RDB dumps into a DuckDB database, one row per key in table `keys`.
 
     DUMPS are RDB files (or - for standard input), compressed or not (gzip, zstd, lz4, bzip2,
@@ -103,13 +106,21 @@ def load(ctx, dumps, db_path, quiet, no_verify_crc, target, skip_bad):
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--target")
     from .load import summarize
-    results = load_dumps(list(dumps), db_path, progress=make_progress(quiet),
-                         verify_crc=not no_verify_crc, target=target, skip_bad=skip_bad)
+    jobs = jobs or os.cpu_count() or 1
+    parallel = jobs > 1 and len(dumps) > 1
+    if parallel and not quiet:
+        click.echo(f"rdbscan: loading {len(dumps)} dumps, {min(jobs, len(dumps))} at a time",
+                   err=True)
+    results = load_dumps(list(dumps), db_path, progress=None if parallel else make_progress(quiet),
+                         verify_crc=not no_verify_crc, target=target, skip_bad=skip_bad,
+                         jobs=jobs)
     debug = (ctx.obj or {}).get("debug")
     code = EXIT_OK
     for r in results:
         if debug and r.exception is not None:
             traceback.print_exception(type(r.exception), r.exception, r.exception.__traceback__)
+        elif debug and r.traceback_text:
+            click.echo(r.traceback_text, err=True, nl=False)
         for w in r.warnings:
             click.echo(f"rdbscan: warning: {w}", err=True)
         if r.error:

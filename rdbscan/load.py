@@ -7,8 +7,14 @@ says `complete = false` with the error and its byte offset.
 from __future__ import annotations
 
 import datetime as dt
+import multiprocessing
+import os
+import shutil
 import sys
+import tempfile
 import time
+import traceback
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 from .errors import RDBError
@@ -43,6 +49,7 @@ class DumpResult:
     memory_profile: str | None = None  # memory model profile (issue 4)
     warnings: list = field(default_factory=list)
     exception: BaseException | None = field(default=None, repr=False)  # for --debug
+    traceback_text: str | None = field(default=None, repr=False)  # --debug, from a worker
 
 
 class ProgressHook:
@@ -57,9 +64,13 @@ class ProgressHook:
 
 def load(paths: list[str], db_path: str, *, progress: ProgressHook | None = None,
          verify_crc: bool = True, batch_rows: int = BATCH_ROWS,
-         target: str | None = None, skip_bad: bool = False) -> list[DumpResult]:
+         target: str | None = None, skip_bad: bool = False, jobs: int = 1) -> list[DumpResult]:
     """Load every dump in `paths` into the DuckDB database at `db_path` (created if needed).
-    `target` picks the memory model's server profile (default: the dump's own server)."""
+    `target` picks the memory model's server profile (default: the dump's own server).
+    jobs > 1 loads several dumps at once in worker processes (see _load_parallel)."""
+    if jobs > 1 and len(paths) > 1 and "-" not in paths:
+        return _load_parallel(paths, db_path, jobs=jobs, verify_crc=verify_crc,
+                              batch_rows=batch_rows, target=target, skip_bad=skip_bad)
     store = Store(db_path)
     try:
         return [load_one(store, p, progress=progress, verify_crc=verify_crc,
@@ -68,10 +79,61 @@ def load(paths: list[str], db_path: str, *, progress: ProgressHook | None = None
         store.close()
 
 
+# Tables a worker's database holds for its dump, copied into the target database in this order.
+PART_TABLES = ("keys", "streams", "stream_groups", "db_sizes", "slot_info", "dumps")
+
+
+def _load_part(path: str, part_db: str, dump_id: int, options: dict) -> DumpResult:
+    """Worker process: one dump into its own database (DuckDB has one writer per file)."""
+    store = Store(part_db)
+    try:
+        result = load_one(store, path, dump_id=dump_id, **options)
+    finally:
+        store.close()
+    if result.exception is not None:   # tracebacks do not cross processes; keep the text
+        result.traceback_text = "".join(traceback.format_exception(
+            type(result.exception), result.exception, result.exception.__traceback__))
+        result.exception = None
+    return result
+
+
+def _load_parallel(paths: list[str], db_path: str, *, jobs: int, **options) -> list[DumpResult]:
+    """Several dumps at once: each worker process parses one dump into a database of its own
+    (next to db_path), then the parent copies the finished parts into db_path in dump order
+    (DuckDB-native INSERT ... SELECT, parallel) and deletes them.  dump_ids are assigned
+    up front, so they follow the order of `paths` as in a sequential load."""
+    store = Store(db_path)
+    first = store.next_dump_id()
+    work = tempfile.mkdtemp(prefix=".rdbscan-parts-", dir=os.path.dirname(os.path.abspath(db_path)))
+    results: list[DumpResult | None] = [None] * len(paths)
+    try:
+        ctx = multiprocessing.get_context("spawn")   # no fork: DuckDB and the writer thread
+        with ProcessPoolExecutor(max_workers=min(jobs, len(paths)), mp_context=ctx) as pool:
+            futures = [pool.submit(_load_part, p, os.path.join(work, f"part{i}.duckdb"),
+                                   first + i, options) for i, p in enumerate(paths)]
+            for i, fut in enumerate(futures):   # merge in order while later dumps still load
+                results[i] = fut.result()
+                part = os.path.join(work, f"part{i}.duckdb")
+                store.run(f"ATTACH '{part}' AS rdbscan_part (READ_ONLY)")
+                try:
+                    for table in PART_TABLES:
+                        store.run(f"INSERT INTO main.{table} BY NAME "
+                                  f"SELECT * FROM rdbscan_part.{table}")
+                finally:
+                    store.run("DETACH rdbscan_part")
+                os.remove(part)
+    finally:
+        store.close()
+        shutil.rmtree(work, ignore_errors=True)
+    return results
+
+
 def load_one(store: Store, path: str, *, progress: ProgressHook | None = None,
              verify_crc: bool = True, batch_rows: int = BATCH_ROWS,
-             target: str | None = None, skip_bad: bool = False) -> DumpResult:
-    dump_id = store.next_dump_id()
+             target: str | None = None, skip_bad: bool = False,
+             dump_id: int | None = None) -> DumpResult:
+    if dump_id is None:
+        dump_id = store.next_dump_id()
     info = DumpInfo()
     started = time.perf_counter()
     result = DumpResult(dump_id=dump_id, path=path, complete=False, keys=0)

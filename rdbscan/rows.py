@@ -2,6 +2,8 @@
 `stream_groups` tables (schema in store.py).  Knows neither RDB bytes nor DuckDB."""
 from __future__ import annotations
 
+from binascii import crc_hqx
+
 from .memory import bucket_shares, estimate, select_profile, total
 from .slots import key_slot
 from .store import KEYS_COLUMNS, STREAM_GROUPS_COLUMNS, STREAMS_COLUMNS
@@ -50,30 +52,36 @@ class RowBuilder:
         if prof is None:
             prof = self.profile = select_profile(self.info, self.target)
         k = rec.key
-        text = k.decode("utf-8", "backslashreplace")
+        db = rec.db
+        expire = rec.expire_ms
         ex = rec.extra
         if ex is None and rec.elems is None and rec.nodes is None:
-            # Strings and single-blob values: the estimate depends on these five figures
-            # alone, and dumps repeat them endlessly (5 M `DEBUG POPULATE` keys: 7 shapes).
-            shape = (rec.type, rec.encoding, len(k), rec.length, rec.blob)
-            mem = self.estimates.get(shape)
-            if mem is None:
+            # Strings and single-blob values: both estimates depend on these figures alone,
+            # and dumps repeat them endlessly (5 M `DEBUG POPULATE` keys: 7 shapes).
+            shape = (rec.type, rec.encoding, len(k), rec.length, rec.blob, db, expire is None)
+            mem_tot = self.estimates.get(shape)
+            if mem_tot is None:
                 if len(self.estimates) >= ESTIMATE_CACHE:
                     self.estimates.clear()
-                mem = self.estimates[shape] = estimate(rec, prof)
+                mem = estimate(rec, prof)
+                mem_tot = self.estimates[shape] = (
+                    mem, total(mem, expire is not None, self._shares(db)))
+            mem, tot = mem_tot
+            fttl = fmin = ints = None
         else:
             mem = estimate(rec, prof)
-        if ex is not None and "fields_with_ttl" in ex:
-            fttl, fmin = ex["fields_with_ttl"], ex["min_field_expire_ms"]
-        else:
-            fttl = fmin = None
-        expire = rec.expire_ms
+            tot = total(mem, expire is not None, self._shares(db))
+            if ex is not None and "fields_with_ttl" in ex:
+                fttl, fmin = ex["fields_with_ttl"], ex["min_field_expire_ms"]
+            else:
+                fttl = fmin = None
+            ints = ex.get("int_members") if ex is not None else None
+        text = k.decode("utf-8", "backslashreplace")
         self.rows.append((
-            self.dump_id, rec.db, text, k, len(k), rec.type, rec.encoding, rec.rdb_type,
-            rec.length, rec.max_elem, rec.end - rec.offset, mem,
-            total(mem, expire is not None, self._shares(rec.db)), expire, rec.idle, rec.freq,
-            key_slot(k), rec.offset, fttl, fmin,
-            ex.get("int_members") if ex is not None else None))
+            self.dump_id, db, text, k, len(k), rec.type, rec.encoding, rec.rdb_type,
+            rec.length, rec.max_elem, rec.end - rec.offset, mem, tot, expire, rec.idle,
+            rec.freq, crc_hqx(k, 0) & 0x3FFF if b"{" not in k else key_slot(k), rec.offset,
+            fttl, fmin, ints))
         if ex is not None and rec.type == "stream":
             self._add_stream(rec, text)
 
