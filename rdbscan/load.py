@@ -23,7 +23,7 @@ from .rows import RowBuilder
 from .source import Source, SourceError, describe_truncation, open_source
 from .store import KEYS_SCHEMA, STREAM_GROUPS_SCHEMA, STREAMS_SCHEMA, BulkWriter, Store
 
-BATCH_ROWS = 50_000
+BATCH_ROWS = 20_000
 
 
 @dataclass
