@@ -8,6 +8,7 @@ import traceback
 import click
 
 from . import __version__
+from .speedups import describe as describe_speedups
 
 # Exit codes (documented in README.md, "Exit codes").
 EXIT_OK = 0
@@ -56,7 +57,8 @@ def make_progress(quiet: bool):
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="rdbscan")
+@click.version_option(__version__, prog_name="rdbscan",
+                      message=f"%(prog)s %(version)s (parser hot loops: {describe_speedups()})")
 @click.option("--debug", is_flag=True, help="Show the Python traceback when something fails.")
 @click.pass_context
 def main(ctx, debug):
