@@ -11,42 +11,86 @@
 --   mixed_candidates (':./|#')       delimiter characters compared by mixed-delimiters
 --   disabled ([])                    rule ids switched off
 CREATE OR REPLACE TEMP TABLE rnaming AS
-WITH k AS (
-    SELECT dump_id, db, key, key_length, memory_bytes, pattern, invalid_utf8,
+-- k, s and d are read twice (roots, flagged): NOT MATERIALIZED, to compute their cheap columns
+-- twice rather than hold a copy of the keyspace
+WITH k AS NOT MATERIALIZED (
+    SELECT dump_id, db, key, key_length, memory_bytes, invalid_utf8,
            -- invalid UTF-8 bytes are shown as \xNN in `key`: drop them where the escape's own
            -- backslash or letters would count
            CASE WHEN invalid_utf8 THEN regexp_replace(key, '\\x[0-9a-fA-F]{2}', '', 'g') ELSE key END AS clean,
-           regexp_extract(key, '^[^' || delim_class($mixed_candidates) || ']*') AS root,
-           array_to_string(list_sort(list_distinct(string_split(
-               regexp_replace(key, '[^' || delim_class($mixed_candidates) || ']', '', 'g'), ''))), '') AS dset
+           -- Fast path: a key of lowercase letters, digits and `_` that starts with a letter and has
+           -- at least one delimiter, all of them the first character of $delimiters, breaks none of
+           -- the character rules (disallowed-chars, special-chars, not-letter-start, uppercase,
+           -- no-delimiter, hashtag, control-chars), and its first segment, root and delimiter set
+           -- are cheap to read.  Provided, checked once on these characters themselves with the
+           -- rules' own expressions, that they are allowed and not special, and that no letter,
+           -- digit or `_` is a delimiter or a mixed-delimiter candidate.  One regex for most keys
+           -- instead of a dozen; the others take the full rule set below.
+           NOT regexp_matches('abcdefghijklmnopqrstuvwxyz0123456789_' || left($delimiters, 1), '[^' || $allowed_chars || ']')
+           AND NOT regexp_matches(left($delimiters, 1), '[\\*?\[\]()\s''"{}\x00-\x1f\x7fA-Z]')
+           AND NOT regexp_matches('abcdefghijklmnopqrstuvwxyz0123456789_', '[' || delim_class($delimiters || $mixed_candidates) || ']')
+           AND regexp_full_match(key, '[a-z][a-z0-9_]*(?:[' || delim_class(left($delimiters, 1)) || '][a-z0-9_]*)+') AS fast
     FROM rkeys
+), s AS NOT MATERIALIZED (
+    SELECT *,
+           -- first segment (generic-name): the text before the first of $delimiters
+           CASE WHEN NOT fast THEN regexp_extract(key, '^[^' || delim_class($delimiters) || ']*')
+                ELSE left(key, strpos(key, left($delimiters, 1)) - 1) END AS first_segment
+    FROM k
+), d AS NOT MATERIALIZED (
+    SELECT *,
+           -- family root: the text before the first mixed-delimiter candidate
+           CASE WHEN NOT fast THEN regexp_extract(key, '^[^' || delim_class($mixed_candidates) || ']*')
+                WHEN contains($mixed_candidates, left($delimiters, 1)) THEN first_segment
+                ELSE key END AS root,
+           -- the candidate delimiters the key holds, sorted ('' = none)
+           CASE WHEN NOT fast THEN array_to_string(list_sort(list_distinct(
+                    regexp_extract_all(key, '[' || delim_class($mixed_candidates) || ']'))), '')
+                WHEN contains($mixed_candidates, left($delimiters, 1)) THEN left($delimiters, 1)
+                ELSE '' END AS dset
+    FROM s
 ), roots AS (
     -- a family root (text before the first delimiter) whose keys use different delimiters
     SELECT root, count(*) AS dsets, arg_max(dset, n) AS main_dset
     FROM (SELECT root, dset, count(*) * 1000000 + max(strlen(dset)) AS n
-          FROM k WHERE dset <> '' AND root <> '' GROUP BY root, dset)
+          FROM d GROUP BY root, dset
+          -- = WHERE dset <> '' AND root <> '', but after the grouping: a WHERE would be pushed
+          -- below it and compute root and dset twice per key
+          HAVING max(strlen(dset)) > 0 AND max(strlen(root)) > 0)
     GROUP BY root
 ), flagged AS (
-    SELECT k.dump_id, k.db, k.key, k.memory_bytes, k.pattern, unnest(string_split(concat_ws(',',
-        CASE WHEN regexp_matches(k.key, '[^' || $allowed_chars || ']') THEN 'disallowed-chars' END,
-        CASE WHEN regexp_matches(k.clean, '[\\*?\[\]()\s''"]')
-               OR (regexp_matches(k.key, '[{}]') AND key_hashtag(k.key) IS NULL) THEN 'special-chars' END,
-        CASE WHEN NOT regexp_matches(k.key, '^[A-Za-z]') THEN 'not-letter-start' END,
-        CASE WHEN regexp_matches(k.clean, '[A-Z]') THEN 'uppercase' END,
-        CASE WHEN k.key_length > $max_length THEN 'max-length' END,
-        CASE WHEN k.key_length > $recommended_length THEN 'recommended-length' END,
-        CASE WHEN NOT regexp_matches(k.key, '[' || delim_class($delimiters) || ']') THEN 'no-delimiter' END,
-        CASE WHEN key_hashtag(k.key) IS NOT NULL THEN 'hashtag' END,
-        CASE WHEN k.invalid_utf8 THEN 'invalid-utf8' END,
-        CASE WHEN regexp_matches(k.key, '[\x00-\x1f\x7f]') THEN 'control-chars' END,
-        CASE WHEN list_contains($generic_names, lower(regexp_replace(
-                 regexp_extract(k.key, '^[^' || delim_class($delimiters) || ']*'), '[-_.]?[0-9]+$', '')))
+    -- the rules each key breaks, comma-separated ('' = none); the character rules only off the
+    -- fast path (WHEN fast THEN NULL: CASE evaluates the regex on the other keys only)
+    SELECT d.dump_id, d.db, d.key, d.memory_bytes, concat_ws(',',
+        CASE WHEN d.fast THEN NULL WHEN regexp_matches(d.key, '[^' || $allowed_chars || ']') THEN 'disallowed-chars' END,
+        CASE WHEN d.fast THEN NULL WHEN regexp_matches(d.clean, '[\\*?\[\]()\s''"]')
+               OR (regexp_matches(d.key, '[{}]') AND key_hashtag(d.key) IS NULL) THEN 'special-chars' END,
+        CASE WHEN d.fast THEN NULL WHEN NOT regexp_matches(d.key, '^[A-Za-z]') THEN 'not-letter-start' END,
+        CASE WHEN d.fast THEN NULL WHEN regexp_matches(d.clean, '[A-Z]') THEN 'uppercase' END,
+        CASE WHEN d.key_length > $max_length THEN 'max-length' END,
+        CASE WHEN d.key_length > $recommended_length THEN 'recommended-length' END,
+        CASE WHEN d.fast THEN NULL WHEN NOT regexp_matches(d.key, '[' || delim_class($delimiters) || ']') THEN 'no-delimiter' END,
+        CASE WHEN d.fast THEN NULL WHEN key_hashtag(d.key) IS NOT NULL THEN 'hashtag' END,
+        CASE WHEN d.invalid_utf8 THEN 'invalid-utf8' END,
+        CASE WHEN d.fast THEN NULL WHEN regexp_matches(d.key, '[\x00-\x1f\x7f]') THEN 'control-chars' END,
+        -- first segment, trailing digits removed (fast keys are lowercase already), in the list
+        -- (list_position, not list_contains: the optimizer turns that into a join with the list)
+        CASE WHEN list_position($generic_names, CASE
+                 WHEN NOT d.fast THEN lower(regexp_replace(d.first_segment, '[-_.]?[0-9]+$', ''))
+                 WHEN right(d.first_segment, 1) BETWEEN '0' AND '9' THEN regexp_replace(d.first_segment, '[-_.]?[0-9]+$', '')
+                 ELSE d.first_segment END) > 0
              THEN 'generic-name' END,
-        CASE WHEN strlen(k.dset) > 1 OR (r.dsets > 1 AND k.dset <> '' AND k.dset <> r.main_dset)
+        CASE WHEN strlen(d.dset) > 1 OR (r.dsets > 1 AND d.dset <> '' AND d.dset <> r.main_dset)
              THEN 'mixed-delimiters' END
-    ), ',')) AS rule
-    FROM k LEFT JOIN roots AS r USING (root)
+    ) AS rules
+    FROM d LEFT JOIN roots AS r USING (root)
 )
+-- one row per rule broken; the family (as rkeys.pattern) only for the keys that break one
+-- (key_pattern is costly). Rows are filtered after the unnest: a filter on `rules` would be pushed
+-- below `flagged` and evaluate every rule twice.
 SELECT dump_id, db, key, memory_bytes, pattern, rule
-FROM flagged
+FROM (SELECT dump_id, db, key, memory_bytes,
+             CASE WHEN rules <> '' THEN key_pattern(key, delimiters := $delimiters) END AS pattern,
+             unnest(string_split(rules, ',')) AS rule
+      FROM flagged)
 WHERE rule <> '' AND NOT list_contains($disabled, rule)

@@ -13,21 +13,37 @@ WITH rules(rule, severity, measure, threshold, ord) AS (
            ('big-collection', 'warning', 'elements', $collection_length::BIGINT, 3),
            ('big-collection-critical', 'critical', 'elements', $collection_critical_length::BIGINT, 4),
            ('big-collection-memory', 'warning', 'memory bytes', $collection_memory::BIGINT, 5)
+), flagged AS (
+    -- each threshold test once per key
+    SELECT memory_bytes, expire_at_ms,
+           type = 'string' AND length > $string_bytes::BIGINT AS big_string,
+           type = 'string' AND length > $string_critical_bytes::BIGINT AS big_string_critical,
+           type IN ('list', 'set', 'zset', 'hash', 'stream') AND length > $collection_length::BIGINT AS big_collection,
+           type IN ('list', 'set', 'zset', 'hash', 'stream') AND length > $collection_critical_length::BIGINT AS big_collection_critical,
+           type IN ('list', 'set', 'zset', 'hash', 'stream') AND memory_bytes > $collection_memory::BIGINT AS big_collection_memory
+    FROM rkeys
 ), hits AS (
-    SELECT r.rule, k.memory_bytes, k.expire_at_ms
-    FROM rkeys AS k
-    JOIN rules AS r ON CASE r.rule
-        WHEN 'big-string' THEN k.type = 'string' AND k.length > r.threshold
-        WHEN 'big-string-critical' THEN k.type = 'string' AND k.length > r.threshold
-        WHEN 'big-collection' THEN k.type IN ('list', 'set', 'zset', 'hash', 'stream') AND k.length > r.threshold
-        WHEN 'big-collection-critical' THEN k.type IN ('list', 'set', 'zset', 'hash', 'stream') AND k.length > r.threshold
-        ELSE k.type IN ('list', 'set', 'zset', 'hash', 'stream') AND k.memory_bytes > r.threshold END
+    -- one scan, one row: per rule its keys, memory and keys with a TTL
+    SELECT count(*) FILTER (WHERE big_string) AS k1,
+           sum(memory_bytes) FILTER (WHERE big_string) AS m1,
+           count(expire_at_ms) FILTER (WHERE big_string) AS t1,
+           count(*) FILTER (WHERE big_string_critical) AS k2,
+           sum(memory_bytes) FILTER (WHERE big_string_critical) AS m2,
+           count(expire_at_ms) FILTER (WHERE big_string_critical) AS t2,
+           count(*) FILTER (WHERE big_collection) AS k3,
+           sum(memory_bytes) FILTER (WHERE big_collection) AS m3,
+           count(expire_at_ms) FILTER (WHERE big_collection) AS t3,
+           count(*) FILTER (WHERE big_collection_critical) AS k4,
+           sum(memory_bytes) FILTER (WHERE big_collection_critical) AS m4,
+           count(expire_at_ms) FILTER (WHERE big_collection_critical) AS t4,
+           count(*) FILTER (WHERE big_collection_memory) AS k5,
+           sum(memory_bytes) FILTER (WHERE big_collection_memory) AS m5,
+           count(expire_at_ms) FILTER (WHERE big_collection_memory) AS t5
+    FROM flagged
 )
 SELECT r.rule, r.severity, r.measure, r.threshold,
-       count(h.rule) AS keys,
-       coalesce(sum(h.memory_bytes), 0) AS memory_bytes,
-       count(h.expire_at_ms) AS keys_with_ttl
-FROM rules AS r
-LEFT JOIN hits AS h USING (rule)
-GROUP BY r.rule, r.severity, r.measure, r.threshold, r.ord
+       [h.k1, h.k2, h.k3, h.k4, h.k5][r.ord] AS keys,
+       coalesce([h.m1, h.m2, h.m3, h.m4, h.m5][r.ord], 0) AS memory_bytes,
+       [h.t1, h.t2, h.t3, h.t4, h.t5][r.ord] AS keys_with_ttl
+FROM rules AS r CROSS JOIN hits AS h
 ORDER BY r.ord

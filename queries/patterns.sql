@@ -4,18 +4,11 @@
 --          key, TTL coverage. Families beyond the top N fold into one `(other)` row.
 -- params:
 --   top (20)   families listed before the rest folds into (other); 0 = all
-WITH fam AS (
-    SELECT pattern,
-           count(*) AS keys,
-           sum(memory_bytes) AS memory_bytes,
-           count(expire_at_ms) AS keys_with_ttl,
-           list(DISTINCT type ORDER BY type) AS types,
-           max(memory_bytes) AS largest_memory_bytes,
-           arg_max(key, memory_bytes) AS largest_key
-    FROM rkeys
-    GROUP BY pattern
-), ranked AS (
-    SELECT *, row_number() OVER (ORDER BY memory_bytes DESC, keys DESC, pattern) AS rn FROM fam
+WITH ranked AS (
+    -- rfamilies: one row per family (keys, memory_bytes, keys_with_ttl, types, largest key)
+    SELECT pattern, keys, memory_bytes, keys_with_ttl, types, largest_memory_bytes, largest_key,
+           row_number() OVER (ORDER BY memory_bytes DESC, keys DESC, pattern) AS rn
+    FROM rfamilies
 ), folded AS (
     SELECT CASE WHEN $top = 0 OR rn <= $top THEN pattern ELSE '(other)' END AS pattern,
            count(*) AS families,

@@ -9,11 +9,9 @@
 WITH depths AS (
     SELECT range::INTEGER AS depth FROM range(1, $max_depth + 1)
 ), p AS (
-    SELECT d.depth, key_prefix(f.pattern, d.depth, $delimiters) AS prefix,
+    SELECT d.depth, key_prefix(f.pattern, d.depth, delimiters := $delimiters) AS prefix,
            sum(f.keys) AS keys, sum(f.memory_bytes) AS memory_bytes, sum(f.keys_with_ttl) AS keys_with_ttl
-    FROM (SELECT pattern, count(*) AS keys, sum(memory_bytes) AS memory_bytes,
-                 count(expire_at_ms) AS keys_with_ttl
-          FROM rkeys GROUP BY pattern) AS f
+    FROM rfamilies AS f   -- one row per family
     CROSS JOIN depths AS d
     GROUP BY d.depth, prefix
 ), ranked AS (

@@ -9,12 +9,20 @@
 --   hash_max_listpack_entries (512)  fields per parent hash at most
 --   hash_max_listpack_value (64)     field name and value bytes at most
 --   top (10)                         families returned; 0 = all
-WITH s AS (
+WITH s0 AS (
+    -- the key without its last delimiter and what follows (the key itself when it has none)
     SELECT dump_id, db, key, key_length, length, memory_bytes,
-           regexp_extract(key, '^(.*)[' || delim_class($delimiters) || '][^' || delim_class($delimiters) || ']*$', 1) AS parent,
-           regexp_extract(key, '([' || delim_class($delimiters) || '])[^' || delim_class($delimiters) || ']*$', 1) AS delim
+           regexp_replace(key, '[' || delim_class($delimiters) || '][^' || delim_class($delimiters) || ']*$', '') AS stripped
     FROM rkeys
     WHERE type = 'string' AND expire_at_ms IS NULL AND length <= $hash_max_listpack_value
+), s AS (
+    -- parent: the key up to its last delimiter, '' when it has none (or a newline before it:
+    -- the `^(.*)` of regexp_extract(key, '^(.*)[delimiters][^delimiters]*$', 1), which this is);
+    -- delim: that last delimiter
+    SELECT dump_id, db, key, key_length, length, memory_bytes,
+           CASE WHEN strlen(stripped) < strlen(key) AND NOT contains(stripped, chr(10)) THEN stripped ELSE '' END AS parent,
+           substr(key, length(stripped) + 1, 1) AS delim
+    FROM s0
 ), p AS (
     SELECT dump_id, db, parent, any_value(delim) AS delim,
            count(*) AS fields,
@@ -22,13 +30,15 @@ WITH s AS (
            -- listpack: field and value entries, ~2 bytes of overhead each, 7 bytes of header
            7 + sum(key_length - strlen(parent) - 1 + length + 4) AS lp_bytes
     FROM s
-    WHERE parent <> ''
     GROUP BY dump_id, db, parent
-    HAVING count(*) >= $min_fields AND count(*) <= $hash_max_listpack_entries
+    -- parent <> '' tested after the grouping, not in a WHERE: pushed below the projection, a
+    -- WHERE would run the regex twice per key
+    HAVING max(strlen(parent)) > 0
+       AND count(*) >= $min_fields AND count(*) <= $hash_max_listpack_entries
        AND max(key_length - strlen(parent) - 1) <= $hash_max_listpack_value
 ), est AS (
     SELECT *, compact_memory_estimate(strlen(parent), lp_bytes) AS estimated_bytes,
-           key_pattern(parent, $delimiters) || delim || '*' AS family
+           key_pattern(parent, delimiters := $delimiters) || delim || '*' AS family
     FROM p
 )
 SELECT family,

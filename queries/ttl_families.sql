@@ -5,18 +5,18 @@
 -- params:
 --   top (20)   families returned; 0 = all
 WITH fam AS (
+    -- rfamilies: one row per family, aggregated over its keys
     SELECT pattern,
-           count(*) AS keys,
-           count(*) - count(expire_at_ms) AS keys_without_ttl,
-           sum(memory_bytes) FILTER (WHERE expire_at_ms IS NULL) AS memory_without_ttl,
-           sum(memory_bytes) AS memory_bytes,
-           count(expire_at_ms) / count(*) AS ttl_share,
-           median(ttl_ms) FILTER (WHERE ttl_ms > 0) AS median_ttl_ms,
+           keys,
+           keys - keys_with_ttl AS keys_without_ttl,
+           memory_without_ttl,
+           memory_bytes,
+           keys_with_ttl / keys AS ttl_share,
+           median_ttl_ms,
            looks_ephemeral(pattern) AS looks_ephemeral,
-           arg_max(key, memory_bytes) FILTER (WHERE expire_at_ms IS NULL) AS example
-    FROM rkeys
-    GROUP BY pattern
-    HAVING count(*) > count(expire_at_ms)
+           largest_key_without_ttl AS example
+    FROM rfamilies
+    WHERE keys > keys_with_ttl
 )
 SELECT pattern, keys, keys_without_ttl, memory_without_ttl, memory_bytes, ttl_share,
        keys_without_ttl = keys AS no_ttl_at_all, looks_ephemeral, median_ttl_ms, example

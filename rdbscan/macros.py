@@ -37,6 +37,12 @@ _HEX = "[0-9a-fA-F]"
 _TOKEN = "[A-Za-z0-9_+/=-]"
 
 
+# A segment the fast path of key_pattern may leave to one digit-run replacement: no digit, '-' or
+# marker (unchanged by every pass), or an integer (hashtag braces allowed) of any length but 8.
+_FAST_SEG = (f"[^0-9\\-{_M}{_T}' || delim_class(delimiters) || ']*"
+             "|\\{?(?:[0-9]{1,7}|[0-9]{9,})\\}?")
+
+
 def _key_pattern_sql() -> str:
     s = f"regexp_replace(key, '([' || delim_class(delimiters) || '])', '{_M}\\1{_M}', 'g')"
     s = f"regexp_replace({s}, {_whole(_DATE, '{date}')})"
@@ -51,7 +57,15 @@ def _key_pattern_sql() -> str:
     s = (f"regexp_replace({s}, '{_T}(?:{_TOKEN}*[0-9]{_TOKEN}*[A-Za-z]{_TOKEN}*"
          f"|{_TOKEN}*[A-Za-z]{_TOKEN}*[0-9]{_TOKEN}*){_T}', '{{id}}', 'g')")
     s = f"replace(replace({s}, '{_T}', ''), '{_M}', '')"
-    return s
+    # Fast path, same result: when every segment is either free of digits and '-' (no placeholder
+    # can match it: each needs a digit, or '-' for a UUID) or a plain integer of any length but 8
+    # (not a compact date: always {id}), each run of digits is exactly one id segment, and one
+    # regexp_replace does the whole job.  Most real keys (`user:1000:profile`, `{user:42}:cart`)
+    # take it; the passes above run on the rest only.  Not for delimiters that are digits, braces
+    # or markers themselves, where segments and digit runs would not coincide.
+    return (f"CASE WHEN NOT regexp_matches(delimiters, '[0-9{{}}{_M}{_T}]') "
+            f"AND regexp_full_match(key, '(?:{_FAST_SEG})(?:[' || delim_class(delimiters) || '](?:{_FAST_SEG}))*') "
+            f"THEN regexp_replace(key, '[0-9]+', '{{id}}', 'g') ELSE {s} END")
 
 
 MACROS: list[str] = [
@@ -78,8 +92,9 @@ MACROS: list[str] = [
 
     # Cluster hashtag: the part hashed for the slot (text between the first `{` and the first `}`
     # after it), NULL when the key has no usable tag (no braces, or `{}` first).  Format §9.
+    # (The regex only for keys holding a `{`: most have none, and contains() is much cheaper.)
     "CREATE OR REPLACE MACRO key_hashtag(key) AS "
-    "nullif(regexp_extract(key, '^[^{]*\\{([^}]+)\\}', 1), '')",
+    "CASE WHEN contains(key, '{') THEN nullif(regexp_extract(key, '^[^{]*\\{([^}]+)\\}', 1), '') END",
 
     # jemalloc usable size for an allocation of n bytes (8-byte quantum, 4 classes per doubling).
     "CREATE OR REPLACE MACRO jemalloc_size(n) AS "

@@ -10,7 +10,9 @@ Each file starts with a comment block (README "Adding a query"):
 
 Parameters are DuckDB named prepared-statement parameters (`$top`); the default in parentheses is a
 Python literal (number, 'string', [list]).  Files whose name starts with `_` build base relations
-(`_rkeys.sql` -> TEMP TABLE rkeys): `prepare()` creates them before queries that mention them.
+(`_rkeys.sql` -> TEMP VIEW rkeys, `_rnaming.sql` -> TEMP TABLE rnaming): `prepare()` creates them
+before queries that mention them.  A view cannot hold prepared-statement parameters, so a base
+relation that is a view gets its parameter values written into its SQL as literals.
 """
 from __future__ import annotations
 
@@ -147,6 +149,38 @@ def bind(query: Query, values: dict | None = None) -> dict:
     return out
 
 
+def sql_literal(value) -> str:
+    """A parameter value as a DuckDB SQL literal (for views, which cannot take parameters)."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            return f"'{value}'::DOUBLE"
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        if not value:
+            return "[]::VARCHAR[]"
+        return "[" + ", ".join(sql_literal(v) for v in value) + "]"
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def inline_params(query: Query, values: dict | None = None) -> str:
+    """The query's SQL with each `$name` replaced by its value as a literal (see bind())."""
+    bound = bind(query, values)
+    out = []
+    for line in query.sql.splitlines():
+        code, sep, comment = line.partition("--")   # as _strip_comments: no `--` inside strings
+        out.append(_PARAM_USE.sub(lambda m: sql_literal(bound[m.group(1)]), code) + sep + comment)
+    return "\n".join(out)
+
+
+_CREATES_VIEW = re.compile(r"\bCREATE\s+(?:OR\s+REPLACE\s+)?TEMP(?:ORARY)?\s+VIEW\b", re.I)
+
+
 def run(con: duckdb.DuckDBPyConnection, query: Query, values: dict | None = None):
     """Execute one query; returns (column names, rows as tuples)."""
     cur = con.execute(query.sql, bind(query, values))
@@ -162,8 +196,8 @@ def run_dicts(con, query: Query, values: dict | None = None) -> list[dict]:
 # --- base relations ---------------------------------------------------------------------------
 
 # In dependency order: a base relation may read the ones before it.
-BASE_RELATIONS = {"rkeys": "_rkeys", "rnaming": "_rnaming", "rlimits": "_rlimits",
-                  "rcandidates": "_rcandidates"}
+BASE_RELATIONS = {"rkeys": "_rkeys", "rfamilies": "_rfamilies", "rnaming": "_rnaming",
+                  "rlimits": "_rlimits", "rcandidates": "_rcandidates"}
 
 
 def create_snapshots(con, dump_id: int = 0) -> list[dict]:
@@ -190,7 +224,11 @@ def create_snapshots(con, dump_id: int = 0) -> list[dict]:
 
 
 def prepare(con, values: dict | None = None, needs: set[str] | None = None, created: set | None = None) -> set:
-    """Create the base relations (rsnap, rkeys, and any in `needs`) once per connection."""
+    """Create the base relations (rsnap, rkeys, and any in `needs`) once per connection.
+
+    rkeys is a view: each query computes only the columns it reads, from the `keys` table on
+    disk, so nothing of the size of the keyspace is held in memory between queries.  The
+    other base relations are TEMP TABLEs of aggregates or of the few keys they select."""
     values = values or {}
     created = created if created is not None else set()
     if "rsnap" not in created:
@@ -201,7 +239,11 @@ def prepare(con, values: dict | None = None, needs: set[str] | None = None, crea
     for rel in wanted:
         if rel in created:
             continue
-        con.execute(base[BASE_RELATIONS[rel]].sql, bind(base[BASE_RELATIONS[rel]], values))
+        q = base[BASE_RELATIONS[rel]]
+        if _CREATES_VIEW.search(_strip_comments(q.sql)):
+            con.execute(inline_params(q, values))
+        else:
+            con.execute(q.sql, bind(q, values))
         created.add(rel)
     return created
 

@@ -1,0 +1,24 @@
+-- name: _rfamilies
+-- answers: (base relation, not a report) one row per key family (`pattern`) of `rkeys`, with the
+--          per-family aggregates that patterns, prefixes and ttl_families read. key_pattern is the
+--          costly part of those queries: computed here, once per key, into a TEMP TABLE as small
+--          as the number of families, instead of once per query. Created when a query mentions
+--          `rfamilies`.
+-- params: none
+-- columns: pattern, keys, memory_bytes, keys_with_ttl, types (distinct, sorted), largest_key and
+--   largest_memory_bytes (arg_max / max of memory_bytes), memory_without_ttl and
+--   largest_key_without_ttl (the same over the keys without TTL), median_ttl_ms (over keys whose
+--   TTL is still to run at snapshot time).
+CREATE OR REPLACE TEMP TABLE rfamilies AS
+SELECT pattern,
+       count(*) AS keys,
+       sum(memory_bytes) AS memory_bytes,
+       count(expire_at_ms) AS keys_with_ttl,
+       list(DISTINCT type ORDER BY type) AS types,
+       max(memory_bytes) AS largest_memory_bytes,
+       arg_max(key, memory_bytes) AS largest_key,
+       sum(memory_bytes) FILTER (WHERE expire_at_ms IS NULL) AS memory_without_ttl,
+       arg_max(key, memory_bytes) FILTER (WHERE expire_at_ms IS NULL) AS largest_key_without_ttl,
+       median(ttl_ms) FILTER (WHERE ttl_ms > 0) AS median_ttl_ms
+FROM rkeys
+GROUP BY pattern
