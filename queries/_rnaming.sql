@@ -18,14 +18,14 @@ WITH k AS NOT MATERIALIZED (
            -- invalid UTF-8 bytes are shown as \xNN in `key`: drop them where the escape's own
            -- backslash or letters would count
            CASE WHEN invalid_utf8 THEN regexp_replace(key, '\\x[0-9a-fA-F]{2}', '', 'g') ELSE key END AS clean,
-           -- Fast path: a key of lowercase letters, digits and `_` that starts with a letter and has
-           -- at least one delimiter, all of them the first character of $delimiters, breaks none of
+           -- Fast path: a key of lowercase letters, digits and `_`, starting with a letter, with at
+           -- least one delimiter and all of them the first character of $delimiters, breaks none of
            -- the character rules (disallowed-chars, special-chars, not-letter-start, uppercase,
            -- no-delimiter, hashtag, control-chars), and its first segment, root and delimiter set
-           -- are cheap to read.  Provided, checked once on these characters themselves with the
-           -- rules' own expressions, that they are allowed and not special, and that no letter,
-           -- digit or `_` is a delimiter or a mixed-delimiter candidate.  One regex for most keys
-           -- instead of a dozen; the others take the full rule set below.
+           -- need no regex.  The first three tests, on constants (computed once), check that these
+           -- characters are allowed, that the delimiter is not special, and that no letter, digit
+           -- or `_` is a delimiter or a mixed-delimiter candidate.  One regex for most keys instead
+           -- of a dozen; the other keys go through every rule below.
            NOT regexp_matches('abcdefghijklmnopqrstuvwxyz0123456789_' || left($delimiters, 1), '[^' || $allowed_chars || ']')
            AND NOT regexp_matches(left($delimiters, 1), '[\\*?\[\]()\s''"{}\x00-\x1f\x7fA-Z]')
            AND NOT regexp_matches('abcdefghijklmnopqrstuvwxyz0123456789_', '[' || delim_class($delimiters || $mixed_candidates) || ']')
@@ -58,39 +58,45 @@ WITH k AS NOT MATERIALIZED (
           -- below it and compute root and dset twice per key
           HAVING max(strlen(dset)) > 0 AND max(strlen(root)) > 0)
     GROUP BY root
-), flagged AS (
-    -- the rules each key breaks, comma-separated ('' = none); the character rules only off the
-    -- fast path (WHEN fast THEN NULL: CASE evaluates the regex on the other keys only)
-    SELECT d.dump_id, d.db, d.key, d.memory_bytes, concat_ws(',',
-        CASE WHEN d.fast THEN NULL WHEN regexp_matches(d.key, '[^' || $allowed_chars || ']') THEN 'disallowed-chars' END,
-        CASE WHEN d.fast THEN NULL WHEN regexp_matches(d.clean, '[\\*?\[\]()\s''"]')
-               OR (regexp_matches(d.key, '[{}]') AND key_hashtag(d.key) IS NULL) THEN 'special-chars' END,
-        CASE WHEN d.fast THEN NULL WHEN NOT regexp_matches(d.key, '^[A-Za-z]') THEN 'not-letter-start' END,
-        CASE WHEN d.fast THEN NULL WHEN regexp_matches(d.clean, '[A-Z]') THEN 'uppercase' END,
-        CASE WHEN d.key_length > $max_length THEN 'max-length' END,
-        CASE WHEN d.key_length > $recommended_length THEN 'recommended-length' END,
-        CASE WHEN d.fast THEN NULL WHEN NOT regexp_matches(d.key, '[' || delim_class($delimiters) || ']') THEN 'no-delimiter' END,
-        CASE WHEN d.fast THEN NULL WHEN key_hashtag(d.key) IS NOT NULL THEN 'hashtag' END,
-        CASE WHEN d.invalid_utf8 THEN 'invalid-utf8' END,
-        CASE WHEN d.fast THEN NULL WHEN regexp_matches(d.key, '[\x00-\x1f\x7f]') THEN 'control-chars' END,
-        -- first segment, trailing digits removed (fast keys are lowercase already), in the list
-        -- (list_position, not list_contains: the optimizer turns that into a join with the list)
-        CASE WHEN list_position($generic_names, CASE
-                 WHEN NOT d.fast THEN lower(regexp_replace(d.first_segment, '[-_.]?[0-9]+$', ''))
-                 WHEN right(d.first_segment, 1) BETWEEN '0' AND '9' THEN regexp_replace(d.first_segment, '[-_.]?[0-9]+$', '')
-                 ELSE d.first_segment END) > 0
-             THEN 'generic-name' END,
-        CASE WHEN strlen(d.dset) > 1 OR (r.dsets > 1 AND d.dset <> '' AND d.dset <> r.main_dset)
-             THEN 'mixed-delimiters' END
-    ) AS rules
+), checked AS (
+    -- the rules a key on the fast path can still break, computed once per key
+    SELECT d.*,
+           -- generic-name: the first segment, trailing digits removed (fast keys are lowercase
+           -- already), in the list (list_position: list_contains is planned as a join)
+           list_position($generic_names, CASE
+               WHEN NOT d.fast THEN lower(regexp_replace(d.first_segment, '[-_.]?[0-9]+$', ''))
+               WHEN right(d.first_segment, 1) BETWEEN '0' AND '9' THEN regexp_replace(d.first_segment, '[-_.]?[0-9]+$', '')
+               ELSE d.first_segment END) > 0 AS generic,
+           strlen(d.dset) > 1 OR (r.dsets > 1 AND d.dset <> '' AND d.dset <> r.main_dset) AS mixed
     FROM d LEFT JOIN roots AS r USING (root)
+), flagged AS (
+    -- the rules each key breaks, comma-separated ('' = none): nothing to assemble for a fast key
+    -- within the lengths that breaks none of those; the character rules only off the fast path
+    -- (WHEN fast THEN NULL: CASE evaluates the regex on the other keys only)
+    SELECT dump_id, db, key, memory_bytes,
+           CASE WHEN fast AND key_length <= $max_length AND key_length <= $recommended_length
+                     AND NOT invalid_utf8 AND NOT coalesce(generic, false) AND NOT coalesce(mixed, false) THEN ''
+           ELSE concat_ws(',',
+               CASE WHEN fast THEN NULL WHEN regexp_matches(key, '[^' || $allowed_chars || ']') THEN 'disallowed-chars' END,
+               CASE WHEN fast THEN NULL WHEN regexp_matches(clean, '[\\*?\[\]()\s''"]')
+                      OR (regexp_matches(key, '[{}]') AND key_hashtag(key) IS NULL) THEN 'special-chars' END,
+               CASE WHEN fast THEN NULL WHEN NOT regexp_matches(key, '^[A-Za-z]') THEN 'not-letter-start' END,
+               CASE WHEN fast THEN NULL WHEN regexp_matches(clean, '[A-Z]') THEN 'uppercase' END,
+               CASE WHEN key_length > $max_length THEN 'max-length' END,
+               CASE WHEN key_length > $recommended_length THEN 'recommended-length' END,
+               CASE WHEN fast THEN NULL WHEN NOT regexp_matches(key, '[' || delim_class($delimiters) || ']') THEN 'no-delimiter' END,
+               CASE WHEN fast THEN NULL WHEN key_hashtag(key) IS NOT NULL THEN 'hashtag' END,
+               CASE WHEN invalid_utf8 THEN 'invalid-utf8' END,
+               CASE WHEN fast THEN NULL WHEN regexp_matches(key, '[\x00-\x1f\x7f]') THEN 'control-chars' END,
+               CASE WHEN generic THEN 'generic-name' END,
+               CASE WHEN mixed THEN 'mixed-delimiters' END) END AS rules
+    FROM checked
 )
 -- one row per rule broken; the family (as rkeys.pattern) only for the keys that break one
 -- (key_pattern is costly). Rows are filtered after the unnest: a filter on `rules` would be pushed
 -- below `flagged` and evaluate every rule twice.
 SELECT dump_id, db, key, memory_bytes, pattern, rule
-FROM (SELECT dump_id, db, key, memory_bytes,
-             CASE WHEN rules <> '' THEN key_pattern(key, delimiters := $delimiters) END AS pattern,
-             unnest(string_split(rules, ',')) AS rule
-      FROM flagged)
+FROM (SELECT dump_id, db, key, memory_bytes, pattern, unnest(string_split(rules, ',')) AS rule
+      FROM (SELECT *, CASE WHEN rules <> '' THEN key_pattern(key, delimiters := $delimiters) END AS pattern
+            FROM flagged))
 WHERE rule <> '' AND NOT list_contains($disabled, rule)

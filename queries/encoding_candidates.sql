@@ -20,6 +20,10 @@
 --   top (20)                          rows returned, largest saving first; 0 = all
 SELECT dump_id, db, key, type, encoding, target_encoding, length, max_elem_bytes, memory_bytes,
        estimated_bytes, greatest(memory_bytes - estimated_bytes, 0) AS savings_bytes
-FROM rcandidates
-QUALIFY $top = 0 OR row_number() OVER (ORDER BY memory_bytes - estimated_bytes DESC, key) <= $top
+FROM (
+    -- the top N by saving (before the clamp at 0) with ORDER BY ... LIMIT: a heap, not a sort
+    SELECT * FROM rcandidates
+    ORDER BY memory_bytes - estimated_bytes DESC, key
+    LIMIT (CASE WHEN $top = 0 THEN 9223372036854775807 ELSE greatest($top, 0) END)
+)
 ORDER BY savings_bytes DESC, key

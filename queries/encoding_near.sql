@@ -36,6 +36,10 @@ SELECT dump_id, db, key, type, encoding, target_encoding, length, max_elem_bytes
            CASE WHEN over_entries THEN entries_setting || ' ' || max_entries || ' < ' || length END,
            CASE WHEN over_value THEN value_setting || ' ' || max_value || ' < ' || max_elem_bytes END) AS blocked_by,
        estimated_bytes, greatest(memory_bytes - estimated_bytes, 0) AS savings_bytes
-FROM near
-QUALIFY $top = 0 OR row_number() OVER (ORDER BY memory_bytes - estimated_bytes DESC, key) <= $top
+FROM (
+    -- the top N by saving (before the clamp at 0) with ORDER BY ... LIMIT: a heap, not a sort
+    SELECT * FROM near
+    ORDER BY memory_bytes - estimated_bytes DESC, key
+    LIMIT (CASE WHEN $top = 0 THEN 9223372036854775807 ELSE greatest($top, 0) END)
+)
 ORDER BY savings_bytes DESC, key

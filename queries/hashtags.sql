@@ -12,5 +12,5 @@ WITH t AS (
 SELECT t.hashtag, t.slot, t.keys, t.memory_bytes, t.keys_with_ttl, s.slot_keys,
        t.keys / s.slot_keys AS share_of_slot
 FROM t JOIN s USING (slot)
-QUALIFY row_number() OVER (ORDER BY t.keys DESC, t.memory_bytes DESC, t.hashtag) <= $top
 ORDER BY t.keys DESC, t.memory_bytes DESC, t.hashtag
+LIMIT greatest($top, 0)

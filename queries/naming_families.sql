@@ -7,5 +7,6 @@ SELECT pattern, rule, count(*) AS keys, sum(memory_bytes) AS memory_bytes,
        arg_min(key, key) AS example
 FROM rnaming
 GROUP BY pattern, rule
-QUALIFY $top = 0 OR row_number() OVER (ORDER BY count(*) DESC, sum(memory_bytes) DESC, pattern, rule) <= $top
 ORDER BY keys DESC, memory_bytes DESC, pattern, rule
+-- top N with ORDER BY ... LIMIT (a heap), not a row_number() window (a sort of every group)
+LIMIT (CASE WHEN $top = 0 THEN 9223372036854775807 ELSE greatest($top, 0) END)

@@ -17,14 +17,12 @@ WITH rules(rule, ord, description) AS (VALUES
     ('control-chars', 10, 'control bytes (tab, newline, NUL, ...)'),
     ('generic-name', 11, 'generic first segment (data, temp, config, test, ...)'),
     ('mixed-delimiters', 12, 'a family whose keys use different delimiters')
-), ex AS (
-    SELECT rule, key, memory_bytes,
-           row_number() OVER (PARTITION BY rule ORDER BY memory_bytes DESC, key) AS rn
-    FROM rnaming
 ), agg AS (
+    -- examples: the largest keys first (memory_bytes DESC, key); min_by(x, by, n) keeps the n
+    -- smallest `by` in order, without sorting every key of the rule
     SELECT rule, count(*) AS keys, sum(memory_bytes) AS memory_bytes,
-           list(key ORDER BY rn) FILTER (WHERE rn <= $examples) AS examples
-    FROM ex GROUP BY rule
+           min_by(key, {'m': -memory_bytes, 'k': key}, greatest($examples, 1))[1:greatest($examples, 0)] AS examples
+    FROM rnaming GROUP BY rule
 )
 SELECT r.rule, r.description, coalesce(a.keys, 0) AS keys, coalesce(a.memory_bytes, 0) AS memory_bytes,
        coalesce(a.examples, []) AS examples

@@ -9,7 +9,7 @@ SELECT d.dump_id, d.path, d.server, d.server_version, d.rdb_version, d.magic, d.
        d.file_size, d.bytes_read, d.parse_seconds,
        round(d.bytes_read / nullif(d.parse_seconds, 0)) AS bytes_per_second,
        round(d.keys / nullif(d.parse_seconds, 0)) AS keys_per_second,
-       cardinality(coalesce(d.functions, [])) AS functions,
+       len(coalesce(d.functions, [])) AS functions,
        d.slot_info_records
 FROM dumps AS d
 JOIN rsnap AS s USING (dump_id)

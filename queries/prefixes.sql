@@ -8,11 +8,20 @@
 --   delimiters (':')   characters that separate segments
 WITH depths AS (
     SELECT range::INTEGER AS depth FROM range(1, $max_depth + 1)
+), f AS (
+    -- one row per family, with its `segment + delimiter` pieces (as key_prefix splits it)
+    SELECT pattern, keys, memory_bytes, keys_with_ttl,
+           regexp_extract_all(pattern, '[^' || delim_class($delimiters) || ']*[' || delim_class($delimiters) || ']') AS pieces
+    FROM rfamilies
 ), p AS (
-    SELECT d.depth, key_prefix(f.pattern, d.depth, delimiters := $delimiters) AS prefix,
+    -- prefix = key_prefix(pattern, depth, delimiters), from the pieces split once per family
+    -- rather than twice per family and depth: the first `depth` pieces without the last
+    -- delimiter, the whole name when it has fewer
+    SELECT d.depth,
+           CASE WHEN len(f.pieces) >= d.depth THEN left(array_to_string(f.pieces[1:d.depth], ''), -1)
+                ELSE f.pattern END AS prefix,
            sum(f.keys) AS keys, sum(f.memory_bytes) AS memory_bytes, sum(f.keys_with_ttl) AS keys_with_ttl
-    FROM rfamilies AS f   -- one row per family
-    CROSS JOIN depths AS d
+    FROM f CROSS JOIN depths AS d
     GROUP BY d.depth, prefix
 ), ranked AS (
     SELECT *, row_number() OVER (PARTITION BY depth ORDER BY memory_bytes DESC, keys DESC, prefix) AS rn FROM p

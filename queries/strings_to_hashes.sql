@@ -16,9 +16,9 @@ WITH s0 AS (
     FROM rkeys
     WHERE type = 'string' AND expire_at_ms IS NULL AND length <= $hash_max_listpack_value
 ), s AS (
-    -- parent: the key up to its last delimiter, '' when it has none (or a newline before it:
-    -- the `^(.*)` of regexp_extract(key, '^(.*)[delimiters][^delimiters]*$', 1), which this is);
-    -- delim: that last delimiter
+    -- parent = regexp_extract(key, '^(.*)[delimiters][^delimiters]*$', 1) (one regex per key
+    -- instead of two): the key up to its last delimiter, '' when it has none or when a newline
+    -- comes before it (`.` does not match one); delim: that last delimiter
     SELECT dump_id, db, key, key_length, length, memory_bytes,
            CASE WHEN strlen(stripped) < strlen(key) AND NOT contains(stripped, chr(10)) THEN stripped ELSE '' END AS parent,
            substr(key, length(stripped) + 1, 1) AS delim
@@ -51,5 +51,5 @@ SELECT family,
 FROM est
 GROUP BY family
 HAVING sum(memory_bytes) > sum(estimated_bytes)
-QUALIFY $top = 0 OR row_number() OVER (ORDER BY sum(memory_bytes) - sum(estimated_bytes) DESC, family) <= $top
 ORDER BY savings_bytes DESC, family
+LIMIT (CASE WHEN $top = 0 THEN 9223372036854775807 ELSE greatest($top, 0) END)

@@ -21,6 +21,6 @@ WITH fam AS (
 SELECT pattern, keys, keys_without_ttl, memory_without_ttl, memory_bytes, ttl_share,
        keys_without_ttl = keys AS no_ttl_at_all, looks_ephemeral, median_ttl_ms, example
 FROM fam
-QUALIFY $top = 0 OR row_number() OVER (
-    ORDER BY keys_without_ttl = keys DESC, looks_ephemeral DESC, memory_without_ttl DESC, pattern) <= $top
 ORDER BY no_ttl_at_all DESC, looks_ephemeral DESC, memory_without_ttl DESC, pattern
+-- top N with ORDER BY ... LIMIT (a heap), not a row_number() window (a sort of every family)
+LIMIT (CASE WHEN $top = 0 THEN 9223372036854775807 ELSE greatest($top, 0) END)

@@ -5,23 +5,30 @@
 --   top (10)           moments per granularity
 --   min_keys (5)       a moment is listed only when at least this many keys expire in it
 --   delimiters (':')   characters that separate key segments (for the families)
-WITH e AS (
-    SELECT key, expire_at_ms, memory_bytes FROM rkeys WHERE ttl_ms > 0
-), g AS (
+-- e and g are read more than once: NOT MATERIALIZED, to scan again rather than hold the keys
+WITH e AS NOT MATERIALIZED (
+    SELECT key, expire_at_ms, memory_bytes FROM rkeys WHERE expire_at_ms IS NOT NULL AND ttl_ms > 0
+), g AS NOT MATERIALIZED (
     SELECT 'second' AS granularity, expire_at_ms // 1000 * 1000 AS moment_ms, key, memory_bytes FROM e
     UNION ALL
     SELECT 'minute', expire_at_ms // 60000 * 60000, key, memory_bytes FROM e
 ), moments AS (
     SELECT granularity, moment_ms, count(*) AS keys, sum(memory_bytes) AS memory_bytes
     FROM g GROUP BY ALL
+), cut AS (
+    -- per granularity: the average moment with any expiry, and the sort key (keys DESC,
+    -- moment_ms) of the N-th moment (min(x, n): the n smallest values), so that the top N are
+    -- picked without sorting every moment
+    SELECT granularity, avg(keys) AS avg_keys,
+           min({'k': -keys, 'm': moment_ms}, greatest($top, 1))[-1] AS top_cut
+    FROM moments GROUP BY granularity
 ), listed AS (
-    SELECT granularity, moment_ms, keys, memory_bytes,
-           keys / (SELECT count(*) FROM e) AS share_of_expiring,
+    SELECT m.granularity, m.moment_ms, m.keys, m.memory_bytes,
+           m.keys / (SELECT count(*) FROM e) AS share_of_expiring,
            -- how many times the average moment (of that granularity) with any expiry
-           keys / avg(keys) OVER (PARTITION BY granularity) AS ratio_to_average
-    FROM moments
-    QUALIFY keys >= $min_keys
-        AND row_number() OVER (PARTITION BY granularity ORDER BY keys DESC, moment_ms) <= $top
+           m.keys / c.avg_keys AS ratio_to_average
+    FROM moments AS m JOIN cut AS c USING (granularity)
+    WHERE m.keys >= $min_keys AND $top > 0 AND {'k': -m.keys, 'm': m.moment_ms} <= c.top_cut
 ), per_family AS (
     -- the families of the listed moments only (key_pattern is the costly part)
     SELECT g.granularity, g.moment_ms, key_pattern(g.key, delimiters := $delimiters) AS pattern,

@@ -9,7 +9,9 @@ delimiter in a private-use marker (U+E000), so that every segment is bounded by 
 start/end of the key, then rewrites whole segments with anchored `regexp_replace` passes.  Checks
 that need two conditions at once (long AND contains a digit), which RE2 cannot say without
 lookahead, first tag candidate segments with a second marker (U+E001), then rewrite only tagged
-segments that also satisfy the second condition, then drop the tags.
+segments that also satisfy the second condition, then drop the tags.  Those passes cost about a
+microsecond per key; keys whose segments are plain words and ids (most of them) take a fast path
+of one full-match test and one replacement with the same result (see _PLAIN_SEG below).
 """
 from __future__ import annotations
 
@@ -37,13 +39,31 @@ _HEX = "[0-9a-fA-F]"
 _TOKEN = "[A-Za-z0-9_+/=-]"
 
 
-# A segment the fast path of key_pattern may leave to one digit-run replacement: no digit, '-' or
-# marker (unchanged by every pass), or an integer (hashtag braces allowed) of any length but 8.
-_FAST_SEG = (f"[^0-9\\-{_M}{_T}' || delim_class(delimiters) || ']*"
-             "|\\{?(?:[0-9]{1,7}|[0-9]{9,})\\}?")
+# Fast paths of key_pattern (same result as the passes, in one regexp_replace).  A segment with
+# no digit and no '-' is left unchanged by every pass: each placeholder needs a digit, or a '-'
+# for a UUID.  When the other segments are all ids that become {id} whatever pass takes them,
+# every run of characters holding a digit or '-' (between delimiters and braces) is exactly one
+# of those ids, and one replacement of such runs gives the family.
+#   1. integers of any length but 8 (8 digits may be a compact date): the runs are digit runs.
+#   2. also UUIDs and hex of 8+ characters holding a digit (session ids, hashes), when the key has
+#      no run of exactly 8 digits (a possible date, checked with one cheap regex) and no
+#      delimiter is a letter or '-' (which would split such ids).
+# Neither for delimiters that are digits, braces or markers: segments and runs would not coincide.
+_PLAIN_SEG = f"[^0-9\\-{_M}{_T}' || delim_class(delimiters) || ']*"
+_FAST_SEG = _PLAIN_SEG + "|\\{?(?:[0-9]{1,7}|[0-9]{9,})\\}?"
+# hex of 8+ characters with a digit: i hex characters, a digit, at least 7 - i more (i < 7), or
+# 7+ hex characters before the digit
+_HEX_ID = "|".join([f"{_HEX}{{{i}}}[0-9]{_HEX}{{{7 - i},}}" for i in range(7)] + [f"{_HEX}{{7,}}[0-9]{_HEX}*"])
+_ID_SEG = _PLAIN_SEG + f"|\\{{?(?:[0-9]+|{_UUID}|{_HEX_ID})\\}}?"
 
 
-def _key_pattern_sql() -> str:
+def _segments(seg: str) -> str:
+    """A regexp_full_match pattern (SQL expression) for a key made of segments matching seg."""
+    return f"'(?:{seg})(?:[' || delim_class(delimiters) || '](?:{seg}))*'"
+
+
+def _key_pattern_passes_sql() -> str:
+    """key_pattern without its fast paths: the regexp_replace passes (tests compare both)."""
     s = f"regexp_replace(key, '([' || delim_class(delimiters) || '])', '{_M}\\1{_M}', 'g')"
     s = f"regexp_replace({s}, {_whole(_DATE, '{date}')})"
     s = f"regexp_replace({s}, {_whole(_UUID, '{id}')})"
@@ -56,16 +76,19 @@ def _key_pattern_sql() -> str:
     s = f"regexp_replace({s}, '{_SEG_START}({_TOKEN}{{16,}}){_SEG_END}', '\\1\\2{_T}\\3{_T}\\4\\5', 'g')"
     s = (f"regexp_replace({s}, '{_T}(?:{_TOKEN}*[0-9]{_TOKEN}*[A-Za-z]{_TOKEN}*"
          f"|{_TOKEN}*[A-Za-z]{_TOKEN}*[0-9]{_TOKEN}*){_T}', '{{id}}', 'g')")
-    s = f"replace(replace({s}, '{_T}', ''), '{_M}', '')"
-    # Fast path, same result: when every segment is either free of digits and '-' (no placeholder
-    # can match it: each needs a digit, or '-' for a UUID) or a plain integer of any length but 8
-    # (not a compact date: always {id}), each run of digits is exactly one id segment, and one
-    # regexp_replace does the whole job.  Most real keys (`user:1000:profile`, `{user:42}:cart`)
-    # take it; the passes above run on the rest only.  Not for delimiters that are digits, braces
-    # or markers themselves, where segments and digit runs would not coincide.
+    return f"replace(replace({s}, '{_T}', ''), '{_M}', '')"
+
+
+def _key_pattern_sql() -> str:
+    """key_pattern: the fast paths (see _PLAIN_SEG) first, the passes for the other keys only."""
     return (f"CASE WHEN NOT regexp_matches(delimiters, '[0-9{{}}{_M}{_T}]') "
-            f"AND regexp_full_match(key, '(?:{_FAST_SEG})(?:[' || delim_class(delimiters) || '](?:{_FAST_SEG}))*') "
-            f"THEN regexp_replace(key, '[0-9]+', '{{id}}', 'g') ELSE {s} END")
+            f"AND regexp_full_match(key, {_segments(_FAST_SEG)}) "
+            f"THEN regexp_replace(key, '[0-9]+', '{{id}}', 'g') "
+            f"WHEN NOT regexp_matches(delimiters, '[0-9A-Za-z{{}}{_M}{_T}-]') "
+            f"AND NOT regexp_matches(key, '(?:^|[^0-9])[0-9]{{8}}(?:[^0-9]|$)') "
+            f"AND regexp_full_match(key, {_segments(_ID_SEG)}) "
+            f"THEN regexp_replace(key, '[^{{}}' || delim_class(delimiters) || ']*[0-9-][^{{}}' || delim_class(delimiters) || ']*', '{{id}}', 'g') "
+            f"ELSE {_key_pattern_passes_sql()} END")
 
 
 MACROS: list[str] = [

@@ -10,8 +10,8 @@ Each file starts with a comment block (README "Adding a query"):
 
 Parameters are DuckDB named prepared-statement parameters (`$top`); the default in parentheses is a
 Python literal (number, 'string', [list]).  Files whose name starts with `_` build base relations
-(`_rkeys.sql` -> TEMP VIEW rkeys, `_rnaming.sql` -> TEMP TABLE rnaming): `prepare()` creates them
-before queries that mention them.  A view cannot hold prepared-statement parameters, so a base
+(`_rkeys.sql` -> TEMP VIEW rkeys, `_rfamilies.sql` -> TEMP TABLE rfamilies, ...): `prepare()`
+creates them before queries that mention them.  A view cannot hold prepared-statement parameters, so a base
 relation that is a view gets its parameter values written into its SQL as literals.
 """
 from __future__ import annotations
@@ -226,9 +226,10 @@ def create_snapshots(con, dump_id: int = 0) -> list[dict]:
 def prepare(con, values: dict | None = None, needs: set[str] | None = None, created: set | None = None) -> set:
     """Create the base relations (rsnap, rkeys, and any in `needs`) once per connection.
 
-    rkeys is a view: each query computes only the columns it reads, from the `keys` table on
-    disk, so nothing of the size of the keyspace is held in memory between queries.  The
-    other base relations are TEMP TABLEs of aggregates or of the few keys they select."""
+    rkeys is a view: each query reads from the `keys` table on disk and computes only the
+    columns it uses, so no copy of the keyspace is held in memory between queries.  The other
+    base relations are TEMP TABLEs: aggregates (rfamilies, rlimits) or the keys a check selects
+    (rnaming, rcandidates)."""
     values = values or {}
     created = created if created is not None else set()
     if "rsnap" not in created:

@@ -10,8 +10,11 @@ from __future__ import annotations
 import datetime as _dt
 import decimal
 import math
+import os
 import re
+import tempfile
 import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -163,8 +166,20 @@ class ReportOptions:
     examples: int = 5
 
 
+# DuckDB memory for queries on an opened database.  The bundled queries stream over the `keys`
+# table (rkeys is a view) and keep aggregates, so they fit; what does not (a keyspace of unique
+# families, millions of keys breaking naming rules) spills to a temporary directory instead of
+# growing the process.
+MEMORY_LIMIT = "256MB"
+
+
 def open_database(path: str, read_only: bool = False) -> duckdb.DuckDBPyConnection:
-    """Open a database rdbscan wrote and (re)create the macros; TEMP macros if it is read-only."""
+    """Open a database rdbscan wrote and (re)create the macros; TEMP macros if it is read-only.
+
+    Queries get MEMORY_LIMIT and spill to a directory of their own under the system temporary
+    directory (DuckDB creates it when it first spills and removes it when the connection closes):
+    the default, next to the database file, may not be writable.
+    """
     if not Path(path).exists():
         raise FileNotFoundError(path)
     con = None
@@ -181,6 +196,12 @@ def open_database(path: str, read_only: bool = False) -> duckdb.DuckDBPyConnecti
         con = duckdb.connect(path, read_only=True)
         create_macros(con, temporary=True)
     con.execute("SET enable_progress_bar = false")
+    con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
+    spill = os.path.join(tempfile.gettempdir(), f"rdbscan-{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        con.execute("SET temp_directory = " + querylib.sql_literal(spill))
+    except duckdb.Error:
+        pass  # the database is open elsewhere in this process and has spilled already: keep its directory
     tables = {r[0] for r in con.execute(
         "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall()}
     missing = {"keys", "dumps"} - tables

@@ -1,0 +1,152 @@
+"""The report's shortcuts give the results of the computations they skip: key_pattern's fast paths
+against its regex passes, the naming rules' fast path against report_truth, the top-N cut of
+big_keys_top against a ranking of every key (with many ties)."""
+from __future__ import annotations
+
+import random
+import shutil
+
+import duckdb
+import pyarrow as pa
+import pytest
+
+from rdbscan import macros
+from rdbscan import report as rpt
+from rdbscan.load import load
+from report_truth import MKey, manifest, naming_violations
+
+DELIMITER_SETS = [":", ":./", ".|", "-", ":-", "/", "#|", "_", " ", "a", ":{"]
+
+
+def _keys_for_patterns(n: int, seed: int) -> list[str]:
+    rnd = random.Random(seed)
+
+    def hexs(k: int) -> str:
+        return "".join(rnd.choice("0123456789abcdef") for _ in range(k))
+
+    def seg() -> str:
+        return rnd.choice([
+            "user", "Session", "", "x", "{", "}", "a b", "é", "deadbeef", "DEADBEEFcafe", "\ue000",
+            str(rnd.randint(0, 10 ** rnd.randint(1, 12))), "20240131", "12345678", "2024-01-31",
+            "2024-01", "1999-12-31T10", hexs(rnd.randint(5, 40)), hexs(8).upper(), hexs(7) + "g",
+            "%08x-%04x-%04x-%04x-%012x" % tuple(rnd.getrandbits(b) for b in (32, 16, 16, 16, 48)),
+            "abcdefab-abcd-abcd-abcd-abcdefabcdef", "ab12345678cd", "tok3nABCDEFGHIJKLMNOP",
+            "1234-5678-9012-3456", "-1", "+5", "3.5", "ff_00"])
+
+    keys = set()
+    while len(keys) < n:
+        parts = []
+        for _ in range(rnd.randint(1, 5)):
+            s = seg()
+            parts.append(("{" if rnd.random() < 0.1 else "") + s + ("}" if rnd.random() < 0.1 else ""))
+        seps = [rnd.choice(":./|-#_ ") for _ in parts]
+        same = rnd.random() < 0.7
+        keys.add("".join(p + (seps[0] if same else seps[i]) for i, p in enumerate(parts))[:-1])
+    return sorted(keys)
+
+
+def test_key_pattern_fast_paths_match_the_passes():
+    con = duckdb.connect()
+    macros.create_macros(con)
+    con.execute(f"CREATE MACRO key_pattern_passes(key, delimiters) AS {macros._key_pattern_passes_sql()}")
+    con.register("corpus", pa.table({"key": _keys_for_patterns(8000, 1)}))
+    con.execute("CREATE TABLE k AS SELECT * FROM corpus")
+    sql = macros._key_pattern_sql()
+    fast1 = sql.split(" THEN ")[0][len("CASE WHEN "):]           # the conditions of the fast paths
+    fast2 = sql.split(" THEN ")[1].split(" WHEN ", 1)[1]
+    taken = [0, 0]
+    for d in DELIMITER_SETS:
+        diff = con.execute("SELECT key, key_pattern(key, delimiters := $d) AS fast, key_pattern_passes(key, $d) AS passes "
+                           "FROM k WHERE fast IS DISTINCT FROM passes LIMIT 5", {"d": d}).fetchall()
+        assert diff == [], (d, diff)
+        lit = "'" + d.replace("'", "''") + "'"   # a constant, for the regexes to compile once
+        n1, n2 = con.execute(f"SELECT count(*) FILTER (WHERE {fast1}), count(*) FILTER (WHERE NOT ({fast1}) AND {fast2}) "
+                             "FROM k".replace("delimiters", lit)).fetchall()[0]
+        taken[0] += n1
+        taken[1] += n2
+    assert taken[0] > 1000 and taken[1] > 1000, taken  # both fast paths were exercised
+
+
+@pytest.fixture()
+def keys_db(tmp_path):
+    """A database of a loaded fixture whose `keys` are replaced by the rows given."""
+    m = manifest("redis-7.0.15/small")
+    base = tmp_path / "base.duckdb"
+    load([str(m.dump)], str(base))
+
+    def make(rows: list[dict]) -> str:
+        db = tmp_path / f"k{len(list(tmp_path.iterdir()))}.duckdb"
+        shutil.copy(base, db)
+        con = duckdb.connect(str(db))
+        dump_id = con.execute("SELECT min(dump_id) FROM dumps").fetchall()[0][0]
+        cols = ["dump_id", "db", "key", "key_bytes", "key_length", "type", "encoding", "length",
+                "memory_bytes", "slot"]
+        con.register("new_rows", pa.table({c: [r.get(c, dump_id if c == "dump_id" else None) for r in rows]
+                                           for c in cols}))
+        con.execute("DELETE FROM keys")
+        con.execute(f"INSERT INTO keys ({', '.join(cols)}) SELECT {', '.join(cols)} FROM new_rows")
+        con.close()
+        return str(db)
+    return make
+
+
+def _naming_rows(raw_keys: list[bytes]) -> list[dict]:
+    return [{"db": i % 2, "key": raw.decode("utf-8", "backslashreplace"), "key_bytes": raw,
+             "key_length": len(raw), "type": "string", "encoding": "raw", "length": 1,
+             "memory_bytes": 100 + i, "slot": 0} for i, raw in enumerate(raw_keys)]
+
+
+def test_naming_fast_path(keys_db):
+    raw = [b"user:1", b"user:2:profile", b"user_3:x", b"ab:cd:ef", b"x:", b"data:1", b"data_7:x",
+           b"tmp12:x", b"temp:x", b"test1:y", b"foo:bar", b"default9:z",
+           b"abcdefghijklmnopqrstuvwxyz:0123", b"k:" + b"a" * 130,
+           # mixed-delimiters: root `cart` mostly `:`, root `shop` mostly `.`
+           b"cart:1", b"cart:2", b"cart:3", b"cart.4", b"cart/5:6", b"shop.1", b"shop.2", b"shop:3",
+           # keys off the fast path
+           b"User:1", b"user-1:x", b"1user:x", b"user", b"us er:x", b"{tag}:1", b"x{y:1", b"a\tb:1",
+           b"k:\xff\xfe", b"\xc3\xa9t\xc3\xa9:1", b"user:1.2", b"user:*", b"it's:1", b"a|b", b"Data:2"]
+    db = keys_db(_naming_rows(raw))
+    con = rpt.open_database(db)
+    try:
+        rpt.build_report(con, rpt.ReportOptions(sections=("naming",)))
+        got: dict[str, set] = {}
+        for db_, key, rule in con.execute("SELECT db, key, rule FROM rnaming").fetchall():
+            got.setdefault(rule, set()).add((db_, key))
+    finally:
+        con.close()
+    mkeys = [MKey(db=i % 2, raw=r, type="string", encoding="raw", length=1, expire_at_ms=None,
+                  memory_usage=None, slot=None, value=None, lfu_freq=None, lru_idle_s=None) for i, r in enumerate(raw)]
+    want = naming_violations(mkeys)
+    for rule, idents in want.items():
+        assert got.get(rule, set()) == {(d, r.decode("utf-8", "backslashreplace")) for d, r in idents}, rule
+
+
+def test_big_keys_top_with_ties(keys_db):
+    rnd = random.Random(3)
+    rows = []
+    for i in range(3000):
+        t = rnd.choice(["string", "string", "hash", "list", "stream"])
+        rows.append({"db": rnd.randint(0, 1), "key": f"k:{rnd.randint(0, 99999):05d}:{i}", "type": t,
+                     "encoding": "x", "length": None if t == "stream" and rnd.random() < 0.3 else rnd.choice([1, 2, 3, 7]),
+                     "memory_bytes": rnd.choice([56, 72, 72, 88, None]), "slot": 0, "key_length": 10})
+    db = keys_db(rows)
+    con = rpt.open_database(db)
+    try:
+        top = rpt.build_report(con, rpt.ReportOptions(sections=("big_keys",), top=7))["big_keys"]
+    finally:
+        con.close()
+    for ranking, got_rows in (("memory", top["top_by_memory"]), ("length", top["top_by_length"])):
+        for t in {r["type"] for r in rows}:
+            if ranking == "length" and t == "string":
+                continue
+            ks = [r for r in rows if r["type"] == t]
+            big = 2 ** 62
+
+            def by(r):
+                mem, ln = r["memory_bytes"] or 0, r["length"]
+                ln_key = -ln if ln is not None else big   # NULL lengths last
+                return (-mem, ln_key, r["key"]) if ranking == "memory" else (ln_key, -mem, r["key"])
+            want = [(r["key"], r["memory_bytes"] or 0, r["length"]) for r in sorted(ks, key=by)[:7]]
+            got = [(r["key"], r["memory_bytes"], r["length"]) for r in got_rows if r["type"] == t]
+            assert [r["rank"] for r in got_rows if r["type"] == t] == list(range(1, len(want) + 1))
+            assert got == want, (ranking, t)
