@@ -2,8 +2,6 @@
 `stream_groups` tables (schema in store.py).  Knows neither RDB bytes nor DuckDB."""
 from __future__ import annotations
 
-from binascii import crc_hqx
-
 from .memory import bucket_shares, estimate, select_profile, total
 from .slots import key_slot
 from .store import KEYS_COLUMNS, STREAM_GROUPS_COLUMNS, STREAMS_COLUMNS
@@ -80,8 +78,7 @@ class RowBuilder:
         self.rows.append((
             self.dump_id, db, text, k, len(k), rec.type, rec.encoding, rec.rdb_type,
             rec.length, rec.max_elem, rec.end - rec.offset, mem, tot, expire, rec.idle,
-            rec.freq, crc_hqx(k, 0) & 0x3FFF if b"{" not in k else key_slot(k), rec.offset,
-            fttl, fmin, ints))
+            rec.freq, key_slot(k), rec.offset, fttl, fmin, ints))
         if ex is not None and rec.type == "stream":
             self._add_stream(rec, text)
 
