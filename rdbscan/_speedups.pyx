@@ -9,7 +9,7 @@ fixture.  Built at install time by setup.py (Cython); `rdbscan --version` says w
 Every read is bounds-checked by hand (boundscheck is off for speed): a blob that ends early
 raises the same BlobError the Python walker raises on IndexError.
 """
-from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 
 from .blobs import BlobError
 
@@ -61,8 +61,13 @@ cdef inline int _backlen(Py_ssize_t sz) noexcept:
 
 def listpack_scan(bytes blob, bint members_only=False):
     """(number of entries, longest entry as text) of a listpack; see blobs.listpack_scan."""
-    cdef Py_ssize_t n = len(blob)
-    cdef const uint8_t* b = <const uint8_t*>(<char*>blob)
+    cdef Py_ssize_t count = 0, mx = 0
+    _listpack_scan(<const uint8_t*>(<char*>blob), len(blob), members_only, &count, &mx)
+    return count, mx
+
+
+cdef int _listpack_scan(const uint8_t* b, Py_ssize_t n, bint members_only, Py_ssize_t* count,
+                        Py_ssize_t* longest) except -1:
     if n < 7:
         raise BlobError(f"listpack of {n} bytes is shorter than its 7-byte minimum")
     cdef uint32_t total = _u32le(b)
@@ -128,13 +133,20 @@ def listpack_scan(bytes blob, bint members_only=False):
         i += 1
     if p != last:
         raise BlobError(f"listpack end marker at {p}, expected at {last}")
-    return i, mx
+    count[0] = i
+    longest[0] = mx
+    return 0
 
 
 def ziplist_scan(bytes blob, bint members_only=False):
     """(number of entries, longest entry as text) of a ziplist; see blobs.ziplist_scan."""
-    cdef Py_ssize_t n = len(blob)
-    cdef const uint8_t* b = <const uint8_t*>(<char*>blob)
+    cdef Py_ssize_t count = 0, mx = 0
+    _ziplist_scan(<const uint8_t*>(<char*>blob), len(blob), members_only, &count, &mx)
+    return count, mx
+
+
+cdef int _ziplist_scan(const uint8_t* b, Py_ssize_t n, bint members_only, Py_ssize_t* count,
+                       Py_ssize_t* longest) except -1:
     if n < 11:
         raise BlobError(f"ziplist of {n} bytes is shorter than its 11-byte minimum")
     cdef uint32_t total = _u32le(b)
@@ -202,7 +214,9 @@ def ziplist_scan(bytes blob, bint members_only=False):
         i += 1
     if p != last:
         raise BlobError(f"ziplist end marker at {p}, expected at {last}")
-    return i, mx
+    count[0] = i
+    longest[0] = mx
+    return 0
 
 
 
@@ -341,3 +355,647 @@ def skip_elements(bytes buf, Py_ssize_t pos, Py_ssize_t count, int layout, dict 
     if layout == LAYOUT_PAIR:
         _merge(hist_b, small_b)
     return pos, done, mx, ints
+
+
+# ---------------------------------------------------------------------------------------------
+# The record loop for the common keys, straight into key-row columns.
+#
+# Strings and single-blob values (listpacks, ziplists, intsets) are nearly every key of a
+# real dump.  KeyColumns.scan reads as many of them as lie wholly in the reader's buffer and
+# writes their rows into typed C columns, with no Python object per key; at the first record
+# it does not handle (an opcode, a collection, a value not wholly in the buffer, anything
+# damaged) it stops and the parser's Python loop reads that record, yielding a KeyRecord that
+# RowBuilder appends here too, so rows stay in file order.  Errors always come from the
+# Python path.  Twins: parser._Parser.records / string_value / v_blob, slots.key_slot,
+# rows.RowBuilder.add; tests/test_speedups.py compares whole tables with the pure-Python run.
+
+from libc.stdlib cimport malloc, free
+from libc.string cimport memcpy, memset
+from cpython.bytes cimport PyBytes_FromStringAndSize
+
+import lzf as _lzf
+
+DEF SHAPE_CACHE = 65536   # memory estimates remembered by value shape (direct-mapped)
+DEF KEY_DATA_SOFT = 64 * 1024 * 1024   # a batch ends once its key names reach this size
+DEF KEY_DATA_HARD = 0x7FFFFFFF         # int32 Arrow offsets
+
+cdef uint16_t _CRC16[256]
+
+
+cdef void _crc16_table() noexcept:
+    cdef int i, j
+    cdef uint16_t c
+    for i in range(256):
+        c = <uint16_t>(i << 8)
+        for j in range(8):
+            c = <uint16_t>((c << 1) ^ 0x1021) if c & 0x8000 else <uint16_t>(c << 1)
+        _CRC16[i] = c
+
+
+_crc16_table()
+
+
+cdef inline uint16_t _key_slot(const uint8_t* k, Py_ssize_t n) noexcept:
+    """slots.key_slot: CRC16/XMODEM of the {hashtag} (or the whole key) mod 16384."""
+    cdef Py_ssize_t i, s = -1, e = -1
+    for i in range(n):
+        if k[i] == 0x7B:      # {
+            s = i
+            break
+    if s >= 0:
+        for i in range(s + 1, n):
+            if k[i] == 0x7D:  # }
+                e = i
+                break
+        if e > s + 1:
+            k = k + s + 1
+            n = e - s - 1
+    cdef uint16_t crc = 0
+    for i in range(n):
+        crc = <uint16_t>(crc << 8) ^ _CRC16[((crc >> 8) ^ k[i]) & 0xFF]
+    return crc & 0x3FFF
+
+
+def key_slot(bytes key):
+    """The compiled twin of slots.key_slot (tests compare them)."""
+    return _key_slot(<const uint8_t*>(<char*>key), len(key))
+
+
+cdef inline bint _is_long_text(const uint8_t* d, Py_ssize_t n) noexcept:
+    """Canonical decimal text of a signed 64-bit integer (-?[1-9][0-9]{0,18}|0 in range):
+    what Redis stores with the int encoding."""
+    cdef Py_ssize_t i = 0, j
+    cdef uint64_t v = 0
+    cdef bint neg
+    if n == 1 and d[0] == 0x30:
+        return True
+    if n < 1 or n > 20:
+        return False
+    neg = d[0] == 0x2D
+    if neg:
+        i = 1
+    if i >= n or d[i] < 0x31 or d[i] > 0x39 or n - i > 19:
+        return False
+    for j in range(i, n):
+        if d[j] < 0x30 or d[j] > 0x39:
+            return False
+        v = v * 10 + (d[j] - 0x30)
+    if neg:
+        return v <= <uint64_t>9223372036854775808ULL
+    return v <= <uint64_t>9223372036854775807ULL
+
+
+cdef inline Py_ssize_t _plain_len(const uint8_t* b, Py_ssize_t p, Py_ssize_t end,
+                                  uint64_t* out) noexcept:
+    """A LEN that is a plain length (not a string encoding) wholly before `end`: returns the
+    position after it, or -1."""
+    if p >= end:
+        return -1
+    cdef uint8_t b0 = b[p]
+    if b0 < 0x40:
+        out[0] = b0
+        return p + 1
+    if b0 < 0x80:
+        if p + 2 > end:
+            return -1
+        out[0] = ((b0 & 0x3F) << 8) | b[p + 1]
+        return p + 2
+    if b0 == 0x80:
+        if p + 5 > end:
+            return -1
+        out[0] = _u32be(b + p + 1)
+        return p + 5
+    if b0 == 0x81:
+        if p + 9 > end:
+            return -1
+        out[0] = _u64be(b + p + 1)
+        return p + 9
+    return -1
+
+
+cdef inline Py_ssize_t _raw_str(const uint8_t* b, Py_ssize_t p, Py_ssize_t end,
+                                Py_ssize_t* start, Py_ssize_t* n) noexcept:
+    """An unencoded STR wholly before `end`: its content is b[start:start+n]; returns the
+    position after it, or -1."""
+    cdef uint64_t ln
+    cdef Py_ssize_t q = _plain_len(b, p, end, &ln)
+    if q < 0 or ln > <uint64_t>(end - q):
+        return -1
+    start[0] = q
+    n[0] = <Py_ssize_t>ln
+    return q + <Py_ssize_t>ln
+
+
+cdef inline bint _lzf_sizes_ok(uint64_t clen, uint64_t ulen) noexcept:
+    """reader.lzf_sizes_ok."""
+    return (clen <= ulen + ulen // 16 + 64 and ulen <= clen * 100 + 64
+            and (clen > 0 or ulen == 0))
+
+
+cdef int _intset_scan(const uint8_t* b, Py_ssize_t n, Py_ssize_t* count,
+                      Py_ssize_t* longest) except -1:
+    """blobs.intset_scan (members, longest member as text); BlobError on a bad intset."""
+    if n < 8:
+        raise BlobError(f"intset of {n} bytes is shorter than its header")
+    cdef uint32_t width = _u32le(b), cnt = _u32le(b + 4)
+    cdef int64_t first, last
+    if width != 2 and width != 4 and width != 8:
+        raise BlobError(f"intset has invalid integer width {width}")
+    if 8 + <uint64_t>cnt * width != <uint64_t>n:
+        raise BlobError(f"intset of {cnt} x {width}-byte members must be "
+                        f"{8 + cnt * width} bytes, blob has {n}")
+    count[0] = cnt
+    if cnt == 0:
+        longest[0] = 0
+        return 0
+    if width == 2:
+        first = <int16_t>(b[8] | (b[9] << 8))
+        last = <int16_t>(b[8 + (cnt - 1) * 2] | (b[9 + (cnt - 1) * 2] << 8))
+    elif width == 4:
+        first = <int32_t>_u32le(b + 8)
+        last = <int32_t>_u32le(b + 8 + (cnt - 1) * 4)
+    else:
+        first = <int64_t>_u64le(b + 8)
+        last = <int64_t>_u64le(b + 8 + (cnt - 1) * 8)
+    longest[0] = max(_int_text_len(first), _int_text_len(last))
+    return 0
+
+
+def intset_scan(bytes blob):
+    """The compiled twin of blobs.intset_scan."""
+    cdef Py_ssize_t count = 0, mx = 0
+    _intset_scan(<const uint8_t*>(<char*>blob), len(blob), &count, &mx)
+    return count, mx
+
+
+cdef struct Shape:
+    int64_t key_len
+    int64_t length
+    int64_t blob
+    int64_t mem
+    int64_t total
+    int32_t db
+    uint16_t type_code
+    uint16_t enc_code
+    uint8_t ttl
+    uint8_t used
+
+
+# Nullable columns: their validity bitmaps, by index.
+DEF V_EXPIRE = 0
+DEF V_IDLE = 1
+DEF V_FREQ = 2
+DEF V_FTTL = 3
+DEF V_FMIN = 4
+DEF V_INTS = 5
+DEF N_VALID = 6
+
+
+cdef class KeyColumns:
+    """One batch of key rows as typed C columns (the `keys` table's columns but dump_id and
+    the key text, which rows.py derives).  `scan` fills it from RDB bytes, `append` from a
+    row tuple of the Python path, `take` hands the columns over as bytes and empties it."""
+
+    cdef readonly Py_ssize_t n, capacity
+    cdef readonly bint nonascii      # some key name in the batch has a byte >= 0x80
+    cdef Py_ssize_t kused, kcap
+    cdef int32_t* c_db
+    cdef int32_t* c_koff
+    cdef char* c_kdata
+    cdef uint8_t* c_rtype
+    cdef uint16_t* c_type
+    cdef uint16_t* c_enc
+    cdef int64_t* c_length
+    cdef int64_t* c_maxel
+    cdef int64_t* c_ser
+    cdef int64_t* c_mem
+    cdef int64_t* c_total
+    cdef int64_t* c_expire
+    cdef int64_t* c_idle
+    cdef int16_t* c_freq
+    cdef int16_t* c_slot
+    cdef int64_t* c_offset
+    cdef int64_t* c_fttl
+    cdef int64_t* c_fmin
+    cdef int64_t* c_ints
+    cdef uint8_t* c_valid[N_VALID]
+    cdef Shape* cache
+    cdef object estimator
+    cdef readonly list type_names, encoding_names
+    cdef dict type_codes, encoding_codes
+    cdef uint16_t type_of[256]
+    cdef uint16_t blob_enc_of[256]
+    cdef uint16_t enc_int, enc_embstr, enc_raw
+
+    def __cinit__(self, Py_ssize_t capacity, estimator, dict type_names, dict type_encodings):
+        cdef int i
+        self.capacity = capacity
+        self.n = 0
+        self.kused = 0
+        self.kcap = 1 << 20
+        self.c_db = <int32_t*>malloc(capacity * 4)
+        self.c_koff = <int32_t*>malloc((capacity + 1) * 4)
+        self.c_kdata = <char*>malloc(self.kcap)
+        self.c_rtype = <uint8_t*>malloc(capacity)
+        self.c_type = <uint16_t*>malloc(capacity * 2)
+        self.c_enc = <uint16_t*>malloc(capacity * 2)
+        self.c_length = <int64_t*>malloc(capacity * 8)
+        self.c_maxel = <int64_t*>malloc(capacity * 8)
+        self.c_ser = <int64_t*>malloc(capacity * 8)
+        self.c_mem = <int64_t*>malloc(capacity * 8)
+        self.c_total = <int64_t*>malloc(capacity * 8)
+        self.c_expire = <int64_t*>malloc(capacity * 8)
+        self.c_idle = <int64_t*>malloc(capacity * 8)
+        self.c_freq = <int16_t*>malloc(capacity * 2)
+        self.c_slot = <int16_t*>malloc(capacity * 2)
+        self.c_offset = <int64_t*>malloc(capacity * 8)
+        self.c_fttl = <int64_t*>malloc(capacity * 8)
+        self.c_fmin = <int64_t*>malloc(capacity * 8)
+        self.c_ints = <int64_t*>malloc(capacity * 8)
+        for i in range(N_VALID):
+            self.c_valid[i] = <uint8_t*>malloc(capacity // 8 + 1)
+        self.cache = <Shape*>malloc(SHAPE_CACHE * sizeof(Shape))
+        if (not self.c_db or not self.c_koff or not self.c_kdata or not self.c_rtype
+                or not self.c_type or not self.c_enc or not self.c_length or not self.c_maxel
+                or not self.c_ser or not self.c_mem or not self.c_total or not self.c_expire
+                or not self.c_idle or not self.c_freq or not self.c_slot or not self.c_offset
+                or not self.c_fttl or not self.c_fmin or not self.c_ints or not self.cache):
+            raise MemoryError()
+        for i in range(N_VALID):
+            if not self.c_valid[i]:
+                raise MemoryError()
+            memset(self.c_valid[i], 0, capacity // 8 + 1)
+        memset(self.cache, 0, SHAPE_CACHE * sizeof(Shape))
+        # Null columns must read as zero where Arrow looks past the validity bitmap.
+        memset(self.c_fttl, 0, capacity * 8)
+        memset(self.c_fmin, 0, capacity * 8)
+        memset(self.c_ints, 0, capacity * 8)
+        self.c_koff[0] = 0
+        self.estimator = estimator
+        self.type_names = []
+        self.type_codes = {}
+        self.encoding_names = []
+        self.encoding_codes = {}
+        for i in range(256):
+            self.type_of[i] = 0xFFFF
+            self.blob_enc_of[i] = 0xFFFF
+        for t, name in type_names.items():
+            self.type_of[t] = self._code(self.type_names, self.type_codes, name)
+        for t, name in type_encodings.items():
+            self.blob_enc_of[t] = self._code(self.encoding_names, self.encoding_codes, name)
+        self.enc_int = self._code(self.encoding_names, self.encoding_codes, "int")
+        self.enc_embstr = self._code(self.encoding_names, self.encoding_codes, "embstr")
+        self.enc_raw = self._code(self.encoding_names, self.encoding_codes, "raw")
+
+    def __dealloc__(self):
+        cdef int i
+        free(self.c_db)
+        free(self.c_koff)
+        free(self.c_kdata)
+        free(self.c_rtype)
+        free(self.c_type)
+        free(self.c_enc)
+        free(self.c_length)
+        free(self.c_maxel)
+        free(self.c_ser)
+        free(self.c_mem)
+        free(self.c_total)
+        free(self.c_expire)
+        free(self.c_idle)
+        free(self.c_freq)
+        free(self.c_slot)
+        free(self.c_offset)
+        free(self.c_fttl)
+        free(self.c_fmin)
+        free(self.c_ints)
+        for i in range(N_VALID):
+            free(self.c_valid[i])
+        free(self.cache)
+
+    cdef uint16_t _code(self, list names, dict codes, str name) except? 0xFFFF:
+        code = codes.get(name)
+        if code is None:
+            if len(names) >= 0xFFFF:
+                raise ValueError("too many distinct type or encoding names")
+            code = codes[name] = len(names)
+            names.append(name)
+        return code
+
+    @property
+    def full(self):
+        """True when the batch should be taken (rows or key bytes at their limit)."""
+        return self.n >= self.capacity or self.kused >= KEY_DATA_SOFT
+
+    cdef int _key(self, const char* k, Py_ssize_t klen) except -1:
+        """Append one key name to the key data (grown as needed)."""
+        cdef Py_ssize_t need = self.kused + klen, cap
+        cdef char* grown
+        cdef Py_ssize_t i
+        if need > KEY_DATA_HARD:
+            raise OverflowError("key names of one batch exceed 2 GiB")
+        if need > self.kcap:
+            cap = self.kcap
+            while cap < need:
+                cap *= 2
+            grown = <char*>malloc(cap)
+            if not grown:
+                raise MemoryError()
+            memcpy(grown, self.c_kdata, self.kused)
+            free(self.c_kdata)
+            self.c_kdata = grown
+            self.kcap = cap
+        memcpy(self.c_kdata + self.kused, k, klen)
+        if not self.nonascii:
+            for i in range(klen):
+                if <uint8_t>k[i] & 0x80:
+                    self.nonascii = True
+                    break
+        self.kused = need
+        self.c_koff[self.n + 1] = <int32_t>need
+        self.c_slot[self.n] = <int16_t>_key_slot(<const uint8_t*>k, klen)
+        return 0
+
+    cdef inline void _set_valid(self, int col, Py_ssize_t i) noexcept:
+        self.c_valid[col][i >> 3] |= <uint8_t>(1 << (i & 7))
+
+    cdef int _estimate(self, uint16_t tc, uint16_t ec, int64_t key_len, int64_t length,
+                       int64_t blob, int32_t db, bint ttl, Py_ssize_t i) except -1:
+        """memory_bytes and memory_total_bytes of row i, by value shape: the estimator
+        (rows.RowBuilder.shape_estimate, the memory model) runs once per new shape."""
+        cdef uint64_t h = <uint64_t>key_len * 0x9E3779B97F4A7C15ULL
+        h ^= (<uint64_t>length + 0x632BE59BD9B4E019ULL) * 0xBF58476D1CE4E5B9ULL
+        h ^= (<uint64_t>blob + (<uint64_t>db << 32)) * 0x94D049BB133111EBULL
+        h ^= (<uint64_t>tc << 40) ^ (<uint64_t>ec << 20) ^ <uint64_t>ttl
+        h ^= h >> 31
+        cdef Shape* s = &self.cache[h & (SHAPE_CACHE - 1)]
+        if not (s.used and s.key_len == key_len and s.length == length and s.blob == blob
+                and s.db == db and s.type_code == tc and s.enc_code == ec and s.ttl == ttl):
+            mem, total = self.estimator(self.type_names[tc], self.encoding_names[ec], key_len,
+                                        length, blob, db, ttl)
+            s.key_len = key_len
+            s.length = length
+            s.blob = blob
+            s.db = db
+            s.type_code = tc
+            s.enc_code = ec
+            s.ttl = ttl
+            s.mem = mem
+            s.total = total
+            s.used = 1
+        self.c_mem[i] = s.mem
+        self.c_total[i] = s.total
+        return 0
+
+    def append(self, tuple row):
+        """One row of the Python path, in RowBuilder's tuple order: (dump_id, db, key text,
+        key bytes, key length, type, encoding, rdb_type, length, longest element, serialized
+        bytes, memory, memory total, expire, idle, freq, slot, offset, fields with TTL,
+        earliest field expiry, int members)."""
+        cdef Py_ssize_t i = self.n
+        cdef bytes key = row[3]
+        if i >= self.capacity:
+            raise OverflowError("KeyColumns is full: take() the batch first")
+        self._key(<const char*>key, len(key))
+        self.c_db[i] = row[1]
+        self.c_type[i] = self._code(self.type_names, self.type_codes, row[5])
+        self.c_enc[i] = self._code(self.encoding_names, self.encoding_codes, row[6])
+        self.c_rtype[i] = row[7]
+        self.c_length[i] = row[8]
+        self.c_maxel[i] = row[9]
+        self.c_ser[i] = row[10]
+        self.c_mem[i] = row[11]
+        self.c_total[i] = row[12]
+        self.c_offset[i] = row[17]
+        self._opt64(self.c_expire, V_EXPIRE, i, row[13])
+        self._opt64(self.c_idle, V_IDLE, i, row[14])
+        if row[15] is None:
+            self.c_freq[i] = 0
+        else:
+            self.c_freq[i] = row[15]
+            self._set_valid(V_FREQ, i)
+        self._opt64(self.c_fttl, V_FTTL, i, row[18])
+        self._opt64(self.c_fmin, V_FMIN, i, row[19])
+        self._opt64(self.c_ints, V_INTS, i, row[20])
+        self.n = i + 1
+
+    cdef inline int _opt64(self, int64_t* col, int v, Py_ssize_t i, value) except -1:
+        if value is None:
+            col[i] = 0
+        else:
+            col[i] = value
+            self._set_valid(v, i)
+        return 0
+
+    def take(self):
+        """The batch as {column: bytes} (nullable columns: (data, validity bitmap)) plus
+        'n', 'key_offsets', 'key_data', 'nonascii'; the columns are then empty again."""
+        cdef Py_ssize_t n = self.n, nb = n // 8 + 1, i
+        out = {
+            "n": n,
+            "nonascii": self.nonascii,
+            "key_offsets": PyBytes_FromStringAndSize(<char*>self.c_koff, (n + 1) * 4),
+            "key_data": PyBytes_FromStringAndSize(self.c_kdata, self.kused),
+            "db": PyBytes_FromStringAndSize(<char*>self.c_db, n * 4),
+            "type": PyBytes_FromStringAndSize(<char*>self.c_type, n * 2),
+            "encoding": PyBytes_FromStringAndSize(<char*>self.c_enc, n * 2),
+            "rdb_type": PyBytes_FromStringAndSize(<char*>self.c_rtype, n),
+            "length": PyBytes_FromStringAndSize(<char*>self.c_length, n * 8),
+            "max_elem_bytes": PyBytes_FromStringAndSize(<char*>self.c_maxel, n * 8),
+            "serialized_bytes": PyBytes_FromStringAndSize(<char*>self.c_ser, n * 8),
+            "memory_bytes": PyBytes_FromStringAndSize(<char*>self.c_mem, n * 8),
+            "memory_total_bytes": PyBytes_FromStringAndSize(<char*>self.c_total, n * 8),
+            "slot": PyBytes_FromStringAndSize(<char*>self.c_slot, n * 2),
+            "file_offset": PyBytes_FromStringAndSize(<char*>self.c_offset, n * 8),
+            "expire_at_ms": (PyBytes_FromStringAndSize(<char*>self.c_expire, n * 8),
+                             PyBytes_FromStringAndSize(<char*>self.c_valid[V_EXPIRE], nb)),
+            "idle_seconds": (PyBytes_FromStringAndSize(<char*>self.c_idle, n * 8),
+                             PyBytes_FromStringAndSize(<char*>self.c_valid[V_IDLE], nb)),
+            "lfu_freq": (PyBytes_FromStringAndSize(<char*>self.c_freq, n * 2),
+                         PyBytes_FromStringAndSize(<char*>self.c_valid[V_FREQ], nb)),
+            "fields_with_ttl": (PyBytes_FromStringAndSize(<char*>self.c_fttl, n * 8),
+                                PyBytes_FromStringAndSize(<char*>self.c_valid[V_FTTL], nb)),
+            "min_field_expire_ms": (PyBytes_FromStringAndSize(<char*>self.c_fmin, n * 8),
+                                    PyBytes_FromStringAndSize(<char*>self.c_valid[V_FMIN], nb)),
+            "int_members": (PyBytes_FromStringAndSize(<char*>self.c_ints, n * 8),
+                            PyBytes_FromStringAndSize(<char*>self.c_valid[V_INTS], nb)),
+        }
+        for i in range(N_VALID):
+            memset(self.c_valid[i], 0, nb)
+        self.n = 0
+        self.kused = 0
+        self.nonascii = False
+        return out
+
+    def scan(self, bytes buf, Py_ssize_t pos, int64_t base, int32_t db, int embstr_limit,
+             Py_ssize_t max_item):
+        """Read the records at buf[pos:] that this loop handles (see the comment above the
+        class) into the batch, until the batch is full.  `base` is the file offset of buf[0],
+        `embstr_limit` the parser's string_encoder().  Returns (position after the last
+        record taken, records taken)."""
+        cdef const uint8_t* b = <const uint8_t*>(<char*>buf)
+        cdef Py_ssize_t end = len(buf), q, taken = 0
+        while not (self.n >= self.capacity or self.kused >= KEY_DATA_SOFT):
+            q = self._record(buf, b, pos, end, base, db, embstr_limit, max_item)
+            if q < 0:
+                break
+            pos = q
+            taken += 1
+        return pos, taken
+
+    cdef Py_ssize_t _record(self, bytes buf, const uint8_t* b, Py_ssize_t pos, Py_ssize_t end,
+                            int64_t base, int32_t db, int embstr_limit,
+                            Py_ssize_t max_item) except -2:
+        """One record (its expire / idle / freq opcodes, type, key, value) into row n;
+        returns the position after it, or -1 when the Python path must read it."""
+        cdef Py_ssize_t p = pos, q, kpos, klen, vpos, vlen, count = 0, mx = 0, i = self.n
+        cdef int64_t expire = 0, idle = 0
+        cdef int freq = 0
+        cdef bint has_expire = False, has_idle = False, has_freq = False
+        cdef uint64_t ln, clen, ulen
+        cdef uint8_t t, b0
+        cdef uint16_t enc
+        cdef int64_t length, blob = 0
+        cdef const uint8_t* v
+        cdef bytes out
+        while True:
+            if p >= end:
+                return -1
+            t = b[p]
+            if t == 0xFC:        # EXPIRETIME_MS
+                if p + 9 > end:
+                    return -1
+                expire = <int64_t>_u64le(b + p + 1)
+                has_expire = True
+                p += 9
+            elif t == 0xFD:      # EXPIRETIME (seconds)
+                if p + 5 > end:
+                    return -1
+                expire = <int64_t>(<int32_t>_u32le(b + p + 1)) * 1000
+                has_expire = True
+                p += 5
+            elif t == 0xF8:      # IDLE
+                q = _plain_len(b, p + 1, end, &ln)
+                if q < 0 or ln > <uint64_t>9223372036854775807ULL:
+                    return -1
+                idle = <int64_t>ln
+                has_idle = True
+                p = q
+            elif t == 0xF9:      # FREQ
+                if p + 2 > end:
+                    return -1
+                freq = b[p + 1]
+                has_freq = True
+                p += 2
+            else:
+                break
+        if t != 0 and t != 10 and t != 11 and t != 12 and t != 13 and t != 16 and t != 17 \
+                and t != 20:
+            return -1
+        p = _raw_str(b, p + 1, end, &kpos, &klen)
+        if p < 0 or p >= end:
+            return -1
+        b0 = b[p]
+        if t == 0:
+            if b0 < 0xC0:
+                q = _raw_str(b, p, end, &vpos, &vlen)
+                if q < 0:
+                    return -1
+                length = vlen
+                if vlen <= 20 and _is_long_text(b + vpos, vlen):
+                    enc = self.enc_int
+                else:
+                    enc = self.enc_embstr if vlen <= embstr_limit else self.enc_raw
+            elif b0 == 0xC0:
+                if p + 2 > end:
+                    return -1
+                q = p + 2
+                length = _int_text_len(<int8_t>b[p + 1])
+                enc = self.enc_int
+            elif b0 == 0xC1:
+                if p + 3 > end:
+                    return -1
+                q = p + 3
+                length = _int_text_len(<int16_t>(b[p + 1] | (b[p + 2] << 8)))
+                enc = self.enc_int
+            elif b0 == 0xC2:
+                if p + 5 > end:
+                    return -1
+                q = p + 5
+                length = _int_text_len(<int32_t>_u32le(b + p + 1))
+                enc = self.enc_int
+            elif b0 == 0xC3:     # LZF: measured, not decompressed
+                q = _plain_len(b, p + 1, end, &clen)
+                if q < 0:
+                    return -1
+                q = _plain_len(b, q, end, &ulen)
+                if q < 0 or not _lzf_sizes_ok(clen, ulen) or clen > <uint64_t>(end - q):
+                    return -1
+                q += <Py_ssize_t>clen
+                length = <int64_t>ulen
+                enc = self.enc_embstr if length <= embstr_limit else self.enc_raw
+            else:
+                return -1
+            self.c_maxel[i] = length
+        else:
+            if b0 < 0xC0:
+                q = _raw_str(b, p, end, &vpos, &vlen)
+                if q < 0:
+                    return -1
+                v = b + vpos
+            elif b0 == 0xC3:
+                q = _plain_len(b, p + 1, end, &clen)
+                if q < 0:
+                    return -1
+                q = _plain_len(b, q, end, &ulen)
+                if (q < 0 or ulen == 0 or ulen > <uint64_t>max_item
+                        or not _lzf_sizes_ok(clen, ulen) or clen > <uint64_t>(end - q)):
+                    return -1
+                try:
+                    out = _lzf.decompress(buf[q:q + <Py_ssize_t>clen], <Py_ssize_t>ulen)
+                except (ValueError, SystemError):
+                    return -1
+                if out is None or len(out) != <Py_ssize_t>ulen:
+                    return -1
+                q += <Py_ssize_t>clen
+                v = <const uint8_t*>(<char*>out)
+                vlen = <Py_ssize_t>ulen
+            else:
+                return -1
+            try:
+                if t == 16 or t == 17 or t == 20:
+                    _listpack_scan(v, vlen, t == 17, &count, &mx)
+                elif t == 11:
+                    _intset_scan(v, vlen, &count, &mx)
+                else:
+                    _ziplist_scan(v, vlen, t == 12, &count, &mx)
+            except BlobError:
+                return -1
+            if t != 20 and t != 10 and t != 11:
+                if count & 1:
+                    return -1
+                count //= 2
+            length = count
+            blob = vlen
+            enc = self.blob_enc_of[t]
+            self.c_maxel[i] = mx
+        # The record is whole: commit row i.
+        self._key(<const char*>(b + kpos), klen)
+        self.c_db[i] = db
+        self.c_rtype[i] = t
+        self.c_type[i] = self.type_of[t]
+        self.c_enc[i] = enc
+        self.c_length[i] = length
+        self.c_ser[i] = q - pos
+        self.c_offset[i] = base + pos
+        self.c_expire[i] = expire
+        if has_expire:
+            self._set_valid(V_EXPIRE, i)
+        self.c_idle[i] = idle
+        if has_idle:
+            self._set_valid(V_IDLE, i)
+        self.c_freq[i] = <int16_t>freq
+        if has_freq:
+            self._set_valid(V_FREQ, i)
+        self._estimate(self.type_of[t], enc, klen, length, blob, db, has_expire, i)
+        self.n = i + 1
+        return q

@@ -19,11 +19,9 @@ from dataclasses import dataclass, field
 
 from .errors import RDBError
 from .parser import DumpInfo, parse
-from .rows import RowBuilder
+from .rows import BATCH_ROWS, RowBuilder
 from .source import Source, SourceError, describe_truncation, open_source
 from .store import KEYS_SCHEMA, STREAM_GROUPS_SCHEMA, STREAMS_SCHEMA, BulkWriter, Store
-
-BATCH_ROWS = 20_000
 
 
 @dataclass
@@ -138,7 +136,7 @@ def load_one(store: Store, path: str, *, progress: ProgressHook | None = None,
     started = time.perf_counter()
     result = DumpResult(dump_id=dump_id, path=path, complete=False, keys=0)
     source: Source | None = None
-    rows = RowBuilder(dump_id, info, target)
+    rows = RowBuilder(dump_id, info, target, batch_rows)
     writer = store.bulk()
     try:
         source = open_source(path)
@@ -148,13 +146,14 @@ def load_one(store: Store, path: str, *, progress: ProgressHook | None = None,
         result.compression = source.compression
         result.framing = source.framing
         records = parse(source.stream, info, size=source.size, verify_crc=verify_crc,
-                        initial=source.initial, skip_bad=skip_bad)
+                        initial=source.initial, skip_bad=skip_bad, sink=rows.sink)
         for rec in records:
-            rows.add(rec)
-            if rows.count >= batch_rows:
+            if rec is not None:   # None: the parser filled rows.sink directly
+                rows.add(rec)
+            if rows.full:
                 _flush(writer, rows)
                 if progress:
-                    progress.update(rec.end, info.keys)
+                    progress.update(info.position if rec is None else rec.end, info.keys)
         result.complete = info.complete
         _finish_input(result, info, source)
     except RDBError as e:

@@ -84,6 +84,7 @@ class DumpInfo:
         self.complete = False
         self.keys = 0
         self.bytes_read = 0
+        self.position = 0                   # bytes parsed so far (progress, compiled rows)
         self.trailing_bytes: int | None = None
         self.trailing_head = b""            # first bytes after the RDB (AOF tail, EOF mark)
         self.skipped_keys = 0               # keys left out by skip_bad
@@ -130,8 +131,9 @@ def _id_text(ms: int, seq: int) -> str:
 
 class _Parser:
     def __init__(self, reader: Reader, info: DumpInfo, skip_bad: bool = False,
-                 drain_tail: bool = True):
+                 drain_tail: bool = True, sink=None):
         self.r = reader
+        self.sink = sink
         self.info = info
         self.key: bytes | None = None
         self.rdb_type: int | None = None
@@ -216,7 +218,17 @@ class _Parser:
         start = None
         string_encoding = self.string_encoder()
         handlers = self.handlers()
+        sink = self.sink
         while True:
+            if sink is not None and start is None and expire is None and idle is None \
+                    and freq is None:
+                # Compiled rows: the common records go straight into the sink's columns.
+                r.pos, taken = sink.scan(r.buf, r.pos, r.base, db, string_encoding,
+                                         r.max_item)
+                if taken:
+                    info.keys += taken
+                    info.position = r.base + r.pos
+                    yield None
             off = r.base + r.pos
             if r.pos >= len(r.buf):
                 if not r.fill(1):
@@ -1007,9 +1019,13 @@ def _library_name(code: bytes) -> str:
 
 
 def parse(stream, info: DumpInfo, *, size: int | None = None, verify_crc: bool = True,
-          initial: bytes = b"", skip_bad: bool = False,
-          drain_tail: bool = True) -> Iterator[KeyRecord]:
+          initial: bytes = b"", skip_bad: bool = False, drain_tail: bool = True,
+          sink=None) -> Iterator[KeyRecord | None]:
     """Parse an RDB byte stream, yielding one KeyRecord per key and filling `info`.
+
+    `sink` (a compiled `_speedups.KeyColumns`, see rows.RowBuilder.sink) takes the rows of
+    strings and single-blob values directly: those keys are not yielded as KeyRecords, and
+    None is yielded after each run of them so the caller can take a full batch.
 
     Raises an RDBError subclass on damaged or unsupported input; the records yielded
     before the error stay valid.  With `skip_bad`, a value that is damaged inside but whose
@@ -1017,7 +1033,7 @@ def parse(stream, info: DumpInfo, *, size: int | None = None, verify_crc: bool =
     `info.skipped_keys` instead.  With `drain_tail` and an unknown size, the bytes after the
     RDB are read and counted (`info.trailing_bytes`)."""
     reader = Reader(stream, size=size, crc=verify_crc, initial=initial)
-    parser = _Parser(reader, info, skip_bad=skip_bad, drain_tail=drain_tail)
+    parser = _Parser(reader, info, skip_bad=skip_bad, drain_tail=drain_tail, sink=sink)
     try:
         yield from parser.records()
     except RDBError as e:

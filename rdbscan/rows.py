@@ -1,24 +1,58 @@
-"""Key rows: turns the parser's KeyRecords into column lists for the `keys`, `streams` and
-`stream_groups` tables (schema in store.py).  Knows neither RDB bytes nor DuckDB."""
+"""Key rows: turns the parser's KeyRecords into columns for the `keys`, `streams` and
+`stream_groups` tables (schema in store.py).  Knows neither RDB bytes nor DuckDB.
+
+Two implementations of the `keys` batch, same rows: the pure-Python one keeps a tuple per
+key and transposes the batch into lists; with the compiled speedups the batch is a
+`_speedups.KeyColumns` (typed C columns), which the parser also fills directly for strings
+and single-blob values (`sink`), and the batch becomes Arrow arrays over its buffers.
+"""
 from __future__ import annotations
 
+import struct
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from . import constants as C
 from .memory import bucket_shares, estimate, select_profile, total
 from .slots import key_slot
-from .store import KEYS_COLUMNS, STREAM_GROUPS_COLUMNS, STREAMS_COLUMNS
+from .speedups import compiled
+from .store import KEYS_COLUMNS, KEYS_SCHEMA, STREAM_GROUPS_COLUMNS, STREAMS_COLUMNS
 
 ESTIMATE_CACHE = 100_000   # value shapes whose memory estimate is remembered
+BATCH_ROWS = 20_000        # key rows per batch
+
+
+class _Shape:
+    """The figures of a string or single-blob value that its memory estimate depends on."""
+
+    __slots__ = ("key", "type", "encoding", "length", "blob", "elems", "vals", "nodes", "extra")
+
+    def __init__(self, type_name, encoding, key_len, length, blob):
+        self.key = bytes(key_len)
+        self.type = type_name
+        self.encoding = encoding
+        self.length = length
+        self.blob = blob
+        self.elems = self.vals = self.nodes = self.extra = None
 
 
 class RowBuilder:
     """Accumulates one batch of rows at a time."""
 
-    def __init__(self, dump_id: int, info, target: str | None = None):
+    def __init__(self, dump_id: int, info, target: str | None = None,
+                 batch_rows: int = BATCH_ROWS):
         self.dump_id = dump_id
         self.info = info
         self.target = target
+        self.batch_rows = batch_rows
         self.profile = None
         self.bucket_share: dict[int, tuple[float, float]] = {}
         self.estimates: dict[tuple, int] = {}   # memory estimate by value shape (add)
+        # The compiled batch, which the parser may fill directly (parse(..., sink=)).
+        self.sink = compiled.KeyColumns(batch_rows, self.shape_estimate, C.TYPE_NAMES,
+                                        C.TYPE_ENCODINGS) \
+            if compiled is not None else None
         self.reset()
 
     def reset(self) -> None:
@@ -28,12 +62,22 @@ class RowBuilder:
 
     @property
     def count(self) -> int:
-        return len(self.rows)
+        return self.sink.n if self.sink is not None else len(self.rows)
+
+    @property
+    def full(self) -> bool:
+        """The batch should be written now."""
+        if self.sink is not None:
+            return self.sink.full
+        return len(self.rows) >= self.batch_rows
 
     @property
     def keys(self) -> list:
-        """The batch as columns (KEYS_COLUMNS order); rows are kept as tuples and transposed
-        once per batch, which costs far less than appending to 20 lists per key."""
+        """The batch as columns (KEYS_COLUMNS order): Arrow arrays from the compiled batch, or
+        lists from the tuples (transposed once per batch, which costs far less than appending
+        to 20 lists per key).  Taking the compiled batch empties it."""
+        if self.sink is not None:
+            return _arrow_columns(self.sink.take(), self.dump_id, self.sink)
         if not self.rows:
             return [[] for _ in KEYS_COLUMNS]
         return list(zip(*self.rows))
@@ -44,6 +88,16 @@ class RowBuilder:
         if share is None:
             share = self.bucket_share[db] = bucket_shares(self.info.resizedb, db)
         return share
+
+    def shape_estimate(self, type_name: str, encoding: str, key_len: int, length: int,
+                       blob: int, db: int, has_ttl: bool) -> tuple[int, int]:
+        """(memory_bytes, memory_total_bytes) of a string or single-blob value: what add()
+        computes for such a record; the compiled batch asks once per value shape."""
+        prof = self.profile
+        if prof is None:
+            prof = self.profile = select_profile(self.info, self.target)
+        mem = estimate(_Shape(type_name, encoding, key_len, length, blob), prof)
+        return mem, total(mem, has_ttl, self._shares(db))
 
     def add(self, rec) -> None:
         prof = self.profile
@@ -75,10 +129,13 @@ class RowBuilder:
                 fttl = fmin = None
             ints = ex.get("int_members") if ex is not None else None
         text = k.decode("utf-8", "backslashreplace")
-        self.rows.append((
-            self.dump_id, db, text, k, len(k), rec.type, rec.encoding, rec.rdb_type,
-            rec.length, rec.max_elem, rec.end - rec.offset, mem, tot, expire, rec.idle,
-            rec.freq, key_slot(k), rec.offset, fttl, fmin, ints))
+        row = (self.dump_id, db, text, k, len(k), rec.type, rec.encoding, rec.rdb_type,
+               rec.length, rec.max_elem, rec.end - rec.offset, mem, tot, expire, rec.idle,
+               rec.freq, key_slot(k), rec.offset, fttl, fmin, ints)
+        if self.sink is not None:
+            self.sink.append(row)
+        else:
+            self.rows.append(row)
         if ex is not None and rec.type == "stream":
             self._add_stream(rec, text)
 
@@ -95,3 +152,42 @@ class RowBuilder:
                     g["last_delivered_id"], g["entries_read"], len(g["consumers"]),
                     g["pending"])):
                 col.append(value)
+
+
+def _arrow_columns(cols: dict, dump_id: int, sink) -> list:
+    """A taken compiled batch (KeyColumns.take) as Arrow arrays in KEYS_COLUMNS order, over
+    its buffers (no per-key Python objects)."""
+    n = cols["n"]
+    buf = pa.py_buffer
+    out = []
+    offsets, data = buf(cols["key_offsets"]), buf(cols["key_data"])
+    key_bytes = pa.Array.from_buffers(pa.binary(), n, [None, offsets, data])
+    key_text = pa.Array.from_buffers(pa.string(), n, [None, offsets, data])
+    if cols["nonascii"]:
+        try:
+            key_text.validate(full=True)   # valid UTF-8 reads the same as decoded
+        except pa.ArrowInvalid:
+            key_text = pa.array([k.decode("utf-8", "backslashreplace")
+                                 for k in key_bytes.to_pylist()], pa.string())
+    for field in KEYS_SCHEMA:
+        name = field.name
+        if name == "dump_id":
+            out.append(pa.Array.from_buffers(pa.int32(), n,
+                                             [None, buf(struct.pack("<i", dump_id) * n)]))
+        elif name == "key":
+            out.append(key_text)
+        elif name == "key_bytes":
+            out.append(key_bytes)
+        elif name == "key_length":
+            out.append(pc.binary_length(key_bytes))
+        elif name in ("type", "encoding"):
+            names = sink.type_names if name == "type" else sink.encoding_names
+            codes = pa.Array.from_buffers(pa.uint16(), n, [None, buf(cols[name])])
+            out.append(pa.array(names, pa.string()).take(codes))
+        else:
+            value = cols[name]
+            if isinstance(value, tuple):   # nullable: (data, validity bitmap)
+                out.append(pa.Array.from_buffers(field.type, n, [buf(value[1]), buf(value[0])]))
+            else:
+                out.append(pa.Array.from_buffers(field.type, n, [None, buf(value)]))
+    return out
