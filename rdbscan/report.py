@@ -170,7 +170,7 @@ class ReportOptions:
 # table (rkeys is a view) and keep aggregates, so they fit; what does not (a keyspace of unique
 # families, millions of keys breaking naming rules) spills to a temporary directory instead of
 # growing the process.
-MEMORY_LIMIT = "256MB"
+MEMORY_LIMIT = "128MB"
 
 
 def open_database(path: str, read_only: bool = False) -> duckdb.DuckDBPyConnection:
