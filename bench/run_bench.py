@@ -5,6 +5,7 @@
     python bench/run_bench.py --dumps mixed        # one dump
     python bench/run_bench.py --make-20m           # also a 20 M-key DEBUG POPULATE dump
     python bench/run_bench.py --dumps biglist      # one 4 GB list: bounded memory
+    python bench/run_bench.py --dumps bighash      # one hash of 50 M fields: bounded memory
     python bench/run_bench.py --only DUMP.rdb      # time an existing dump file
     python bench/run_bench.py --profile DUMP.rdb   # the parser alone under cProfile
 
@@ -38,11 +39,16 @@ HERE = Path(__file__).resolve().parent
 PORT = 16399
 DUMPS = {"mixed": "populate_mixed.py --seed 42", "pop5m": "DEBUG POPULATE 5000000",
          "pop20m": "DEBUG POPULATE 20000000",
-         "biglist": "one list of 4,000,000 x 1 KiB elements (4 GB), rdbcompression no"}
+         "biglist": "one list of 4,000,000 x 1 KiB elements (4 GB), rdbcompression no",
+         "bighash": "one hash of 50,000,000 fields (hashtable encoding)"}
 # The bounded-memory case: one 4 GB list, pushed by a Lua loop in 1,000 steps.
 BIGLIST_LUA = ("for i = 1, 4000 do local t = {} for j = 1, 1000 do t[j] = string.format("
                "'%010d', i * 1000 + j) .. string.rep('v', 1014) end "
                "redis.call('RPUSH', KEYS[1], unpack(t)) end return redis.call('LLEN', KEYS[1])")
+# The other bounded-memory case: one hash of 50 M fields, set by a Lua loop in 50,000 steps.
+BIGHASH_LUA = ("for i = 0, 49999 do local t = {} for j = 1, 1000 do local n = i * 1000 + j "
+               "t[2 * j - 1] = string.format('f%09d', n) t[2 * j] = tostring(n % 1000) end "
+               "redis.call('HSET', KEYS[1], unpack(t)) end return redis.call('HLEN', KEYS[1])")
 
 
 # --- making the dumps -----------------------------------------------------------------------
@@ -84,6 +90,8 @@ def make_dumps(names: list[str], out: Path) -> None:
                                 str(PORT), "--seed", "42"], check=True)
             elif name == "biglist":
                 _cli("EVAL", BIGLIST_LUA, "1", "biglist")
+            elif name == "bighash":
+                _cli("EVAL", BIGHASH_LUA, "1", "bighash")
             else:
                 _cli("DEBUG", "POPULATE", DUMPS[name].split()[-1])
             _cli("CONFIG", "SET", "rdbcompression", "yes" if name != "biglist" else "no")

@@ -718,6 +718,12 @@ cdef class KeyColumns:
     cdef inline void _set_valid(self, int col, Py_ssize_t i) noexcept:
         self.c_valid[col][i >> 3] |= <uint8_t>(1 << (i & 7))
 
+    cdef inline void _clear_valid(self, Py_ssize_t i) noexcept:
+        """Row i's null flags to null (a row written after a failed one reuses its slot)."""
+        cdef int col
+        for col in range(N_VALID):
+            self.c_valid[col][i >> 3] &= <uint8_t>~(1 << (i & 7))
+
     cdef int _estimate(self, uint16_t tc, uint16_t ec, int64_t key_len, int64_t length,
                        int64_t blob, int32_t db, bint ttl, Py_ssize_t i) except -1:
         """memory_bytes and memory_total_bytes of row i, by value shape: the estimator
@@ -755,7 +761,7 @@ cdef class KeyColumns:
         cdef bytes key = row[3]
         if i >= self.capacity:
             raise OverflowError("KeyColumns is full: take() the batch first")
-        self._key(<const char*>key, len(key))
+        self._clear_valid(i)
         self.c_db[i] = row[1]
         self.c_type[i] = self._code(self.type_names, self.type_codes, row[5])
         self.c_enc[i] = self._code(self.encoding_names, self.encoding_codes, row[6])
@@ -776,6 +782,7 @@ cdef class KeyColumns:
         self._opt64(self.c_fttl, V_FTTL, i, row[18])
         self._opt64(self.c_fmin, V_FMIN, i, row[19])
         self._opt64(self.c_ints, V_INTS, i, row[20])
+        self._key(<const char*>key, len(key))   # last: what can fail has been done
         self.n = i + 1
 
     cdef inline int _opt64(self, int64_t* col, int v, Py_ssize_t i, value) except -1:
@@ -978,8 +985,9 @@ cdef class KeyColumns:
             blob = vlen
             enc = self.blob_enc_of[t]
             self.c_maxel[i] = mx
-        # The record is whole: commit row i.
-        self._key(<const char*>(b + kpos), klen)
+        # The record is whole: commit row i (the key last: what can fail has been done).
+        self._estimate(self.type_of[t], enc, klen, length, blob, db, has_expire, i)
+        self._clear_valid(i)
         self.c_db[i] = db
         self.c_rtype[i] = t
         self.c_type[i] = self.type_of[t]
@@ -996,6 +1004,6 @@ cdef class KeyColumns:
         self.c_freq[i] = <int16_t>freq
         if has_freq:
             self._set_valid(V_FREQ, i)
-        self._estimate(self.type_of[t], enc, klen, length, blob, db, has_expire, i)
+        self._key(<const char*>(b + kpos), klen)
         self.n = i + 1
         return q
