@@ -7,7 +7,7 @@
     python bench/run_bench.py --dumps biglist      # one 4 GB list: bounded memory
     python bench/run_bench.py --dumps bighash      # one hash of 50 M fields: bounded memory
     python bench/run_bench.py --only DUMP.rdb      # time an existing dump file
-    python bench/run_bench.py --profile DUMP.rdb   # the parser alone under cProfile
+    python bench/run_bench.py --profile DUMP.rdb   # rdbscan's load under cProfile
 
 1. Makes the benchmark dumps with a real redis-server (Debian's 7.0: `apt-get install
    redis-server`) in --dir (default /tmp/rdbscan-bench), unless they exist:
@@ -186,16 +186,17 @@ def machine() -> str:
 
 
 def profile(dump: str) -> None:
+    """cProfile of `load()` on DUMP, as `rdbscan load` runs it (the compiled record loop and
+    the row batches on this thread; DuckDB's INSERT on the writer thread shows as waits)."""
     import cProfile
     import pstats
+    import tempfile
 
-    from rdbscan.parser import DumpInfo, parse
-    info = DumpInfo()
-    pr = cProfile.Profile()
-    with open(dump, "rb") as f:
+    from rdbscan.load import load
+    with tempfile.TemporaryDirectory() as tmp:
+        pr = cProfile.Profile()
         pr.enable()
-        for _ in parse(f, info, size=os.path.getsize(dump)):
-            pass
+        load([dump], os.path.join(tmp, "profile.duckdb"))
         pr.disable()
     pstats.Stats(pr).sort_stats("tottime").print_stats(15)
 
@@ -204,11 +205,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dir", default="/tmp/rdbscan-bench", help="where the dumps are made")
     ap.add_argument("--dumps", default="mixed,pop5m",
-                    help="comma-separated: mixed, pop5m, pop20m, biglist")
+                    help="comma-separated: mixed, pop5m, pop20m, biglist, bighash")
     ap.add_argument("--make-20m", action="store_true", help="add pop20m (20 M keys, ~0.5 GB)")
     ap.add_argument("--only", metavar="DUMP", help="time this dump file instead")
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--profile", metavar="DUMP", help="profile the parser alone on DUMP")
+    ap.add_argument("--profile", metavar="DUMP", help="profile rdbscan's load of DUMP")
     a = ap.parse_args()
     if a.profile:
         profile(a.profile)
