@@ -1,4 +1,5 @@
-"""Printing query results: a rich table for terminals, CSV and JSON for scripts."""
+"""Printing query results: a table (or one block per row when the table would not fit the
+width), CSV and JSON for scripts."""
 from __future__ import annotations
 
 import csv
@@ -44,11 +45,35 @@ def print_result(columns: list[str], rows: list[tuple], fmt: str = "table", out=
         out.write("\n")
     else:
         from rich.console import Console
-        from rich.table import Table
-        table = Table(show_lines=False, header_style="bold")
-        for c in columns:
-            table.add_column(c, overflow="fold")
-        for row in rows:
-            table.add_row(*(_text(v) for v in row))
-        Console(file=out, soft_wrap=False).print(table)
+        console = Console(file=out, soft_wrap=False)
+        texts = [[_text(v) for v in row] for row in rows]
+        if _fits(columns, texts, console.width):
+            from rich.table import Table
+            table = Table(show_lines=False, header_style="bold")
+            for c in columns:
+                table.add_column(c, overflow="fold")
+            for row in texts:
+                table.add_row(*row)
+            console.print(table)
+        else:
+            _print_records(columns, texts, out)
         out.write(f"({len(rows)} row{'s' if len(rows) != 1 else ''})\n")
+
+
+def _fits(columns: list[str], texts: list[list[str]], width: int) -> bool:
+    """Whether a table of these cells (each column as wide as its widest line) fits `width`."""
+    total = 1
+    for i, c in enumerate(columns):
+        cells = [c] + [row[i] for row in texts]
+        total += max(len(line) for cell in cells for line in cell.split("\n")) + 3
+    return total <= width
+
+
+def _print_records(columns: list[str], texts: list[list[str]], out) -> None:
+    """One block per row, one `column  value` line per column (psql's expanded display): what
+    a table of many or wide columns becomes in 80 characters, e.g. piped to a file."""
+    name_width = max((len(c) for c in columns), default=0)
+    for n, row in enumerate(texts, 1):
+        out.write(f"-[ row {n} ]" + "-" * max(0, name_width - 6) + "\n")
+        for c, v in zip(columns, row):
+            out.write(f"{c:<{name_width}}  {v}\n")
