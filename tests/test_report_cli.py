@@ -203,7 +203,7 @@ def test_macros_in_loaded_database(db):
     assert q("SELECT key_pattern('u:550e8400-e29b-41d4-a716-446655440000:x')") == "u:{id}:x"
     assert q("SELECT key_pattern('{user:42}:cart')") == "{user:{id}}:cart"
     assert q("SELECT key_pattern('camelCaseKeyName')") == "camelCaseKeyName"
-    assert q("SELECT key_pattern('a.1|b', '.|')") == "a.{id}|b"
+    assert q("SELECT key_pattern('a.1|b', delimiters := '.|')") == "a.{id}|b"
     assert q("SELECT key_prefix('user:1000:profile', 2)") == "user:1000"
     assert q("SELECT key_prefix('user:1000:profile', 9)") == "user:1000:profile"
     assert q("SELECT key_depth('a:b:c')") == 3

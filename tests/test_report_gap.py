@@ -19,7 +19,7 @@ def test_overview_gap_to_used_mem(tmp_path):
     db = str(tmp_path / "g.duckdb")
     load([str(d / "dump.rdb")], db)
     con = duckdb.connect(db, read_only=True)
-    used = int(con.execute("SELECT aux['used-mem'] FROM dumps").fetchone()[0])
+    used = int(con.execute("SELECT map_extract(aux, 'used-mem')[1] FROM dumps").fetchone()[0])
     total = con.execute("SELECT sum(memory_total_bytes) FROM keys").fetchone()[0]
     con.close()
     out = CliRunner().invoke(main, ["report", db, "--format", "json", "--section", "overview"])
