@@ -41,6 +41,8 @@ sys.path.insert(0, str(ROOT))
 
 from rdbscan.errors import RDBError  # noqa: E402
 from rdbscan.parser import DumpInfo, parse  # noqa: E402
+from rdbscan.rows import RowBuilder  # noqa: E402
+from rdbscan.store import KEYS_SCHEMA, arrow_batch  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "tests"))
 import rdbwriter as W  # noqa: E402  (tests/rdbwriter.py: byte-exact record builders)
@@ -347,11 +349,23 @@ def generate(rng: random.Random) -> bytes:
 
 
 # -- targets ---------------------------------------------------------------------------------
-def run_parse(data: bytes, known_size: bool, skip_bad: bool = False) -> None:
+def run_parse(data: bytes, known_size: bool, skip_bad: bool = False,
+              rows: bool = False) -> None:
+    """Parse data; with rows, as the loader does: key rows built by RowBuilder, strings and
+    blobs through the compiled record loop (when built) and whole batches taken."""
     info = DumpInfo()
     size = len(data) if known_size else None
-    for _ in parse(io.BytesIO(data), info, size=size, skip_bad=skip_bad):
-        pass
+    builder = RowBuilder(1, info, batch_rows=7) if rows else None
+    for rec in parse(io.BytesIO(data), info, size=size, skip_bad=skip_bad,
+                     sink=builder.sink if builder else None):
+        if builder is not None:
+            if rec is not None:
+                builder.add(rec)
+            if builder.full:
+                arrow_batch(KEYS_SCHEMA, builder.keys)   # what the loader hands DuckDB
+                builder.reset()
+    if builder is not None:
+        arrow_batch(KEYS_SCHEMA, builder.keys)
 
 
 def run_source(data: bytes, how: int) -> None:
@@ -421,9 +435,9 @@ def _compress(codec: int, data: bytes) -> bytes:
 
 def one(data: bytes, mode: int) -> None:
     if mode < 6:
-        run_parse(data, known_size=True, skip_bad=mode == 5)
+        run_parse(data, known_size=True, skip_bad=mode == 5, rows=mode in (1, 3))
     elif mode < 9:
-        run_parse(data, known_size=False, skip_bad=mode == 8)
+        run_parse(data, known_size=False, skip_bad=mode == 8, rows=mode == 7)
     else:
         run_source(data, mode - 9)
 

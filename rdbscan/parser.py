@@ -30,6 +30,8 @@ _LAYOUT_STR, _LAYOUT_PAIR, _LAYOUT_ZSET_BINARY, _LAYOUT_ZSET_TEXT = 0, 1, 2, 3
 
 _CANONICAL_LONG = re.compile(rb"-?[1-9][0-9]{0,18}|0")
 _LONG_MIN, _LONG_MAX = -(1 << 63), (1 << 63) - 1
+_DB_MAX = (1 << 31) - 1
+_COUNT_MAX = 1 << 40    # more keys than any server can hold: a damaged size field
 # PEL / node id lists longer than this are counted but not kept (memory bound).
 MAX_KEPT_IDS = 100_000
 TRAILING_HEAD = 64
@@ -306,15 +308,22 @@ class _Parser:
                 expire = r.unpack(I64, "expire time (ms)")
             elif t == C.RDB_OPCODE_SELECTDB:
                 db = r.length("database number")
+                if db > _DB_MAX:
+                    raise CorruptError(f"database number {db} is out of range (Redis counts "
+                                       f"databases in a signed 32-bit int)", off)
             elif t == C.RDB_OPCODE_RESIZEDB:
                 keys = r.length("RESIZEDB db size")
                 expires = r.length("RESIZEDB expires size")
+                if max(keys, expires) > _COUNT_MAX:
+                    raise CorruptError(f"RESIZEDB claims {max(keys, expires)} keys", off)
                 info.resizedb[db] = (keys, expires)
             elif t == C.RDB_OPCODE_AUX:
-                self.aux()
+                self.aux(off)
             elif t == C.RDB_OPCODE_IDLE:
                 start = off if start is None else start
                 idle = r.length("LRU idle time")
+                if idle > _LONG_MAX:
+                    raise CorruptError(f"LRU idle time {idle} s is out of range", off)
             elif t == C.RDB_OPCODE_FREQ:
                 start = off if start is None else start
                 freq = r.u8("LFU frequency")
@@ -325,6 +334,7 @@ class _Parser:
                 slot = r.length("slot info: slot")
                 keys = r.length("slot info: keys")
                 expires = r.length("slot info: expires")
+                self.check_slot_info(slot, keys, expires, off)
                 info.slot_info.append((slot, keys, expires))
                 info.slot_info_source = "opcode-244"
             elif t == C.RDB_OPCODE_FUNCTION2:
@@ -358,7 +368,7 @@ class _Parser:
                 raise CorruptError(f"invalid opcode {t}", off)
 
     # -- opcodes -------------------------------------------------------------------------
-    def aux(self) -> None:
+    def aux(self, off: int) -> None:
         r, info = self.r, self.info
         k = r.string("aux field name").decode("utf-8", "backslashreplace")
         v = r.string("aux field value").decode("utf-8", "backslashreplace")
@@ -367,13 +377,22 @@ class _Parser:
             try:
                 slot, keys, expires = (int(x) for x in v.split(","))
             except ValueError:
-                raise self.corrupt(f"aux slot-info value {v!r} is not 'slot,keys,expires'")
+                raise self.corrupt(f"aux slot-info value {v!r} is not 'slot,keys,expires'", off)
+            self.check_slot_info(slot, keys, expires, off)
             info.slot_info.append((slot, keys, expires))
             info.slot_info_source = "aux-slot-info"
         elif k == "lua":
             info.aux["lua"] = str(int(info.aux.get("lua", "0")) + 1)
         else:
             info.aux[k] = v
+
+    def check_slot_info(self, slot: int, keys: int, expires: int,
+                        offset: int | None = None) -> None:
+        if not 0 <= slot < C.CLUSTER_SLOTS:
+            raise self.corrupt(f"slot info for slot {slot}, outside 0..{C.CLUSTER_SLOTS - 1}",
+                               offset)
+        if not (0 <= keys <= _COUNT_MAX and 0 <= expires <= _COUNT_MAX):
+            raise self.corrupt(f"slot info claims {keys} keys and {expires} expires", offset)
 
     def skip_module_opcodes(self, what: str) -> int:
         """Skip a module opcode stream up to its EOF opcode (section 6.2); returns its items."""
@@ -656,6 +675,9 @@ class _Parser:
             v = skip("hash value")
             if t:
                 at = t if pre_ga else t + min_expire - 1
+                if not _LONG_MIN <= at <= _LONG_MAX:
+                    self.recover(self.corrupt(f"hash field expiry {at} ms is out of range"))
+                    at = 0
                 with_ttl += 1
                 if earliest is None or at < earliest:
                     earliest = at
@@ -851,6 +873,8 @@ class _Parser:
                 if len(node_ids) > MAX_KEPT_IDS:
                     node_ids = None
         length = r.length("stream length")
+        if length > _COUNT_MAX:
+            raise self.corrupt(f"stream length {length} is impossible")
         last_id = _id_text(r.length("stream last id"), r.length("stream last id"))
         first_id = max_deleted = None
         entries_added = None
@@ -859,6 +883,8 @@ class _Parser:
             max_deleted = _id_text(r.length("stream max deleted id"),
                                    r.length("stream max deleted id"))
             entries_added = r.length("stream entries added")
+            if entries_added > _LONG_MAX:
+                raise self.corrupt(f"stream entries-added counter {entries_added} is out of range")
         n_groups = r.length("stream group count")
         self.check_count(n_groups, "stream groups", 4)
         groups = []

@@ -216,6 +216,13 @@ def dumps_json(value) -> str:
     return json.dumps(value, default=str)
 
 
+def arrow_batch(schema: pa.Schema, columns: list) -> pa.RecordBatch:
+    """A record batch of `schema` from columns that are Python lists or Arrow arrays."""
+    return pa.RecordBatch.from_arrays(
+        [col if isinstance(col, pa.Array) else pa.array(col, type=f.type)
+         for col, f in zip(columns, schema)], schema=schema)
+
+
 class BulkWriter:
     """Appends one dump's rows while the parser keeps going.
 
@@ -264,9 +271,7 @@ class BulkWriter:
         """Columns are Python lists or Arrow arrays (the compiled row batch)."""
         if not columns or not len(columns[0]):
             return
-        batch = pa.RecordBatch.from_arrays(
-            [col if isinstance(col, pa.Array) else pa.array(col, type=f.type)
-             for col, f in zip(columns, schema)], schema=schema)
+        batch = arrow_batch(schema, columns)
         if table == "keys":
             self._put(batch)
         else:

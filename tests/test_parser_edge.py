@@ -222,6 +222,35 @@ def test_hostile_lengths_fail_before_allocating():
         run(lzf)
 
 
+@pytest.mark.parametrize("record,message", [
+    (b"\xfe" + W.length(1 << 31), "database number 2147483648 is out of range"),
+    (b"\xf8" + W.length(1 << 63) + W.key(0, "k", W.string("v")),
+     "LRU idle time 9223372036854775808 s is out of range"),
+    (b"\xfb" + W.length(1 << 41) + W.length(0), "RESIZEDB claims 2199023255552 keys"),
+    (b"\xf4" + W.length(16384) + W.length(1) + W.length(0),
+     "slot info for slot 16384, outside 0..16383"),
+    (b"\xfa" + W.string("slot-info") + W.string("5,%d,0" % (1 << 41)),
+     "slot info claims 2199023255552 keys and 0 expires"),
+])
+def test_out_of_range_numbers_are_corrupt(record, message):
+    """Numbers no server writes (a damaged length) end the parse with a CorruptError at the
+    record, not a failure later where a table column cannot hold them."""
+    data = W.rdb(W.key(0, "first", W.string("x")) + record, version=11)
+    with pytest.raises(CorruptError, match=message) as e:
+        run(data)
+    assert e.value.offset == 9 + len(W.key(0, "first", W.string("x")))
+
+
+def test_field_expiry_beyond_64_bits_is_corrupt():
+    value = struct.pack("<q", 1 << 62) + W.length(1) + W.length(1 << 63) + W.string("f") + \
+        W.string("v")
+    data = W.rdb(W.key(24, "h", value), version=12)
+    with pytest.raises(CorruptError, match=r"hash field expiry 13835058055282163711 ms is out "
+                                           r"of range") as e:
+        run(data)
+    assert e.value.key == b"h"
+
+
 def test_truncated_inside_a_value_names_the_key():
     data = W.rdb(W.key(0, "a", W.string("1")) + W.key(0, "big", W.string(b"z" * 5000)),
                  version=9)[:-600]

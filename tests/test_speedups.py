@@ -157,9 +157,8 @@ from rdbscan import slots  # noqa: E402
 from rdbscan.errors import RDBError  # noqa: E402
 from rdbscan.parser import DumpInfo, parse  # noqa: E402
 from rdbscan.rows import RowBuilder  # noqa: E402
-from rdbscan.store import KEYS_SCHEMA  # noqa: E402
+from rdbscan.store import KEYS_SCHEMA, arrow_batch  # noqa: E402
 import io  # noqa: E402
-import pyarrow as pa  # noqa: E402
 
 
 @settings(max_examples=500, deadline=None)
@@ -192,10 +191,7 @@ def test_intset_twin(width, values, junk, cut):
 def _batch(rows: RowBuilder) -> list:
     cols = rows.keys
     rows.reset()
-    table = pa.Table.from_arrays(
-        [c if isinstance(c, pa.Array) else pa.array(c, f.type) for c, f in zip(cols, KEYS_SCHEMA)],
-        schema=KEYS_SCHEMA)
-    return table.to_pylist()
+    return arrow_batch(KEYS_SCHEMA, cols).to_pylist()
 
 
 def _load_rows(data: bytes, compiled_rows: bool, batch_rows: int) -> tuple:
