@@ -8,7 +8,9 @@ Two engines:
   bytes, inserted and deleted runs, truncations, length fields inflated to 32/64-bit giants,
   special bytes such as the LZF marker 0xC3, splices of two seeds).  Every input is parsed
   twice as often with its size known as without (the stdin / compressed path), and a few
-  percent go through `open_source` after compression or replication framing.
+  percent go through `open_source` after compression or replication framing, some through
+  the loader's row path (key rows, Arrow batches) and 0.2% through the whole `load()` into a
+  scratch DuckDB database.
 * `--atheris`: coverage-guided fuzzing with atheris (if installed) over the same target.
 
 Usage:
@@ -349,6 +351,8 @@ def generate(rng: random.Random) -> bytes:
 
 
 # -- targets ---------------------------------------------------------------------------------
+LOAD_SHARE = 0.002   # inputs that also go through load() into DuckDB (slow: ~30 ms each)
+
 def run_parse(data: bytes, known_size: bool, skip_bad: bool = False,
               rows: bool = False) -> None:
     """Parse data; with rows, as the loader does: key rows built by RowBuilder, strings and
@@ -433,8 +437,24 @@ def _compress(codec: int, data: bytes) -> bytes:
     return lz4.frame.compress(data)
 
 
+def run_load(data: bytes) -> None:
+    """The whole loader into a scratch DuckDB: it must return a result (error and all), never
+    raise; so RDBError here is a crash too."""
+    from rdbscan.load import load
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "dump.rdb")
+        with open(path, "wb") as f:
+            f.write(data)
+        try:
+            load([path], os.path.join(tmp, "x.duckdb"))
+        except RDBError as e:
+            raise RuntimeError(f"load() raised {e!r}") from e
+
+
 def one(data: bytes, mode: int) -> None:
-    if mode < 6:
+    if mode == 14:
+        run_load(data)
+    elif mode < 6:
         run_parse(data, known_size=True, skip_bad=mode == 5, rows=mode in (1, 3))
     elif mode < 9:
         run_parse(data, known_size=False, skip_bad=mode == 8, rows=mode == 7)
@@ -456,7 +476,7 @@ def worker(args) -> tuple[int, int, int, list[str]]:
             data = generate(rng)
         else:
             data = mutate(rng, rng.choice(seeds), seeds)
-        mode = rng.randrange(14)
+        mode = rng.randrange(14) if rng.random() >= LOAD_SHARE else 14
         signal.setitimer(signal.ITIMER_REAL, timeout)
         try:
             one(data, mode)

@@ -230,10 +230,21 @@ def _flush(writer: BulkWriter, rows: RowBuilder) -> None:
         rows.reset()
 
 
-def _int_or_none(text: str | None) -> int | None:
+def _int_or_none(text: str | None, bits: int = 64) -> int | None:
+    """An aux field's integer, None when it is not one or does not fit the column (BIGINT, or
+    INTEGER with bits=32)."""
     try:
-        return int(text) if text is not None else None
+        value = int(text) if text is not None else None
     except ValueError:
+        return None
+    return value if value is None or -(1 << bits - 1) <= value < (1 << bits - 1) else None
+
+
+def _snapshot_time(ctime: int | None) -> dt.datetime | None:
+    try:
+        return dt.datetime.fromtimestamp(ctime, dt.timezone.utc).replace(tzinfo=None) \
+            if ctime else None
+    except (OverflowError, OSError, ValueError):   # a damaged ctime far outside datetime
         return None
 
 
@@ -253,10 +264,9 @@ def _write_dump_row(store: Store, result: DumpResult, info: DumpInfo,
         "rdb_version": info.rdb_version,
         "server": info.server,
         "server_version": info.server_version,
-        "bits": _int_or_none(info.aux.get("redis-bits")),
+        "bits": _int_or_none(info.aux.get("redis-bits"), 32),
         "ctime": ctime,
-        "snapshot_time": dt.datetime.fromtimestamp(ctime, dt.timezone.utc).replace(tzinfo=None)
-        if ctime else None,
+        "snapshot_time": _snapshot_time(ctime),
         "used_mem": _int_or_none(info.aux.get("used-mem")),
         "aof_preamble": info.aux.get("aof-preamble") == "1" or info.aux.get("aof-base") == "1",
         "functions": info.functions,

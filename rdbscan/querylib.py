@@ -210,7 +210,7 @@ def create_snapshots(con, dump_id: int = 0) -> list[dict]:
         [dump_id, dump_id]).fetchall()
     snaps = []
     for did, ctime, path in rows:
-        if ctime is not None:
+        if ctime is not None and abs(int(ctime)) < (1 << 63) // 1000:   # else a damaged ctime
             snaps.append((did, int(ctime) * 1000, "ctime"))
             continue
         try:

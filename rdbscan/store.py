@@ -1,8 +1,8 @@
 """DuckDB side of rdbscan: the schema and the Arrow-batch writer.
 
-This module knows nothing of RDB bytes. It receives column lists (one Python
-list per column, filled by the row builder) and appends them to DuckDB as
-Arrow record batches; `executemany` is never used (it is ~1000x slower).
+This module knows nothing of RDB bytes. It receives columns from the row builder (Python
+lists, or Arrow arrays from the compiled batch) and streams them into DuckDB as Arrow record
+batches; `executemany` is never used (it is ~1000x slower).
 """
 from __future__ import annotations
 

@@ -96,6 +96,25 @@ def test_load_command_exit_codes(tmp_path):
     assert row == (False, 344925, 389, 389)
 
 
+def test_aux_numbers_a_column_cannot_hold_read_as_null(tmp_path):
+    """A damaged aux field must not stop the dumps row from being written, nor the report."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    import rdbwriter as W
+    dump = tmp_path / "aux.rdb"
+    dump.write_bytes(W.rdb(W.key(0, "k", W.string("v")), aux={
+        "ctime": str(1 << 62), "used-mem": str(1 << 70), "redis-bits": str(1 << 40)}))
+    db = str(tmp_path / "aux.duckdb")
+    [result] = load([str(dump)], db)
+    assert (result.error, result.keys) == (None, 1)
+    con = duckdb.connect(db, read_only=True)
+    assert con.execute("SELECT ctime, snapshot_time, used_mem, bits FROM dumps").fetchone() == \
+        (1 << 62, None, None, None)
+    con.close()
+    res = CliRunner().invoke(main, ["report", db, "-f", "json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["overview"]["snapshot_source"] == "file-mtime"
+
+
 def test_sql_command_formats(tmp_path):
     db = str(tmp_path / "s.duckdb")
     load([str(FIXTURES / "redis-7.0.15" / "small" / "dump.rdb")], db)
