@@ -15,6 +15,7 @@ import re
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -297,10 +298,12 @@ def query_values(con, options: ReportOptions) -> tuple[dict, dict]:
 
 
 def build_report(con, options: ReportOptions | None = None,
-                 fail_on: list[tuple[str, str]] | None = None) -> dict:
+                 fail_on: list[tuple[str, str]] | None = None,
+                 on_section: Callable[[str], None] | None = None) -> dict:
     """Run every section's queries and return the report dict (the `--format json` object).
 
     fail_on: parsed `--fail-on` checks (parse_fail_on); adds the `fail_on` object.
+    on_section: called with each section's name before its queries run (progress display).
     """
     options = options or ReportOptions()
     started = time.perf_counter()
@@ -314,10 +317,13 @@ def build_report(con, options: ReportOptions | None = None,
         "overview": _overview, "big_keys": _big_keys, "patterns": _patterns, "ttl": _ttl,
         "encodings": _encodings, "naming": _naming, "cold": _cold, "slots": _slots, "streams": _streams,
     }
+    step = on_section or (lambda name: None)
     # overview is always computed: other sections and the renderers refer to it
+    step("overview")
     report["overview"] = _overview(run, options, meta)
     for name in SECTIONS[1:]:
         if name in options.sections:
+            step(name)
             report[name] = builders[name](run, options, meta)
     if "overview" not in options.sections:
         report["overview"] = {k: report["overview"][k] for k in

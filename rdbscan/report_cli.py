@@ -2,10 +2,12 @@
 rdbscan.querylib and rdbscan.render."""
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import click
@@ -101,7 +103,7 @@ SECTION_CHOICES = click.Choice(list(rpt.SECTIONS))
 @click.option("--idle-days", type=float, default=30, show_default=True,
               help="Keys idle longer than this are cold (dumps with LRU data).")
 @click.option("--target", metavar="VERSION", help="Memory model used when loading a dump (see `rdbscan load`).")
-@click.option("-q", "--quiet", is_flag=True, help="No load summary on standard error.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress display (load, then the section being computed) and no load summary on standard error.")
 def report_cmd(sources, db_path, fmt, top, dump_id, delimiters, config_path, sets, rules_path, fail_on,
                sections, idle_days, target, quiet):
     """Report on RDB dumps: overview, big keys, key families, TTL gaps, compact-encoding
@@ -153,7 +155,8 @@ def report_cmd(sources, db_path, fmt, top, dump_id, delimiters, config_path, set
             load_code = _load(list(sources), path, target, quiet)
         con = _open(path)
         try:
-            report = rpt.build_report(con, options, fail_on=checks)
+            with _section_status(quiet) as on_section:
+                report = rpt.build_report(con, options, fail_on=checks, on_section=on_section)
         except ValueError as e:
             raise click.ClickException(str(e))
         finally:
@@ -174,6 +177,21 @@ def report_cmd(sources, db_path, fmt, top, dump_id, delimiters, config_path, set
                           if c["failed"])
         click.echo(f"rdbscan: findings exceed --fail-on thresholds: {names}", err=True)
     sys.exit(load_code or (rpt.EXIT_FINDINGS if failed else 0))
+
+
+@contextlib.contextmanager
+def _section_status(quiet: bool):
+    """A spinner on stderr naming the section whose queries run (a terminal only, not with
+    --quiet): on tens of millions of keys the queries take as long as the load."""
+    if quiet or not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    started = time.perf_counter()
+    with Console(stderr=True).status("report: overview") as status:
+        def on_section(name: str) -> None:
+            status.update(f"report: {name} ({time.perf_counter() - started:.0f} s)")
+        yield on_section
 
 
 def _load(paths: list[str], db_path: str, target: str | None, quiet: bool) -> int:

@@ -431,3 +431,15 @@ def test_two_dumps_in_one_database(tmp_path):
     assert only_b["overview"]["keys"] == len(b.keys)
     assert only_b["overview"]["server"] == "valkey"
     assert only_b["ttl"]["keys_without_ttl"] == sum(1 for k in b.keys if k.expire_at_ms is None)
+
+
+def test_on_section_names_each_section_in_order(loaded):
+    seen = []
+    con = rpt.open_database(loaded("redis-7.0.15/small"))
+    try:
+        report = rpt.build_report(con, rpt.ReportOptions(sections=("naming", "ttl")),
+                                  on_section=seen.append)
+    finally:
+        con.close()
+    assert seen == ["overview", "ttl", "naming"]   # overview always, then the report's order
+    assert {"overview", "ttl", "naming"} <= set(report) and "big_keys" not in report
