@@ -44,13 +44,19 @@ _TOKEN = "[A-Za-z0-9_+/=-]"
 # for a UUID.  When the other segments are all ids that become {id} whatever pass takes them,
 # every run of characters holding a digit or '-' (between delimiters and braces) is exactly one
 # of those ids, and one replacement of such runs gives the family.
-#   1. integers of any length but 8 (8 digits may be a compact date): the runs are digit runs.
+#   1. integers, but 8 digits that read as a compact date: the runs are digit runs.
 #   2. also UUIDs and hex of 8+ characters holding a digit (session ids, hashes), when the key has
-#      no run of exactly 8 digits (a possible date, checked with one cheap regex) and no
-#      delimiter is a letter or '-' (which would split such ids).
+#      no run of 8 digits that reads as a compact date (one regex) and no delimiter is a letter
+#      or '-' (which would split such ids).
 # Neither for delimiters that are digits, braces or markers: segments and runs would not coincide.
 _PLAIN_SEG = f"[^0-9\\-{_M}{_T}' || delim_class(delimiters) || ']*"
-_FAST_SEG = _PLAIN_SEG + "|\\{?(?:[0-9]{1,7}|[0-9]{9,})\\}?"
+# 8 digits that are not a compact date (the passes' _DATE: (19|20)YY, month 01-12, day 01-31):
+# another first two digits, or a month outside 01-12, or a valid month and a day outside 01-31.
+_DATE8 = "(?:19|20)[0-9]{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12][0-9]|3[01])"
+_NON_DATE8 = ("(?:[03-9][0-9]|1[0-8]|2[1-9])[0-9]{6}"
+              "|(?:19|20)[0-9]{2}(?:00|1[3-9]|[2-9][0-9])[0-9]{2}"
+              "|(?:19|20)[0-9]{2}(?:0[1-9]|1[0-2])(?:00|3[2-9]|[4-9][0-9])")
+_FAST_SEG = _PLAIN_SEG + f"|\\{{?(?:[0-9]{{1,7}}|[0-9]{{9,}}|{_NON_DATE8})\\}}?"
 # hex of 8+ characters with a digit: i hex characters, a digit, at least 7 - i more (i < 7), or
 # 7+ hex characters before the digit
 _HEX_ID = "|".join([f"{_HEX}{{{i}}}[0-9]{_HEX}{{{7 - i},}}" for i in range(7)] + [f"{_HEX}{{7,}}[0-9]{_HEX}*"])
@@ -85,7 +91,7 @@ def _key_pattern_sql() -> str:
             f"AND regexp_full_match(key, {_segments(_FAST_SEG)}) "
             f"THEN regexp_replace(key, '[0-9]+', '{{id}}', 'g') "
             f"WHEN NOT regexp_matches(delimiters, '[0-9A-Za-z{{}}{_M}{_T}-]') "
-            f"AND NOT regexp_matches(key, '(?:^|[^0-9])[0-9]{{8}}(?:[^0-9]|$)') "
+            f"AND NOT regexp_matches(key, '(?:^|[^0-9])(?:{_DATE8})(?:[^0-9]|$)') "
             f"AND regexp_full_match(key, {_segments(_ID_SEG)}) "
             f"THEN regexp_replace(key, '[^{{}}' || delim_class(delimiters) || ']*[0-9-][^{{}}' || delim_class(delimiters) || ']*', '{{id}}', 'g') "
             f"ELSE {_key_pattern_passes_sql()} END")

@@ -31,7 +31,11 @@ def _keys_for_patterns(n: int, seed: int) -> list[str]:
             "2024-01", "1999-12-31T10", hexs(rnd.randint(5, 40)), hexs(8).upper(), hexs(7) + "g",
             "%08x-%04x-%04x-%04x-%012x" % tuple(rnd.getrandbits(b) for b in (32, 16, 16, 16, 48)),
             "abcdefab-abcd-abcd-abcd-abcdefabcdef", "ab12345678cd", "tok3nABCDEFGHIJKLMNOP",
-            "1234-5678-9012-3456", "-1", "+5", "3.5", "ff_00"])
+            "1234-5678-9012-3456", "-1", "+5", "3.5", "ff_00",
+            # 8 digits: dates and their near misses (month, day, century), ids
+            "19991231", "20000101", "19991301", "20241200", "20240132", "20240100", "19000229",
+            "18991231", "21000101", "10000000", "%08d" % rnd.randint(0, 10 ** 8 - 1),
+            "20%02d%02d%02d" % (rnd.randint(0, 99), rnd.randint(0, 14), rnd.randint(0, 40))])
 
     keys = set()
     while len(keys) < n:
