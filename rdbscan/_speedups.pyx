@@ -360,14 +360,15 @@ def skip_elements(bytes buf, Py_ssize_t pos, Py_ssize_t count, int layout, dict 
 # ---------------------------------------------------------------------------------------------
 # The record loop for the common keys, straight into key-row columns.
 #
-# Strings and single-blob values (listpacks, ziplists, intsets) are nearly every key of a
-# real dump.  KeyColumns.scan reads as many of them as lie wholly in the reader's buffer and
+# Strings and single-blob values (listpacks, ziplists, intsets, lists held in a one-node
+# quicklist) are nearly every key of a real dump.  KeyColumns.scan reads as many of them as lie wholly in the reader's buffer and
 # writes their rows into typed C columns, with no Python object per key; at the first record
 # it does not handle (an opcode, a collection, a value not wholly in the buffer, anything
 # damaged) it stops and the parser's Python loop reads that record, yielding a KeyRecord that
 # RowBuilder appends here too, so rows stay in file order.  Errors always come from the
-# Python path.  Twins: parser._Parser.records / string_value / v_blob, slots.key_slot,
-# rows.RowBuilder.add; tests/test_speedups.py compares whole tables with the pure-Python run.
+# Python path.  Twins: parser._Parser.records / string_value / v_blob / v_quicklist,
+# slots.key_slot, rows.RowBuilder.add; tests/test_speedups.py compares whole tables with the
+# pure-Python run.
 
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy, memset
@@ -585,7 +586,7 @@ cdef class KeyColumns:
     cdef dict type_codes, encoding_codes
     cdef uint16_t type_of[256]
     cdef uint16_t blob_enc_of[256]
-    cdef uint16_t enc_int, enc_embstr, enc_raw
+    cdef uint16_t enc_int, enc_embstr, enc_raw, enc_listpack
 
     def __cinit__(self, Py_ssize_t capacity, estimator, dict type_names, dict type_encodings):
         cdef int i
@@ -646,6 +647,7 @@ cdef class KeyColumns:
         self.enc_int = self._code(self.encoding_names, self.encoding_codes, "int")
         self.enc_embstr = self._code(self.encoding_names, self.encoding_codes, "embstr")
         self.enc_raw = self._code(self.encoding_names, self.encoding_codes, "raw")
+        self.enc_listpack = self._code(self.encoding_names, self.encoding_codes, "listpack")
 
     def __dealloc__(self):
         cdef int i
@@ -834,15 +836,16 @@ cdef class KeyColumns:
         return out
 
     def scan(self, bytes buf, Py_ssize_t pos, int64_t base, int32_t db, int embstr_limit,
-             Py_ssize_t max_item):
+             Py_ssize_t max_item, bint listpack_lists):
         """Read the records at buf[pos:] that this loop handles (see the comment above the
         class) into the batch, until the batch is full.  `base` is the file offset of buf[0],
-        `embstr_limit` the parser's string_encoder().  Returns (position after the last
+        `embstr_limit` the parser's string_encoder(), `listpack_lists` whether a one-node
+        quicklist 2 is a listpack-encoded list (Redis 7.2+).  Returns (position after the last
         record taken, records taken)."""
         cdef const uint8_t* b = <const uint8_t*>(<char*>buf)
         cdef Py_ssize_t end = len(buf), q, taken = 0
         while not (self.n >= self.capacity or self.kused >= KEY_DATA_SOFT):
-            q = self._record(buf, b, pos, end, base, db, embstr_limit, max_item)
+            q = self._record(buf, b, pos, end, base, db, embstr_limit, max_item, listpack_lists)
             if q < 0:
                 break
             pos = q
@@ -851,7 +854,7 @@ cdef class KeyColumns:
 
     cdef Py_ssize_t _record(self, bytes buf, const uint8_t* b, Py_ssize_t pos, Py_ssize_t end,
                             int64_t base, int32_t db, int embstr_limit,
-                            Py_ssize_t max_item) except -2:
+                            Py_ssize_t max_item, bint listpack_lists) except -2:
         """One record (its expire / idle / freq opcodes, type, key, value) into row n;
         returns the position after it, or -1 when the Python path must read it."""
         cdef Py_ssize_t p = pos, q, kpos, klen, vpos, vlen, count = 0, mx = 0, i = self.n
@@ -895,12 +898,23 @@ cdef class KeyColumns:
                 p += 2
             else:
                 break
-        if t != 0 and t != 10 and t != 11 and t != 12 and t != 13 and t != 16 and t != 17 \
-                and t != 20:
+        if t != 0 and t != 10 and t != 11 and t != 12 and t != 13 and t != 14 and t != 16 \
+                and t != 17 and t != 18 and t != 20:
             return -1
         p = _raw_str(b, p + 1, end, &kpos, &klen)
         if p < 0 or p >= end:
             return -1
+        if t == 14 or t == 18:
+            # A quicklist of one packed node (small lists): node count, [container,] blob.
+            p = _plain_len(b, p, end, &ln)
+            if p < 0 or ln != 1:
+                return -1
+            if t == 18:
+                p = _plain_len(b, p, end, &ln)
+                if p < 0 or ln != 2:      # QUICKLIST_NODE_CONTAINER_PACKED
+                    return -1
+            if p >= end:
+                return -1
         b0 = b[p]
         if t == 0:
             if b0 < 0xC0:
@@ -969,7 +983,7 @@ cdef class KeyColumns:
             else:
                 return -1
             try:
-                if t == 16 or t == 17 or t == 20:
+                if t == 16 or t == 17 or t == 20 or t == 18:
                     _listpack_scan(v, vlen, t == 17, &count, &mx)
                 elif t == 11:
                     _intset_scan(v, vlen, &count, &mx)
@@ -977,13 +991,16 @@ cdef class KeyColumns:
                     _ziplist_scan(v, vlen, t == 12, &count, &mx)
             except BlobError:
                 return -1
-            if t != 20 and t != 10 and t != 11:
+            if t == 12 or t == 13 or t == 16 or t == 17:
                 if count & 1:
                     return -1
                 count //= 2
             length = count
             blob = vlen
-            enc = self.blob_enc_of[t]
+            if t == 18 and listpack_lists:   # parser.v_quicklist: Redis 7.2+ listpack lists
+                enc = self.enc_listpack
+            else:
+                enc = self.blob_enc_of[t]
             self.c_maxel[i] = mx
         # The record is whole: commit row i (the key last: what can fail has been done).
         self._estimate(self.type_of[t], enc, klen, length, blob, db, has_expire, i)

@@ -226,7 +226,7 @@ class _Parser:
                     and freq is None:
                 # Compiled rows: the common records go straight into the sink's columns.
                 r.pos, taken = sink.scan(r.buf, r.pos, r.base, db, string_encoding,
-                                         r.max_item)
+                                         r.max_item, info.version_tuple() >= (7, 2))
                 if taken:
                     info.keys += taken
                     info.position = r.base + r.pos

@@ -24,7 +24,8 @@ BATCH_ROWS = 20_000        # key rows per batch
 
 
 class _Shape:
-    """The figures of a string or single-blob value that its memory estimate depends on."""
+    """The figures of a string or single-blob value (a one-node quicklist included) that its
+    memory estimate depends on."""
 
     __slots__ = ("key", "type", "encoding", "length", "blob", "elems", "vals", "nodes", "extra")
 
@@ -34,7 +35,9 @@ class _Shape:
         self.encoding = encoding
         self.length = length
         self.blob = blob
-        self.elems = self.vals = self.nodes = self.extra = None
+        self.elems = self.vals = self.extra = None
+        # a list in a one-node quicklist: that node (the blob)
+        self.nodes = {blob: 1} if encoding == "quicklist" else None
 
 
 class RowBuilder:

@@ -230,7 +230,7 @@ def value_records(draw) -> bytes:
     """One key record (with optional expire / idle / freq opcodes) or another record the
     compiled loop must leave to the Python path."""
     kind = draw(st.sampled_from(["str", "int", "lzf", "listpack", "intset", "ziplist", "set",
-                                 "selectdb", "hash_hashtable"]))
+                                 "selectdb", "hash_hashtable", "quicklist", "quicklist"]))
     head = b""
     for op in draw(st.lists(st.sampled_from(["ms", "s", "idle", "freq"]), max_size=3)):
         if op == "ms":
@@ -263,6 +263,16 @@ def value_records(draw) -> bytes:
         t = draw(st.sampled_from([10, 12, 13]))
         entries = draw(st.lists(ELEMENT, max_size=8))
         return head + W.key(t, name, wrap(ziplist(entries)))
+    if kind == "quicklist":   # 1 node (the compiled loop) or more; v2 packed / plain, or v1
+        t = draw(st.sampled_from([14, 18, 18]))
+        nodes = b""
+        n = draw(st.sampled_from([1, 1, 1, 2, 0]))
+        for _ in range(n):
+            entries = draw(st.lists(ELEMENT, max_size=6))
+            container = draw(st.sampled_from([2, 2, 2, 1, 3])) if t == 18 else None
+            blob = W.listpack(entries) if t == 18 else ziplist(entries)
+            nodes += (W.length(container) if container is not None else b"") + wrap(blob)
+        return head + W.key(t, name, W.length(n) + nodes)
     members = draw(st.lists(st.binary(max_size=10), min_size=1, max_size=5))
     if kind == "set":
         return head + W.key(2, name, W.length(len(members)) +
