@@ -371,12 +371,14 @@ def skip_elements(bytes buf, Py_ssize_t pos, Py_ssize_t count, int layout, dict 
 # pure-Python run.
 
 from libc.stdlib cimport malloc, free
+from libc.math cimport nearbyint
 from libc.string cimport memcpy, memset
 from cpython.bytes cimport PyBytes_FromStringAndSize
 
 import lzf as _lzf
 
-DEF SHAPE_CACHE = 65536   # memory estimates remembered by value shape (direct-mapped)
+DEF SHAPE_CACHE = 65536   # value costs remembered by value shape (direct-mapped)
+DEF KEY_COSTS = 1024      # key costs remembered by key length (shorter keys)
 DEF KEY_DATA_SOFT = 64 * 1024 * 1024   # a batch ends once its key names reach this size
 DEF KEY_DATA_HARD = 0x7FFFFFFF         # int32 Arrow offsets
 
@@ -530,15 +532,11 @@ def intset_scan(bytes blob):
 
 
 cdef struct Shape:
-    int64_t key_len
     int64_t length
     int64_t blob
-    int64_t mem
-    int64_t total
-    int32_t db
+    int64_t cost
     uint16_t type_code
     uint16_t enc_code
-    uint8_t ttl
     uint8_t used
 
 
@@ -581,7 +579,10 @@ cdef class KeyColumns:
     cdef int64_t* c_ints
     cdef uint8_t* c_valid[N_VALID]
     cdef Shape* cache
+    cdef int64_t key_costs[KEY_COSTS]
     cdef object estimator
+    cdef int64_t shares_db
+    cdef double share_main, share_expire
     cdef readonly list type_names, encoding_names
     cdef dict type_codes, encoding_codes
     cdef uint16_t type_of[256]
@@ -627,6 +628,9 @@ cdef class KeyColumns:
                 raise MemoryError()
             memset(self.c_valid[i], 0, capacity // 8 + 1)
         memset(self.cache, 0, SHAPE_CACHE * sizeof(Shape))
+        for i in range(KEY_COSTS):
+            self.key_costs[i] = -1
+        self.shares_db = -1
         # Null columns must read as zero where Arrow looks past the validity bitmap.
         memset(self.c_fttl, 0, capacity * 8)
         memset(self.c_fmin, 0, capacity * 8)
@@ -728,30 +732,41 @@ cdef class KeyColumns:
 
     cdef int _estimate(self, uint16_t tc, uint16_t ec, int64_t key_len, int64_t length,
                        int64_t blob, int32_t db, bint ttl, Py_ssize_t i) except -1:
-        """memory_bytes and memory_total_bytes of row i, by value shape: the estimator
-        (rows.RowBuilder.shape_estimate, the memory model) runs once per new shape."""
-        cdef uint64_t h = <uint64_t>key_len * 0x9E3779B97F4A7C15ULL
-        h ^= (<uint64_t>length + 0x632BE59BD9B4E019ULL) * 0xBF58476D1CE4E5B9ULL
-        h ^= (<uint64_t>blob + (<uint64_t>db << 32)) * 0x94D049BB133111EBULL
-        h ^= (<uint64_t>tc << 40) ^ (<uint64_t>ec << 20) ^ <uint64_t>ttl
+        """memory_bytes and memory_total_bytes of row i, as rows.RowBuilder.add computes them
+        (memory.estimate and memory.total): the key's cost by key length and the value's by
+        value shape, each asked of the estimator (rows.RowBuilder, the memory model) once, and
+        the total from the db's bucket shares, as memory.total adds them."""
+        cdef int64_t key_cost, mem
+        cdef double t
+        if key_len < KEY_COSTS and self.key_costs[key_len] >= 0:
+            key_cost = self.key_costs[key_len]
+        else:
+            key_cost = self.estimator.key_cost(key_len)
+            if key_len < KEY_COSTS:
+                self.key_costs[key_len] = key_cost
+        cdef uint64_t h = (<uint64_t>length + 0x632BE59BD9B4E019ULL) * 0xBF58476D1CE4E5B9ULL
+        h ^= <uint64_t>blob * 0x94D049BB133111EBULL
+        h ^= (<uint64_t>tc << 40) ^ (<uint64_t>ec << 20)
         h ^= h >> 31
         cdef Shape* s = &self.cache[h & (SHAPE_CACHE - 1)]
-        if not (s.used and s.key_len == key_len and s.length == length and s.blob == blob
-                and s.db == db and s.type_code == tc and s.enc_code == ec and s.ttl == ttl):
-            mem, total = self.estimator(self.type_names[tc], self.encoding_names[ec], key_len,
-                                        length, blob, db, ttl)
-            s.key_len = key_len
+        if not (s.used and s.length == length and s.blob == blob and s.type_code == tc
+                and s.enc_code == ec):
+            s.cost = self.estimator.value_cost(self.type_names[tc], self.encoding_names[ec],
+                                               length, blob)
             s.length = length
             s.blob = blob
-            s.db = db
             s.type_code = tc
             s.enc_code = ec
-            s.ttl = ttl
-            s.mem = mem
-            s.total = total
             s.used = 1
-        self.c_mem[i] = s.mem
-        self.c_total[i] = s.total
+        if db != self.shares_db:
+            self.share_main, self.share_expire = self.estimator.total_shares(db)
+            self.shares_db = db
+        mem = key_cost + s.cost
+        t = <double>mem + self.share_main      # memory.total: the same float additions
+        if ttl:
+            t += self.share_expire
+        self.c_mem[i] = mem
+        self.c_total[i] = <int64_t>nearbyint(t)   # round half to even, as Python's round
         return 0
 
     def append(self, tuple row):

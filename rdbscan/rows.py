@@ -14,7 +14,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import constants as C
-from .memory import bucket_shares, estimate, select_profile, total
+from .memory import (EXPIRES_ENTRY, bucket_shares, estimate, key_cost, select_profile, total,
+                     value_cost)
 from .slots import key_slot
 from .speedups import compiled
 from .store import KEYS_COLUMNS, KEYS_SCHEMA, STREAM_GROUPS_COLUMNS, STREAMS_COLUMNS
@@ -27,10 +28,9 @@ class _Shape:
     """The figures of a string or single-blob value (a one-node quicklist included) that its
     memory estimate depends on."""
 
-    __slots__ = ("key", "type", "encoding", "length", "blob", "elems", "vals", "nodes", "extra")
+    __slots__ = ("type", "encoding", "length", "blob", "elems", "vals", "nodes", "extra")
 
-    def __init__(self, type_name, encoding, key_len, length, blob):
-        self.key = bytes(key_len)
+    def __init__(self, type_name, encoding, length, blob):
         self.type = type_name
         self.encoding = encoding
         self.length = length
@@ -53,7 +53,7 @@ class RowBuilder:
         self.bucket_share: dict[int, tuple[float, float]] = {}
         self.estimates: dict[tuple, int] = {}   # memory estimate by value shape (add)
         # The compiled batch, which the parser may fill directly (parse(..., sink=)).
-        self.sink = compiled.KeyColumns(batch_rows, self.shape_estimate, C.TYPE_NAMES,
+        self.sink = compiled.KeyColumns(batch_rows, self, C.TYPE_NAMES,
                                         C.TYPE_ENCODINGS) \
             if compiled is not None else None
         self.reset()
@@ -92,15 +92,25 @@ class RowBuilder:
             share = self.bucket_share[db] = bucket_shares(self.info.resizedb, db)
         return share
 
-    def shape_estimate(self, type_name: str, encoding: str, key_len: int, length: int,
-                       blob: int, db: int, has_ttl: bool) -> tuple[int, int]:
-        """(memory_bytes, memory_total_bytes) of a string or single-blob value: what add()
-        computes for such a record; the compiled batch asks once per value shape."""
-        prof = self.profile
-        if prof is None:
-            prof = self.profile = select_profile(self.info, self.target)
-        mem = estimate(_Shape(type_name, encoding, key_len, length, blob), prof)
-        return mem, total(mem, has_ttl, self._shares(db))
+    # What the compiled batch asks of the memory model (KeyColumns._estimate puts them
+    # together as add() does: memory.estimate = key cost + value cost, then memory.total).
+    def _profile(self):
+        if self.profile is None:
+            self.profile = select_profile(self.info, self.target)
+        return self.profile
+
+    def key_cost(self, key_len: int) -> int:
+        return key_cost(key_len, self._profile())
+
+    def value_cost(self, type_name: str, encoding: str, length: int, blob: int) -> int:
+        """Of a string or single-blob value (a one-node quicklist included)."""
+        return int(value_cost(_Shape(type_name, encoding, length, blob), self._profile()))
+
+    def total_shares(self, db: int) -> tuple[float, float]:
+        """(main bucket share, expires entry + expires bucket share) of a key in db: what
+        memory.total adds to a key's memory, the second for keys with a TTL."""
+        main, expires = self._shares(db)
+        return main, EXPIRES_ENTRY + expires
 
     def add(self, rec) -> None:
         prof = self.profile
