@@ -153,6 +153,7 @@ def report_cmd(sources, db_path, fmt, top, dump_id, delimiters, config_path, set
                 tmpdir = tempfile.mkdtemp(prefix="rdbscan-")
                 path = os.path.join(tmpdir, "report.duckdb")
             load_code = _load(list(sources), path, target, quiet)
+            _release_load_memory()
         con = _open(path)
         try:
             with _section_status(quiet) as on_section:
@@ -177,6 +178,16 @@ def report_cmd(sources, db_path, fmt, top, dump_id, delimiters, config_path, set
                           if c["failed"])
         click.echo(f"rdbscan: findings exceed --fail-on thresholds: {names}", err=True)
     sys.exit(load_code or (rpt.EXIT_FINDINGS if failed else 0))
+
+
+def _release_load_memory() -> None:
+    """Give back what the load held before the queries start (peak RSS of a whole report:
+    Arrow's memory pool keeps freed batches for reuse)."""
+    import gc
+
+    import pyarrow as pa
+    gc.collect()
+    pa.default_memory_pool().release_unused()
 
 
 @contextlib.contextmanager
