@@ -220,44 +220,78 @@ cdef int _ziplist_scan(const uint8_t* b, Py_ssize_t n, bint members_only, Py_ssi
 
 
 
+cdef inline Py_ssize_t _plain_len(const uint8_t* b, Py_ssize_t p, Py_ssize_t end,
+                                  uint64_t* out) noexcept:
+    """A LEN that is a plain length (not a string encoding) wholly before `end`: returns the
+    position after it, or -1."""
+    if p >= end:
+        return -1
+    cdef uint8_t b0 = b[p]
+    if b0 < 0x40:
+        out[0] = b0
+        return p + 1
+    if b0 < 0x80:
+        if p + 2 > end:
+            return -1
+        out[0] = ((b0 & 0x3F) << 8) | b[p + 1]
+        return p + 2
+    if b0 == 0x80:
+        if p + 5 > end:
+            return -1
+        out[0] = _u32be(b + p + 1)
+        return p + 5
+    if b0 == 0x81:
+        if p + 9 > end:
+            return -1
+        out[0] = _u64be(b + p + 1)
+        return p + 9
+    return -1
+
+
+cdef inline Py_ssize_t _raw_str(const uint8_t* b, Py_ssize_t p, Py_ssize_t end,
+                                Py_ssize_t* start, Py_ssize_t* n) noexcept:
+    """An unencoded STR wholly before `end`: its content is b[start:start+n]; returns the
+    position after it, or -1."""
+    cdef uint64_t ln
+    cdef Py_ssize_t q = _plain_len(b, p, end, &ln)
+    if q < 0 or ln > <uint64_t>(end - q):
+        return -1
+    start[0] = q
+    n[0] = <Py_ssize_t>ln
+    return q + <Py_ssize_t>ln
+
+
+cdef inline bint _lzf_sizes_ok(uint64_t clen, uint64_t ulen) noexcept:
+    """reader.lzf_sizes_ok."""
+    return (clen <= ulen + ulen // 16 + 64 and ulen <= clen * 100 + 64
+            and (clen > 0 or ulen == 0))
+
+
+cdef inline Py_ssize_t _lzf_str(const uint8_t* b, Py_ssize_t p, Py_ssize_t end,
+                                uint64_t* clen, uint64_t* ulen) noexcept:
+    """An LZF STR (b[p] == 0xC3) wholly before `end` with possible sizes: returns the position of
+    its compressed bytes (clen of them), or -1."""
+    cdef Py_ssize_t q = _plain_len(b, p + 1, end, clen)
+    if q < 0:
+        return -1
+    q = _plain_len(b, q, end, ulen)
+    if q < 0 or not _lzf_sizes_ok(clen[0], ulen[0]) or clen[0] > <uint64_t>(end - q):
+        return -1
+    return q
+
+
 cdef inline Py_ssize_t _str_len(const uint8_t* b, Py_ssize_t pos, Py_ssize_t end,
                                 Py_ssize_t* text_len, int* is_int) noexcept:
     """Skip one STR at b[pos] if it lies wholly before `end`: returns the position after it and
     sets its text length (digits for integer encodings); -1 when the STR is LZF-compressed, has
     an unknown encoding, or is not wholly in the buffer (the Python path takes over)."""
+    cdef Py_ssize_t start
+    is_int[0] = 0
     if pos >= end:
         return -1
     cdef uint8_t b0 = b[pos]
-    cdef Py_ssize_t n
-    cdef uint64_t big
-    is_int[0] = 0
-    if b0 < 0x40:
-        n = pos + 1 + b0
-        if n > end:
-            return -1
-        text_len[0] = b0
-        return n
-    if b0 < 0x80:
-        if pos + 2 > end:
-            return -1
-        text_len[0] = ((b0 & 0x3F) << 8) | b[pos + 1]
-        n = pos + 2 + text_len[0]
-        return n if n <= end else -1
-    if b0 == 0x80:
-        if pos + 5 > end:
-            return -1
-        text_len[0] = _u32be(b + pos + 1)
-        n = pos + 5 + text_len[0]
-        return n if n <= end else -1
-    if b0 == 0x81:
-        if pos + 9 > end:
-            return -1
-        big = _u64be(b + pos + 1)
-        if big > <uint64_t>(end - pos):
-            return -1
-        text_len[0] = <Py_ssize_t>big
-        n = pos + 9 + text_len[0]
-        return n if n <= end else -1
+    if b0 < 0xC0:
+        return _raw_str(b, pos, end, &start, text_len)
     if b0 == 0xC0:
         if pos + 2 > end:
             return -1
@@ -446,53 +480,6 @@ cdef inline bint _is_long_text(const uint8_t* d, Py_ssize_t n) noexcept:
     if neg:
         return v <= <uint64_t>9223372036854775808ULL
     return v <= <uint64_t>9223372036854775807ULL
-
-
-cdef inline Py_ssize_t _plain_len(const uint8_t* b, Py_ssize_t p, Py_ssize_t end,
-                                  uint64_t* out) noexcept:
-    """A LEN that is a plain length (not a string encoding) wholly before `end`: returns the
-    position after it, or -1."""
-    if p >= end:
-        return -1
-    cdef uint8_t b0 = b[p]
-    if b0 < 0x40:
-        out[0] = b0
-        return p + 1
-    if b0 < 0x80:
-        if p + 2 > end:
-            return -1
-        out[0] = ((b0 & 0x3F) << 8) | b[p + 1]
-        return p + 2
-    if b0 == 0x80:
-        if p + 5 > end:
-            return -1
-        out[0] = _u32be(b + p + 1)
-        return p + 5
-    if b0 == 0x81:
-        if p + 9 > end:
-            return -1
-        out[0] = _u64be(b + p + 1)
-        return p + 9
-    return -1
-
-
-cdef inline Py_ssize_t _raw_str(const uint8_t* b, Py_ssize_t p, Py_ssize_t end,
-                                Py_ssize_t* start, Py_ssize_t* n) noexcept:
-    """An unencoded STR wholly before `end`: its content is b[start:start+n]; returns the
-    position after it, or -1."""
-    cdef uint64_t ln
-    cdef Py_ssize_t q = _plain_len(b, p, end, &ln)
-    if q < 0 or ln > <uint64_t>(end - q):
-        return -1
-    start[0] = q
-    n[0] = <Py_ssize_t>ln
-    return q + <Py_ssize_t>ln
-
-
-cdef inline bint _lzf_sizes_ok(uint64_t clen, uint64_t ulen) noexcept:
-    """reader.lzf_sizes_ok."""
-    return (clen <= ulen + ulen // 16 + 64 and ulen <= clen * 100 + 64
-            and (clen > 0 or ulen == 0))
 
 
 cdef int _intset_scan(const uint8_t* b, Py_ssize_t n, Py_ssize_t* count,
@@ -687,10 +674,13 @@ cdef class KeyColumns:
             names.append(name)
         return code
 
+    cdef inline bint _full(self) noexcept:
+        return self.n >= self.capacity or self.kused >= KEY_DATA_SOFT
+
     @property
     def full(self):
         """True when the batch should be taken (rows or key bytes at their limit)."""
-        return self.n >= self.capacity or self.kused >= KEY_DATA_SOFT
+        return self._full()
 
     cdef int _key(self, const char* k, Py_ssize_t klen) except -1:
         """Append one key name to the key data (grown as needed)."""
@@ -718,7 +708,6 @@ cdef class KeyColumns:
                     break
         self.kused = need
         self.c_koff[self.n + 1] = <int32_t>need
-        self.c_slot[self.n] = <int16_t>_key_slot(<const uint8_t*>k, klen)
         return 0
 
     cdef inline void _set_valid(self, int col, Py_ssize_t i) noexcept:
@@ -799,6 +788,7 @@ cdef class KeyColumns:
         self._opt64(self.c_fttl, V_FTTL, i, row[18])
         self._opt64(self.c_fmin, V_FMIN, i, row[19])
         self._opt64(self.c_ints, V_INTS, i, row[20])
+        self.c_slot[i] = row[16]
         self._key(<const char*>key, len(key))   # last: what can fail has been done
         self.n = i + 1
 
@@ -859,7 +849,7 @@ cdef class KeyColumns:
         record taken, records taken)."""
         cdef const uint8_t* b = <const uint8_t*>(<char*>buf)
         cdef Py_ssize_t end = len(buf), q, taken = 0
-        while not (self.n >= self.capacity or self.kused >= KEY_DATA_SOFT):
+        while not self._full():
             q = self._record(buf, b, pos, end, base, db, embstr_limit, max_item, listpack_lists)
             if q < 0:
                 break
@@ -873,6 +863,7 @@ cdef class KeyColumns:
         """One record (its expire / idle / freq opcodes, type, key, value) into row n;
         returns the position after it, or -1 when the Python path must read it."""
         cdef Py_ssize_t p = pos, q, kpos, klen, vpos, vlen, count = 0, mx = 0, i = self.n
+        cdef int is_int
         cdef int64_t expire = 0, idle = 0
         cdef int freq = 0
         cdef bint has_expire = False, has_idle = False, has_freq = False
@@ -932,45 +923,22 @@ cdef class KeyColumns:
                 return -1
         b0 = b[p]
         if t == 0:
-            if b0 < 0xC0:
-                q = _raw_str(b, p, end, &vpos, &vlen)
+            if b0 == 0xC3:     # LZF: measured, not decompressed
+                q = _lzf_str(b, p, end, &clen, &ulen)
                 if q < 0:
-                    return -1
-                length = vlen
-                if vlen <= 20 and _is_long_text(b + vpos, vlen):
-                    enc = self.enc_int
-                else:
-                    enc = self.enc_embstr if vlen <= embstr_limit else self.enc_raw
-            elif b0 == 0xC0:
-                if p + 2 > end:
-                    return -1
-                q = p + 2
-                length = _int_text_len(<int8_t>b[p + 1])
-                enc = self.enc_int
-            elif b0 == 0xC1:
-                if p + 3 > end:
-                    return -1
-                q = p + 3
-                length = _int_text_len(<int16_t>(b[p + 1] | (b[p + 2] << 8)))
-                enc = self.enc_int
-            elif b0 == 0xC2:
-                if p + 5 > end:
-                    return -1
-                q = p + 5
-                length = _int_text_len(<int32_t>_u32le(b + p + 1))
-                enc = self.enc_int
-            elif b0 == 0xC3:     # LZF: measured, not decompressed
-                q = _plain_len(b, p + 1, end, &clen)
-                if q < 0:
-                    return -1
-                q = _plain_len(b, q, end, &ulen)
-                if q < 0 or not _lzf_sizes_ok(clen, ulen) or clen > <uint64_t>(end - q):
                     return -1
                 q += <Py_ssize_t>clen
                 length = <int64_t>ulen
                 enc = self.enc_embstr if length <= embstr_limit else self.enc_raw
             else:
-                return -1
+                q = _str_len(b, p, end, &vlen, &is_int)
+                if q < 0:
+                    return -1
+                length = vlen
+                if is_int or (vlen <= 20 and _is_long_text(b + q - vlen, vlen)):
+                    enc = self.enc_int
+                else:
+                    enc = self.enc_embstr if vlen <= embstr_limit else self.enc_raw
             self.c_maxel[i] = length
         else:
             if b0 < 0xC0:
@@ -979,12 +947,8 @@ cdef class KeyColumns:
                     return -1
                 v = b + vpos
             elif b0 == 0xC3:
-                q = _plain_len(b, p + 1, end, &clen)
-                if q < 0:
-                    return -1
-                q = _plain_len(b, q, end, &ulen)
-                if (q < 0 or ulen == 0 or ulen > <uint64_t>max_item
-                        or not _lzf_sizes_ok(clen, ulen) or clen > <uint64_t>(end - q)):
+                q = _lzf_str(b, p, end, &clen, &ulen)
+                if q < 0 or ulen == 0 or ulen > <uint64_t>max_item:
                     return -1
                 try:
                     out = _lzf.decompress(buf[q:q + <Py_ssize_t>clen], <Py_ssize_t>ulen)
@@ -1036,6 +1000,7 @@ cdef class KeyColumns:
         self.c_freq[i] = <int16_t>freq
         if has_freq:
             self._set_valid(V_FREQ, i)
+        self.c_slot[i] = <int16_t>_key_slot(b + kpos, klen)
         self._key(<const char*>(b + kpos), klen)
         self.n = i + 1
         return q

@@ -32,15 +32,21 @@ def _backlen(sz: int) -> int:
     return 5
 
 
-def listpack_scan(b: bytes, members_only: bool = False) -> tuple[int, int]:
-    """(number of entries, longest entry as text) of a listpack.  With members_only only the
-    entries at even positions count for the longest (zset members, not scores)."""
+def _listpack_size(b: bytes) -> int:
+    """The blob's size, checked against the listpack header's."""
     n = len(b)
     if n < 7:
         raise BlobError(f"listpack of {n} bytes is shorter than its 7-byte minimum")
     total = U32.unpack_from(b, 0)[0]
     if total != n:
         raise BlobError(f"listpack header says {total} bytes but the blob has {n}")
+    return n
+
+
+def listpack_scan(b: bytes, members_only: bool = False) -> tuple[int, int]:
+    """(number of entries, longest entry as text) of a listpack.  With members_only only the
+    entries at even positions count for the longest (zset members, not scores)."""
+    n = _listpack_size(b)
     p = 6
     i = 0
     mx = 0
@@ -98,11 +104,7 @@ def listpack_values(b: bytes) -> list:
     This walk repeats listpack_scan's on purpose: the scan is the hot loop for every compact
     collection and must not build an object per entry; this one is for the few callers
     (stream nodes, field-TTL triplets) that need the values."""
-    n = len(b)
-    if n < 7:
-        raise BlobError(f"listpack of {n} bytes is shorter than its 7-byte minimum")
-    if U32.unpack_from(b, 0)[0] != n:
-        raise BlobError(f"listpack header says {U32.unpack_from(b, 0)[0]} bytes but the blob has {n}")
+    n = _listpack_size(b)
     out = []
     append = out.append
     p = 6

@@ -91,6 +91,8 @@ class DumpInfo:
         self.trailing_head = b""            # first bytes after the RDB (AOF tail, EOF mark)
         self.skipped_keys = 0               # keys left out by skip_bad
         self.skipped: list[str] = []        # the first few of them, described
+        self._version_key: tuple | None = None   # version_tuple's memo
+        self._version = (7, 0)
 
     @property
     def server(self) -> str | None:
@@ -105,15 +107,25 @@ class DumpInfo:
         return self.aux.get("valkey-ver") or self.aux.get("redis-ver")
 
     def version_tuple(self) -> tuple[int, int]:
-        """(major, minor) of the writing server; guessed from the RDB version without aux."""
-        v = self.server_version
-        if v:
-            parts = re.findall(r"\d+", v)
-            if len(parts) >= 2:
-                return int(parts[0]), int(parts[1])
-        guess = {1: (2, 0), 2: (2, 4), 3: (2, 6), 4: (2, 6), 5: (2, 6), 6: (2, 8), 7: (3, 2),
-                 8: (4, 0), 9: (6, 2), 10: (7, 0), 11: (7, 2), 12: (7, 4), 13: (8, 6), 80: (9, 0)}
-        return guess.get(self.rdb_version or 9, (7, 0))
+        """(major, minor) of the writing server; guessed from the RDB version without aux.
+        Remembered until the aux version or RDB version changes (the parser asks per record)."""
+        key = (self.server_version, self.rdb_version)
+        if key != self._version_key:
+            self._version_key, self._version = key, _version_of(*key)
+        return self._version
+
+
+_RDB_VERSION_SERVERS = {1: (2, 0), 2: (2, 4), 3: (2, 6), 4: (2, 6), 5: (2, 6), 6: (2, 8),
+                        7: (3, 2), 8: (4, 0), 9: (6, 2), 10: (7, 0), 11: (7, 2), 12: (7, 4),
+                        13: (8, 6), 80: (9, 0)}
+
+
+def _version_of(server_version: str | None, rdb_version: int | None) -> tuple[int, int]:
+    if server_version:
+        parts = re.findall(r"\d+", server_version)
+        if len(parts) >= 2:
+            return int(parts[0]), int(parts[1])
+    return _RDB_VERSION_SERVERS.get(rdb_version or 9, (7, 0))
 
 
 def module_type_name(module_id: int) -> tuple[str, int]:
@@ -150,7 +162,7 @@ class _Parser:
 
     def check_count(self, n: int, what: str, min_bytes: int = 1) -> None:
         """An element count cannot exceed what is left of the input."""
-        if n > 1 << 40:
+        if n > _COUNT_MAX:
             raise self.corrupt(f"{what} claims {n} elements")
         left = self.r.remaining_known()
         if left is not None and n * min_bytes > left:
