@@ -12,7 +12,8 @@
 -- columns added to `keys`: pattern (key_pattern), snapshot_ms (aux ctime of the dump, in ms),
 --   ttl_ms (expire_at_ms - snapshot_ms, NULL without TTL), invalid_utf8 (key bytes are not UTF-8),
 --   value_serialized_bytes (serialized_bytes minus the type byte and the key: about the value's RDB size).
---   memory_bytes is never NULL here (0 when the loader could not estimate it); key_bytes is dropped.
+--   memory_bytes is never NULL here (0 when the loader could not estimate it); key_bytes (and key_raw, encoding_id,
+--   module_type, which it is made of) are dropped.
 CREATE OR REPLACE TEMP VIEW rkeys AS
 SELECT k.dump_id, k.db, k.key, k.key_length, k.type, k.encoding, k.rdb_type, k.length,
        k.max_elem_bytes, k.serialized_bytes,
@@ -23,7 +24,7 @@ SELECT k.dump_id, k.db, k.key, k.key_length, k.type, k.encoding, k.rdb_type, k.l
        key_pattern(k.key, delimiters := $delimiters) AS pattern,
        s.snapshot_ms,
        k.expire_at_ms - s.snapshot_ms AS ttl_ms,
-       coalesce(k.key_bytes IS NOT NULL AND encode(k.key) <> k.key_bytes, false) AS invalid_utf8
+       k.key_raw IS NOT NULL AS invalid_utf8
 FROM keys AS k
 JOIN rsnap AS s USING (dump_id)
 WHERE $dump_id = 0 OR k.dump_id = $dump_id

@@ -175,6 +175,7 @@ _register_extensions()
 
 def run():
     """Entry point with the no-traceback guarantee."""
+    from .store import StoreError
     debug = "--debug" in sys.argv[1:]
     try:
         main.main(standalone_mode=False)
@@ -183,6 +184,9 @@ def run():
     except click.ClickException as e:
         e.show()
         sys.exit(e.exit_code)
+    except StoreError as e:   # a database of another rdbscan schema
+        click.echo(f"rdbscan: error: {e}", err=True)
+        sys.exit(EXIT_USAGE)
     except click.exceptions.Abort:
         click.echo("Aborted.", err=True)
         sys.exit(EXIT_INTERNAL)

@@ -104,6 +104,17 @@ TYPE_ENCODINGS = {
     22: "hashtable", 23: "listpackex", 24: "hashtable", 25: "listpackex", 26: "stream",
 }
 
+# The `keys` table stores an encoding as its position in this tuple (`encoding_id`) and shows the
+# name through a generated column: positions are part of the database format, so names are only
+# ever appended.  "module" stands for module values, whose encoding is their type name
+# (`keys.module_type`).
+ENCODING_NAMES = (
+    "raw", "int", "embstr", "linkedlist", "ziplist", "quicklist", "listpack", "listpackex",
+    "intset", "hashtable", "skiplist", "zipmap", "stream", "unknown", "module",
+)
+ENCODING_IDS = {name: i for i, name in enumerate(ENCODING_NAMES)}
+MODULE_ENCODING_ID = ENCODING_IDS["module"]
+
 # Largest string that Redis stores as embstr (object.c OBJ_ENCODING_EMBSTR_SIZE_LIMIT).
 EMBSTR_SIZE_LIMIT = 44
 EMBSTR_SIZE_LIMIT_3_0 = 39

@@ -25,6 +25,7 @@ from . import querylib
 from .macros import create_macros
 from .naming import NamingConfig
 from .render import fmt_bytes
+from .store import StoreError, check_schema
 
 REPORT_FORMAT = 1
 
@@ -209,6 +210,11 @@ def open_database(path: str, read_only: bool = False) -> duckdb.DuckDBPyConnecti
     if missing:
         con.close()
         raise ValueError(f"{path} is not an rdbscan database (no {', '.join(sorted(missing))} table)")
+    try:
+        check_schema(con, path)
+    except StoreError:
+        con.close()
+        raise
     return con
 
 

@@ -83,7 +83,7 @@ class RowBuilder:
             return _arrow_columns(self.sink.take(), self.dump_id, self.sink)
         if not self.rows:
             return [[] for _ in KEYS_COLUMNS]
-        return list(zip(*self.rows))
+        return _pure_columns(self.rows)
 
     def _shares(self, db: int) -> tuple[float, float]:
         """Per-key share of the main and expires bucket arrays, from RESIZEDB (section 8.6)."""
@@ -167,6 +167,31 @@ class RowBuilder:
                 col.append(value)
 
 
+def _encoding_columns(type_names, encoding_names) -> tuple[list, list]:
+    """(encoding_id, module_type) of rows by their type and encoding names: a module value's
+    encoding is its type name, kept in module_type."""
+    ids, modules = [], []
+    for t, e in zip(type_names, encoding_names):
+        module = t == "module"
+        ids.append(C.MODULE_ENCODING_ID if module else C.ENCODING_IDS[e])
+        modules.append(e if module else None)
+    return ids, modules
+
+
+def _raw_key(text: str, key: bytes) -> bytes | None:
+    """key_raw: the key's bytes when they are not valid UTF-8 (`text` then escapes them)."""
+    return None if key.isascii() or text.encode() == key else key
+
+
+def _pure_columns(rows: list[tuple]) -> list:
+    """The tuples of RowBuilder.add (the order KeyColumns.append reads) as lists in
+    KEYS_COLUMNS order."""
+    c = list(zip(*rows))
+    ids, modules = _encoding_columns(c[5], c[6])
+    return [c[0], c[1], c[2], list(map(_raw_key, c[2], c[3])), c[4], c[7], ids, modules,
+            *c[8:]]
+
+
 def _arrow_columns(cols: dict, dump_id: int, sink) -> list:
     """A taken compiled batch (KeyColumns.take) as Arrow arrays in KEYS_COLUMNS order, over
     its buffers (no per-key Python objects)."""
@@ -176,12 +201,26 @@ def _arrow_columns(cols: dict, dump_id: int, sink) -> list:
     offsets, data = buf(cols["key_offsets"]), buf(cols["key_data"])
     key_bytes = pa.Array.from_buffers(pa.binary(), n, [None, offsets, data])
     key_text = pa.Array.from_buffers(pa.string(), n, [None, offsets, data])
+    key_raw = None
     if cols["nonascii"]:
         try:
             key_text.validate(full=True)   # valid UTF-8 reads the same as decoded
         except pa.ArrowInvalid:
-            key_text = pa.array([k.decode("utf-8", "backslashreplace")
-                                 for k in key_bytes.to_pylist()], pa.string())
+            keys = key_bytes.to_pylist()
+            texts = [k.decode("utf-8", "backslashreplace") for k in keys]
+            key_text = pa.array(texts, pa.string())
+            key_raw = pa.array(list(map(_raw_key, texts, keys)), pa.binary())
+    type_codes = pa.Array.from_buffers(pa.uint16(), n, [None, buf(cols["type"])])
+    enc_codes = pa.Array.from_buffers(pa.uint16(), n, [None, buf(cols["encoding"])])
+    module_code = sink.type_names.index("module")
+    if pc.any(pc.equal(type_codes, module_code)).as_py():   # module values: row by row
+        ids, modules = _encoding_columns(pa.array(sink.type_names).take(type_codes).to_pylist(),
+                                         pa.array(sink.encoding_names).take(enc_codes).to_pylist())
+        encoding_id, module_type = pa.array(ids, pa.uint8()), pa.array(modules, pa.string())
+    else:
+        encoding_id = pa.array([C.ENCODING_IDS[e] for e in sink.encoding_names],
+                               pa.uint8()).take(enc_codes)
+        module_type = pa.nulls(n, pa.string())
     for field in KEYS_SCHEMA:
         name = field.name
         if name == "dump_id":
@@ -189,14 +228,14 @@ def _arrow_columns(cols: dict, dump_id: int, sink) -> list:
                                              [None, buf(struct.pack("<i", dump_id) * n)]))
         elif name == "key":
             out.append(key_text)
-        elif name == "key_bytes":
-            out.append(key_bytes)
+        elif name == "key_raw":
+            out.append(key_raw if key_raw is not None else pa.nulls(n, pa.binary()))
         elif name == "key_length":
             out.append(pc.binary_length(key_bytes))
-        elif name in ("type", "encoding"):
-            names = sink.type_names if name == "type" else sink.encoding_names
-            codes = pa.Array.from_buffers(pa.uint16(), n, [None, buf(cols[name])])
-            out.append(pa.array(names, pa.string()).take(codes))
+        elif name == "encoding_id":
+            out.append(encoding_id)
+        elif name == "module_type":
+            out.append(module_type)
         else:
             value = cols[name]
             if isinstance(value, tuple):   # nullable: (data, validity bitmap)

@@ -174,3 +174,70 @@ def test_cli_errors_are_one_line_without_traceback(tmp_path, data, message):
     assert p.returncode == 4
     assert p.stderr.count("\n") == 1 and message in p.stderr
     assert "Traceback" not in p.stderr
+
+
+def _parsed_keys(path: Path) -> list:
+    """(db, key bytes, type, encoding, rdb_type) of every key the parser reads in `path`."""
+    from rdbscan.errors import RDBError
+    from rdbscan.parser import DumpInfo, parse
+    from rdbscan.source import open_source
+    out = []
+    try:
+        src = open_source(str(path))
+    except RDBError:
+        return out
+    try:
+        for rec in parse(src.stream, DumpInfo(), size=src.size, initial=src.initial):
+            out.append((rec.db, rec.key, rec.type, rec.encoding, rec.rdb_type))
+    except RDBError:
+        pass   # the rows before the error are what the loader keeps
+    finally:
+        src.close()
+    return out
+
+
+def test_generated_columns_read_as_the_parser_saw_them(tmp_path):
+    """key_bytes, type and encoding are computed from key_raw, rdb_type, encoding_id and
+    module_type: every fixture's keys read back as the parser's KeyRecords had them."""
+    dumps = sorted(p for p in FIXTURES.rglob("*") if p.suffix in (".rdb", ".aof"))
+    db = str(tmp_path / "g.duckdb")
+    load([str(p) for p in dumps], db)
+    con = duckdb.connect(db, read_only=True)
+    got = {}
+    for path, *row in con.execute(
+            "SELECT d.path, k.db, k.key_bytes, k.type, k.encoding, k.rdb_type, k.key_raw, k.key, "
+            "k.module_type FROM keys k JOIN dumps d USING (dump_id)").fetchall():
+        got.setdefault(path, []).append(tuple(row))
+    modules = invalid = 0
+    for p in dumps:
+        want = sorted(_parsed_keys(p))
+        rows = sorted(got.get(str(p), []))
+        assert [r[:5] for r in rows] == want, p
+        for _, kb, typ, enc, _, raw, text, module in rows:
+            valid = kb.decode("utf-8", "replace").encode() == kb
+            assert (raw is None) == valid and text == kb.decode("utf-8", "backslashreplace")
+            assert (module is not None) == (typ == "module") and (module is None or enc == module)
+            modules += module is not None
+            invalid += raw is not None
+    assert modules >= 2 and invalid >= 1   # both kinds of row are in the fixtures
+
+
+def test_database_of_another_schema_is_refused_in_one_line(tmp_path):
+    db = str(tmp_path / "old.duckdb")
+    con = duckdb.connect(db)
+    con.execute("CREATE TABLE rdbscan_meta (name VARCHAR PRIMARY KEY, value VARCHAR); "
+                "INSERT INTO rdbscan_meta VALUES ('schema_version', '1'); "
+                "CREATE TABLE keys (dump_id INTEGER, key VARCHAR, key_bytes BLOB); "
+                "CREATE TABLE dumps (dump_id INTEGER)")
+    con.close()
+    dump = str(FIXTURES / "redis-7.0.15" / "small" / "dump.rdb")
+    want = (f"{db}: written by an rdbscan with database schema 1, this one uses schema 2: "
+            f"load the dumps into a new database file")
+    p = subprocess.run([sys.executable, "-m", "rdbscan", "load", "-q", dump, "-o", db],
+                       capture_output=True, text=True)
+    assert (p.returncode, p.stderr) == (2, f"rdbscan: error: {want}\n")
+    p = subprocess.run([sys.executable, "-m", "rdbscan", "report", db],
+                       capture_output=True, text=True)
+    assert (p.returncode, p.stderr) == (1, f"Error: {want}\n")
+    con = duckdb.connect(db, read_only=True)   # left as it was
+    assert con.execute("SELECT count(*) FROM keys").fetchone() == (0,)

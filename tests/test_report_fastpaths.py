@@ -10,6 +10,7 @@ import duckdb
 import pyarrow as pa
 import pytest
 
+from rdbscan import constants as C
 from rdbscan import macros
 from rdbscan import report as rpt
 from rdbscan.load import load
@@ -83,8 +84,9 @@ def keys_db(tmp_path):
         shutil.copy(base, db)
         con = duckdb.connect(str(db))
         dump_id = con.execute("SELECT min(dump_id) FROM dumps").fetchall()[0][0]
-        cols = ["dump_id", "db", "key", "key_bytes", "key_length", "type", "encoding", "length",
-                "memory_bytes", "slot"]
+        rows = [_stored(r) for r in rows]
+        cols = ["dump_id", "db", "key", "key_raw", "key_length", "rdb_type", "encoding_id",
+                "module_type", "length", "memory_bytes", "slot"]
         con.register("new_rows", pa.table({c: [r.get(c, dump_id if c == "dump_id" else None) for r in rows]
                                            for c in cols}))
         con.execute("DELETE FROM keys")
@@ -92,6 +94,19 @@ def keys_db(tmp_path):
         con.close()
         return str(db)
     return make
+
+
+def _stored(row: dict) -> dict:
+    """A row given as key_bytes / type / encoding, as the columns those are generated from."""
+    row = dict(row)
+    raw = row.pop("key_bytes", None)
+    row["key_raw"] = raw if raw is not None and raw != row["key"].encode() else None
+    type_name = row.pop("type")
+    row["rdb_type"] = min(t for t, name in C.TYPE_NAMES.items() if name == type_name)
+    enc = row.pop("encoding")
+    row["encoding_id"] = C.ENCODING_IDS.get(enc, C.MODULE_ENCODING_ID)
+    row["module_type"] = None if enc in C.ENCODING_IDS else enc
+    return row
 
 
 def _naming_rows(raw_keys: list[bytes]) -> list[dict]:

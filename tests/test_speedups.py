@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 import rdbwriter as W
 from rdbscan import blobs, reader, speedups
+from rdbscan import constants as C
 from rdbscan.blobs import BlobError
 from rdbscan.load import load
 
@@ -191,7 +192,11 @@ def test_intset_twin(width, values, junk, cut):
 def _batch(rows: RowBuilder) -> list:
     cols = rows.keys
     rows.reset()
-    return arrow_batch(KEYS_SCHEMA, cols).to_pylist()
+    out = arrow_batch(KEYS_SCHEMA, cols).to_pylist()
+    for r in out:   # the table's generated type and encoding
+        r["type"] = C.TYPE_NAMES[r["rdb_type"]]
+        r["encoding"] = r["module_type"] or C.ENCODING_NAMES[r["encoding_id"]]
+    return out
 
 
 def _load_rows(data: bytes, compiled_rows: bool, batch_rows: int) -> tuple:
