@@ -518,6 +518,104 @@ def intset_scan(bytes blob):
     return count, mx
 
 
+# --- keys.family: the compiled twin of family.fast_family -----------------------------------
+
+DEF FAMILY_MAX_KEY = 4096   # family.FAMILY_MAX_KEY
+
+
+cdef inline bint _is_digit(uint8_t c) noexcept nogil:
+    return 48 <= c <= 57
+
+
+cdef inline bint _compact_date(const uint8_t* d) noexcept nogil:
+    """8 digits that read as (19|20)YYMMDD with month 01-12 and day 01-31 (macros._DATE8)."""
+    if not ((d[0] == 49 and d[1] == 57) or (d[0] == 50 and d[1] == 48)):
+        return False
+    if not ((d[4] == 48 and d[5] != 48) or (d[4] == 49 and d[5] <= 50)):
+        return False
+    return (d[6] == 48 and d[7] != 48) or d[6] == 49 or d[6] == 50 or (d[6] == 51 and d[7] <= 49)
+
+
+cdef Py_ssize_t _family(const uint8_t* k, Py_ssize_t n, char* out) noexcept nogil:
+    """Write key_pattern(k) to out (room for 4 * n bytes) for a key of plain segments and
+    integer ids, as family.fast_family; returns its length, or -1 for any other key."""
+    cdef Py_ssize_t i = 0, o = 0, s, e, d0, j
+    cdef uint8_t c
+    cdef bint special
+    if n > FAMILY_MAX_KEY:
+        return -1
+    while True:
+        s = i
+        special = False
+        while i < n and k[i] != 58:   # ':'
+            c = k[i]
+            if c < 0x20 or c > 0x7E:
+                return -1
+            if _is_digit(c) or c == 45:   # '-'
+                special = True
+            i += 1
+        e = i
+        if not special:
+            memcpy(out + o, k + s, e - s)
+            o += e - s
+        else:   # \{?[0-9]+\}?, not a compact date
+            j = s
+            if k[j] == 123:   # '{'
+                out[o] = 123
+                o += 1
+                j += 1
+            d0 = j
+            while j < e and _is_digit(k[j]):
+                j += 1
+            if j == d0 or (j - d0 == 8 and _compact_date(k + d0)):
+                return -1
+            memcpy(out + o, b"{id}", 4)
+            o += 4
+            if j < e and k[j] == 125:   # '}'
+                out[o] = 125
+                o += 1
+                j += 1
+            if j != e:
+                return -1
+        if i == n:
+            return o
+        out[o] = 58
+        o += 1
+        i += 1
+
+
+def fast_family(bytes key):
+    """The compiled twin of family.fast_family (for tests)."""
+    cdef Py_ssize_t n = len(key)
+    cdef char* out = <char*>malloc(4 * n + 1)
+    cdef Py_ssize_t m
+    if not out:
+        raise MemoryError()
+    try:
+        m = _family(<const uint8_t*>(<char*>key), n, out)
+        return None if m < 0 else out[:m].decode("ascii")
+    finally:
+        free(out)
+
+
+cdef int _room(char** buf, Py_ssize_t* cap, Py_ssize_t used, Py_ssize_t need) except -1:
+    """Grow buf (holding `used` bytes) to hold `need` bytes, doubling its capacity."""
+    cdef Py_ssize_t c = cap[0]
+    cdef char* grown
+    if need <= c:
+        return 0
+    while c < need:
+        c *= 2
+    grown = <char*>malloc(c)
+    if not grown:
+        raise MemoryError()
+    memcpy(grown, buf[0], used)
+    free(buf[0])
+    buf[0] = grown
+    cap[0] = c
+    return 0
+
+
 cdef struct Shape:
     int64_t length
     int64_t blob
@@ -534,7 +632,8 @@ DEF V_FREQ = 2
 DEF V_FTTL = 3
 DEF V_FMIN = 4
 DEF V_INTS = 5
-DEF N_VALID = 6
+DEF V_FAMILY = 6
+DEF N_VALID = 7
 
 
 cdef class KeyColumns:
@@ -544,10 +643,12 @@ cdef class KeyColumns:
 
     cdef readonly Py_ssize_t n, capacity
     cdef readonly bint nonascii      # some key name in the batch has a byte >= 0x80
-    cdef Py_ssize_t kused, kcap
+    cdef Py_ssize_t kused, kcap, fused, fcap
     cdef int32_t* c_db
     cdef int32_t* c_koff
     cdef char* c_kdata
+    cdef int32_t* c_foff
+    cdef char* c_fdata
     cdef uint8_t* c_rtype
     cdef uint16_t* c_type
     cdef uint16_t* c_enc
@@ -582,9 +683,13 @@ cdef class KeyColumns:
         self.n = 0
         self.kused = 0
         self.kcap = 1 << 20
+        self.fused = 0
+        self.fcap = 1 << 20
         self.c_db = <int32_t*>malloc(capacity * 4)
         self.c_koff = <int32_t*>malloc((capacity + 1) * 4)
         self.c_kdata = <char*>malloc(self.kcap)
+        self.c_foff = <int32_t*>malloc((capacity + 1) * 4)
+        self.c_fdata = <char*>malloc(self.fcap)
         self.c_rtype = <uint8_t*>malloc(capacity)
         self.c_type = <uint16_t*>malloc(capacity * 2)
         self.c_enc = <uint16_t*>malloc(capacity * 2)
@@ -604,7 +709,8 @@ cdef class KeyColumns:
         for i in range(N_VALID):
             self.c_valid[i] = <uint8_t*>malloc(capacity // 8 + 1)
         self.cache = <Shape*>malloc(SHAPE_CACHE * sizeof(Shape))
-        if (not self.c_db or not self.c_koff or not self.c_kdata or not self.c_rtype
+        if (not self.c_db or not self.c_koff or not self.c_kdata or not self.c_foff
+                or not self.c_fdata or not self.c_rtype
                 or not self.c_type or not self.c_enc or not self.c_length or not self.c_maxel
                 or not self.c_ser or not self.c_mem or not self.c_total or not self.c_expire
                 or not self.c_idle or not self.c_freq or not self.c_slot or not self.c_offset
@@ -623,6 +729,7 @@ cdef class KeyColumns:
         memset(self.c_fmin, 0, capacity * 8)
         memset(self.c_ints, 0, capacity * 8)
         self.c_koff[0] = 0
+        self.c_foff[0] = 0
         self.estimator = estimator
         self.type_names = []
         self.type_codes = {}
@@ -645,6 +752,8 @@ cdef class KeyColumns:
         free(self.c_db)
         free(self.c_koff)
         free(self.c_kdata)
+        free(self.c_foff)
+        free(self.c_fdata)
         free(self.c_rtype)
         free(self.c_type)
         free(self.c_enc)
@@ -683,23 +792,16 @@ cdef class KeyColumns:
         return self._full()
 
     cdef int _key(self, const char* k, Py_ssize_t klen) except -1:
-        """Append one key name to the key data (grown as needed)."""
-        cdef Py_ssize_t need = self.kused + klen, cap
-        cdef char* grown
-        cdef Py_ssize_t i
+        """Append one key name to the key data and its family (keys.family; null when the
+        compiled twin leaves it to DuckDB) to the family data, both grown as needed."""
+        cdef Py_ssize_t need = self.kused + klen
+        cdef Py_ssize_t i, fam
         if need > KEY_DATA_HARD:
             raise OverflowError("key names of one batch exceed 2 GiB")
-        if need > self.kcap:
-            cap = self.kcap
-            while cap < need:
-                cap *= 2
-            grown = <char*>malloc(cap)
-            if not grown:
-                raise MemoryError()
-            memcpy(grown, self.c_kdata, self.kused)
-            free(self.c_kdata)
-            self.c_kdata = grown
-            self.kcap = cap
+        # Both buffers grown before either is written: a failure leaves the batch as it was.
+        _room(&self.c_kdata, &self.kcap, self.kused, need)
+        _room(&self.c_fdata, &self.fcap, self.fused,
+              self.fused + (4 * klen if klen <= FAMILY_MAX_KEY else 0))
         memcpy(self.c_kdata + self.kused, k, klen)
         if not self.nonascii:
             for i in range(klen):
@@ -708,6 +810,11 @@ cdef class KeyColumns:
                     break
         self.kused = need
         self.c_koff[self.n + 1] = <int32_t>need
+        fam = _family(<const uint8_t*>k, klen, self.c_fdata + self.fused)
+        if fam >= 0:
+            self.fused += fam
+            self._set_valid(V_FAMILY, self.n)
+        self.c_foff[self.n + 1] = <int32_t>self.fused
         return 0
 
     cdef inline void _set_valid(self, int col, Py_ssize_t i) noexcept:
@@ -802,13 +909,17 @@ cdef class KeyColumns:
 
     def take(self):
         """The batch as {column: bytes} (nullable columns: (data, validity bitmap)) plus
-        'n', 'key_offsets', 'key_data', 'nonascii'; the columns are then empty again."""
+        'n', 'key_offsets', 'key_data', 'family_offsets', 'family_data', 'family_valid',
+        'nonascii'; the columns are then empty again."""
         cdef Py_ssize_t n = self.n, nb = n // 8 + 1, i
         out = {
             "n": n,
             "nonascii": self.nonascii,
             "key_offsets": PyBytes_FromStringAndSize(<char*>self.c_koff, (n + 1) * 4),
             "key_data": PyBytes_FromStringAndSize(self.c_kdata, self.kused),
+            "family_offsets": PyBytes_FromStringAndSize(<char*>self.c_foff, (n + 1) * 4),
+            "family_data": PyBytes_FromStringAndSize(self.c_fdata, self.fused),
+            "family_valid": PyBytes_FromStringAndSize(<char*>self.c_valid[V_FAMILY], nb),
             "db": PyBytes_FromStringAndSize(<char*>self.c_db, n * 4),
             "type": PyBytes_FromStringAndSize(<char*>self.c_type, n * 2),
             "encoding": PyBytes_FromStringAndSize(<char*>self.c_enc, n * 2),
@@ -837,6 +948,7 @@ cdef class KeyColumns:
             memset(self.c_valid[i], 0, nb)
         self.n = 0
         self.kused = 0
+        self.fused = 0
         self.nonascii = False
         return out
 

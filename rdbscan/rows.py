@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import constants as C
+from .family import fast_family
 from .memory import (EXPIRES_ENTRY, bucket_shares, estimate, key_cost, select_profile, total,
                      value_cost)
 from .slots import key_slot
@@ -188,8 +189,8 @@ def _pure_columns(rows: list[tuple]) -> list:
     KEYS_COLUMNS order."""
     c = list(zip(*rows))
     ids, modules = _encoding_columns(c[5], c[6])
-    return [c[0], c[1], c[2], list(map(_raw_key, c[2], c[3])), c[4], c[7], ids, modules,
-            *c[8:]]
+    return [c[0], c[1], c[2], list(map(_raw_key, c[2], c[3])), c[4], list(map(fast_family, c[3])),
+            c[7], ids, modules, *c[8:]]
 
 
 def _arrow_columns(cols: dict, dump_id: int, sink) -> list:
@@ -232,6 +233,9 @@ def _arrow_columns(cols: dict, dump_id: int, sink) -> list:
             out.append(key_raw if key_raw is not None else pa.nulls(n, pa.binary()))
         elif name == "key_length":
             out.append(pc.binary_length(key_bytes))
+        elif name == "family":
+            out.append(pa.Array.from_buffers(pa.string(), n, [
+                buf(cols["family_valid"]), buf(cols["family_offsets"]), buf(cols["family_data"])]))
         elif name == "encoding_id":
             out.append(encoding_id)
         elif name == "module_type":

@@ -16,7 +16,7 @@ import pyarrow as pa
 from . import constants as C
 
 # 2: key_bytes, type and encoding became generated columns (over key_raw, rdb_type, encoding_id
-# and module_type): a third less work for DuckDB per key row.
+# and module_type): a third less work for DuckDB per key row; family (key_pattern(key)) stored.
 SCHEMA_VERSION = 2
 
 # One row per key: the columns the loader writes, in the order it writes them.  The table
@@ -28,6 +28,7 @@ KEYS_SCHEMA = pa.schema([
     ("key", pa.string()),
     ("key_raw", pa.binary()),
     ("key_length", pa.int32()),
+    ("family", pa.string()),       # null: the INSERT computes it (see BulkWriter)
     ("rdb_type", pa.uint8()),
     ("encoding_id", pa.uint8()),
     ("module_type", pa.string()),
@@ -128,6 +129,7 @@ CREATE TABLE IF NOT EXISTS keys (
     key VARCHAR USING COMPRESSION uncompressed,
     key_bytes BLOB GENERATED ALWAYS AS (coalesce(key_raw, encode(key))) VIRTUAL,
     key_length INTEGER,
+    family VARCHAR,
     type VARCHAR GENERATED ALWAYS AS ({type_list}[rdb_type + 1]) VIRTUAL,
     encoding VARCHAR GENERATED ALWAYS AS (coalesce(module_type, {encoding_list}[encoding_id + 1])) VIRTUAL,
     rdb_type UTINYINT,
@@ -300,8 +302,10 @@ class BulkWriter:
         try:
             reader = pa.RecordBatchReader.from_batches(KEYS_SCHEMA, self._stream())
             self.cursor.register("_rdbscan_keys", reader)
+            # family: the loader's (rdbscan/family.py) or, where it left a null, the macro's
             self.cursor.execute(f"INSERT INTO keys ({', '.join(KEYS_COLUMNS)}) "
-                                f"SELECT * FROM _rdbscan_keys")
+                                f"SELECT * REPLACE (coalesce(family, key_pattern(key)) AS family) "
+                                f"FROM _rdbscan_keys")
         except BaseException as e:  # reported to the parsing thread by _put / close
             self.error = e
         finally:
