@@ -14,7 +14,7 @@ CREATE OR REPLACE TEMP TABLE rnaming AS
 -- k, s and d are read twice (roots, flagged): NOT MATERIALIZED, to compute their cheap columns
 -- twice rather than hold a copy of the keyspace
 WITH k AS NOT MATERIALIZED (
-    SELECT dump_id, db, key, key_length, memory_bytes, invalid_utf8,
+    SELECT dump_id, db, key, key_length, family, memory_bytes, invalid_utf8,
            -- invalid UTF-8 bytes are shown as \xNN in `key`: drop them where the escape's own
            -- backslash or letters would count
            CASE WHEN invalid_utf8 THEN regexp_replace(key, '\\x[0-9a-fA-F]{2}', '', 'g') ELSE key END AS clean,
@@ -73,7 +73,7 @@ WITH k AS NOT MATERIALIZED (
     -- the rules each key breaks, comma-separated ('' = none): nothing to assemble for a fast key
     -- within the lengths that breaks none of those; the character rules only off the fast path
     -- (WHEN fast THEN NULL: CASE evaluates the regex on the other keys only)
-    SELECT dump_id, db, key, memory_bytes,
+    SELECT dump_id, db, key, family, memory_bytes,
            CASE WHEN fast AND key_length <= $max_length AND key_length <= $recommended_length
                      AND NOT invalid_utf8 AND NOT coalesce(generic, false) AND NOT coalesce(mixed, false) THEN ''
            ELSE concat_ws(',',
@@ -92,11 +92,12 @@ WITH k AS NOT MATERIALIZED (
                CASE WHEN mixed THEN 'mixed-delimiters' END) END AS rules
     FROM checked
 )
--- one row per rule broken; the family (as rkeys.pattern) only for the keys that break one
--- (key_pattern is costly). Rows are filtered after the unnest: a filter on `rules` would be pushed
+-- one row per rule broken; the family (as rkeys.pattern: the stored one for the default delimiter)
+-- only for the keys that break one (key_pattern is costly). Rows are filtered after the unnest: a filter on `rules` would be pushed
 -- below `flagged` and evaluate every rule twice.
 SELECT dump_id, db, key, memory_bytes, pattern, rule
 FROM (SELECT dump_id, db, key, memory_bytes, pattern, unnest(string_split(rules, ',')) AS rule
-      FROM (SELECT *, CASE WHEN rules <> '' THEN key_pattern(key, delimiters := $delimiters) END AS pattern
+      FROM (SELECT *, CASE WHEN rules = '' THEN NULL WHEN $delimiters = ':' THEN family
+                           ELSE key_pattern(key, delimiters := $delimiters) END AS pattern
             FROM flagged))
 WHERE rule <> '' AND NOT list_contains($disabled, rule)
