@@ -12,8 +12,7 @@
 -- columns added to `keys`: pattern (key_pattern), snapshot_ms (aux ctime of the dump, in ms),
 --   ttl_ms (expire_at_ms - snapshot_ms, NULL without TTL), invalid_utf8 (key bytes are not UTF-8),
 --   value_serialized_bytes (serialized_bytes minus the type byte and the key: about the value's RDB size).
---   memory_bytes is never NULL here (0 when the loader could not estimate it); key_bytes (and key_raw, encoding_id,
---   module_type, which it is made of) are dropped.
+--   memory_bytes is never NULL here (0 when the loader could not estimate it); key_bytes and key_raw are dropped.
 CREATE OR REPLACE TEMP VIEW rkeys AS
 SELECT k.dump_id, k.db, k.key, k.key_length, k.family, k.type, k.encoding, k.rdb_type, k.length,
        k.max_elem_bytes, k.serialized_bytes,
@@ -22,7 +21,8 @@ SELECT k.dump_id, k.db, k.key, k.key_length, k.family, k.type, k.encoding, k.rdb
        k.memory_total_bytes, k.expire_at_ms, k.idle_seconds, k.lfu_freq, k.slot,
        k.fields_with_ttl, k.min_field_expire_ms, k.int_members,
        -- keys.family is key_pattern(key) for the default delimiter, worked out by the loader
-       CASE WHEN $delimiters = ':' THEN k.family ELSE key_pattern(k.key, delimiters := $delimiters) END AS pattern,
+       CASE WHEN $delimiters = ':' THEN coalesce(k.family, key_pattern(k.key))
+            ELSE key_pattern(k.key, delimiters := $delimiters) END AS pattern,
        s.snapshot_ms,
        k.expire_at_ms - s.snapshot_ms AS ttl_ms,
        k.key_raw IS NOT NULL AS invalid_utf8

@@ -407,7 +407,7 @@ def skip_elements(bytes buf, Py_ssize_t pos, Py_ssize_t count, int layout, dict 
 from libc.stdlib cimport malloc, free
 from libc.math cimport nearbyint
 from libc.string cimport memcpy, memset
-from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 
 import lzf as _lzf
 
@@ -907,10 +907,55 @@ cdef class KeyColumns:
             self._set_valid(v, i)
         return 0
 
+    cdef tuple _extras(self):
+        """keys.extras as Arrow list<int64> buffers (row validity, offsets, values, values'
+        validity): idle, freq, fields with TTL, earliest field expiry, int members (the order
+        of store.EXTRAS_COLUMNS) for the rows that have any of them, null for the others."""
+        cdef Py_ssize_t n = self.n, nb = n // 8 + 1, i, rows = 0, j, k
+        cdef int col
+        cdef int cols[5]
+        cols[0] = V_IDLE
+        cols[1] = V_FREQ
+        cols[2] = V_FTTL
+        cols[3] = V_FMIN
+        cols[4] = V_INTS
+        cdef bytes valid = PyBytes_FromStringAndSize(NULL, nb)
+        cdef uint8_t* rv = <uint8_t*>PyBytes_AS_STRING(valid)
+        for i in range(nb):
+            rv[i] = (self.c_valid[V_IDLE][i] | self.c_valid[V_FREQ][i] | self.c_valid[V_FTTL][i]
+                     | self.c_valid[V_FMIN][i] | self.c_valid[V_INTS][i])
+        for i in range(n):
+            if rv[i >> 3] & (1 << (i & 7)):
+                rows += 1
+        cdef bytes offsets = PyBytes_FromStringAndSize(NULL, (n + 1) * 4)
+        cdef int32_t* off = <int32_t*>PyBytes_AS_STRING(offsets)
+        cdef bytes values = PyBytes_FromStringAndSize(NULL, rows * 5 * 8)
+        cdef int64_t* val = <int64_t*>PyBytes_AS_STRING(values)
+        cdef bytes values_valid = PyBytes_FromStringAndSize(NULL, (rows * 5) // 8 + 1)
+        cdef uint8_t* vv = <uint8_t*>PyBytes_AS_STRING(values_valid)
+        memset(vv, 0, (rows * 5) // 8 + 1)
+        j = 0
+        for i in range(n):
+            off[i] = <int32_t>j
+            if not rv[i >> 3] & (1 << (i & 7)):
+                continue
+            val[j] = self.c_idle[i]
+            val[j + 1] = self.c_freq[i]
+            val[j + 2] = self.c_fttl[i]
+            val[j + 3] = self.c_fmin[i]
+            val[j + 4] = self.c_ints[i]
+            for k in range(5):
+                col = cols[k]
+                if self.c_valid[col][i >> 3] & (1 << (i & 7)):
+                    vv[(j + k) >> 3] |= <uint8_t>(1 << ((j + k) & 7))
+            j += 5
+        off[n] = <int32_t>j
+        return valid, offsets, values, values_valid
+
     def take(self):
         """The batch as {column: bytes} (nullable columns: (data, validity bitmap)) plus
         'n', 'key_offsets', 'key_data', 'family_offsets', 'family_data', 'family_valid',
-        'nonascii'; the columns are then empty again."""
+        'nonascii' and 'extras' (see _extras); the columns are then empty again."""
         cdef Py_ssize_t n = self.n, nb = n // 8 + 1, i
         out = {
             "n": n,
@@ -933,16 +978,7 @@ cdef class KeyColumns:
             "file_offset": PyBytes_FromStringAndSize(<char*>self.c_offset, n * 8),
             "expire_at_ms": (PyBytes_FromStringAndSize(<char*>self.c_expire, n * 8),
                              PyBytes_FromStringAndSize(<char*>self.c_valid[V_EXPIRE], nb)),
-            "idle_seconds": (PyBytes_FromStringAndSize(<char*>self.c_idle, n * 8),
-                             PyBytes_FromStringAndSize(<char*>self.c_valid[V_IDLE], nb)),
-            "lfu_freq": (PyBytes_FromStringAndSize(<char*>self.c_freq, n * 2),
-                         PyBytes_FromStringAndSize(<char*>self.c_valid[V_FREQ], nb)),
-            "fields_with_ttl": (PyBytes_FromStringAndSize(<char*>self.c_fttl, n * 8),
-                                PyBytes_FromStringAndSize(<char*>self.c_valid[V_FTTL], nb)),
-            "min_field_expire_ms": (PyBytes_FromStringAndSize(<char*>self.c_fmin, n * 8),
-                                    PyBytes_FromStringAndSize(<char*>self.c_valid[V_FMIN], nb)),
-            "int_members": (PyBytes_FromStringAndSize(<char*>self.c_ints, n * 8),
-                            PyBytes_FromStringAndSize(<char*>self.c_valid[V_INTS], nb)),
+            "extras": self._extras(),
         }
         for i in range(N_VALID):
             memset(self.c_valid[i], 0, nb)

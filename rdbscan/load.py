@@ -21,7 +21,7 @@ from .errors import RDBError
 from .parser import DumpInfo, parse
 from .rows import BATCH_ROWS, RowBuilder
 from .source import Source, SourceError, describe_truncation, open_source
-from .store import KEYS_COLUMNS, KEYS_SCHEMA, STREAM_GROUPS_SCHEMA, STREAMS_SCHEMA, BulkWriter, Store
+from .store import KEYS_SCHEMA, STREAM_GROUPS_SCHEMA, STREAMS_SCHEMA, BulkWriter, Store
 
 
 @dataclass
@@ -78,7 +78,7 @@ def load(paths: list[str], db_path: str, *, progress: ProgressHook | None = None
 
 
 # Tables a worker's database holds for its dump, copied into the target database in this order.
-PART_TABLES = ("keys", "streams", "stream_groups", "db_sizes", "slot_info", "dumps")
+PART_TABLES = ("key_rows", "streams", "stream_groups", "db_sizes", "slot_info", "dumps")
 
 
 def _load_part(path: str, part_db: str, dump_id: int, options: dict) -> DumpResult:
@@ -115,10 +115,8 @@ def _load_parallel(paths: list[str], db_path: str, *, jobs: int, **options) -> l
                 store.run(f"ATTACH '{part}' AS rdbscan_part (READ_ONLY)")
                 try:
                     for table in PART_TABLES:
-                        # keys: its stored columns (the generated ones cannot be inserted)
-                        cols = ", ".join(KEYS_COLUMNS) if table == "keys" else "*"
                         store.run(f"INSERT INTO main.{table} BY NAME "
-                                  f"SELECT {cols} FROM rdbscan_part.{table}")
+                                  f"SELECT * FROM rdbscan_part.{table}")
                 finally:
                     store.run("DETACH rdbscan_part")
                 os.remove(part)

@@ -184,13 +184,19 @@ def _raw_key(text: str, key: bytes) -> bytes | None:
     return None if key.isascii() or text.encode() == key else key
 
 
+def _extras(*values) -> list | None:
+    """keys.extras: the EXTRAS_COLUMNS values of a key, None when it has none of them."""
+    return None if values.count(None) == len(values) else list(values)
+
+
 def _pure_columns(rows: list[tuple]) -> list:
     """The tuples of RowBuilder.add (the order KeyColumns.append reads) as lists in
     KEYS_COLUMNS order."""
     c = list(zip(*rows))
     ids, modules = _encoding_columns(c[5], c[6])
-    return [c[0], c[1], c[2], list(map(_raw_key, c[2], c[3])), c[4], list(map(fast_family, c[3])),
-            c[7], ids, modules, *c[8:]]
+    return [c[0], c[1], c[2], list(map(_raw_key, c[2], c[3])), list(map(fast_family, c[3])),
+            c[7], ids, modules, *c[8:14], c[16], c[17],
+            list(map(_extras, c[14], c[15], c[18], c[19], c[20]))]
 
 
 def _arrow_columns(cols: dict, dump_id: int, sink) -> list:
@@ -231,8 +237,6 @@ def _arrow_columns(cols: dict, dump_id: int, sink) -> list:
             out.append(key_text)
         elif name == "key_raw":
             out.append(key_raw if key_raw is not None else pa.nulls(n, pa.binary()))
-        elif name == "key_length":
-            out.append(pc.binary_length(key_bytes))
         elif name == "family":
             out.append(pa.Array.from_buffers(pa.string(), n, [
                 buf(cols["family_valid"]), buf(cols["family_offsets"]), buf(cols["family_data"])]))
@@ -240,6 +244,12 @@ def _arrow_columns(cols: dict, dump_id: int, sink) -> list:
             out.append(encoding_id)
         elif name == "module_type":
             out.append(module_type)
+        elif name == "extras":
+            valid, offsets, values, values_valid = cols["extras"]
+            child = pa.Array.from_buffers(pa.int64(), len(values) // 8,
+                                          [buf(values_valid), buf(values)])
+            out.append(pa.Array.from_buffers(field.type, n, [buf(valid), buf(offsets)],
+                                             children=[child]))
         else:
             value = cols[name]
             if isinstance(value, tuple):   # nullable: (data, validity bitmap)

@@ -15,19 +15,21 @@ import pyarrow as pa
 
 from . import constants as C
 
-# 2: key_bytes, type and encoding became generated columns (over key_raw, rdb_type, encoding_id
-# and module_type): a third less work for DuckDB per key row; family (key_pattern(key)) stored.
+# 2: the key rows are stored in table key_rows and read through the view `keys`, which computes
+# key_bytes, key_length, type, encoding and the EXTRAS_COLUMNS (from key_raw, rdb_type,
+# encoding_id, module_type and extras): half the work for DuckDB per key; family stored.
 SCHEMA_VERSION = 2
 
-# One row per key: the columns the loader writes, in the order it writes them.  The table
-# (DDL below) adds generated columns computed from them when read: key_bytes, type, encoding.
-# Documented in README.md ("Tables"); keep both in step.
+# One row per key: the columns of table key_rows, which the loader writes, in the order it writes
+# them.  Queries read the view `keys` over it (DDL below), which computes key_bytes, key_length,
+# type, encoding and the EXTRAS_COLUMNS from them when a query asks for them.  A view, not
+# generated columns: DuckDB evaluates a table's generated columns on every INSERT (0.4 s of a
+# 5 M-key load).  Documented in README.md ("Tables"); keep both in step.
 KEYS_SCHEMA = pa.schema([
     ("dump_id", pa.int32()),
     ("db", pa.int32()),
     ("key", pa.string()),
     ("key_raw", pa.binary()),
-    ("key_length", pa.int32()),
     ("family", pa.string()),       # null: the INSERT computes it (see BulkWriter)
     ("rdb_type", pa.uint8()),
     ("encoding_id", pa.uint8()),
@@ -38,15 +40,16 @@ KEYS_SCHEMA = pa.schema([
     ("memory_bytes", pa.int64()),
     ("memory_total_bytes", pa.int64()),
     ("expire_at_ms", pa.int64()),
-    ("idle_seconds", pa.int64()),
-    ("lfu_freq", pa.int16()),
     ("slot", pa.int16()),
     ("file_offset", pa.int64()),
-    ("fields_with_ttl", pa.int64()),
-    ("min_field_expire_ms", pa.int64()),
-    ("int_members", pa.int64()),
+    # EXTRAS_COLUMNS, in this order; null when the key has none of them
+    ("extras", pa.list_(pa.int64())),
 ])
 KEYS_COLUMNS = KEYS_SCHEMA.names
+# Values few keys have, stored as one list (key_rows.extras) and read as columns of the view: a
+# column of its own costs DuckDB about as much per key when it is null as when it is not.
+EXTRAS_COLUMNS = ("idle_seconds", "lfu_freq", "fields_with_ttl", "min_field_expire_ms",
+                  "int_members")
 
 STREAMS_SCHEMA = pa.schema([
     ("dump_id", pa.int32()),
@@ -123,33 +126,42 @@ CREATE TABLE IF NOT EXISTS db_sizes (
 CREATE TABLE IF NOT EXISTS slot_info (
     dump_id INTEGER, slot INTEGER, keys BIGINT, expires BIGINT, source VARCHAR
 );
-CREATE TABLE IF NOT EXISTS keys (
+CREATE TABLE IF NOT EXISTS key_rows (
     dump_id INTEGER,
     db INTEGER,
     key VARCHAR USING COMPRESSION uncompressed,
-    key_bytes BLOB GENERATED ALWAYS AS (coalesce(key_raw, encode(key))) VIRTUAL,
-    key_length INTEGER,
+    key_raw BLOB,
     family VARCHAR,
-    type VARCHAR GENERATED ALWAYS AS ({type_list}[rdb_type + 1]) VIRTUAL,
-    encoding VARCHAR GENERATED ALWAYS AS (coalesce(module_type, {encoding_list}[encoding_id + 1])) VIRTUAL,
     rdb_type UTINYINT,
+    encoding_id UTINYINT,
+    module_type VARCHAR,
     length BIGINT,
     max_elem_bytes BIGINT,
     serialized_bytes BIGINT,
     memory_bytes BIGINT,
     memory_total_bytes BIGINT,
     expire_at_ms BIGINT,
-    idle_seconds BIGINT,
-    lfu_freq SMALLINT,
     slot SMALLINT,
     file_offset BIGINT,
-    fields_with_ttl BIGINT,
-    min_field_expire_ms BIGINT,
-    int_members BIGINT,
-    key_raw BLOB,
-    encoding_id UTINYINT,
-    module_type VARCHAR
+    extras BIGINT[]
 );
+CREATE OR REPLACE VIEW keys AS
+SELECT dump_id, db, key,
+       coalesce(key_raw, encode(key)) AS key_bytes,
+       coalesce(octet_length(key_raw), strlen(key))::INTEGER AS key_length,
+       family,
+       {type_list}[rdb_type + 1] AS type,
+       coalesce(module_type, {encoding_list}[encoding_id + 1]) AS encoding,
+       rdb_type, length, max_elem_bytes, serialized_bytes, memory_bytes, memory_total_bytes,
+       expire_at_ms,
+       extras[1] AS idle_seconds,
+       extras[2]::SMALLINT AS lfu_freq,
+       slot, file_offset,
+       extras[3] AS fields_with_ttl,
+       extras[4] AS min_field_expire_ms,
+       extras[5] AS int_members,
+       key_raw
+FROM key_rows;
 CREATE TABLE IF NOT EXISTS streams (
     dump_id INTEGER, db INTEGER, key VARCHAR, length BIGINT, listpacks BIGINT,
     first_id VARCHAR, last_id VARCHAR, max_deleted_id VARCHAR, entries_added BIGINT,
@@ -166,7 +178,7 @@ def _sql_list(names) -> str:
     return "[" + ", ".join("NULL" if n is None else f"'{n}'" for n in names) + "]"
 
 
-# keys.type by rdb_type (NULL for ids that are no type) and keys.encoding by encoding_id.
+# The view's type by rdb_type (NULL for ids that are no type) and encoding by encoding_id.
 DDL = DDL.replace("{type_list}", _sql_list(
     [C.TYPE_NAMES.get(t) for t in range(max(C.TYPE_NAMES) + 1)])).replace(
     "{encoding_list}", _sql_list(C.ENCODING_NAMES))
@@ -303,7 +315,7 @@ class BulkWriter:
             reader = pa.RecordBatchReader.from_batches(KEYS_SCHEMA, self._stream())
             self.cursor.register("_rdbscan_keys", reader)
             # family: the loader's (rdbscan/family.py) or, where it left a null, the macro's
-            self.cursor.execute(f"INSERT INTO keys ({', '.join(KEYS_COLUMNS)}) "
+            self.cursor.execute(f"INSERT INTO key_rows ({', '.join(KEYS_COLUMNS)}) "
                                 f"SELECT * REPLACE (coalesce(family, key_pattern(key)) AS family) "
                                 f"FROM _rdbscan_keys")
         except BaseException as e:  # reported to the parsing thread by _put / close

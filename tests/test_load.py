@@ -177,7 +177,8 @@ def test_cli_errors_are_one_line_without_traceback(tmp_path, data, message):
 
 
 def _parsed_keys(path: Path) -> list:
-    """(db, key bytes, type, encoding, rdb_type) of every key the parser reads in `path`."""
+    """(db, key bytes, type, encoding, rdb_type, key length, idle, freq, fields with TTL,
+    earliest field expiry, int members) of every key the parser reads in `path`."""
     from rdbscan.errors import RDBError
     from rdbscan.parser import DumpInfo, parse
     from rdbscan.source import open_source
@@ -188,7 +189,10 @@ def _parsed_keys(path: Path) -> list:
         return out
     try:
         for rec in parse(src.stream, DumpInfo(), size=src.size, initial=src.initial):
-            out.append((rec.db, rec.key, rec.type, rec.encoding, rec.rdb_type))
+            ex = rec.extra or {}
+            out.append((rec.db, rec.key, rec.type, rec.encoding, rec.rdb_type, len(rec.key),
+                        rec.idle, rec.freq, ex.get("fields_with_ttl"), ex.get("min_field_expire_ms"),
+                        ex.get("int_members")))
     except RDBError:
         pass   # the rows before the error are what the loader keeps
     finally:
@@ -196,30 +200,34 @@ def _parsed_keys(path: Path) -> list:
     return out
 
 
-def test_generated_columns_read_as_the_parser_saw_them(tmp_path):
-    """key_bytes, type and encoding are computed from key_raw, rdb_type, encoding_id and
-    module_type: every fixture's keys read back as the parser's KeyRecords had them."""
+def test_view_columns_read_as_the_parser_saw_them(tmp_path):
+    """The view `keys` computes key_bytes, key_length, type, encoding and the extras columns
+    from what table key_rows stores (key_raw, rdb_type, encoding_id, module_type, extras):
+    every fixture's keys read back as the parser's KeyRecords had them."""
     dumps = sorted(p for p in FIXTURES.rglob("*") if p.suffix in (".rdb", ".aof"))
     db = str(tmp_path / "g.duckdb")
     load([str(p) for p in dumps], db)
     con = duckdb.connect(db, read_only=True)
     got = {}
     for path, *row in con.execute(
-            "SELECT d.path, k.db, k.key_bytes, k.type, k.encoding, k.rdb_type, k.key_raw, k.key, "
-            "k.module_type FROM keys k JOIN dumps d USING (dump_id)").fetchall():
+            "SELECT d.path, k.db, k.key_bytes, k.type, k.encoding, k.rdb_type, k.key_length, "
+            "k.idle_seconds, k.lfu_freq, k.fields_with_ttl, k.min_field_expire_ms, k.int_members, "
+            "k.key_raw, k.key FROM keys k JOIN dumps d USING (dump_id)").fetchall():
         got.setdefault(path, []).append(tuple(row))
-    modules = invalid = 0
+    invalid = 0
     for p in dumps:
-        want = sorted(_parsed_keys(p))
-        rows = sorted(got.get(str(p), []))
-        assert [r[:5] for r in rows] == want, p
-        for _, kb, typ, enc, _, raw, text, module in rows:
+        want = sorted(_parsed_keys(p), key=repr)
+        rows = sorted(got.get(str(p), []), key=repr)
+        assert [r[:11] for r in rows] == want, p
+        for _, kb, *_, raw, text in rows:
             valid = kb.decode("utf-8", "replace").encode() == kb
             assert (raw is None) == valid and text == kb.decode("utf-8", "backslashreplace")
-            assert (module is not None) == (typ == "module") and (module is None or enc == module)
-            modules += module is not None
             invalid += raw is not None
-    assert modules >= 2 and invalid >= 1   # both kinds of row are in the fixtures
+    assert invalid >= 1   # keys that are not UTF-8 are in the fixtures
+    # ... and so are module values and every extras column
+    assert 0 not in con.execute("SELECT count(*) FILTER (WHERE type = 'module'), "
+                                "count(idle_seconds), count(lfu_freq), count(fields_with_ttl), "
+                                "count(min_field_expire_ms), count(int_members) FROM keys").fetchone()
 
 
 def test_database_of_another_schema_is_refused_in_one_line(tmp_path):

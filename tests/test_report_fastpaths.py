@@ -85,12 +85,13 @@ def keys_db(tmp_path):
         con = duckdb.connect(str(db))
         dump_id = con.execute("SELECT min(dump_id) FROM dumps").fetchall()[0][0]
         rows = [_stored(r) for r in rows]
-        cols = ["dump_id", "db", "key", "key_raw", "key_length", "rdb_type", "encoding_id",
-                "module_type", "length", "memory_bytes", "slot"]
+        cols = ["dump_id", "db", "key", "key_raw", "rdb_type", "encoding_id", "module_type",
+                "length", "memory_bytes", "slot"]
         con.register("new_rows", pa.table({c: [r.get(c, dump_id if c == "dump_id" else None) for r in rows]
                                            for c in cols}))
-        con.execute("DELETE FROM keys")
-        con.execute(f"INSERT INTO keys ({', '.join(cols)}) SELECT {', '.join(cols)} FROM new_rows")
+        con.execute("DELETE FROM key_rows")
+        con.execute(f"INSERT INTO key_rows ({', '.join(cols)}, family) "
+                    f"SELECT {', '.join(cols)}, key_pattern(key) FROM new_rows")
         con.close()
         return str(db)
     return make
@@ -100,6 +101,7 @@ def _stored(row: dict) -> dict:
     """A row given as key_bytes / type / encoding, as the columns those are generated from."""
     row = dict(row)
     raw = row.pop("key_bytes", None)
+    assert row.pop("key_length", len(row["key"].encode())) == len(raw or row["key"].encode())
     row["key_raw"] = raw if raw is not None and raw != row["key"].encode() else None
     type_name = row.pop("type")
     row["rdb_type"] = min(t for t, name in C.TYPE_NAMES.items() if name == type_name)
@@ -147,7 +149,7 @@ def test_big_keys_top_with_ties(keys_db):
         t = rnd.choice(["string", "string", "hash", "list", "stream"])
         rows.append({"db": rnd.randint(0, 1), "key": f"k:{rnd.randint(0, 99999):05d}:{i}", "type": t,
                      "encoding": "x", "length": None if t == "stream" and rnd.random() < 0.3 else rnd.choice([1, 2, 3, 7]),
-                     "memory_bytes": rnd.choice([56, 72, 72, 88, None]), "slot": 0, "key_length": 10})
+                     "memory_bytes": rnd.choice([56, 72, 72, 88, None]), "slot": 0})
     db = keys_db(rows)
     con = rpt.open_database(db)
     try:
