@@ -20,6 +20,7 @@ keys with a TTL, the expires entry plus its share of the expires bucket array.
 """
 from __future__ import annotations
 
+import functools
 import re
 
 # -- allocator size classes (section 8.2) ----------------------------------------------------
@@ -223,11 +224,22 @@ class Profile:
         # 244/node estimate of streamRadixTreeMemoryUsage().
         self.rax_alloc = rax_alloc
         self.cluster = False
-        self.J = _class_table(quantum)
-        self.S = _sds_exact_table(sds_old) if sds_exact else _sds_table(quantum, sds_old)
-        # Expected skiplist node allocation: level L with probability 0.75 * 0.25^(L-1).
-        self.skiplist_node = sum(0.75 * 0.25 ** (lv - 1) * self.J[24 + 16 * lv]
-                                 for lv in range(1, 33))
+
+    # The size tables are built on first use (65,537 entries each): a command that never
+    # estimates memory with a profile does not pay for it.
+    @functools.cached_property
+    def J(self) -> list[int]:
+        return _class_table(self.quantum)
+
+    @functools.cached_property
+    def S(self) -> list[int]:
+        return _sds_exact_table(self.sds_old) if self.sds_exact else \
+            _sds_table(self.quantum, self.sds_old)
+
+    @functools.cached_property
+    def skiplist_node(self) -> float:
+        """Expected skiplist node allocation: level L with probability 0.75 * 0.25^(L-1)."""
+        return sum(0.75 * 0.25 ** (lv - 1) * self.J[24 + 16 * lv] for lv in range(1, 33))
 
     def j(self, n: int) -> int:
         return self.J[n] if n <= TABLE_LIMIT else jemalloc_class(n, self.quantum)

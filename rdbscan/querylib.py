@@ -69,7 +69,21 @@ def _strip_comments(sql: str) -> str:
                      for line in sql.splitlines())
 
 
+_PARSED: dict[tuple, Query] = {}
+
+
 def parse_query(path: Path) -> Query:
+    """The query in a .sql file (remembered while the file is unchanged: a report asks for
+    the bundled queries dozens of times)."""
+    st = path.stat()
+    key = (str(path), st.st_mtime_ns, st.st_size)
+    q = _PARSED.get(key)
+    if q is None:
+        q = _PARSED[key] = _parse_query(path)
+    return q
+
+
+def _parse_query(path: Path) -> Query:
     text = path.read_text(encoding="utf-8")
     name, answers, params = path.stem, [], {}
     section = None
