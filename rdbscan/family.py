@@ -9,7 +9,9 @@ key_pattern gives it.  Any other key (dates, UUIDs, hex, tokens, bytes outside p
 very long keys) gets None here, and the INSERT computes key_pattern(key) for it in DuckDB.  So
 a None is never wrong, only slower; tests compare both twins with the macro.
 
-`_speedups.KeyColumns` has the compiled twin (it fills the column for the compiled batch).
+`_speedups.KeyColumns` has the compiled twin, which fills the column for the compiled batch;
+this function is its reference (tests/test_family.py).  The pure-Python path leaves every family
+to the INSERT: a Python regex per key costs more than DuckDB's macro.
 """
 from __future__ import annotations
 

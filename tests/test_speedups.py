@@ -22,6 +22,7 @@ import rdbwriter as W
 from rdbscan import blobs, reader, speedups
 from rdbscan import constants as C
 from rdbscan.blobs import BlobError
+from rdbscan.family import fast_family
 from rdbscan.load import load
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -193,9 +194,16 @@ def _batch(rows: RowBuilder) -> list:
     cols = rows.keys
     rows.reset()
     out = arrow_batch(KEYS_SCHEMA, cols).to_pylist()
-    for r in out:   # the table's generated type and encoding
+    for r in out:   # type and encoding as the view `keys` computes them
         r["type"] = C.TYPE_NAMES[r["rdb_type"]]
         r["encoding"] = r["module_type"] or C.ENCODING_NAMES[r["encoding_id"]]
+        # family: the compiled batch fills it where family.fast_family does, the Python path
+        # leaves it to the INSERT (tests/test_family.py checks the stored column)
+        family = r.pop("family")
+        if rows.sink is not None:
+            assert family == fast_family(r["key_raw"] or r["key"].encode())
+        else:
+            assert family is None
     return out
 
 
