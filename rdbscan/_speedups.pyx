@@ -910,7 +910,7 @@ cdef class KeyColumns:
     cdef tuple _extras(self):
         """keys.extras as Arrow list<int64> buffers (row validity, offsets, values, values'
         validity): idle, freq, fields with TTL, earliest field expiry, int members (the order
-        of store.EXTRAS_COLUMNS) for the rows that have any of them, null for the others."""
+        in store.KEYS_SCHEMA) for the rows that have any of them, null for the others."""
         cdef Py_ssize_t n = self.n, nb = n // 8 + 1, i, rows = 0, j, k
         cdef int col
         cdef int cols[5]

@@ -184,7 +184,8 @@ def _raw_key(text: str, key: bytes) -> bytes | None:
 
 
 def _extras(*values) -> list | None:
-    """keys.extras: the EXTRAS_COLUMNS values of a key, None when it has none of them."""
+    """key_rows.extras: idle, freq, fields with TTL, earliest field expiry, int members (the
+    order in store.KEYS_SCHEMA), None when the key has none of them."""
     return None if values.count(None) == len(values) else list(values)
 
 

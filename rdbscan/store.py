@@ -16,13 +16,13 @@ import pyarrow as pa
 from . import constants as C
 
 # 2: the key rows are stored in table key_rows and read through the view `keys`, which computes
-# key_bytes, key_length, type, encoding and the EXTRAS_COLUMNS (from key_raw, rdb_type,
+# key_bytes, key_length, type, encoding and the five extras columns (from key_raw, rdb_type,
 # encoding_id, module_type and extras): half the work for DuckDB per key; family stored.
 SCHEMA_VERSION = 2
 
 # One row per key: the columns of table key_rows, which the loader writes, in the order it writes
 # them.  Queries read the view `keys` over it (DDL below), which computes key_bytes, key_length,
-# type, encoding and the EXTRAS_COLUMNS from them when a query asks for them.  A view, not
+# type, encoding and the extras columns from them when a query asks for them.  A view, not
 # generated columns: DuckDB evaluates a table's generated columns on every INSERT (0.4 s of a
 # 5 M-key load).  Documented in README.md ("Tables"); keep both in step.
 KEYS_SCHEMA = pa.schema([
@@ -42,14 +42,13 @@ KEYS_SCHEMA = pa.schema([
     ("expire_at_ms", pa.int64()),
     ("slot", pa.int16()),
     ("file_offset", pa.int64()),
-    # EXTRAS_COLUMNS, in this order; null when the key has none of them
+    # Values few keys have, as one list: [idle_seconds, lfu_freq, fields_with_ttl,
+    # min_field_expire_ms, int_members] (the view reads them by position; rows.py and
+    # _speedups.KeyColumns._extras write them in this order), null when the key has none.  A
+    # column of its own costs DuckDB about as much per key when it is null as when it is not.
     ("extras", pa.list_(pa.int64())),
 ])
 KEYS_COLUMNS = KEYS_SCHEMA.names
-# Values few keys have, stored as one list (key_rows.extras) and read as columns of the view: a
-# column of its own costs DuckDB about as much per key when it is null as when it is not.
-EXTRAS_COLUMNS = ("idle_seconds", "lfu_freq", "fields_with_ttl", "min_field_expire_ms",
-                  "int_members")
 
 STREAMS_SCHEMA = pa.schema([
     ("dump_id", pa.int32()),
