@@ -90,7 +90,7 @@ def main(ctx, debug):
                    "cores; one dump always loads in one process).")
 @click.pass_context
 def load(ctx, dumps, db_path, quiet, no_verify_crc, target, skip_bad, jobs):
-    """Load one or more RDB dumps into a DuckDB database, one row per key in table `keys`.
+    """Load one or more RDB dumps into a DuckDB database, one row per key in `keys`.
 
     DUMPS are RDB files (or - for standard input), compressed or not (gzip, zstd, lz4, bzip2,
     xz), an AOF with an RDB preamble, Redis 7's appendonlydir/ or its .manifest, or a

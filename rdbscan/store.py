@@ -278,7 +278,7 @@ def arrow_batch(schema: pa.Schema, columns: list) -> pa.RecordBatch:
 class BulkWriter:
     """Appends one dump's rows while the parser keeps going.
 
-    Key rows stream into a single `INSERT INTO keys SELECT * FROM <Arrow RecordBatchReader>`
+    Key rows stream into a single `INSERT INTO key_rows SELECT * FROM <Arrow RecordBatchReader>`
     that runs on a second thread (its own cursor): `add` puts each Arrow batch on a small
     queue, the reader hands them to DuckDB as they come, and DuckDB writes finished row groups
     straight to the database file (no WAL round trip, no per-statement cost; measured on 1 M
