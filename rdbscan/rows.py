@@ -226,9 +226,9 @@ def _arrow_columns(cols: dict, dump_id: int, sink) -> list:
         ids, modules = _encoding_columns(pa.array(sink.type_names).take(type_codes).to_pylist(),
                                          pa.array(sink.encoding_names).take(enc_codes).to_pylist())
         encoding_id, module_type = pa.array(ids, pa.uint8()), pa.array(modules, pa.string())
-    else:
-        encoding_id = pa.array([C.ENCODING_IDS[e] for e in sink.encoding_names],
-                               pa.uint8()).take(enc_codes)
+    else:   # the name table also holds the type names of module values in earlier batches
+        encoding_id = pa.array([C.ENCODING_IDS.get(e, C.MODULE_ENCODING_ID)
+                                for e in sink.encoding_names], pa.uint8()).take(enc_codes)
         module_type = pa.nulls(n, pa.string())
     for field in KEYS_SCHEMA:
         name = field.name

@@ -347,3 +347,20 @@ def test_record_loop_takes_the_common_keys():
     h = rows[50]
     assert (h["key"], h["type"], h["encoding"], h["length"], h["expire_at_ms"]) == \
         ("h", "hash", "listpack", 1, 1 << 41)
+
+
+def test_batches_after_a_module_value(tmp_path):
+    """A module value's encoding (its type name) stays in the compiled batch's name table for
+    the batches after it, which hold no module value: every batch size gives the same rows."""
+    dump = str(FIXTURES / "public" / "redis-rdb-cli" / "src" / "test" / "resources" / "rct" / "all.rdb")
+    tables = []
+    for batch_rows in (1, 7, 100_000):
+        db = str(tmp_path / f"b{batch_rows}.duckdb")
+        [r] = load([dump], db, batch_rows=batch_rows)
+        assert r.complete and r.error is None and r.keys == 270
+        con = duckdb.connect(db, read_only=True)
+        tables.append(con.execute(KEY_SQL).fetchall())
+        assert con.execute("SELECT count(*) FROM keys WHERE type = 'module' "
+                           "AND encoding = 'hellotype'").fetchone() == (1,)
+        con.close()
+    assert tables[0] == tables[1] == tables[2]
