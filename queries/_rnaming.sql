@@ -92,12 +92,13 @@ WITH k AS NOT MATERIALIZED (
                CASE WHEN mixed THEN 'mixed-delimiters' END) END AS rules
     FROM checked
 )
--- one row per rule broken; the family (as rkeys.pattern: the stored one for the default delimiter)
--- only for the keys that break one (key_pattern is costly). Rows are filtered after the unnest: a filter on `rules` would be pushed
--- below `flagged` and evaluate every rule twice.
+-- one row per rule broken; the family (as rkeys.pattern: keys.family for the default delimiter)
+-- only for the keys that break one (key_pattern is costly). Rows are filtered after the unnest:
+-- a filter on `rules` would be pushed below `flagged` and evaluate every rule twice.
 SELECT dump_id, db, key, memory_bytes, pattern, rule
 FROM (SELECT dump_id, db, key, memory_bytes, pattern, unnest(string_split(rules, ',')) AS rule
-      FROM (SELECT *, CASE WHEN rules = '' THEN NULL WHEN $delimiters = ':' THEN family
+      FROM (SELECT *, CASE WHEN rules = '' THEN NULL
+                           WHEN $delimiters = ':' THEN coalesce(family, key_pattern(key))
                            ELSE key_pattern(key, delimiters := $delimiters) END AS pattern
             FROM flagged))
 WHERE rule <> '' AND NOT list_contains($disabled, rule)

@@ -98,7 +98,8 @@ def keys_db(tmp_path):
 
 
 def _stored(row: dict) -> dict:
-    """A row given as key_bytes / type / encoding, as the columns those are generated from."""
+    """A row given as key_bytes / type / encoding, as the key_rows columns the view `keys`
+    computes those from."""
     row = dict(row)
     raw = row.pop("key_bytes", None)
     assert row.pop("key_length", len(row["key"].encode())) == len(raw or row["key"].encode())
