@@ -4,11 +4,8 @@
 -- params:
 --   top (10)   hashtags returned, most keys first
 WITH t AS (
-    SELECT key_hashtag(key) AS hashtag, slot, count(*) AS keys, sum(memory_bytes) AS memory_bytes,
-           count(expire_at_ms) AS keys_with_ttl
-    FROM rkeys WHERE key_hashtag(key) IS NOT NULL
-    GROUP BY ALL
-), s AS (SELECT slot, count(*) AS slot_keys FROM rkeys GROUP BY slot)
+    SELECT hashtag, slot, keys, memory_bytes, keys_with_ttl FROM rhashtags
+), s AS (SELECT slot, keys AS slot_keys FROM rslots)
 SELECT t.hashtag, t.slot, t.keys, t.memory_bytes, t.keys_with_ttl, s.slot_keys,
        t.keys / s.slot_keys AS share_of_slot
 FROM t JOIN s USING (slot)

@@ -3,7 +3,7 @@
 --          (average and maximum), and, when the dump announced per-slot counts (opcode 244 or
 --          Valkey aux slot-info), how many slots disagree with the keys actually read.
 -- params: none
-WITH s AS (SELECT slot, count(*) AS keys, sum(memory_bytes) AS memory_bytes FROM rkeys GROUP BY slot),
+WITH s AS (SELECT slot, keys, memory_bytes FROM rslots),
 announced AS (
     SELECT slot, sum(keys) AS keys FROM slot_info WHERE dump_id IN (SELECT dump_id FROM rsnap) GROUP BY slot
 )

@@ -5,13 +5,10 @@
 -- params:
 --   top (10)   slots returned
 WITH s AS (
-    SELECT slot, count(*) AS keys, sum(memory_bytes) AS memory_bytes, count(expire_at_ms) AS keys_with_ttl,
-           count(key_hashtag(key)) AS hashtag_keys
-    FROM rkeys GROUP BY slot
+    SELECT slot, keys, memory_bytes, keys_with_ttl, hashtag_keys FROM rslots
 ), tags AS (
-    SELECT slot, list(tag ORDER BY n DESC, tag)[1:3] AS hashtags
-    FROM (SELECT slot, key_hashtag(key) AS tag, count(*) AS n FROM rkeys
-          WHERE key_hashtag(key) IS NOT NULL GROUP BY ALL)
+    SELECT slot, list(hashtag ORDER BY keys DESC, hashtag)[1:3] AS hashtags
+    FROM rhashtags
     GROUP BY slot
 )
 SELECT s.slot, s.keys, s.memory_bytes, s.keys_with_ttl,

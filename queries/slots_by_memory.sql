@@ -2,10 +2,9 @@
 -- answers: The cluster hash slots holding the most memory.
 -- params:
 --   top (10)   slots returned
-SELECT slot, count(*) AS keys, sum(memory_bytes) AS memory_bytes,
-       sum(memory_bytes) / nullif(sum(sum(memory_bytes)) OVER (), 0) AS memory_share,
-       arg_max(key, memory_bytes) AS largest_key
-FROM rkeys
-GROUP BY slot
-QUALIFY row_number() OVER (ORDER BY sum(memory_bytes) DESC, count(*) DESC, slot) <= $top
+SELECT slot, keys, memory_bytes,
+       memory_bytes / nullif(sum(memory_bytes) OVER (), 0) AS memory_share,
+       largest_key
+FROM rslots
+QUALIFY row_number() OVER (ORDER BY memory_bytes DESC, keys DESC, slot) <= $top
 ORDER BY memory_bytes DESC, keys DESC, slot

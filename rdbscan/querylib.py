@@ -211,7 +211,8 @@ def run_dicts(con, query: Query, values: dict | None = None) -> list[dict]:
 
 # In dependency order: a base relation may read the ones before it.
 BASE_RELATIONS = {"rkeys": "_rkeys", "rfamilies": "_rfamilies", "rnaming": "_rnaming",
-                  "rlimits": "_rlimits", "rcandidates": "_rcandidates"}
+                  "rlimits": "_rlimits", "rcandidates": "_rcandidates", "rslots": "_rslots",
+                  "rhashtags": "_rslots"}
 
 
 def create_snapshots(con, dump_id: int = 0) -> list[dict]:
@@ -242,8 +243,8 @@ def prepare(con, values: dict | None = None, needs: set[str] | None = None, crea
 
     rkeys is a view: each query reads from the `keys` table on disk and computes only the
     columns it uses, so no copy of the keyspace is held in memory between queries.  The other
-    base relations are TEMP TABLEs: aggregates (rfamilies, rlimits) or the keys a check selects
-    (rnaming, rcandidates)."""
+    base relations are TEMP TABLEs: aggregates (rfamilies, rlimits, rslots, rhashtags) or the
+    keys a check selects (rnaming, rcandidates)."""
     values = values or {}
     created = created if created is not None else set()
     if "rsnap" not in created:
@@ -259,7 +260,8 @@ def prepare(con, values: dict | None = None, needs: set[str] | None = None, crea
             con.execute(inline_params(q, values))
         else:
             con.execute(q.sql, bind(q, values))
-        created.add(rel)
+        # a file may create several relations (_rslots: rslots and rhashtags)
+        created.update(r for r, f in BASE_RELATIONS.items() if f == BASE_RELATIONS[rel])
     return created
 
 

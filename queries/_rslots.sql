@@ -1,0 +1,22 @@
+-- name: _rslots
+-- answers: (base relation, not a report) one row per cluster slot that holds keys of `rkeys`,
+--          with the per-slot aggregates that slots, slots_by_memory, slot_summary and hashtags
+--          read: one pass over the keys instead of one per query. Created as a TEMP TABLE
+--          `rslots` when a query mentions it, with `rhashtags`, one row per (hashtag, slot).
+-- params: none
+-- columns: slot, keys, memory_bytes, keys_with_ttl, hashtag_keys (keys with a usable
+--   {hashtag}), largest_key and largest_memory_bytes (arg_max / max of memory_bytes).
+--   rhashtags: hashtag, slot, keys, memory_bytes, keys_with_ttl.
+CREATE OR REPLACE TEMP TABLE rslots AS
+SELECT slot, count(*) AS keys, sum(memory_bytes) AS memory_bytes,
+       count(expire_at_ms) AS keys_with_ttl, count(key_hashtag(key)) AS hashtag_keys,
+       arg_max(key, memory_bytes) AS largest_key, max(memory_bytes) AS largest_memory_bytes
+FROM rkeys
+GROUP BY slot;
+CREATE OR REPLACE TEMP TABLE rhashtags AS
+-- keys with a hashtag only: key_hashtag tests contains(key, '{') before its regex
+SELECT key_hashtag(key) AS hashtag, slot, count(*) AS keys, sum(memory_bytes) AS memory_bytes,
+       count(expire_at_ms) AS keys_with_ttl
+FROM rkeys
+WHERE key_hashtag(key) IS NOT NULL
+GROUP BY ALL
