@@ -23,27 +23,20 @@ WITH rules(rule, severity, measure, threshold, ord) AS (
            type IN ('list', 'set', 'zset', 'hash', 'stream') AND memory_bytes > $collection_memory::BIGINT AS big_collection_memory
     FROM rkeys
 ), hits AS (
-    -- one scan, one row: per rule its keys, memory and keys with a TTL
-    SELECT count(*) FILTER (WHERE big_string) AS k1,
-           sum(memory_bytes) FILTER (WHERE big_string) AS m1,
-           count(expire_at_ms) FILTER (WHERE big_string) AS t1,
-           count(*) FILTER (WHERE big_string_critical) AS k2,
-           sum(memory_bytes) FILTER (WHERE big_string_critical) AS m2,
-           count(expire_at_ms) FILTER (WHERE big_string_critical) AS t2,
-           count(*) FILTER (WHERE big_collection) AS k3,
-           sum(memory_bytes) FILTER (WHERE big_collection) AS m3,
-           count(expire_at_ms) FILTER (WHERE big_collection) AS t3,
-           count(*) FILTER (WHERE big_collection_critical) AS k4,
-           sum(memory_bytes) FILTER (WHERE big_collection_critical) AS m4,
-           count(expire_at_ms) FILTER (WHERE big_collection_critical) AS t4,
-           count(*) FILTER (WHERE big_collection_memory) AS k5,
-           sum(memory_bytes) FILTER (WHERE big_collection_memory) AS m5,
-           count(expire_at_ms) FILTER (WHERE big_collection_memory) AS t5
+    -- the keys over some threshold (few), one row per rule they break
+    SELECT unnest([CASE WHEN big_string THEN 1 END, CASE WHEN big_string_critical THEN 2 END,
+                   CASE WHEN big_collection THEN 3 END, CASE WHEN big_collection_critical THEN 4 END,
+                   CASE WHEN big_collection_memory THEN 5 END]) AS ord,
+           memory_bytes, expire_at_ms
     FROM flagged
+    WHERE big_string OR big_string_critical OR big_collection OR big_collection_critical
+          OR big_collection_memory
 )
 SELECT r.rule, r.severity, r.measure, r.threshold,
-       [h.k1, h.k2, h.k3, h.k4, h.k5][r.ord] AS keys,
-       coalesce([h.m1, h.m2, h.m3, h.m4, h.m5][r.ord], 0) AS memory_bytes,
-       [h.t1, h.t2, h.t3, h.t4, h.t5][r.ord] AS keys_with_ttl
-FROM rules AS r CROSS JOIN hits AS h
+       count(h.ord) AS keys,
+       coalesce(sum(h.memory_bytes), 0) AS memory_bytes,
+       count(h.expire_at_ms) AS keys_with_ttl
+FROM rules AS r
+LEFT JOIN hits AS h USING (ord)
+GROUP BY r.rule, r.severity, r.measure, r.threshold, r.ord
 ORDER BY r.ord
