@@ -404,7 +404,7 @@ def skip_elements(bytes buf, Py_ssize_t pos, Py_ssize_t count, int layout, dict 
 # slots.key_slot, rows.RowBuilder.add; tests/test_speedups.py compares whole tables with the
 # pure-Python run.
 
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport malloc, realloc, free
 from libc.math cimport nearbyint
 from libc.string cimport memcpy, memset
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
@@ -598,19 +598,17 @@ def fast_family(bytes key):
         free(out)
 
 
-cdef int _room(char** buf, Py_ssize_t* cap, Py_ssize_t used, Py_ssize_t need) except -1:
-    """Grow buf (holding `used` bytes) to hold `need` bytes, doubling its capacity."""
+cdef int _room(char** buf, Py_ssize_t* cap, Py_ssize_t need) except -1:
+    """Grow buf to hold `need` bytes, doubling its capacity (contents kept)."""
     cdef Py_ssize_t c = cap[0]
     cdef char* grown
     if need <= c:
         return 0
     while c < need:
         c *= 2
-    grown = <char*>malloc(c)
+    grown = <char*>realloc(buf[0], c)
     if not grown:
         raise MemoryError()
-    memcpy(grown, buf[0], used)
-    free(buf[0])
     buf[0] = grown
     cap[0] = c
     return 0
@@ -724,7 +722,8 @@ cdef class KeyColumns:
         for i in range(KEY_COSTS):
             self.key_costs[i] = -1
         self.shares_db = -1
-        # Null columns must read as zero where Arrow looks past the validity bitmap.
+        # Rows of the compiled loop never write these: keys.extras copies them under a null
+        # flag, so they read as 0, not as uninitialised memory.
         memset(self.c_fttl, 0, capacity * 8)
         memset(self.c_fmin, 0, capacity * 8)
         memset(self.c_ints, 0, capacity * 8)
@@ -799,9 +798,8 @@ cdef class KeyColumns:
         if need > KEY_DATA_HARD:
             raise OverflowError("key names of one batch exceed 2 GiB")
         # Both buffers grown before either is written: a failure leaves the batch as it was.
-        _room(&self.c_kdata, &self.kcap, self.kused, need)
-        _room(&self.c_fdata, &self.fcap, self.fused,
-              self.fused + (4 * klen if klen <= FAMILY_MAX_KEY else 0))
+        _room(&self.c_kdata, &self.kcap, need)
+        _room(&self.c_fdata, &self.fcap, self.fused + (4 * klen if klen <= FAMILY_MAX_KEY else 0))
         memcpy(self.c_kdata + self.kused, k, klen)
         if not self.nonascii:
             for i in range(klen):
@@ -867,35 +865,35 @@ cdef class KeyColumns:
 
     def append(self, tuple row):
         """One row of the Python path, in RowBuilder's tuple order: (dump_id, db, key text,
-        key bytes, key length, type, encoding, rdb_type, length, longest element, serialized
-        bytes, memory, memory total, expire, idle, freq, slot, offset, fields with TTL,
-        earliest field expiry, int members)."""
+        key bytes, type, encoding, rdb_type, length, longest element, serialized bytes, memory,
+        memory total, expire, idle, freq, slot, offset, fields with TTL, earliest field expiry,
+        int members)."""
         cdef Py_ssize_t i = self.n
         cdef bytes key = row[3]
         if i >= self.capacity:
             raise OverflowError("KeyColumns is full: take() the batch first")
         self._clear_valid(i)
         self.c_db[i] = row[1]
-        self.c_type[i] = self._code(self.type_names, self.type_codes, row[5])
-        self.c_enc[i] = self._code(self.encoding_names, self.encoding_codes, row[6])
-        self.c_rtype[i] = row[7]
-        self.c_length[i] = row[8]
-        self.c_maxel[i] = row[9]
-        self.c_ser[i] = row[10]
-        self.c_mem[i] = row[11]
-        self.c_total[i] = row[12]
-        self.c_offset[i] = row[17]
-        self._opt64(self.c_expire, V_EXPIRE, i, row[13])
-        self._opt64(self.c_idle, V_IDLE, i, row[14])
-        if row[15] is None:
+        self.c_type[i] = self._code(self.type_names, self.type_codes, row[4])
+        self.c_enc[i] = self._code(self.encoding_names, self.encoding_codes, row[5])
+        self.c_rtype[i] = row[6]
+        self.c_length[i] = row[7]
+        self.c_maxel[i] = row[8]
+        self.c_ser[i] = row[9]
+        self.c_mem[i] = row[10]
+        self.c_total[i] = row[11]
+        self.c_offset[i] = row[16]
+        self._opt64(self.c_expire, V_EXPIRE, i, row[12])
+        self._opt64(self.c_idle, V_IDLE, i, row[13])
+        if row[14] is None:
             self.c_freq[i] = 0
         else:
-            self.c_freq[i] = row[15]
+            self.c_freq[i] = row[14]
             self._set_valid(V_FREQ, i)
-        self._opt64(self.c_fttl, V_FTTL, i, row[18])
-        self._opt64(self.c_fmin, V_FMIN, i, row[19])
-        self._opt64(self.c_ints, V_INTS, i, row[20])
-        self.c_slot[i] = row[16]
+        self._opt64(self.c_fttl, V_FTTL, i, row[17])
+        self._opt64(self.c_fmin, V_FMIN, i, row[18])
+        self._opt64(self.c_ints, V_INTS, i, row[19])
+        self.c_slot[i] = row[15]
         self._key(<const char*>key, len(key))   # last: what can fail has been done
         self.n = i + 1
 

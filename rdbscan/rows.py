@@ -142,7 +142,7 @@ class RowBuilder:
                 fttl = fmin = None
             ints = ex.get("int_members") if ex is not None else None
         text = k.decode("utf-8", "backslashreplace")
-        row = (self.dump_id, db, text, k, len(k), rec.type, rec.encoding, rec.rdb_type,
+        row = (self.dump_id, db, text, k, rec.type, rec.encoding, rec.rdb_type,
                rec.length, rec.max_elem, rec.end - rec.offset, mem, tot, expire, rec.idle,
                rec.freq, key_slot(k), rec.offset, fttl, fmin, ints)
         if self.sink is not None:
@@ -195,10 +195,10 @@ def _pure_columns(rows: list[tuple]) -> list:
     family.fast_family per key would cost more than DuckDB's macro (pop1m: 4.1 s against
     3.2 s)."""
     c = list(zip(*rows))
-    ids, modules = _encoding_columns(c[5], c[6])
+    ids, modules = _encoding_columns(c[4], c[5])
     return [c[0], c[1], c[2], list(map(_raw_key, c[2], c[3])), [None] * len(rows),
-            c[7], ids, modules, *c[8:14], c[16], c[17],
-            list(map(_extras, c[14], c[15], c[18], c[19], c[20]))]
+            c[6], ids, modules, *c[7:13], c[15], c[16],
+            list(map(_extras, c[13], c[14], c[17], c[18], c[19]))]
 
 
 def _arrow_columns(cols: dict, dump_id: int, sink) -> list:
