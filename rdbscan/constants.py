@@ -104,10 +104,10 @@ TYPE_ENCODINGS = {
     22: "hashtable", 23: "listpackex", 24: "hashtable", 25: "listpackex", 26: "stream",
 }
 
-# The `keys` table stores an encoding as its position in this tuple (`encoding_id`) and shows the
-# name through a generated column: positions are part of the database format, so names are only
-# ever appended.  "module" stands for module values, whose encoding is their type name
-# (`keys.module_type`).
+# Table `key_rows` stores an encoding as its position in this tuple (`encoding_id`) and the view
+# `keys` shows the name: positions are part of the database format, so names are only ever
+# appended.  "module" stands for module values, whose encoding is their type name
+# (`key_rows.module_type`).
 ENCODING_NAMES = (
     "raw", "int", "embstr", "linkedlist", "ziplist", "quicklist", "listpack", "listpackex",
     "intset", "hashtable", "skiplist", "zipmap", "stream", "unknown", "module",
