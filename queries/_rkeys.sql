@@ -20,9 +20,7 @@ SELECT k.dump_id, k.db, k.key, k.key_length, k.family, k.type, k.encoding, k.rdb
        coalesce(k.memory_bytes, 0) AS memory_bytes,
        k.memory_total_bytes, k.expire_at_ms, k.idle_seconds, k.lfu_freq, k.slot,
        k.fields_with_ttl, k.min_field_expire_ms, k.int_members,
-       -- keys.family is key_pattern(key) for the default delimiter, worked out by the loader
-       CASE WHEN $delimiters = ':' THEN coalesce(k.family, key_pattern(k.key))
-            ELSE key_pattern(k.key, delimiters := $delimiters) END AS pattern,
+       key_family(k.key, k.family, delimiters := $delimiters) AS pattern,
        s.snapshot_ms,
        k.expire_at_ms - s.snapshot_ms AS ttl_ms,
        k.key_raw IS NOT NULL AS invalid_utf8

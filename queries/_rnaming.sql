@@ -97,8 +97,6 @@ WITH k AS NOT MATERIALIZED (
 -- a filter on `rules` would be pushed below `flagged` and evaluate every rule twice.
 SELECT dump_id, db, key, memory_bytes, pattern, rule
 FROM (SELECT dump_id, db, key, memory_bytes, pattern, unnest(string_split(rules, ',')) AS rule
-      FROM (SELECT *, CASE WHEN rules = '' THEN NULL
-                           WHEN $delimiters = ':' THEN coalesce(family, key_pattern(key))
-                           ELSE key_pattern(key, delimiters := $delimiters) END AS pattern
+      FROM (SELECT *, CASE WHEN rules <> '' THEN key_family(key, family, delimiters := $delimiters) END AS pattern
             FROM flagged))
 WHERE rule <> '' AND NOT list_contains($disabled, rule)

@@ -8,9 +8,9 @@
 --   delimiters (':')   characters that separate key segments (for the family)
 -- The family (as rkeys.pattern) is computed for the listed keys only: key_pattern is costly.
 SELECT dump_id, db, key, type, memory_bytes, idle_seconds, lfu_freq, cold, has_ttl,
-       key_pattern(key, delimiters := $delimiters) AS pattern
+       key_family(key, family, delimiters := $delimiters) AS pattern
 FROM (
-    SELECT dump_id, db, key, type, memory_bytes, idle_seconds, lfu_freq,
+    SELECT dump_id, db, key, family, type, memory_bytes, idle_seconds, lfu_freq,
            idle_seconds > $idle_days * 86400 OR lfu_freq <= $max_freq AS cold,
            expire_at_ms IS NOT NULL AS has_ttl
     FROM rkeys

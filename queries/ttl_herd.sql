@@ -7,11 +7,11 @@
 --   delimiters (':')   characters that separate key segments (for the families)
 -- e and g are read more than once: NOT MATERIALIZED, to scan again rather than hold the keys
 WITH e AS NOT MATERIALIZED (
-    SELECT key, expire_at_ms, memory_bytes FROM rkeys WHERE expire_at_ms IS NOT NULL AND ttl_ms > 0
+    SELECT key, family, expire_at_ms, memory_bytes FROM rkeys WHERE expire_at_ms IS NOT NULL AND ttl_ms > 0
 ), g AS NOT MATERIALIZED (
-    SELECT 'second' AS granularity, expire_at_ms // 1000 * 1000 AS moment_ms, key, memory_bytes FROM e
+    SELECT 'second' AS granularity, expire_at_ms // 1000 * 1000 AS moment_ms, key, family, memory_bytes FROM e
     UNION ALL
-    SELECT 'minute', expire_at_ms // 60000 * 60000, key, memory_bytes FROM e
+    SELECT 'minute', expire_at_ms // 60000 * 60000, key, family, memory_bytes FROM e
 ), moments AS (
     SELECT granularity, moment_ms, count(*) AS keys, sum(memory_bytes) AS memory_bytes
     FROM g GROUP BY ALL
@@ -31,7 +31,7 @@ WITH e AS NOT MATERIALIZED (
     WHERE m.keys >= $min_keys AND $top > 0 AND {'k': -m.keys, 'm': m.moment_ms} <= c.top_cut
 ), per_family AS (
     -- the families of the listed moments only (key_pattern is the costly part)
-    SELECT g.granularity, g.moment_ms, key_pattern(g.key, delimiters := $delimiters) AS pattern,
+    SELECT g.granularity, g.moment_ms, key_family(g.key, g.family, delimiters := $delimiters) AS pattern,
            count(*) AS keys
     FROM g JOIN listed AS l ON l.granularity = g.granularity AND l.moment_ms = g.moment_ms
     GROUP BY ALL

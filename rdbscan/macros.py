@@ -106,6 +106,12 @@ MACROS: list[str] = [
     # {id} / {date}.  key_pattern('user:1000:profile') = 'user:{id}:profile'.
     f"CREATE OR REPLACE MACRO key_pattern(key, delimiters := ':') AS {_key_pattern_sql()}",
 
+    # A key's family for `delimiters`: the loader's keys.family for the default `:` (key_pattern
+    # worked out at load time), key_pattern afresh for other delimiters.
+    "CREATE OR REPLACE MACRO key_family(key, family, delimiters := ':') AS "
+    "CASE WHEN delimiters = ':' THEN coalesce(family, key_pattern(key)) "
+    "ELSE key_pattern(key, delimiters := delimiters) END",
+
     # First `depth` segments of a key, delimiters kept between them; the whole key if it has fewer.
     # key_prefix('user:1000:profile', 2) = 'user:1000'.  (A constant regex: `segment+delimiter`
     # pieces, so the pattern compiles once whatever the depth.)
