@@ -14,7 +14,7 @@
 --   value_serialized_bytes (serialized_bytes minus the type byte and the key: about the value's RDB size).
 --   memory_bytes is never NULL here (0 when the loader could not estimate it); key_bytes and key_raw are dropped.
 CREATE OR REPLACE TEMP VIEW rkeys AS
-SELECT k.dump_id, k.db, k.key, k.key_length, k.family, k.type, k.encoding, k.rdb_type, k.length,
+SELECT k.dump_id, k.db, k.key, k.key_length, k.family, k.plain_key, k.type, k.encoding, k.rdb_type, k.length,
        k.max_elem_bytes, k.serialized_bytes,
        greatest(k.serialized_bytes - k.key_length - 2, 0) AS value_serialized_bytes,
        coalesce(k.memory_bytes, 0) AS memory_bytes,

@@ -10,65 +10,123 @@
 --   generic_names (['data', 'temp', 'tmp', 'config', 'test', 'default', 'foo', 'bar'])  first segments too generic to say whose data it is (generic-name)
 --   mixed_candidates (':./|#')       delimiter characters compared by mixed-delimiters
 --   disabled ([])                    rule ids switched off
+--
+-- Fast keys: a key of lowercase letters, digits and `_`, starting with a letter, with at least one
+-- delimiter and all of them the first character of $delimiters, breaks none of the character
+-- rules (disallowed-chars, special-chars, not-letter-start, uppercase, no-delimiter, hashtag,
+-- control-chars), and its first segment, root and delimiter set need no regex. For `:` that is
+-- keys.plain_key, which the loader stored; for another delimiter, one regex. The rules left for a
+-- fast key depend on its length and its first segment only (generic-name, mixed-delimiters), so:
+--   1. rnaming_groups: (root, delimiter set) counts over every key; fast keys under `:` are counted
+--      per family (keys.family keeps the first segment unless it starts with a placeholder), with
+--      no string work per key;
+--   2. rnaming_roots: the roots whose keys use more than one delimiter set (mixed-delimiters);
+--      rnaming_families: the families of fast keys whose first segment breaks a rule;
+--   3. rnaming: every rule for the other keys and for fast keys that are too long or in such a
+--      family; a fast key within the lengths in any other family breaks no rule and is skipped.
+-- The three checks on constants in rnaming_fast_ok (computed once) confirm that these characters
+-- are allowed, that the delimiter is not special, and that no letter, digit or `_` is a delimiter
+-- or a mixed-delimiter candidate; otherwise no key is fast.
+CREATE OR REPLACE TEMP MACRO rnaming_fast_ok(delimiters, allowed_chars, mixed_candidates) AS
+    NOT regexp_matches('abcdefghijklmnopqrstuvwxyz0123456789_' || left(delimiters, 1), '[^' || allowed_chars || ']')
+    AND NOT regexp_matches(left(delimiters, 1), '[\\*?\[\]()\s''"{}\x00-\x1f\x7fA-Z]')
+    AND NOT regexp_matches('abcdefghijklmnopqrstuvwxyz0123456789_', '[' || delim_class(delimiters || mixed_candidates) || ']');
+CREATE OR REPLACE TEMP MACRO rnaming_fast(key, plain_key, delimiters, allowed_chars, mixed_candidates) AS
+    rnaming_fast_ok(delimiters, allowed_chars, mixed_candidates)
+    AND CASE WHEN left(delimiters, 1) = ':' AND plain_key IS NOT NULL THEN plain_key
+             ELSE regexp_full_match(key, '[a-z][a-z0-9_]*(?:[' || delim_class(left(delimiters, 1)) || '][a-z0-9_]*)+') END;
+-- first segment (generic-name): the text before the first of $delimiters
+CREATE OR REPLACE TEMP MACRO rnaming_first(key, fast, delimiters) AS
+    CASE WHEN NOT fast THEN regexp_extract(key, '^[^' || delim_class(delimiters) || ']*')
+         ELSE left(key, strpos(key, left(delimiters, 1)) - 1) END;
+-- family root (mixed-delimiters): the text before the first mixed-delimiter candidate
+CREATE OR REPLACE TEMP MACRO rnaming_root(key, fast, first_segment, delimiters, mixed_candidates) AS
+    CASE WHEN NOT fast THEN regexp_extract(key, '^[^' || delim_class(mixed_candidates) || ']*')
+         WHEN contains(mixed_candidates, left(delimiters, 1)) THEN first_segment
+         ELSE key END;
+-- the candidate delimiters the key holds, sorted ('' = none)
+CREATE OR REPLACE TEMP MACRO rnaming_dset(key, fast, delimiters, mixed_candidates) AS
+    CASE WHEN NOT fast THEN array_to_string(list_sort(list_distinct(
+             regexp_extract_all(key, '[' || delim_class(mixed_candidates) || ']'))), '')
+         WHEN contains(mixed_candidates, left(delimiters, 1)) THEN left(delimiters, 1)
+         ELSE '' END;
+-- generic-name: the first segment, trailing digits removed (fast keys are lowercase already), in
+-- the list (list_position: list_contains is planned as a join)
+CREATE OR REPLACE TEMP MACRO rnaming_generic(first_segment, fast, generic_names) AS
+    list_position(generic_names, CASE
+        WHEN NOT fast THEN lower(regexp_replace(first_segment, '[-_.]?[0-9]+$', ''))
+        WHEN right(first_segment, 1) BETWEEN '0' AND '9' THEN regexp_replace(first_segment, '[-_.]?[0-9]+$', '')
+        ELSE first_segment END) > 0;
+CREATE OR REPLACE TEMP TABLE rnaming_groups AS
+WITH k AS (
+    SELECT key, family, fast,
+           -- counted per family: a fast key under `:` whose family starts with its first segment
+           fast AND left($delimiters, 1) = ':' AND NOT starts_with(family, '{') AS by_family
+    FROM (SELECT key, family, rnaming_fast(key, plain_key, $delimiters, $allowed_chars, $mixed_candidates) AS fast
+          FROM rkeys)
+), r AS (
+    SELECT CASE WHEN by_family THEN family END AS family,
+           CASE WHEN NOT by_family THEN rnaming_root(key, fast, rnaming_first(key, fast, $delimiters), $delimiters, $mixed_candidates) END AS root,
+           CASE WHEN NOT by_family THEN rnaming_dset(key, fast, $delimiters, $mixed_candidates) END AS dset
+    FROM k
+), g AS (
+    SELECT family, root, dset, count(*) AS n
+    FROM r
+    GROUP BY family, root, dset
+    -- families, and the roots with a delimiter (= WHERE, but after the grouping: a WHERE would
+    -- be pushed below it and compute root and dset twice per key)
+    HAVING count(family) > 0 OR (max(strlen(dset)) > 0 AND max(strlen(root)) > 0)
+)
+-- family rows: root = the family's first segment, which is the keys' first segment
+SELECT family,
+       coalesce(root, split_part(family, ':', 1)) AS root,
+       coalesce(dset, CASE WHEN contains($mixed_candidates, ':') THEN ':' ELSE '' END) AS dset,
+       n
+FROM g;
+CREATE OR REPLACE TEMP TABLE rnaming_roots AS
+-- a family root (text before the first delimiter) whose keys use different delimiters, and the
+-- delimiter set most of its keys use (ties: the longest, then the last in byte order)
+SELECT root, count(*) AS dsets, arg_max(dset, {'keys': n, 'length': strlen(dset), 'dset': dset}) AS main_dset
+FROM (SELECT root, dset, sum(n) AS n
+      FROM rnaming_groups WHERE dset <> '' AND root <> '' GROUP BY root, dset)
+GROUP BY root
+HAVING count(*) > 1;
+CREATE OR REPLACE TEMP TABLE rnaming_families AS
+-- families of fast keys whose first segment is generic or a root with mixed delimiters
+SELECT DISTINCT g.family
+FROM rnaming_groups AS g LEFT JOIN rnaming_roots AS r USING (root)
+WHERE g.family IS NOT NULL
+  AND (rnaming_generic(g.root, true, $generic_names) OR (g.dset <> '' AND g.dset <> r.main_dset));
 CREATE OR REPLACE TEMP TABLE rnaming AS
--- k, s and d are read twice (roots, flagged): NOT MATERIALIZED, to compute their cheap columns
--- twice rather than hold a copy of the keyspace
+-- k, s and d are read twice (the roots join, flagged): NOT MATERIALIZED, to compute their cheap
+-- columns twice rather than hold a copy of the keys
 WITH k AS NOT MATERIALIZED (
-    SELECT dump_id, db, key, key_length, family, memory_bytes, invalid_utf8,
+    SELECT *
+    FROM (SELECT dump_id, db, key, key_length, family, memory_bytes, invalid_utf8,
+                 rnaming_fast(key, plain_key, $delimiters, $allowed_chars, $mixed_candidates) AS fast
+          FROM rkeys)
+    -- the keys that can break a rule (see the top of this file)
+    WHERE NOT fast OR key_length > least($max_length, $recommended_length)
+       OR left($delimiters, 1) <> ':' OR family IS NULL OR starts_with(family, '{')
+       OR family IN (SELECT family FROM rnaming_families)
+), s AS NOT MATERIALIZED (
+    SELECT *,
            -- invalid UTF-8 bytes are shown as \xNN in `key`: drop them where the escape's own
            -- backslash or letters would count
            CASE WHEN invalid_utf8 THEN regexp_replace(key, '\\x[0-9a-fA-F]{2}', '', 'g') ELSE key END AS clean,
-           -- Fast path: a key of lowercase letters, digits and `_`, starting with a letter, with at
-           -- least one delimiter and all of them the first character of $delimiters, breaks none of
-           -- the character rules (disallowed-chars, special-chars, not-letter-start, uppercase,
-           -- no-delimiter, hashtag, control-chars), and its first segment, root and delimiter set
-           -- need no regex.  The first three tests, on constants (computed once), check that these
-           -- characters are allowed, that the delimiter is not special, and that no letter, digit
-           -- or `_` is a delimiter or a mixed-delimiter candidate.  One regex for most keys instead
-           -- of a dozen; the other keys go through every rule below.
-           NOT regexp_matches('abcdefghijklmnopqrstuvwxyz0123456789_' || left($delimiters, 1), '[^' || $allowed_chars || ']')
-           AND NOT regexp_matches(left($delimiters, 1), '[\\*?\[\]()\s''"{}\x00-\x1f\x7fA-Z]')
-           AND NOT regexp_matches('abcdefghijklmnopqrstuvwxyz0123456789_', '[' || delim_class($delimiters || $mixed_candidates) || ']')
-           AND regexp_full_match(key, '[a-z][a-z0-9_]*(?:[' || delim_class(left($delimiters, 1)) || '][a-z0-9_]*)+') AS fast
-    FROM rkeys
-), s AS NOT MATERIALIZED (
-    SELECT *,
-           -- first segment (generic-name): the text before the first of $delimiters
-           CASE WHEN NOT fast THEN regexp_extract(key, '^[^' || delim_class($delimiters) || ']*')
-                ELSE left(key, strpos(key, left($delimiters, 1)) - 1) END AS first_segment
+           rnaming_first(key, fast, $delimiters) AS first_segment
     FROM k
 ), d AS NOT MATERIALIZED (
     SELECT *,
-           -- family root: the text before the first mixed-delimiter candidate
-           CASE WHEN NOT fast THEN regexp_extract(key, '^[^' || delim_class($mixed_candidates) || ']*')
-                WHEN contains($mixed_candidates, left($delimiters, 1)) THEN first_segment
-                ELSE key END AS root,
-           -- the candidate delimiters the key holds, sorted ('' = none)
-           CASE WHEN NOT fast THEN array_to_string(list_sort(list_distinct(
-                    regexp_extract_all(key, '[' || delim_class($mixed_candidates) || ']'))), '')
-                WHEN contains($mixed_candidates, left($delimiters, 1)) THEN left($delimiters, 1)
-                ELSE '' END AS dset
+           rnaming_root(key, fast, first_segment, $delimiters, $mixed_candidates) AS root,
+           rnaming_dset(key, fast, $delimiters, $mixed_candidates) AS dset
     FROM s
-), roots AS (
-    -- a family root (text before the first delimiter) whose keys use different delimiters
-    SELECT root, count(*) AS dsets, arg_max(dset, n) AS main_dset
-    FROM (SELECT root, dset, count(*) * 1000000 + max(strlen(dset)) AS n
-          FROM d GROUP BY root, dset
-          -- = WHERE dset <> '' AND root <> '', but after the grouping: a WHERE would be pushed
-          -- below it and compute root and dset twice per key
-          HAVING max(strlen(dset)) > 0 AND max(strlen(root)) > 0)
-    GROUP BY root
 ), checked AS (
-    -- the rules a key on the fast path can still break, computed once per key
+    -- the rules a fast key can still break, computed once per key
     SELECT d.*,
-           -- generic-name: the first segment, trailing digits removed (fast keys are lowercase
-           -- already), in the list (list_position: list_contains is planned as a join)
-           list_position($generic_names, CASE
-               WHEN NOT d.fast THEN lower(regexp_replace(d.first_segment, '[-_.]?[0-9]+$', ''))
-               WHEN right(d.first_segment, 1) BETWEEN '0' AND '9' THEN regexp_replace(d.first_segment, '[-_.]?[0-9]+$', '')
-               ELSE d.first_segment END) > 0 AS generic,
-           strlen(d.dset) > 1 OR (r.dsets > 1 AND d.dset <> '' AND d.dset <> r.main_dset) AS mixed
-    FROM d LEFT JOIN roots AS r USING (root)
+           rnaming_generic(d.first_segment, d.fast, $generic_names) AS generic,
+           strlen(d.dset) > 1 OR (d.dset <> '' AND d.dset <> r.main_dset) AS mixed
+    FROM d LEFT JOIN rnaming_roots AS r USING (root)
 ), flagged AS (
     -- the rules each key breaks, comma-separated ('' = none): nothing to assemble for a fast key
     -- within the lengths that breaks none of those; the character rules only off the fast path

@@ -598,6 +598,39 @@ def fast_family(bytes key):
         free(out)
 
 
+# --- keys.plain_key: the compiled twin of family.plain_key --------------------------------
+
+cdef uint8_t _PLAIN_CHAR[256]   # 1: a-z 0-9 _, 2: ':'
+
+
+def _plain_table():
+    cdef int c
+    for c in range(256):
+        _PLAIN_CHAR[c] = 1 if (97 <= c <= 122 or 48 <= c <= 57 or c == 95) else (2 if c == 58 else 0)
+
+
+_plain_table()
+
+
+cdef inline bint _plain(const uint8_t* k, Py_ssize_t n) noexcept nogil:
+    """family.plain_key: [a-z][a-z0-9_]*(:[a-z0-9_]*)+ (lowercase words joined by `:`)."""
+    cdef Py_ssize_t i
+    cdef uint8_t seen = 0, c
+    if n < 2 or not (97 <= k[0] <= 122):
+        return False
+    for i in range(1, n):
+        c = _PLAIN_CHAR[k[i]]
+        if c == 0:
+            return False
+        seen |= c
+    return seen & 2 != 0
+
+
+def plain_key(bytes key):
+    """The compiled twin of family.plain_key (for tests)."""
+    return _plain(<const uint8_t*>(<char*>key), len(key))
+
+
 cdef int _room(char** buf, Py_ssize_t* cap, Py_ssize_t need) except -1:
     """Grow buf to hold `need` bytes, doubling its capacity (contents kept)."""
     cdef Py_ssize_t c = cap[0]
@@ -631,7 +664,8 @@ DEF V_FTTL = 3
 DEF V_FMIN = 4
 DEF V_INTS = 5
 DEF V_FAMILY = 6
-DEF N_VALID = 7
+DEF PLAIN = 7     # not a validity bitmap: the values of keys.plain_key
+DEF N_VALID = 8
 
 
 cdef class KeyColumns:
@@ -792,7 +826,8 @@ cdef class KeyColumns:
 
     cdef int _key(self, const char* k, Py_ssize_t klen) except -1:
         """Append one key name to the key data and its family (keys.family; null when the
-        compiled twin leaves it to DuckDB) to the family data, both grown as needed."""
+        compiled twin leaves it to DuckDB) to the family data, both grown as needed, and set
+        its keys.plain_key bit."""
         cdef Py_ssize_t need = self.kused + klen
         cdef Py_ssize_t i, fam
         if need > KEY_DATA_HARD:
@@ -812,6 +847,8 @@ cdef class KeyColumns:
         if fam >= 0:
             self.fused += fam
             self._set_valid(V_FAMILY, self.n)
+        if _plain(<const uint8_t*>k, klen):
+            self._set_valid(PLAIN, self.n)
         self.c_foff[self.n + 1] = <int32_t>self.fused
         return 0
 
@@ -953,7 +990,8 @@ cdef class KeyColumns:
     def take(self):
         """The batch as {column: bytes} (nullable columns: (data, validity bitmap)) plus
         'n', 'key_offsets', 'key_data', 'family_offsets', 'family_data', 'family_valid',
-        'nonascii' and 'extras' (see _extras); the columns are then empty again."""
+        'plain_key' (a bitmap of values), 'nonascii' and 'extras' (see _extras); the columns
+        are then empty again."""
         cdef Py_ssize_t n = self.n, nb = n // 8 + 1, i
         out = {
             "n": n,
@@ -963,6 +1001,7 @@ cdef class KeyColumns:
             "family_offsets": PyBytes_FromStringAndSize(<char*>self.c_foff, (n + 1) * 4),
             "family_data": PyBytes_FromStringAndSize(self.c_fdata, self.fused),
             "family_valid": PyBytes_FromStringAndSize(<char*>self.c_valid[V_FAMILY], nb),
+            "plain_key": PyBytes_FromStringAndSize(<char*>self.c_valid[PLAIN], nb),
             "db": PyBytes_FromStringAndSize(<char*>self.c_db, n * 4),
             "type": PyBytes_FromStringAndSize(<char*>self.c_type, n * 2),
             "encoding": PyBytes_FromStringAndSize(<char*>self.c_enc, n * 2),

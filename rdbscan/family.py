@@ -1,4 +1,6 @@
-"""A key's family as the loader computes it: `key_pattern(key)` with the default delimiter `:`,
+"""Columns the loader derives from a key name: `family` and `plain_key`.
+
+A key's family as the loader computes it: `key_pattern(key)` with the default delimiter `:`,
 for the keys that take key_pattern's first fast path (macros._FAST_SEG), in Python.
 
 The `keys.family` column holds key_pattern(key) for every key.  Working it out per key in SQL
@@ -42,3 +44,17 @@ def fast_family(key: bytes) -> str | None:
             return None
         out.append(m[1] + b"{id}" + m[3])
     return b":".join(out).decode("ascii")
+
+
+_PLAIN = re.compile(rb"[a-z][a-z0-9_]*(?::[a-z0-9_]*)+")
+# The same test as the INSERT runs it when the loader leaves plain_key null (store.BulkWriter).
+PLAIN_KEY_REGEX = "[a-z][a-z0-9_]*(?::[a-z0-9_]*)+"
+
+
+def plain_key(key: bytes) -> bool:
+    """keys.plain_key: the key is lowercase words (a-z, 0-9, `_`) joined by `:`, starting
+    with a letter, with at least one `:` (`user:1000:profile`, `cache:page_2`).  The naming
+    rules break none of their character rules on such a key and take a fast path on this
+    column (queries/_rnaming.sql).  The compiled batch sets it while it copies the key
+    (`_speedups._plain`); the Python path leaves it to the INSERT, which runs PLAIN_KEY_REGEX."""
+    return _PLAIN.fullmatch(key) is not None

@@ -20,6 +20,7 @@ import ast
 import re
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import duckdb
@@ -55,6 +56,16 @@ class Query:
     @property
     def used_params(self) -> set[str]:
         return set(_PARAM_USE.findall(_strip_comments(self.sql)))
+
+    @cached_property
+    def statements(self) -> list["Query"]:
+        """The file's statements as queries of their own (same name and parameters), in
+        order: DuckDB takes prepared-statement parameters for one statement at a time."""
+        parts = [st.query for st in duckdb.extract_statements(self.sql)]
+        if len(parts) <= 1:
+            return [self]
+        return [Query(name=self.name, path=self.path, sql=sql, answers=self.answers,
+                      params=self.params) for sql in parts]
 
     @property
     def summary(self) -> str:
@@ -259,7 +270,8 @@ def prepare(con, values: dict | None = None, needs: set[str] | None = None, crea
         if _CREATES_VIEW.search(_strip_comments(q.sql)):
             con.execute(inline_params(q, values))
         else:
-            con.execute(q.sql, bind(q, values))
+            for statement in q.statements:
+                con.execute(statement.sql, bind(statement, values))
         # a file may create several relations (_rslots: rslots and rhashtags)
         created.update(r for r, f in BASE_RELATIONS.items() if f == BASE_RELATIONS[rel])
     return created

@@ -191,12 +191,13 @@ def _extras(*values) -> list | None:
 
 def _pure_columns(rows: list[tuple]) -> list:
     """The tuples of RowBuilder.add (the order KeyColumns.append reads) as lists in
-    KEYS_COLUMNS order.  family is left to the INSERT (key_pattern in DuckDB): in Python,
-    family.fast_family per key would cost more than DuckDB's macro (pop1m: 4.1 s against
-    3.2 s)."""
+    KEYS_COLUMNS order.  family and plain_key are left to the INSERT (key_pattern and a regex
+    in DuckDB): in Python, family.fast_family per key would cost more than DuckDB's macro
+    (pop1m: 4.1 s against 3.2 s)."""
     c = list(zip(*rows))
     ids, modules = _encoding_columns(c[4], c[5])
-    return [c[0], c[1], c[2], list(map(_raw_key, c[2], c[3])), [None] * len(rows),
+    nulls = [None] * len(rows)
+    return [c[0], c[1], c[2], list(map(_raw_key, c[2], c[3])), nulls, nulls,
             c[6], ids, modules, *c[7:13], c[15], c[16],
             list(map(_extras, c[13], c[14], c[17], c[18], c[19]))]
 
@@ -242,6 +243,8 @@ def _arrow_columns(cols: dict, dump_id: int, sink) -> list:
         elif name == "family":
             out.append(pa.Array.from_buffers(pa.string(), n, [
                 buf(cols["family_valid"]), buf(cols["family_offsets"]), buf(cols["family_data"])]))
+        elif name == "plain_key":
+            out.append(pa.Array.from_buffers(pa.bool_(), n, [None, buf(cols["plain_key"])]))
         elif name == "encoding_id":
             out.append(encoding_id)
         elif name == "module_type":

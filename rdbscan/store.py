@@ -14,11 +14,13 @@ import duckdb
 import pyarrow as pa
 
 from . import constants as C
+from .family import PLAIN_KEY_REGEX
 
 # 2: the key rows are stored in table key_rows and read through the view `keys`, which computes
 # key_bytes, key_length, type, encoding and the five extras columns (from key_raw, rdb_type,
 # encoding_id, module_type and extras): half the work for DuckDB per key; family stored.
-SCHEMA_VERSION = 2
+# 3: plain_key stored (the naming rules' fast path).
+SCHEMA_VERSION = 3
 
 # One row per key: the columns of table key_rows, which the loader writes, in the order it writes
 # them.  Queries read the view `keys` over it (DDL below), which computes key_bytes, key_length,
@@ -31,6 +33,7 @@ KEYS_SCHEMA = pa.schema([
     ("key", pa.string()),
     ("key_raw", pa.binary()),
     ("family", pa.string()),       # null: the INSERT computes it (see BulkWriter)
+    ("plain_key", pa.bool_()),     # null: the INSERT computes it (see BulkWriter)
     ("rdb_type", pa.uint8()),
     ("encoding_id", pa.uint8()),
     ("module_type", pa.string()),
@@ -131,6 +134,7 @@ CREATE TABLE IF NOT EXISTS key_rows (
     key VARCHAR USING COMPRESSION uncompressed,
     key_raw BLOB,
     family VARCHAR,
+    plain_key BOOLEAN,
     rdb_type UTINYINT,
     encoding_id UTINYINT,
     module_type VARCHAR,
@@ -148,7 +152,7 @@ CREATE OR REPLACE VIEW keys AS
 SELECT dump_id, db, key,
        coalesce(key_raw, encode(key)) AS key_bytes,
        coalesce(octet_length(key_raw), strlen(key))::INTEGER AS key_length,
-       family,
+       family, plain_key,
        {type_list}[rdb_type + 1] AS type,
        coalesce(module_type, {encoding_list}[encoding_id + 1]) AS encoding,
        rdb_type, length, max_elem_bytes, serialized_bytes, memory_bytes, memory_total_bytes,
@@ -313,10 +317,13 @@ class BulkWriter:
         try:
             reader = pa.RecordBatchReader.from_batches(KEYS_SCHEMA, self._stream())
             self.cursor.register("_rdbscan_keys", reader)
-            # family: the loader's (rdbscan/family.py) or, where it left a null, the macro's
-            self.cursor.execute(f"INSERT INTO key_rows ({', '.join(KEYS_COLUMNS)}) "
-                                f"SELECT * REPLACE (coalesce(family, key_pattern(key)) AS family) "
-                                f"FROM _rdbscan_keys")
+            # family and plain_key: the loader's (rdbscan/family.py) or, where it left a null
+            # (the pure-Python path), DuckDB's
+            self.cursor.execute(
+                f"INSERT INTO key_rows ({', '.join(KEYS_COLUMNS)}) "
+                f"SELECT * REPLACE (coalesce(family, key_pattern(key)) AS family, "
+                f"coalesce(plain_key, regexp_full_match(key, '{PLAIN_KEY_REGEX}')) AS plain_key) "
+                f"FROM _rdbscan_keys")
         except BaseException as e:  # reported to the parsing thread by _put / close
             self.error = e
         finally:

@@ -148,7 +148,8 @@ def naming_violations(keys: list[MKey], max_length=128, recommended=30, generic=
             roots[root][dset] += 1
     for ident, root, dset in info:
         fams = roots.get(root, {})
-        main = max(fams.items(), key=lambda kv: (kv[1], len(kv[0])))[0] if fams else None
+        # the most used delimiter set; ties: the longest, then the last in byte order
+        main = max(fams.items(), key=lambda kv: (kv[1], len(kv[0]), kv[0]))[0] if fams else None
         if len(dset) > 1 or (len(fams) > 1 and dset and dset != main):
             out["mixed-delimiters"].add(ident)
     return out

@@ -1,5 +1,6 @@
-"""keys.family: the loader's key families (rdbscan/family.py and its compiled twin) against the
-key_pattern macro they stand in for, and the column in loaded databases."""
+"""keys.family and keys.plain_key: the loader's key families and plain-key flags
+(rdbscan/family.py and their compiled twins) against the key_pattern macro and the regex they
+stand in for, and the columns in loaded databases."""
 from __future__ import annotations
 
 import random
@@ -12,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rdbscan import speedups
-from rdbscan.family import FAMILY_MAX_KEY, fast_family
+from rdbscan.family import FAMILY_MAX_KEY, PLAIN_KEY_REGEX, fast_family, plain_key
 from rdbscan.load import load
 from rdbscan.macros import MACROS
 
@@ -24,7 +25,8 @@ ALPHABET = [b"a", b"f", b"z", b"Q", b":", b"{", b"}", b"-", b"_", b".", b" ", b"
 KEYS = st.lists(st.sampled_from(ALPHABET), max_size=16).map(b"".join) | st.sampled_from([
     b"", b":", b"user:1000:profile", b"x:20240131", b"x:{20240131}", b"x:20241301",
     b"x:19991232", b"x:21000101", b"{user:42}:cart", b"1:2:3", b"{{1", b"1}", b"a::1",
-    b"n:" + b"7" * 30, b"k:" + b"9" * (FAMILY_MAX_KEY - 2), b"k:" + b"9" * (FAMILY_MAX_KEY - 1)])
+    b"n:" + b"7" * 30, b"k:" + b"9" * (FAMILY_MAX_KEY - 2), b"k:" + b"9" * (FAMILY_MAX_KEY - 1),
+    b"a:", b"a::b", b"a_b:c_9", b"a", b"_a:b", b"0a:b", b"a:B", b"\xc3\xa9:a", b"ab:c\n"])
 
 
 @pytest.fixture(scope="module")
@@ -94,3 +96,55 @@ def test_family_column_is_key_pattern_in_loaded_databases(tmp_path):
     texts = [k for (k,) in c.execute("SELECT key_bytes FROM keys").fetchall()]
     loader = sum(fast_family(k) is not None for k in texts)
     assert 0 < loader < len(texts)
+
+
+def _regex_flags(con, keys: list[bytes]) -> list[bool]:
+    """What the INSERT computes for a key the loader leaves null (DuckDB's RE2)."""
+    texts = [k.decode("utf-8", "backslashreplace") for k in keys]
+    con.register("ks", pa.table({"i": list(range(len(texts))), "k": texts}))
+    try:
+        return [f for _, f in con.execute(f"SELECT i, regexp_full_match(k, '{PLAIN_KEY_REGEX}') "
+                                          "FROM ks ORDER BY i").fetchall()]
+    finally:
+        con.unregister("ks")
+
+
+def test_plain_key_is_the_regex(con):
+    rnd = random.Random(2030)
+    alphabet = [b"a", b"q", b"z", b"0", b"9", b"_", b":", b"A", b"-", b".", b" ", b"\xff", "\u00e9".encode()]
+    keys = [b"".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 8))) for _ in range(50_000)]
+    keys += [b"user:%d:profile" % i for i in range(1000)] + [b"user", b"user:", b":user", b"User:1"]
+    flags = [plain_key(k) for k in keys]
+    assert flags == _regex_flags(con, keys)
+    assert 1000 < sum(flags) < len(keys) - 1000   # both answers are common
+    assert (plain_key(b"user:1000:profile"), plain_key(b"user"), plain_key(b"user:1:Profile"),
+            plain_key(b"1user:x"), plain_key(b"a::b")) == (True, False, False, False, True)
+
+
+@settings(max_examples=400, deadline=None)
+@given(keys=st.lists(KEYS, min_size=1, max_size=40))
+def test_plain_key_is_the_regex_generated(con, keys):
+    assert [plain_key(k) for k in keys] == _regex_flags(con, keys)
+
+
+@pytest.mark.skipif(speedups.compiled is None, reason="compiled speedups not built")
+@settings(max_examples=2000, deadline=None)
+@given(key=KEYS | st.binary(max_size=20))
+def test_compiled_plain_key_twin(key):
+    assert speedups.compiled.plain_key(key) == plain_key(key)
+
+
+def test_plain_key_column_in_loaded_databases(tmp_path):
+    """Every fixture's keys: plain_key = the regex, whether the loader (compiled) or the INSERT
+    (pure-Python path) set it; fixtures hold keys of both kinds."""
+    dumps = sorted(str(p) for p in FIXTURES.rglob("*") if p.suffix in (".rdb", ".aof"))
+    db = str(tmp_path / "p.duckdb")
+    load(dumps, db)
+    c = duckdb.connect(db, read_only=True)
+    keys, wrong, plain = c.execute(
+        f"SELECT count(*), count(*) FILTER (WHERE plain_key IS DISTINCT FROM "
+        f"regexp_full_match(key, '{PLAIN_KEY_REGEX}')), count(*) FILTER (WHERE plain_key) "
+        f"FROM keys").fetchone()
+    assert keys > 1000 and wrong == 0 and 0 < plain < keys
+    assert [plain_key(k) for (k,) in c.execute("SELECT key_bytes FROM keys ORDER BY ALL").fetchall()] == \
+        [f for (f,) in c.execute("SELECT plain_key FROM keys ORDER BY key_bytes").fetchall()]

@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from rdbscan.cli import main
 from rdbscan.load import load
 from rdbscan.slots import key_slot
+from rdbscan.store import SCHEMA_VERSION
 
 FIXTURES = Path(__file__).parent / "fixtures"
 V70 = FIXTURES / "redis-7.0.15" / "variants"
@@ -234,12 +235,13 @@ def test_database_of_another_schema_is_refused_in_one_line(tmp_path):
     db = str(tmp_path / "old.duckdb")
     con = duckdb.connect(db)
     con.execute("CREATE TABLE rdbscan_meta (name VARCHAR PRIMARY KEY, value VARCHAR); "
-                "INSERT INTO rdbscan_meta VALUES ('schema_version', '1'); "
+                f"INSERT INTO rdbscan_meta VALUES ('schema_version', '{SCHEMA_VERSION - 1}'); "
                 "CREATE TABLE keys (dump_id INTEGER, key VARCHAR, key_bytes BLOB); "
                 "CREATE TABLE dumps (dump_id INTEGER)")
     con.close()
     dump = str(FIXTURES / "redis-7.0.15" / "small" / "dump.rdb")
-    want = (f"{db}: written by an rdbscan with database schema 1, this one uses schema 2: "
+    want = (f"{db}: written by an rdbscan with database schema {SCHEMA_VERSION - 1}, this one uses "
+            f"schema {SCHEMA_VERSION}: "
             f"load the dumps into a new database file")
     p = subprocess.run([sys.executable, "-m", "rdbscan", "load", "-q", dump, "-o", db],
                        capture_output=True, text=True)

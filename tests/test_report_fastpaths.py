@@ -13,6 +13,7 @@ import pytest
 from rdbscan import constants as C
 from rdbscan import macros
 from rdbscan import report as rpt
+from rdbscan.family import plain_key
 from rdbscan.load import load
 from report_truth import MKey, manifest, naming_violations
 
@@ -86,7 +87,7 @@ def keys_db(tmp_path):
         dump_id = con.execute("SELECT min(dump_id) FROM dumps").fetchall()[0][0]
         rows = [_stored(r) for r in rows]
         cols = ["dump_id", "db", "key", "key_raw", "rdb_type", "encoding_id", "module_type",
-                "length", "memory_bytes", "slot"]
+                "length", "memory_bytes", "slot", "plain_key"]
         con.register("new_rows", pa.table({c: [r.get(c, dump_id if c == "dump_id" else None) for r in rows]
                                            for c in cols}))
         con.execute("DELETE FROM key_rows")
@@ -112,22 +113,31 @@ def _stored(row: dict) -> dict:
     return row
 
 
-def _naming_rows(raw_keys: list[bytes]) -> list[dict]:
+def _naming_rows(raw_keys: list[bytes], with_plain: bool) -> list[dict]:
     return [{"db": i % 2, "key": raw.decode("utf-8", "backslashreplace"), "key_bytes": raw,
              "key_length": len(raw), "type": "string", "encoding": "raw", "length": 1,
-             "memory_bytes": 100 + i, "slot": 0} for i, raw in enumerate(raw_keys)]
+             "memory_bytes": 100 + i, "slot": 0, "plain_key": plain_key(raw) if with_plain else None}
+            for i, raw in enumerate(raw_keys)]
 
 
-def test_naming_fast_path(keys_db):
+@pytest.mark.parametrize("with_plain", [True, False], ids=["plain_key", "regex"])
+def test_naming_fast_path(keys_db, with_plain):
+    """With keys.plain_key as the loader stores it, and without (the regex in its place)."""
     raw = [b"user:1", b"user:2:profile", b"user_3:x", b"ab:cd:ef", b"x:", b"data:1", b"data_7:x",
            b"tmp12:x", b"temp:x", b"test1:y", b"foo:bar", b"default9:z",
            b"abcdefghijklmnopqrstuvwxyz:0123", b"k:" + b"a" * 130,
            # mixed-delimiters: root `cart` mostly `:`, root `shop` mostly `.`
            b"cart:1", b"cart:2", b"cart:3", b"cart.4", b"cart/5:6", b"shop.1", b"shop.2", b"shop:3",
+           # fast keys whose family starts with a placeholder (checked key by key): hex ids, a
+           # token; root `deadbeef12` is mostly `.`, so its `:` keys break mixed-delimiters
+           b"deadbeef12:x", b"deadbeef12:y", b"deadbeef12.z", b"deadbeef12.w", b"deadbeef12.v",
+           b"abcdef0123456789abcdef:y", b"ab12345678cd:z",
+           # roots `tie`, `eit`: `:` and `.` as often; the tie goes to `:` (the last in byte order)
+           b"tie:1", b"tie.2", b"eit.1", b"eit:2",
            # keys off the fast path
            b"User:1", b"user-1:x", b"1user:x", b"user", b"us er:x", b"{tag}:1", b"x{y:1", b"a\tb:1",
            b"k:\xff\xfe", b"\xc3\xa9t\xc3\xa9:1", b"user:1.2", b"user:*", b"it's:1", b"a|b", b"Data:2"]
-    db = keys_db(_naming_rows(raw))
+    db = keys_db(_naming_rows(raw, with_plain))
     con = rpt.open_database(db)
     try:
         rpt.build_report(con, rpt.ReportOptions(sections=("naming",)))

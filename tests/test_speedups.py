@@ -22,7 +22,7 @@ import rdbwriter as W
 from rdbscan import blobs, reader, speedups
 from rdbscan import constants as C
 from rdbscan.blobs import BlobError
-from rdbscan.family import fast_family
+from rdbscan.family import fast_family, plain_key
 from rdbscan.load import load
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -200,10 +200,12 @@ def _batch(rows: RowBuilder) -> list:
         # family: the compiled batch fills it where family.fast_family does, the Python path
         # leaves it to the INSERT (tests/test_family.py checks the stored column)
         family = r.pop("family")
+        plain = r.pop("plain_key")    # the same for plain_key
         if rows.sink is not None:
             assert family == fast_family(r["key_raw"] or r["key"].encode())
+            assert plain == plain_key(r["key_raw"] or r["key"].encode())
         else:
-            assert family is None
+            assert family is None and plain is None
     return out
 
 
