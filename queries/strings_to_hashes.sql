@@ -9,36 +9,56 @@
 --   hash_max_listpack_entries (512)  fields per parent hash at most
 --   hash_max_listpack_value (64)     field name and value bytes at most
 --   top (10)                         families returned; 0 = all
-WITH s0 AS (
-    -- the key without its last delimiter and what follows (the key itself when it has none)
-    SELECT dump_id, db, key, key_length, length, memory_bytes,
-           -- a plain key (ASCII, with a `:`) under the default `:`: cut at the last `:`, found
-           -- from the end (a third cheaper than the regex)
-           CASE WHEN plain_key AND $delimiters = ':' THEN left(key, strlen(key) - strpos(reverse(key), ':'))
-                ELSE regexp_replace(key, '[' || delim_class($delimiters) || '][^' || delim_class($delimiters) || ']*$', '') END AS stripped
+WITH s AS (
+    SELECT dump_id, db, key, key_length, length, memory_bytes, family, plain_key,
+           -- Under `:`, a plain key (ASCII words joined by `:`) whose family holds no placeholder
+           -- before its last `:` has the family's text before that `:` as its parent
+           -- (key_pattern replaces whole segments with placeholders and keeps the others): such
+           -- keys are counted per family, and the string work is done once per family (DuckDB
+           -- evaluates these functions once per distinct family in a vector).
+           $delimiters = ':' AND plain_key
+               AND NOT contains(left(family, strlen(family) - strpos(reverse(family), ':')), '{') AS by_family
     FROM rkeys
     WHERE type = 'string' AND expire_at_ms IS NULL AND length <= $hash_max_listpack_value
-), s AS (
-    -- parent = regexp_extract(key, '^(.*)[delimiters][^delimiters]*$', 1) (one regex per key
-    -- instead of two): the key up to its last delimiter, '' when it has none or when a newline
-    -- comes before it (`.` does not match one); delim: that last delimiter
-    SELECT dump_id, db, key, key_length, length, memory_bytes,
-           CASE WHEN strlen(stripped) < strlen(key) AND NOT contains(stripped, chr(10)) THEN stripped ELSE '' END AS parent,
-           substr(key, length(stripped) + 1, 1) AS delim
-    FROM s0
-), p AS (
-    SELECT dump_id, db, parent, any_value(delim) AS delim,
+), k AS (
+    SELECT dump_id, db, key, key_length, length, memory_bytes, by_family,
+           CASE WHEN by_family THEN family END AS family,
+           -- the other keys: the key without its last delimiter and what follows (the key itself
+           -- when it has none); a plain key (ASCII, with a `:`) under `:` is cut at the last `:`,
+           -- found from the end (a third cheaper than the regex)
+           CASE WHEN by_family THEN NULL
+                WHEN plain_key AND $delimiters = ':' THEN left(key, strlen(key) - strpos(reverse(key), ':'))
+                ELSE regexp_replace(key, '[' || delim_class($delimiters) || '][^' || delim_class($delimiters) || ']*$', '') END AS stripped
+    FROM s
+), per AS (
+    -- per family (keys counted per family) or per parent (the other keys). parent =
+    -- regexp_extract(key, '^(.*)[delimiters][^delimiters]*$', 1): the key up to its last
+    -- delimiter, '' when it has none or when a newline comes before it (`.` does not match
+    -- one); delim: that last delimiter
+    SELECT dump_id, db, family,
+           CASE WHEN by_family THEN NULL
+                WHEN strlen(stripped) < strlen(key) AND NOT contains(stripped, chr(10)) THEN stripped ELSE '' END AS parent,
+           CASE WHEN by_family THEN ':' ELSE substr(key, length(stripped) + 1, 1) END AS delim,
            count(*) AS fields,
            sum(memory_bytes) AS memory_bytes,
+           sum(key_length + length) AS key_value_bytes,
+           max(key_length) AS longest_key
+    FROM k
+    GROUP BY ALL
+), p AS (
+    SELECT dump_id, db, parent, any_value(delim) AS delim,
+           sum(fields) AS fields,
+           sum(memory_bytes) AS memory_bytes,
            -- listpack: field and value entries, ~2 bytes of overhead each, 7 bytes of header
-           7 + sum(key_length - strlen(parent) - 1 + length + 4) AS lp_bytes
-    FROM s
+           -- (= 7 + sum(field bytes + value bytes + 4), field = the key after the parent and delimiter)
+           7 + sum(key_value_bytes) + sum(fields) * (3 - strlen(parent)) AS lp_bytes
+    FROM (SELECT * REPLACE (coalesce(parent, left(family, strlen(family) - strpos(reverse(family), ':'))) AS parent),
+                 longest_key
+          FROM per)
+    WHERE parent <> ''
     GROUP BY dump_id, db, parent
-    -- parent <> '' tested after the grouping, not in a WHERE: pushed below the projection, a
-    -- WHERE would run the regex twice per key
-    HAVING max(strlen(parent)) > 0
-       AND count(*) >= $min_fields AND count(*) <= $hash_max_listpack_entries
-       AND max(key_length - strlen(parent) - 1) <= $hash_max_listpack_value
+    HAVING sum(fields) >= $min_fields AND sum(fields) <= $hash_max_listpack_entries
+       AND max(longest_key) - strlen(parent) - 1 <= $hash_max_listpack_value
 ), est AS (
     SELECT *, compact_memory_estimate(strlen(parent), lp_bytes) AS estimated_bytes,
            key_pattern(parent, delimiters := $delimiters) || delim || '*' AS family
@@ -50,7 +70,8 @@ SELECT family,
        sum(memory_bytes) AS memory_bytes,
        sum(estimated_bytes) AS estimated_bytes,
        sum(memory_bytes) - sum(estimated_bytes) AS savings_bytes,
-       arg_max(parent, fields) AS example_parent
+       -- the parent with the most fields (ties: the first in byte order)
+       arg_min(parent, {'fields': -fields, 'parent': parent}) AS example_parent
 FROM est
 GROUP BY family
 HAVING sum(memory_bytes) > sum(estimated_bytes)

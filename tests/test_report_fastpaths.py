@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 from rdbscan import constants as C
-from rdbscan import macros
+from rdbscan import macros, querylib
 from rdbscan import report as rpt
 from rdbscan.family import plain_key
 from rdbscan.load import load
@@ -87,7 +87,7 @@ def keys_db(tmp_path):
         dump_id = con.execute("SELECT min(dump_id) FROM dumps").fetchall()[0][0]
         rows = [_stored(r) for r in rows]
         cols = ["dump_id", "db", "key", "key_raw", "rdb_type", "encoding_id", "module_type",
-                "length", "memory_bytes", "slot", "plain_key"]
+                "length", "memory_bytes", "slot", "plain_key", "expire_at_ms"]
         con.register("new_rows", pa.table({c: [r.get(c, dump_id if c == "dump_id" else None) for r in rows]
                                            for c in cols}))
         con.execute("DELETE FROM key_rows")
@@ -182,3 +182,65 @@ def test_big_keys_top_with_ties(keys_db):
             got = [(r["key"], r["memory_bytes"], r["length"]) for r in got_rows if r["type"] == t]
             assert [r["rank"] for r in got_rows if r["type"] == t] == list(range(1, len(want) + 1))
             assert got == want, (ranking, t)
+
+
+def _string_rows(with_plain: bool) -> list[dict]:
+    """String keys for strings_to_hashes: families whose parent is literal (`cfg:web:{id}`,
+    `sess:ag:x`), families whose parent holds an id (`user:{id}:name`), keys off plain_key."""
+    rnd = random.Random(11)
+    keys = set()
+    for _ in range(12000):
+        f = rnd.random()
+        if f < 0.35:
+            keys.add(f"cfg:{rnd.choice(['web', 'api', 'db'])}:{rnd.randint(0, 400)}")
+        elif f < 0.6:
+            keys.add(f"user:{rnd.randint(0, 300)}:{rnd.choice(['name', 'age', 'mail', 'city'])}")
+        elif f < 0.7:
+            keys.add(f"sess:{rnd.choice('abc')}{rnd.choice('gh')}:{rnd.choice('xyz')}")
+        elif f < 0.8:
+            keys.add(f"deadbeef{rnd.randint(10, 30)}:{rnd.randint(0, 5)}")   # placeholder parent
+        elif f < 0.9:
+            keys.add(f"Mixed:{rnd.randint(0, 40)}:{rnd.randint(0, 9)}")        # not plain
+        else:
+            keys.add(f"x{rnd.randint(0, 20)}:" + "y" * rnd.randint(0, 70))     # long fields
+    rows = []
+    for k in sorted(keys):
+        n = rnd.choice([1, 5, 20, 60, 70])
+        rows.append({"db": rnd.choice([0, 0, 1]), "key": k, "type": "string", "encoding": "raw",
+                     "length": n, "memory_bytes": 50 + n, "slot": 0,
+                     "expire_at_ms": 1900000000000 if rnd.random() < 0.1 else None,
+                     "plain_key": plain_key(k.encode()) if with_plain else None})
+    return rows
+
+
+def test_strings_to_hashes_per_family(keys_db):
+    """Plain keys whose family fixes their parent are counted per family: the same rows as
+    computing every key's parent (plain_key null), and the counts of a literal parent."""
+    q = querylib.get_query("strings_to_hashes")
+    got = {}
+    for with_plain in (True, False):
+        rows = _string_rows(with_plain)
+        con = rpt.open_database(keys_db(rows))
+        try:
+            values = {"top": 0, "delimiters": ":"}
+            querylib.prepare(con, values, needs=querylib.relations_used(q))
+            got[with_plain] = querylib.run_dicts(con, q, values)
+        finally:
+            con.close()
+    assert got[True] == got[False]
+    fams = {r["family"]: r for r in got[True]}
+    assert {"cfg:web:*", "sess:ag:*", "user:{id}:*"} <= set(fams)   # both ways give rows
+    # cfg:web: one hash per db, fields = its string keys without TTL, values within 64 bytes
+    want = [r for r in rows if r["key"].startswith("cfg:web:") and r["expire_at_ms"] is None
+            and r["length"] <= 64]
+    assert (fams["cfg:web:*"]["hashes"], fams["cfg:web:*"]["keys"]) == (len({r["db"] for r in want}), len(want))
+    # its estimate: per db, a listpack of the fields (`web:` cut off) and values, 2 bytes of
+    # overhead per entry, 7 bytes of header
+    con = duckdb.connect()
+    macros.create_macros(con)
+    lp = {}
+    for r in want:
+        lp[r["db"]] = lp.get(r["db"], 7) + len(r["key"]) - len("cfg:web:") + r["length"] + 4
+    est = sum(con.execute("SELECT compact_memory_estimate(7, ?)", [b]).fetchone()[0] for b in lp.values())
+    assert fams["cfg:web:*"]["estimated_bytes"] == est
+    assert fams["cfg:web:*"]["memory_bytes"] == sum(r["memory_bytes"] for r in want)
