@@ -9,14 +9,17 @@
 --   rhashtags: hashtag, slot, keys, memory_bytes, keys_with_ttl.
 CREATE OR REPLACE TEMP TABLE rslots AS
 SELECT slot, count(*) AS keys, sum(memory_bytes) AS memory_bytes,
-       count(expire_at_ms) AS keys_with_ttl, count(key_hashtag(key)) AS hashtag_keys,
+       count(expire_at_ms) AS keys_with_ttl,
+       -- a plain key (keys.plain_key) holds no `{`: no hashtag, and its name need not be read
+       count(CASE WHEN plain_key IS NOT TRUE THEN key_hashtag(key) END) AS hashtag_keys,
        arg_max(key, memory_bytes) AS largest_key, max(memory_bytes) AS largest_memory_bytes
 FROM rkeys
 GROUP BY slot;
 CREATE OR REPLACE TEMP TABLE rhashtags AS
--- keys with a hashtag only: key_hashtag tests contains(key, '{') before its regex
+-- keys with a hashtag only: key_hashtag tests contains(key, '{') before its regex, and the
+-- scan skips plain keys (no `{`) without reading their names
 SELECT key_hashtag(key) AS hashtag, slot, count(*) AS keys, sum(memory_bytes) AS memory_bytes,
        count(expire_at_ms) AS keys_with_ttl
 FROM rkeys
-WHERE key_hashtag(key) IS NOT NULL
+WHERE plain_key IS NOT TRUE AND key_hashtag(key) IS NOT NULL
 GROUP BY ALL

@@ -374,6 +374,9 @@ def test_cluster_slots_and_hashtags(loaded, rel):
     assert s["slots_used"] == len(counts)
     hot = m.data["cluster"]["hot_slots"]
     assert [[h["slot"], h["keys"]] for h in s["hottest"][:3]] == hot[:3]
+    for h in s["hottest"]:   # keys with a usable {hashtag} per slot
+        assert h["hashtag_keys"] == sum(1 for k in m.keys if k.slot == h["slot"] and hashtag(k.raw) is not None)
+    assert sum(h["hashtag_keys"] for h in s["hottest"]) > 0
     if rel.startswith("redis-7.4.1"):
         assert hot[:3] == [[15880, 68], [2780, 40], [1612, 32]]  # README, seed 1
     # hashtags: counted from the key bytes with the slot rule, not from the report
