@@ -21,7 +21,11 @@ from .speedups import compiled
 from .store import KEYS_COLUMNS, KEYS_SCHEMA, STREAM_GROUPS_COLUMNS, STREAMS_COLUMNS
 
 ESTIMATE_CACHE = 100_000   # value shapes whose memory estimate is remembered
-BATCH_ROWS = 20_000        # key rows per batch
+# Key rows per batch.  The compiled batch holds typed C columns: 65,536 rows take a 5 M-key
+# load from 2.05 to 1.85 s against 20,000 (fewer INSERT chunks and Arrow conversions) for about
+# 30 MB more peak RSS.  The Python path keeps a tuple per row, so its batches stay smaller.
+BATCH_ROWS = 65_536
+PURE_BATCH_ROWS = 20_000
 
 
 class _Shape:
@@ -48,7 +52,7 @@ class RowBuilder:
         self.dump_id = dump_id
         self.info = info
         self.target = target
-        self.batch_rows = batch_rows
+        self.batch_rows = batch_rows if compiled is not None else min(batch_rows, PURE_BATCH_ROWS)
         self.profile = None
         self.bucket_share: dict[int, tuple[float, float]] = {}
         self.estimates: dict[tuple, int] = {}   # memory estimate by value shape (add)
