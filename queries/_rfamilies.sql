@@ -6,36 +6,32 @@
 --          `rfamilies`.
 -- params: none
 -- columns: pattern, keys, memory_bytes, keys_with_ttl, types (distinct, sorted), largest_key and
---   largest_memory_bytes (arg_max / max of memory_bytes), memory_without_ttl and
+--   largest_memory_bytes (arg_max / max of memory_bytes; one of them on a tie), memory_without_ttl and
 --   largest_key_without_ttl (the same over the keys without TTL), median_ttl_ms (over keys whose
 --   TTL is still to run at snapshot time).
 CREATE OR REPLACE TEMP TABLE rfamilies AS
 WITH by_type AS (
-    -- per family and type first, so that a family's distinct types are its rows here: DuckDB
-    -- plans list(DISTINCT type) (and histogram) as a second grouping over a copy of every key
-    SELECT pattern, type,
+    -- per family, type and TTL or not first (a family's distinct types are its rows here;
+    -- DuckDB plans list(DISTINCT type) (and histogram) as a second grouping over a copy of
+    -- every key), so that each aggregate runs once per key
+    SELECT pattern, type, expire_at_ms IS NULL AS no_ttl,
            count(*) AS keys,
            sum(memory_bytes) AS memory_bytes,
-           count(expire_at_ms) AS keys_with_ttl,
            max(memory_bytes) AS largest_memory_bytes,
            arg_max(key, memory_bytes) AS largest_key,
-           sum(memory_bytes) FILTER (WHERE expire_at_ms IS NULL) AS memory_without_ttl,
-           max(memory_bytes) FILTER (WHERE expire_at_ms IS NULL) AS largest_memory_without_ttl,
-           arg_max(key, memory_bytes) FILTER (WHERE expire_at_ms IS NULL) AS largest_key_without_ttl,
            list(ttl_ms) FILTER (WHERE ttl_ms > 0) AS ttls
     FROM rkeys
-    GROUP BY pattern, type
+    GROUP BY pattern, type, no_ttl
 )
 SELECT pattern,
        sum(keys)::BIGINT AS keys,
        sum(memory_bytes) AS memory_bytes,
-       sum(keys_with_ttl)::BIGINT AS keys_with_ttl,
-       list_sort(list(type)) AS types,
+       coalesce(sum(keys) FILTER (WHERE NOT no_ttl), 0)::BIGINT AS keys_with_ttl,
+       list_sort(list(DISTINCT type)) AS types,
        max(largest_memory_bytes) AS largest_memory_bytes,
        arg_max(largest_key, largest_memory_bytes) AS largest_key,
-       sum(memory_without_ttl) AS memory_without_ttl,
-       arg_max(largest_key_without_ttl, largest_memory_without_ttl) AS largest_key_without_ttl,
-       -- = median(ttl_ms) FILTER (WHERE ttl_ms > 0) over the family's keys
+       sum(memory_bytes) FILTER (WHERE no_ttl) AS memory_without_ttl,
+       arg_max(largest_key, largest_memory_bytes) FILTER (WHERE no_ttl) AS largest_key_without_ttl,
        list_aggregate(flatten(list(ttls)), 'median') AS median_ttl_ms
 FROM by_type
 GROUP BY pattern

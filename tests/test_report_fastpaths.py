@@ -1,10 +1,13 @@
 """The report's shortcuts give the results of the computations they skip: key_pattern's fast paths
-against its regex passes, the naming rules' fast path against report_truth, the top-N cut of
-big_keys_top against a ranking of every key (with many ties)."""
+against its regex passes, the naming rules' fast path (with and without keys.plain_key) against
+report_truth, big_keys_top's per-type ORDER BY ... LIMIT against a ranking of every key (with many
+ties), strings_to_hashes' per-family parents against per-key parents, rfamilies' per-TTL grouping
+against figures computed from the rows."""
 from __future__ import annotations
 
 import random
 import shutil
+import statistics
 
 import duckdb
 import pyarrow as pa
@@ -244,3 +247,50 @@ def test_strings_to_hashes_per_family(keys_db):
     est = sum(con.execute("SELECT compact_memory_estimate(7, ?)", [b]).fetchone()[0] for b in lp.values())
     assert fams["cfg:web:*"]["estimated_bytes"] == est
     assert fams["cfg:web:*"]["memory_bytes"] == sum(r["memory_bytes"] for r in want)
+
+
+def test_ttl_families_match_the_keys(keys_db):
+    """rfamilies aggregates per family, type and TTL-or-not first: every family with keys
+    without TTL (query ttl_families) against the figures computed here from the rows: counts,
+    memory, memory without TTL, an example among the largest keys without TTL, the median TTL
+    still to run at snapshot time."""
+    probe = duckdb.connect(keys_db([{"db": 0, "key": "p", "type": "string", "encoding": "raw",
+                                     "length": 1, "memory_bytes": 1, "slot": 0}]), read_only=True)
+    snap = probe.execute("SELECT ctime * 1000 FROM dumps").fetchone()[0]   # the snapshot time
+    probe.close()
+    rnd = random.Random(8)
+    rows = []
+    for i in range(4000):
+        fam = rnd.choice(["a", "b", "c", "d", "e"])
+        ttl = rnd.random() < {"a": 0.0, "b": 0.5, "c": 0.9, "d": 0.3, "e": 1.0}[fam]
+        rows.append({"db": 0, "key": f"{fam}:{i}", "type": rnd.choice(["string", "hash"]),
+                     "encoding": "x", "length": 1,
+                     # the keys with a TTL are the largest: the example must skip them
+                     "memory_bytes": rnd.choice([80, 96]) if ttl else rnd.choice([40, 56, 56, 72]),
+                     "slot": 0, "expire_at_ms": snap + rnd.randint(-10**6, 10**9) if ttl else None})
+    con = rpt.open_database(keys_db(rows))
+    try:
+        q = querylib.get_query("ttl_families")
+        values = {"top": 0}
+        querylib.prepare(con, values, needs=querylib.relations_used(q))
+        got = {r["pattern"]: r for r in querylib.run_dicts(con, q, values)}
+        assert con.execute("SELECT snapshot_ms FROM rsnap").fetchone()[0] == snap
+    finally:
+        con.close()
+    fams: dict[str, list] = {}
+    for r in rows:
+        fams.setdefault(r["key"].split(":")[0] + ":{id}", []).append(r)
+    assert set(got) == {"a:{id}", "b:{id}", "c:{id}", "d:{id}"}   # e: every key has a TTL
+    for fam, ks in fams.items():
+        if fam not in got:
+            continue
+        g = got[fam]
+        no_ttl = [r for r in ks if r["expire_at_ms"] is None]
+        ttls = [r["expire_at_ms"] - snap for r in ks
+                if r["expire_at_ms"] is not None and r["expire_at_ms"] - snap > 0]
+        assert (g["keys"], g["keys_without_ttl"], g["memory_without_ttl"], g["memory_bytes"]) == (
+            len(ks), len(no_ttl), sum(r["memory_bytes"] for r in no_ttl), sum(r["memory_bytes"] for r in ks)), fam
+        top = max(r["memory_bytes"] for r in no_ttl)
+        assert g["example"] in {r["key"] for r in no_ttl if r["memory_bytes"] == top}, fam
+        assert g["median_ttl_ms"] == (statistics.median(ttls) if ttls else None), fam
+    assert got["b:{id}"]["median_ttl_ms"] is not None and got["a:{id}"]["median_ttl_ms"] is None
