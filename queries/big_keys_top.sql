@@ -1,14 +1,15 @@
 -- name: big_keys_top
--- answers: The largest keys of each type, ranked by memory and separately by length (element
---          count; bytes for strings).
+-- answers: The largest keys of each type, ranked by memory and, for collections and streams,
+--          separately by length (element count; a string's memory follows its length).
 -- params:
 --   top (10)   keys per type and ranking
 WITH k AS NOT MATERIALIZED (
     SELECT dump_id, db, key, type, encoding, length, memory_bytes, expire_at_ms FROM rkeys
 ), best AS (
     -- One ORDER BY ... LIMIT per type and ranking (the seven types of rdbscan/constants.py
-    -- TYPE_NAMES): DuckDB keeps the best N of each as it scans, where a ranking partitioned by
-    -- type would sort every key. Ties: memory, then length (NULLs last), then the key.
+    -- TYPE_NAMES; no length ranking for strings): DuckDB keeps the best N of each as it scans,
+    -- where a ranking partitioned by type would sort every key. Ties: memory, then length
+    -- (NULLs last), then the key.
     (SELECT 'memory' AS ranking, * FROM k WHERE type = 'string' ORDER BY memory_bytes DESC, length DESC, key LIMIT greatest($top, 0))
     UNION ALL (SELECT 'memory' AS ranking, * FROM k WHERE type = 'list' ORDER BY memory_bytes DESC, length DESC, key LIMIT greatest($top, 0))
     UNION ALL (SELECT 'memory' AS ranking, * FROM k WHERE type = 'set' ORDER BY memory_bytes DESC, length DESC, key LIMIT greatest($top, 0))
@@ -16,7 +17,6 @@ WITH k AS NOT MATERIALIZED (
     UNION ALL (SELECT 'memory' AS ranking, * FROM k WHERE type = 'hash' ORDER BY memory_bytes DESC, length DESC, key LIMIT greatest($top, 0))
     UNION ALL (SELECT 'memory' AS ranking, * FROM k WHERE type = 'stream' ORDER BY memory_bytes DESC, length DESC, key LIMIT greatest($top, 0))
     UNION ALL (SELECT 'memory' AS ranking, * FROM k WHERE type = 'module' ORDER BY memory_bytes DESC, length DESC, key LIMIT greatest($top, 0))
-    UNION ALL (SELECT 'length' AS ranking, * FROM k WHERE type = 'string' ORDER BY length DESC, memory_bytes DESC, key LIMIT greatest($top, 0))
     UNION ALL (SELECT 'length' AS ranking, * FROM k WHERE type = 'list' ORDER BY length DESC, memory_bytes DESC, key LIMIT greatest($top, 0))
     UNION ALL (SELECT 'length' AS ranking, * FROM k WHERE type = 'set' ORDER BY length DESC, memory_bytes DESC, key LIMIT greatest($top, 0))
     UNION ALL (SELECT 'length' AS ranking, * FROM k WHERE type = 'zset' ORDER BY length DESC, memory_bytes DESC, key LIMIT greatest($top, 0))

@@ -403,7 +403,7 @@ def _overview(run: _Runner, options: ReportOptions, meta: dict) -> dict:
 def _big_keys(run: _Runner, options: ReportOptions, meta: dict) -> dict:
     items = run.rows("big_keys")
     rules = run.rows("big_keys_summary")
-    top_mem = run.rows("big_keys_top", ranking="memory")
+    top = run.rows("big_keys_top")
     total = items[0]["total_keys"] if items else 0
     critical = items[0]["total_critical"] if items else 0
     with_ttl = items[0]["total_with_ttl"] if items else 0
@@ -427,8 +427,8 @@ def _big_keys(run: _Runner, options: ReportOptions, meta: dict) -> dict:
         "lazyfree_lazy_expire": meta.get("lazyfree_lazy_expire"),
         "rules": rules,
         "items": items,
-        "top_by_memory": [r for r in top_mem if r["ranking"] == "memory"],
-        "top_by_length": [r for r in top_mem if r["ranking"] == "length" and r["type"] != "string"],
+        "top_by_memory": [r for r in top if r["ranking"] == "memory"],
+        "top_by_length": [r for r in top if r["ranking"] == "length"],
         "advice": advice,
     }
 
