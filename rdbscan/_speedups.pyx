@@ -12,6 +12,7 @@ raises the same BlobError the Python walker raises on IndexError.
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 
 from .blobs import BlobError
+from .constants import ENCODING_IDS, MODULE_ENCODING_ID
 
 DEF SMALL = 512   # element lengths counted in a C array before they reach the histogram dict
 
@@ -704,6 +705,7 @@ cdef class KeyColumns:
     cdef int64_t shares_db
     cdef double share_main, share_expire
     cdef readonly list type_names, encoding_names
+    cdef Py_ssize_t module_rows      # rows of module values in the batch (append)
     cdef dict type_codes, encoding_codes
     cdef uint16_t type_of[256]
     cdef uint16_t blob_enc_of[256]
@@ -933,6 +935,8 @@ cdef class KeyColumns:
         self.c_slot[i] = row[15]
         self._key(<const char*>key, len(key))   # last: what can fail has been done
         self.n = i + 1
+        if row[4] == "module":
+            self.module_rows += 1
 
     cdef inline int _opt64(self, int64_t* col, int v, Py_ssize_t i, value) except -1:
         if value is None:
@@ -987,11 +991,23 @@ cdef class KeyColumns:
         off[n] = <int32_t>j
         return valid, offsets, values, values_valid
 
+    cdef bytes _encoding_ids(self):
+        """keys.encoding_id per row: the position of its encoding in constants.ENCODING_NAMES
+        (MODULE_ENCODING_ID for a module value, whose encoding name is its type name)."""
+        cdef bytes table = bytes([ENCODING_IDS.get(e, MODULE_ENCODING_ID) for e in self.encoding_names])
+        cdef const uint8_t* t = <const uint8_t*>PyBytes_AS_STRING(table)
+        cdef bytes out = PyBytes_FromStringAndSize(NULL, self.n)
+        cdef uint8_t* o = <uint8_t*>PyBytes_AS_STRING(out)
+        cdef Py_ssize_t i
+        for i in range(self.n):
+            o[i] = t[self.c_enc[i]]
+        return out
+
     def take(self):
         """The batch as {column: bytes} (nullable columns: (data, validity bitmap)) plus
         'n', 'key_offsets', 'key_data', 'family_offsets', 'family_data', 'family_valid',
-        'plain_key' (a bitmap of values), 'nonascii' and 'extras' (see _extras); the columns
-        are then empty again."""
+        'plain_key' (a bitmap of values), 'encoding_id' (one byte per row), 'module_rows',
+        'nonascii' and 'extras' (see _extras); the columns are then empty again."""
         cdef Py_ssize_t n = self.n, nb = n // 8 + 1, i
         out = {
             "n": n,
@@ -1005,6 +1021,8 @@ cdef class KeyColumns:
             "db": PyBytes_FromStringAndSize(<char*>self.c_db, n * 4),
             "type": PyBytes_FromStringAndSize(<char*>self.c_type, n * 2),
             "encoding": PyBytes_FromStringAndSize(<char*>self.c_enc, n * 2),
+            "encoding_id": self._encoding_ids(),
+            "module_rows": self.module_rows,
             "rdb_type": PyBytes_FromStringAndSize(<char*>self.c_rtype, n),
             "length": PyBytes_FromStringAndSize(<char*>self.c_length, n * 8),
             "max_elem_bytes": PyBytes_FromStringAndSize(<char*>self.c_maxel, n * 8),
@@ -1023,6 +1041,7 @@ cdef class KeyColumns:
         self.kused = 0
         self.fused = 0
         self.nonascii = False
+        self.module_rows = 0
         return out
 
     def scan(self, bytes buf, Py_ssize_t pos, int64_t base, int32_t db, int embstr_limit,

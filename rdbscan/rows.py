@@ -11,7 +11,6 @@ from __future__ import annotations
 import struct
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from . import constants as C
 from .memory import (EXPIRES_ENTRY, bucket_shares, estimate, key_cost, select_profile, total,
@@ -224,16 +223,14 @@ def _arrow_columns(cols: dict, dump_id: int, sink) -> list:
             texts = [k.decode("utf-8", "backslashreplace") for k in keys]
             key_text = pa.array(texts, pa.string())
             key_raw = pa.array(list(map(_raw_key, texts, keys)), pa.binary())
-    type_codes = pa.Array.from_buffers(pa.uint16(), n, [None, buf(cols["type"])])
-    enc_codes = pa.Array.from_buffers(pa.uint16(), n, [None, buf(cols["encoding"])])
-    module_code = sink.type_names.index("module")
-    if pc.any(pc.equal(type_codes, module_code)).as_py():   # module values: row by row
-        ids, modules = _encoding_columns(pa.array(sink.type_names).take(type_codes).to_pylist(),
-                                         pa.array(sink.encoding_names).take(enc_codes).to_pylist())
-        encoding_id, module_type = pa.array(ids, pa.uint8()), pa.array(modules, pa.string())
-    else:   # the name table also holds the type names of module values in earlier batches
-        encoding_id = pa.array([C.ENCODING_IDS.get(e, C.MODULE_ENCODING_ID)
-                                for e in sink.encoding_names], pa.uint8()).take(enc_codes)
+    encoding_id = pa.Array.from_buffers(pa.uint8(), n, [None, buf(cols["encoding_id"])])
+    if cols["module_rows"]:   # module values: their encoding (type name) goes to module_type
+        types = memoryview(cols["type"]).cast("H")
+        encodings = memoryview(cols["encoding"]).cast("H")
+        tn, en = sink.type_names, sink.encoding_names
+        module_type = pa.array([en[e] if tn[t] == "module" else None for t, e in zip(types, encodings)],
+                               pa.string())
+    else:
         module_type = pa.nulls(n, pa.string())
     for field in KEYS_SCHEMA:
         name = field.name
