@@ -77,13 +77,14 @@ def test_fast_family_is_key_pattern_generated(con, keys):
 @pytest.mark.skipif(speedups.compiled is None, reason="compiled speedups not built")
 @settings(max_examples=2000, deadline=None)
 @given(key=KEYS | st.binary(max_size=20))
-def test_compiled_family_twin(key):
+def test_compiled_twins(key):
     assert speedups.compiled.fast_family(key) == fast_family(key)
+    assert speedups.compiled.plain_key(key) == plain_key(key)
 
 
-def test_family_column_is_key_pattern_in_loaded_databases(tmp_path):
-    """Every fixture's keys: family = key_pattern(key), whether the loader or the INSERT's
-    fallback worked it out."""
+def test_family_and_plain_key_columns_in_loaded_databases(tmp_path):
+    """Every fixture's keys: family = key_pattern(key) and plain_key = the regex, whether the
+    loader (compiled) or the INSERT (the fallback, and the pure-Python path) set them."""
     dumps = sorted(str(p) for p in FIXTURES.rglob("*") if p.suffix in (".rdb", ".aof"))
     db = str(tmp_path / "f.duckdb")
     load(dumps, db)
@@ -96,6 +97,13 @@ def test_family_column_is_key_pattern_in_loaded_databases(tmp_path):
     texts = [k for (k,) in c.execute("SELECT key_bytes FROM keys").fetchall()]
     loader = sum(fast_family(k) is not None for k in texts)
     assert 0 < loader < len(texts)
+    keys, wrong, plain = c.execute(
+        f"SELECT count(*), count(*) FILTER (WHERE plain_key IS DISTINCT FROM "
+        f"regexp_full_match(key, '{PLAIN_KEY_REGEX}')), count(*) FILTER (WHERE plain_key) "
+        f"FROM keys").fetchone()
+    assert wrong == 0 and 0 < plain < keys   # fixtures hold keys of both kinds
+    assert [plain_key(k) for (k,) in c.execute("SELECT key_bytes FROM keys ORDER BY ALL").fetchall()] == \
+        [f for (f,) in c.execute("SELECT plain_key FROM keys ORDER BY key_bytes").fetchall()]
 
 
 def _regex_flags(con, keys: list[bytes]) -> list[bool]:
@@ -125,26 +133,3 @@ def test_plain_key_is_the_regex(con):
 @given(keys=st.lists(KEYS, min_size=1, max_size=40))
 def test_plain_key_is_the_regex_generated(con, keys):
     assert [plain_key(k) for k in keys] == _regex_flags(con, keys)
-
-
-@pytest.mark.skipif(speedups.compiled is None, reason="compiled speedups not built")
-@settings(max_examples=2000, deadline=None)
-@given(key=KEYS | st.binary(max_size=20))
-def test_compiled_plain_key_twin(key):
-    assert speedups.compiled.plain_key(key) == plain_key(key)
-
-
-def test_plain_key_column_in_loaded_databases(tmp_path):
-    """Every fixture's keys: plain_key = the regex, whether the loader (compiled) or the INSERT
-    (pure-Python path) set it; fixtures hold keys of both kinds."""
-    dumps = sorted(str(p) for p in FIXTURES.rglob("*") if p.suffix in (".rdb", ".aof"))
-    db = str(tmp_path / "p.duckdb")
-    load(dumps, db)
-    c = duckdb.connect(db, read_only=True)
-    keys, wrong, plain = c.execute(
-        f"SELECT count(*), count(*) FILTER (WHERE plain_key IS DISTINCT FROM "
-        f"regexp_full_match(key, '{PLAIN_KEY_REGEX}')), count(*) FILTER (WHERE plain_key) "
-        f"FROM keys").fetchone()
-    assert keys > 1000 and wrong == 0 and 0 < plain < keys
-    assert [plain_key(k) for (k,) in c.execute("SELECT key_bytes FROM keys ORDER BY ALL").fetchall()] == \
-        [f for (f,) in c.execute("SELECT plain_key FROM keys ORDER BY key_bytes").fetchall()]
