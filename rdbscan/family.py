@@ -46,9 +46,9 @@ def fast_family(key: bytes) -> str | None:
     return b":".join(out).decode("ascii")
 
 
-_PLAIN = re.compile(rb"[a-z][a-z0-9_]*(?::[a-z0-9_]*)+")
-# The same test as the INSERT runs it when the loader leaves plain_key null (store.BulkWriter).
+# plain_key's test, also run by the INSERT when the loader leaves the column null (store.BulkWriter).
 PLAIN_KEY_REGEX = "[a-z][a-z0-9_]*(?::[a-z0-9_]*)+"
+_PLAIN = re.compile(PLAIN_KEY_REGEX.encode())
 
 
 def plain_key(key: bytes) -> bool:
