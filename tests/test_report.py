@@ -47,6 +47,20 @@ def r70(loaded):
     return build(loaded("redis-7.0.15/small"), top=1000)
 
 
+def test_report_on_a_read_only_database(loaded, r70):
+    """A database opened read-only (locked by another process, a read-only file): the macros,
+    the naming check's helper macros and tables and every base relation are TEMP objects, and
+    the report is the same."""
+    con = rpt.open_database(loaded("redis-7.0.15/small"), read_only=True)
+    try:
+        rep = rpt.build_report(con, rpt.ReportOptions(top=1000))
+    finally:
+        con.close()
+    for section in rpt.SECTIONS:
+        assert rep[section] == r70[section], section
+    assert rep["naming"]["rules"] and rep["encodings"]["strings_to_hashes"]
+
+
 # --- overview ----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("rel", [f"{v}/small" for v in SMALL])
