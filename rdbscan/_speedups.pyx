@@ -604,7 +604,7 @@ def fast_family(bytes key):
 cdef uint8_t _PLAIN_CHAR[256]   # 1: a-z 0-9 _, 2: ':'
 
 
-def _plain_table():
+cdef void _plain_table() noexcept:
     cdef int c
     for c in range(256):
         _PLAIN_CHAR[c] = 1 if (97 <= c <= 122 or 48 <= c <= 57 or c == 95) else (2 if c == 58 else 0)
@@ -992,15 +992,17 @@ cdef class KeyColumns:
         return valid, offsets, values, values_valid
 
     cdef bytes _encoding_ids(self):
-        """keys.encoding_id per row: the position of its encoding in constants.ENCODING_NAMES
-        (MODULE_ENCODING_ID for a module value, whose encoding name is its type name)."""
+        """keys.encoding_id per row, as rows._encoding_columns gives it: MODULE_ENCODING_ID for
+        a module value (whose encoding name is its type name), else the position of its
+        encoding in constants.ENCODING_NAMES."""
         cdef bytes table = bytes([ENCODING_IDS.get(e, MODULE_ENCODING_ID) for e in self.encoding_names])
         cdef const uint8_t* t = <const uint8_t*>PyBytes_AS_STRING(table)
         cdef bytes out = PyBytes_FromStringAndSize(NULL, self.n)
         cdef uint8_t* o = <uint8_t*>PyBytes_AS_STRING(out)
         cdef Py_ssize_t i
+        cdef int module = self.type_codes.get("module", -1)
         for i in range(self.n):
-            o[i] = t[self.c_enc[i]]
+            o[i] = MODULE_ENCODING_ID if self.c_type[i] == module else t[self.c_enc[i]]
         return out
 
     def take(self):

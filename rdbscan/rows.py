@@ -225,11 +225,10 @@ def _arrow_columns(cols: dict, dump_id: int, sink) -> list:
             key_raw = pa.array(list(map(_raw_key, texts, keys)), pa.binary())
     encoding_id = pa.Array.from_buffers(pa.uint8(), n, [None, buf(cols["encoding_id"])])
     if cols["module_rows"]:   # module values: their encoding (type name) goes to module_type
-        types = memoryview(cols["type"]).cast("H")
-        encodings = memoryview(cols["encoding"]).cast("H")
         tn, en = sink.type_names, sink.encoding_names
-        module_type = pa.array([en[e] if tn[t] == "module" else None for t, e in zip(types, encodings)],
-                               pa.string())
+        _, modules = _encoding_columns([tn[t] for t in memoryview(cols["type"]).cast("H")],
+                                       [en[e] for e in memoryview(cols["encoding"]).cast("H")])
+        module_type = pa.array(modules, pa.string())
     else:
         module_type = pa.nulls(n, pa.string())
     for field in KEYS_SCHEMA:
