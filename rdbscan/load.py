@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from .errors import RDBError
 from .parser import DumpInfo, parse
 from .rows import BATCH_ROWS, RowBuilder
-from .source import Source, SourceError, describe_truncation, open_source
+from .source import EOF_MARK, Source, SourceError, describe_truncation, open_source
 from .store import KEYS_SCHEMA, STREAM_GROUPS_SCHEMA, STREAMS_SCHEMA, BulkWriter, Store
 
 
@@ -213,6 +213,11 @@ def _finish_input(result: DumpResult, info: DumpInfo, source: Source) -> None:
     elif head.startswith(b"*") and source.framing in ("rdb", "aof-dir", "tar"):
         if source.framing != "aof-dir":
             result.framing = "aof-preamble"
+    elif tail == len(head) and EOF_MARK.fullmatch(head):
+        # `redis-cli --rdb -` from a diskless master: redis-cli drops the `$EOF:<mark>` header,
+        # but writing to a pipe it cannot cut off the mark that ends the payload
+        result.framing = "replication-eof"
+        tail = 0
     elif tail:
         result.warnings.append(f"{source.name}: {tail} bytes follow the RDB's end marker and "
                                f"were not read")

@@ -56,6 +56,8 @@ _MAGICS = (
 _BZ2 = re.compile(rb"BZh[1-9]")
 _LEN_HEADER = re.compile(rb"\$(\d{1,19})\r\n")
 _EOF_HEADER = re.compile(rb"\$EOF:(.{40})\r\n", re.S)
+# The 40 random hex characters that end a diskless replication payload (Redis's EOF mark).
+EOF_MARK = re.compile(rb"[0-9a-f]{40}")
 _FULLRESYNC = re.compile(rb"\+(?:FULLRESYNC|CONTINUE)[^\r\n]{0,200}\r\n")
 
 

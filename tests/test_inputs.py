@@ -251,10 +251,12 @@ def _repl_payloads(data: bytes) -> dict[str, bytes]:
                           + b"\n" * 5 + b"$EOF:" + mark + b"\r\n" + data + mark,
         "fullresync-length": b"+FULLRESYNC 8de1787ba490483314a4d30f1c628bc5025eb761 0\r\n\n\n"
                              + b"$%d\r\n" % len(data) + data + b"*1\r\n$4\r\nPING\r\n",
+        # `redis-cli --rdb -` (7.0) from a diskless master: no header, the mark left at the end
+        "redis-cli-eof": data + mark,
     }
 
 
-@pytest.mark.parametrize("name", ["eof", "length", "fullresync-eof", "fullresync-length"])
+@pytest.mark.parametrize("name", ["eof", "length", "fullresync-eof", "fullresync-length", "redis-cli-eof"])
 def test_replication_framings(tmp_path, plain_rows, name):
     data = SMALL.read_bytes()
     payload = _repl_payloads(data)[name]
@@ -272,6 +274,17 @@ def test_replication_framings(tmp_path, plain_rows, name):
     assert proc.returncode == 0, proc.stderr.decode()
     assert b"warning" not in proc.stderr
     assert _rows(db2) == plain_rows
+
+
+@pytest.mark.parametrize("tail", [b"x" * 40, b"5dd5e08805e2c2903476af96f1d87a220a87b8a", b"5dd5e0" * 8])
+def test_other_trailing_bytes_are_reported(tmp_path, tail):
+    """Bytes after the RDB that are not an AOF tail nor a replication EOF mark (40 lowercase hex
+    characters): kept out, counted and reported as a warning."""
+    path = tmp_path / "tail.rdb"
+    path.write_bytes(SMALL.read_bytes() + tail)
+    [r] = load([str(path)], str(tmp_path / "t.duckdb"))
+    assert r.complete and r.error is None and r.framing == "rdb" and r.tail_bytes == len(tail)
+    assert r.warnings == [f"{path}: {len(tail)} bytes follow the RDB's end marker and were not read"]
 
 
 def test_replication_length_shorter_than_declared(tmp_path):
