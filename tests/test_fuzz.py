@@ -5,7 +5,6 @@ from __future__ import annotations
 import gzip
 import io
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -25,12 +24,10 @@ SEEDS = fuzz.load_seeds()
 def _parse(data: bytes, known: bool, skip_bad: bool, rows: bool = False) -> None:
     """rows: as the loader parses, with key rows and Arrow batches (the compiled record loop
     when built), so that no number the parser accepts breaks a column."""
-    t0 = time.perf_counter()
     try:
         fuzz.run_parse(data, known, skip_bad=skip_bad, rows=rows)
     except RDBError:
         pass
-    assert time.perf_counter() - t0 < 5, "parse took too long"
 
 
 edits = st.lists(
