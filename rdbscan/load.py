@@ -302,8 +302,8 @@ def _write_dump_row(store: Store, result: DumpResult, info: DumpInfo,
     store.write_dump(row)
     store.write_rows("db_sizes", [(result.dump_id, db, k, e) for db, (k, e) in
                                   sorted(info.resizedb.items())])
-    store.write_rows("slot_info", [(result.dump_id, s, k, e, info.slot_info_source) for s, k, e
-                                   in info.slot_info])
+    store.write_rows("slot_info", [(result.dump_id, s, k, e, info.slot_info_source,
+                                    info.slot_volatile_items.get(s)) for s, k, e in info.slot_info])
 
 
 def summarize(result: DumpResult) -> str:

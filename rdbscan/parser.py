@@ -79,6 +79,8 @@ class DumpInfo:
         self.module_aux: list[str] = []
         self.slot_info: list[tuple[int, int, int]] = []
         self.slot_info_source: str | None = None
+        # Valkey 9's fourth slot-info number: {slot: keys with hash-field TTLs in that slot}.
+        self.slot_volatile_items: dict[int, int] = {}
         self.resizedb: dict[int, tuple[int, int]] = {}
         self.checksum = "absent"
         self.checksum_stored: int | None = None
@@ -385,12 +387,22 @@ class _Parser:
         k = r.string("aux field name").decode("utf-8", "backslashreplace")
         v = r.string("aux field value").decode("utf-8", "backslashreplace")
         if k == "slot-info":
-            # Valkey 8 cluster mode: "<slot>,<keys>,<expires>" before each slot's keys.
+            # Valkey 8 cluster mode: "<slot>,<keys>,<expires>" before each slot's keys; Valkey 9
+            # adds ",<keys with volatile items>" (hash-field TTLs).  Valkey's rdbLoad reads the
+            # first four with sscanf and ignores what follows (valkey src/rdb.c, "slot-info").
             try:
-                slot, keys, expires = (int(x) for x in v.split(","))
+                nums = [int(x) for x in v.split(",")]
             except ValueError:
-                raise self.corrupt(f"aux slot-info value {v!r} is not 'slot,keys,expires'", off)
+                nums = []
+            if len(nums) < 3:
+                raise self.corrupt(f"aux slot-info value {v!r} is not "
+                                   f"'slot,keys,expires[,keys with field TTLs]'", off)
+            slot, keys, expires = nums[:3]
             self.check_slot_info(slot, keys, expires, off)
+            if len(nums) > 3:
+                if not 0 <= nums[3] <= _COUNT_MAX:
+                    raise self.corrupt(f"slot info claims {nums[3]} keys with field TTLs", off)
+                info.slot_volatile_items[slot] = nums[3]
             info.slot_info.append((slot, keys, expires))
             info.slot_info_source = "aux-slot-info"
         elif k == "lua":

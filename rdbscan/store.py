@@ -128,6 +128,8 @@ CREATE TABLE IF NOT EXISTS db_sizes (
 CREATE TABLE IF NOT EXISTS slot_info (
     dump_id INTEGER, slot INTEGER, keys BIGINT, expires BIGINT, source VARCHAR
 );
+-- Valkey 9's fourth slot-info number (keys with hash-field TTLs in the slot); NULL when not written.
+ALTER TABLE slot_info ADD COLUMN IF NOT EXISTS keys_with_volatile_items BIGINT;
 CREATE TABLE IF NOT EXISTS key_rows (
     dump_id INTEGER,
     db INTEGER,
