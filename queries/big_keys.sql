@@ -31,12 +31,14 @@ WITH flagged AS (
     -- totals over every big key, before the top-N cut
     SELECT count(*) AS total_keys,
            count(*) FILTER (WHERE severity = 'critical') AS total_critical,
-           count(expire_at_ms) AS total_with_ttl
+           count(expire_at_ms) AS total_with_ttl,
+           sum(memory_bytes) AS total_memory,
+           coalesce(sum(memory_bytes) FILTER (WHERE severity = 'critical'), 0) AS total_critical_memory
     FROM big
 )
 SELECT dump_id, db, key, type, encoding, length, memory_bytes, severity, rules,
        expire_at_ms IS NOT NULL AS has_ttl, expire_at_ms, ttl_ms, pattern,
-       total_keys, total_critical, total_with_ttl
+       total_keys, total_critical, total_with_ttl, total_memory, total_critical_memory
 FROM big CROSS JOIN totals
 ORDER BY memory_bytes DESC, length DESC, key
 LIMIT (CASE WHEN $top > 0 THEN $top ELSE 9223372036854775807 END)

@@ -115,7 +115,7 @@ def _table(title, headers, rows, numeric=()):
 
 
 def document(report: dict) -> list[Block]:
-    out: list[Block] = []
+    out: list[Block] = _doc_findings(report) if "findings" in report else []
     for name, builder in (("overview", _doc_overview), ("big_keys", _doc_big_keys),
                           ("patterns", _doc_patterns), ("ttl", _doc_ttl), ("encodings", _doc_encodings),
                           ("naming", _doc_naming), ("cold", _doc_cold), ("slots", _doc_slots),
@@ -124,6 +124,23 @@ def document(report: dict) -> list[Block]:
                 "sections", ["overview"])):
             out.extend(builder(report[name], report))
     return out
+
+
+SEVERITY_MARK = {"critical": "CRIT", "warning": "WARN", "info": "info"}
+
+
+def _doc_findings(report: dict) -> list[Block]:
+    """One summary line, then the findings (docs/findings.md): the verdict before the sections."""
+    o = report.get("overview") or {}
+    dumps = o.get("dumps") or []
+    who = f"{o.get('server') or '?'} {o.get('server_version') or ''}".strip()
+    head = (f"{len(dumps)} dumps, " if len(dumps) > 1 else "") + \
+        f"{who}, {fmt_int(o.get('keys'))} keys, {fmt_bytes(o.get('memory_bytes'))} (estimate)"
+    found = report.get("findings") or []
+    blocks = [Block("section", f"Findings: {head}")]
+    if not found:
+        return blocks + [Block("note", "Nothing to report: no check found a problem.")]
+    return blocks + [Block("finding", items=[f["severity"], f["message"], f["advice"]]) for f in found]
 
 
 def _advice(section: dict) -> list[Block]:
@@ -324,6 +341,11 @@ def _doc_cold(c, report):
 
 def _doc_slots(s, report):
     blocks = [Block("section", "Cluster slots")]
+    if not s.get("announced_slots") and not s.get("hashtags"):
+        # a standalone dump without hashtags: how it would spread over a cluster, in one line
+        return blocks + [Block("note", f"Standalone dump: its {fmt_int(s.get('keys'))} keys would use "
+                                       f"{fmt_int(s.get('slots_used'))} of 16384 slots (at most "
+                                       f"{fmt_int(s.get('max_keys_in_slot'))} keys in one); no hashtags.")]
     kv = [("Slots used", f"{fmt_int(s.get('slots_used'))} of 16384"),
           ("Keys per used slot", f"average {s.get('avg_keys_per_slot') or 0:.1f}, max {fmt_int(s.get('max_keys_in_slot'))}")]
     if s.get("announced_slots"):
@@ -345,6 +367,8 @@ def _doc_slots(s, report):
 
 def _doc_streams(s, report):
     blocks = [Block("section", "Streams and hash field TTLs")]
+    if not s["items"] and not s["hash_field_ttl"]:
+        return blocks + [Block("note", "No streams and no hashes with field TTLs.")]
     if s["items"]:
         blocks.append(_table("Largest streams", ["stream", "entries", "memory", "groups", "consumers", "pending",
                                                  "groups detail"],
@@ -386,7 +410,9 @@ def _md_cell(text: str) -> str:
 
 def render_markdown(report: dict) -> str:
     lines = ["# rdbscan report", ""]
-    for b in document(report):
+    blocks = document(report)
+    for i, b in enumerate(blocks):
+        nxt = blocks[i + 1] if i + 1 < len(blocks) else None
         if b.kind == "section":
             lines += [f"## {b.text}", ""]
         elif b.kind == "kv":
@@ -402,11 +428,19 @@ def render_markdown(report: dict) -> str:
             lines.append("|" + "|".join("---:" if i in t.numeric else "---" for i in range(len(t.headers))) + "|")
             lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in t.rows]
             lines.append("")
+        elif b.kind == "finding":
+            sev, message, advice = b.items
+            lines.append(f"- **{SEVERITY_MARK[sev]}** {_md_cell(message)} → {_md_cell(advice)}")
+            if nxt is None or nxt.kind != "finding":
+                lines.append("")
         elif b.kind == "advice":
             lines += [f"> **What to do:** {_md_cell(b.text)}", ""]
         elif b.kind == "note":
             lines += [f"_{_md_cell(b.text)}_", ""]
     return "\n".join(lines).rstrip() + "\n"
+
+
+_SEVERITY_STYLE = {"critical": "bold red", "warning": "bold yellow", "info": "bold cyan"}
 
 
 def render_text(report: dict, console=None) -> None:
@@ -448,6 +482,15 @@ def render_text(report: dict, console=None) -> None:
             for row in t.rows:
                 rt.add_row(*[Text(str(c)) for c in row])
             console.print(rt)
+        elif b.kind == "finding":
+            # a hanging indent: continuation lines start under the message, not under the mark
+            sev, message, advice = b.items
+            grid = RichTable.grid(padding=(0, 1))
+            grid.add_column(no_wrap=True)
+            grid.add_column()
+            grid.add_row(Text(SEVERITY_MARK[sev], style=_SEVERITY_STYLE[sev]),
+                         Text.assemble(message, (" -> ", "dim"), advice))
+            console.print(grid)
         elif b.kind == "advice":
             console.print(Text.assemble(("What to do: ", "bold yellow"), b.text))
         elif b.kind == "note":

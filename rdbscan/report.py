@@ -21,7 +21,7 @@ from pathlib import Path
 
 import duckdb
 
-from . import querylib
+from . import findings, querylib
 from .macros import create_macros
 from .naming import NamingConfig
 from .render import fmt_bytes
@@ -305,8 +305,10 @@ def query_values(con, options: ReportOptions) -> tuple[dict, dict]:
 
 def build_report(con, options: ReportOptions | None = None,
                  fail_on: list[tuple[str, str]] | None = None,
-                 on_section: Callable[[str], None] | None = None) -> dict:
+                 on_section: Callable[[str], None] | None = None, charts: bool = False) -> dict:
     """Run every section's queries and return the report dict (the `--format json` object).
+
+    charts: also add `charts`, the aggregates the HTML report draws (docs/html-report.md).
 
     fail_on: parsed `--fail-on` checks (parse_fail_on); adds the `fail_on` object.
     on_section: called with each section's name before its queries run (progress display).
@@ -337,6 +339,13 @@ def build_report(con, options: ReportOptions | None = None,
                                "snapshot_ms", "snapshot_source")}
     if fail_on:
         report["fail_on"] = evaluate_fail_on(run, report, fail_on)
+    if charts:
+        step("charts")
+        report["charts"] = _charts(run, options)
+    # the verdict first: right after the options in the JSON object
+    found = findings.build(report)
+    report = {**{k: report[k] for k in ("rdbscan_report", "generated_at", "options")},
+              "findings": found, **report}
     report["report_seconds"] = round(time.perf_counter() - started, 3)
     return report
 
@@ -407,8 +416,10 @@ def _big_keys(run: _Runner, options: ReportOptions, meta: dict) -> dict:
     total = items[0]["total_keys"] if items else 0
     critical = items[0]["total_critical"] if items else 0
     with_ttl = items[0]["total_with_ttl"] if items else 0
+    memory = items[0]["total_memory"] if items else 0
+    critical_memory = items[0]["total_critical_memory"] if items else 0
     for it in items:
-        for k in ("total_keys", "total_critical", "total_with_ttl"):
+        for k in ("total_keys", "total_critical", "total_with_ttl", "total_memory", "total_critical_memory"):
             it.pop(k, None)
     advice = []
     if critical:
@@ -424,6 +435,7 @@ def _big_keys(run: _Runner, options: ReportOptions, meta: dict) -> dict:
     return {
         "thresholds": meta["big"],
         "keys": total, "critical": critical, "keys_with_ttl": with_ttl,
+        "memory_bytes": memory, "critical_memory_bytes": critical_memory,
         "lazyfree_lazy_expire": meta.get("lazyfree_lazy_expire"),
         "rules": rules,
         "items": items,
@@ -578,6 +590,16 @@ def _streams(run: _Runner, options: ReportOptions, meta: dict) -> dict:
         advice.append(f"Stream {untrimmed[0]['key']} holds {untrimmed[0]['length']} entries: cap it with "
                       "XADD ... MAXLEN ~ N or XTRIM.")
     return {"items": items, "hash_field_ttl": hfe, "advice": advice}
+
+
+def _charts(run: _Runner, options: ReportOptions) -> dict:
+    """What the HTML report's charts draw: small aggregates, never per-key rows."""
+    idle = run.rows("chart_idle")
+    return {"family_tree": run.rows("chart_family_tree"),
+            "slots": run.rows("chart_slots"),
+            "expiry_timeline": run.rows("chart_expiry_timeline"),
+            "idle": [r for r in idle if r["measure"] == "idle"],
+            "lfu": [r for r in idle if r["measure"] == "lfu"]}
 
 
 # --- --fail-on -------------------------------------------------------------------------------

@@ -76,10 +76,13 @@ SECTION_CHOICES = click.Choice(list(rpt.SECTIONS))
 @click.argument("sources", nargs=-1, required=True, metavar="DUMP... | FILE.duckdb")
 @click.option("-o", "--output", "db_path", metavar="FILE.duckdb",
               help="Keep the loaded database here (given dumps only); default: a temporary "
-                   "database removed afterwards.")
-@click.option("-f", "--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text",
+                   "database removed afterwards. With --format html, a FILE.html here is the HTML report.")
+@click.option("-f", "--format", "fmt", type=click.Choice(["text", "json", "markdown", "html"]), default="text",
               show_default=True, help="text: tables for a terminal; json: the stable object "
-                                      "documented in the README; markdown: for tickets and wikis.")
+                                      "documented in docs/; markdown: for tickets and wikis; html: one "
+                                      "self-contained file with charts (to -o FILE.html, else stdout).")
+@click.option("--html", "html_path", metavar="FILE.html",
+              help="Also write the HTML report here (with any --format).")
 @click.option("--top", type=click.IntRange(1), default=10, show_default=True,
               help="Rows per list (big keys, families, slots, ...).")
 @click.option("--dump-id", type=int, default=0, help="Report on one dump of a multi-dump database "
@@ -105,7 +108,7 @@ SECTION_CHOICES = click.Choice(list(rpt.SECTIONS))
 @click.option("--target", metavar="VERSION", help="Memory model used when loading a dump (see `rdbscan load`).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress display (load, then the section being computed) and no load summary on standard error.")
 def report_cmd(sources, db_path, fmt, top, dump_id, delimiters, config_path, sets, rules_path, fail_on,
-               sections, idle_days, target, quiet):
+               sections, idle_days, target, quiet, html_path):
     """Report on RDB dumps: overview, big keys, key families, TTL gaps, compact-encoding
     candidates, naming, cold keys, cluster slots, streams.
 
@@ -132,6 +135,8 @@ def report_cmd(sources, db_path, fmt, top, dump_id, delimiters, config_path, set
     if not options.delimiters:
         raise click.BadParameter("must not be empty", param_hint="--delimiters")
 
+    if fmt == "html" and db_path and db_path.lower().endswith((".html", ".htm")):
+        html_path, db_path = db_path, None
     is_db = len(sources) == 1 and _is_duckdb(sources[0])
     if not is_db:
         for s in sources:
@@ -157,7 +162,8 @@ def report_cmd(sources, db_path, fmt, top, dump_id, delimiters, config_path, set
         con = _open(path)
         try:
             with _section_status(quiet) as on_section:
-                report = rpt.build_report(con, options, fail_on=checks, on_section=on_section)
+                report = rpt.build_report(con, options, fail_on=checks, on_section=on_section,
+                                          charts=fmt == "html" or bool(html_path))
         except ValueError as e:
             raise click.ClickException(str(e))
         finally:
@@ -166,11 +172,24 @@ def report_cmd(sources, db_path, fmt, top, dump_id, delimiters, config_path, set
         if tmpdir:
             shutil.rmtree(tmpdir, ignore_errors=True)
 
+    if fmt == "html" or html_path:
+        from . import html
+        page = html.render_html(report)
+        if html_path:
+            try:
+                html.write_html(html_path, page)
+            except (html.HtmlOutputError, OSError) as e:
+                raise click.ClickException(str(e))
+            if not quiet:
+                click.echo(f"rdbscan: HTML report written to {html_path}", err=True)
+        elif fmt == "html":
+            click.echo(page, nl=False)
+        report.pop("charts", None)
     if fmt == "json":
         click.echo(render.render_json(report))
     elif fmt == "markdown":
         click.echo(render.render_markdown(report), nl=False)
-    else:
+    elif fmt == "text":
         render.render_text(report)
     failed = report.get("fail_on", {}).get("failed")
     if failed:
