@@ -23,6 +23,8 @@ from __future__ import annotations
 import functools
 import re
 
+from .modules import value_bytes as module_value_bytes
+
 # -- allocator size classes (section 8.2) ----------------------------------------------------
 
 TABLE_LIMIT = 1 << 16   # sizes up to this come from a precomputed table
@@ -549,7 +551,11 @@ def value_cost(rec, prof: Profile) -> float:
         return size
     if typ in ("list", "set", "zset", "hash") and not blob:
         return ROBJ      # empty compact value
-    # Modules: their mem_usage callback is unknown; the serialized size is the best guess.
+    # Modules: the module's own mem_usage where rdbscan reads its values (rdbscan/modules.py),
+    # else the serialized size, a lower bound.
+    ex = rec.extra
+    if ex is not None and "module" in ex:
+        return ROBJ + module_value_bytes(ex, rec.serialized_bytes, J)[0]
     return ROBJ + rec.serialized_bytes
 
 

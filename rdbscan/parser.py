@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterator
 
 from . import constants as C
+from .modules import ModuleFormatError, module_type_name, reader_for
 from .blobs import (BlobError, intset_scan, listpack_scan, listpack_values, ziplist_scan,
                     zipmap_scan)
 from .errors import CorruptError, NotRDBError, RDBError, TruncatedError, UnsupportedError
@@ -39,7 +40,6 @@ MAX_SKIPPED_KEPT = 100
 # Stream node and hash-TTL listpacks are decoded entry by entry; more entries than this in
 # one blob (Redis defaults: 100 and 128) is refused rather than held (memory bound).
 MAX_DECODED_ENTRIES = 4_000_000
-_MODULE_CHARSET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 STREAM_ITEM_FLAG_DELETED = 1
 STREAM_ITEM_FLAG_SAMEFIELDS = 2
 STREAM_NODE_MAX_ENTRIES = 100   # default stream-node-max-entries (memory model)
@@ -129,16 +129,6 @@ def _version_of(server_version: str | None, rdb_version: int | None) -> tuple[in
             return int(parts[0]), int(parts[1])
     return _RDB_VERSION_SERVERS.get(rdb_version or 9, (7, 0))
 
-
-def module_type_name(module_id: int) -> tuple[str, int]:
-    """Decode a 64-bit module type id into (9-character name, encoding version); section 6.1."""
-    encver = module_id & 1023
-    x = module_id >> 10
-    chars = []
-    for _ in range(9):
-        chars.append(_MODULE_CHARSET[x & 63])
-        x >>= 6
-    return "".join(reversed(chars)), encver
 
 
 def _id_text(ms: int, seq: int) -> str:
@@ -418,8 +408,10 @@ class _Parser:
         if not (0 <= keys <= _COUNT_MAX and 0 <= expires <= _COUNT_MAX):
             raise self.corrupt(f"slot info claims {keys} keys and {expires} expires", offset)
 
-    def skip_module_opcodes(self, what: str) -> int:
-        """Skip a module opcode stream up to its EOF opcode (section 6.2); returns its items."""
+    def skip_module_opcodes(self, what: str, visit=None) -> int:
+        """Skip a module opcode stream up to its EOF opcode (section 6.2); returns its items.
+        visit(opcode, value) sees each item: an integer's value, a string's length, None for
+        a float (rdbscan/modules.py readers)."""
         r = self.r
         items = 0
         while True:
@@ -427,15 +419,17 @@ class _Parser:
             if op == C.RDB_MODULE_OPCODE_EOF:
                 return items
             if op in (C.RDB_MODULE_OPCODE_SINT, C.RDB_MODULE_OPCODE_UINT):
-                r.length(f"{what}: integer")
+                v = r.length(f"{what}: integer")
             elif op == C.RDB_MODULE_OPCODE_FLOAT:
-                r.skip(4, f"{what}: float")
+                v = r.skip(4, f"{what}: float")
             elif op == C.RDB_MODULE_OPCODE_DOUBLE:
-                r.skip(8, f"{what}: double")
+                v = r.skip(8, f"{what}: double")
             elif op == C.RDB_MODULE_OPCODE_STRING:
-                r.skip_string(f"{what}: string")
+                v = r.skip_string(f"{what}: string")
             else:
                 raise self.corrupt(f"{what}: unknown module opcode {op}")
+            if visit is not None:
+                visit(op, v)
             items += 1
 
     def key_meta(self) -> None:
@@ -991,11 +985,17 @@ class _Parser:
         r = self.r
         module_id = r.length("module id")
         name, encver = module_type_name(module_id)
-        items = self.skip_module_opcodes(f"module {name} value")
-        rec.length = 1
-        rec.max_elem = 0
+        reader = reader_for(name, encver)
+        try:
+            items = self.skip_module_opcodes(f"module {name} value",
+                                             None if reader is None else reader.feed)
+            fields = None if reader is None else reader.finish()
+        except ModuleFormatError as e:   # what the module's own loader refuses
+            raise self.corrupt(str(e))
+        rec.length = 1 if fields is None else fields["length"]
+        rec.max_elem = 0 if fields is None else fields["max_elem"]
         rec.encoding = name
-        rec.extra = {"module": name, "encver": encver, "items": items}
+        rec.extra = {"module": name, "encver": encver, "items": items, "fields": fields}
 
 
 def _listpack_entries(blob: bytes) -> list:

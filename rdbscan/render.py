@@ -207,12 +207,14 @@ def _doc_big_keys(b, report):
     if b["top_by_memory"]:
         blocks.append(_table("Top keys by memory, per type", ["type", "#", "key", "encoding", "length", "memory"],
                              [[r["type"], str(r["rank"]), fmt_db_key(r), r["encoding"], fmt_int(r["length"]),
-                               fmt_bytes(r["memory_bytes"])] for r in b["top_by_memory"] if r["rank"] <= 3],
+                               (">= " if r.get("memory_is_lower_bound") else "") + fmt_bytes(r["memory_bytes"])]
+                              for r in b["top_by_memory"] if r["rank"] <= 3],
                              (1, 4, 5)))
     if b["top_by_length"]:
         blocks.append(_table("Top collections by element count, per type", ["type", "#", "key", "length", "memory"],
                              [[r["type"], str(r["rank"]), fmt_db_key(r), fmt_int(r["length"]),
-                               fmt_bytes(r["memory_bytes"])] for r in b["top_by_length"] if r["rank"] <= 3],
+                               (">= " if r.get("memory_is_lower_bound") else "") + fmt_bytes(r["memory_bytes"])]
+                              for r in b["top_by_length"] if r["rank"] <= 3],
                              (1, 3, 4)))
     return blocks + _advice(b)
 

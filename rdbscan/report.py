@@ -373,6 +373,13 @@ def _overview(run: _Runner, options: ReportOptions, meta: dict) -> dict:
     if sources - {"ctime"}:
         notes.append("Some dump has no aux ctime: TTLs are measured from the file's modification time "
                      "(or now when the file is gone), not from the snapshot.")
+    lower = [t for t in types if t.get("memory_lower_bound_keys")]
+    if lower:
+        notes.append(
+            f"Memory of {sum(t['memory_lower_bound_keys'] for t in lower)} module key(s) "
+            f"({', '.join(sorted({t['type'] for t in lower}))}; "
+            f"{fmt_bytes(sum(t['memory_bytes'] or 0 for t in lower))}) is a lower bound: their "
+            "serialized size, as rdbscan does not read these module types (docs/modules.md).")
     used = sum(d["used_mem"] or 0 for d in dumps)
     total = sum(d["memory_total_bytes"] or 0 for d in dumps)
     gap = used - total if used and total and all(d["used_mem"] for d in dumps) else None

@@ -15,6 +15,7 @@ import pyarrow as pa
 
 from . import constants as C
 from .family import PLAIN_KEY_REGEX
+from .modules import ESTIMATED as ESTIMATED_MODULES
 
 # 2: the key rows are stored in table key_rows and read through the view `keys`, which computes
 # key_bytes, key_length, type, encoding and the five extras columns (from key_raw, rdb_type,
@@ -155,7 +156,7 @@ SELECT dump_id, db, key,
        coalesce(key_raw, encode(key)) AS key_bytes,
        coalesce(octet_length(key_raw), strlen(key))::INTEGER AS key_length,
        family, plain_key,
-       {type_list}[rdb_type + 1] AS type,
+       CASE WHEN rdb_type IN (6, 7) THEN module_type ELSE {type_list}[rdb_type + 1] END AS type,
        coalesce(module_type, {encoding_list}[encoding_id + 1]) AS encoding,
        rdb_type, length, max_elem_bytes, serialized_bytes, memory_bytes, memory_total_bytes,
        expire_at_ms,
@@ -166,7 +167,10 @@ SELECT dump_id, db, key,
        CASE WHEN extras IS NOT NULL THEN extras[3] END AS fields_with_ttl,
        CASE WHEN extras IS NOT NULL THEN extras[4] END AS min_field_expire_ms,
        CASE WHEN extras IS NOT NULL THEN extras[5] END AS int_members,
-       key_raw
+       key_raw,
+       -- module values whose memory is their serialized size (docs/modules.md)
+       coalesce(rdb_type IN (6, 7) AND module_type NOT IN {estimated_modules}, false)
+           AS memory_is_lower_bound
 FROM key_rows;
 CREATE TABLE IF NOT EXISTS streams (
     dump_id INTEGER, db INTEGER, key VARCHAR, length BIGINT, listpacks BIGINT,
@@ -187,7 +191,8 @@ def _sql_list(names) -> str:
 # The view's type by rdb_type (NULL for ids that are no type) and encoding by encoding_id.
 DDL = DDL.replace("{type_list}", _sql_list(
     [C.TYPE_NAMES.get(t) for t in range(max(C.TYPE_NAMES) + 1)])).replace(
-    "{encoding_list}", _sql_list(C.ENCODING_NAMES))
+    "{encoding_list}", _sql_list(C.ENCODING_NAMES)).replace(
+    "{estimated_modules}", "(" + ", ".join(f"'{n}'" for n in ESTIMATED_MODULES) + ")")
 
 from .macros import MACROS  # reusable macros for ad-hoc SQL, created in every database
 

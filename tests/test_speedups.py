@@ -195,7 +195,7 @@ def _batch(rows: RowBuilder) -> list:
     rows.reset()
     out = arrow_batch(KEYS_SCHEMA, cols).to_pylist()
     for r in out:   # type and encoding as the view `keys` computes them
-        r["type"] = C.TYPE_NAMES[r["rdb_type"]]
+        r["type"] = r["module_type"] or C.TYPE_NAMES[r["rdb_type"]]
         r["encoding"] = r["module_type"] or C.ENCODING_NAMES[r["encoding_id"]]
         # family: the compiled batch fills it where family.fast_family does, the Python path
         # leaves it to the INSERT (tests/test_family.py checks the stored column)
@@ -362,7 +362,7 @@ def test_batches_after_a_module_value(tmp_path):
         assert r.complete and r.error is None and r.keys == 270
         con = duckdb.connect(db, read_only=True)
         tables.append(con.execute(KEY_SQL).fetchall())
-        assert con.execute("SELECT count(*) FROM keys WHERE type = 'module' "
-                           "AND encoding = 'hellotype'").fetchone() == (1,)
+        assert con.execute("SELECT count(*) FROM keys WHERE type = 'hellotype' "
+                           "AND encoding = 'hellotype' AND rdb_type = 7").fetchone() == (1,)
         con.close()
     assert tables[0] == tables[1] == tables[2]
