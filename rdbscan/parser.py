@@ -18,10 +18,10 @@ import re
 from collections.abc import Iterator
 
 from . import constants as C
-from .modules import ModuleFormatError, module_type_name, reader_for
 from .blobs import (BlobError, intset_scan, listpack_scan, listpack_values, ziplist_scan,
                     zipmap_scan)
 from .errors import CorruptError, NotRDBError, RDBError, TruncatedError, UnsupportedError
+from .modules import ModuleFormatError, module_type_name, reader_for
 from .reader import I8, I16, I32, I64, U64, LZFError, Reader, int_text_len, lzf_sizes_ok
 from .speedups import compiled
 
@@ -991,7 +991,7 @@ class _Parser:
                                              None if reader is None else reader.feed)
             fields = None if reader is None else reader.finish()
         except ModuleFormatError as e:   # what the module's own loader refuses
-            raise self.corrupt(str(e))
+            raise self.corrupt(str(e)) from None
         rec.length = 1 if fields is None else fields["length"]
         rec.max_elem = 0 if fields is None else fields["max_elem"]
         rec.encoding = name

@@ -13,9 +13,9 @@ import duckdb
 import pytest
 
 import rdbwriter as W
-from rdbscan.load import load
 from manifest_compare import manifest_key
 from rdbscan.errors import CorruptError
+from rdbscan.load import load
 from rdbscan.parser import DumpInfo, parse
 from rdbscan.slots import key_slot
 
@@ -58,7 +58,7 @@ def test_numbers_after_the_fourth_are_ignored_like_valkey():
 @pytest.mark.parametrize("value,message", [
     ("5,1", r"aux slot-info value '5,1' is not 'slot,keys,expires\[,keys with field TTLs\]'"),
     ("5,1,0,x", r"aux slot-info value '5,1,0,x' is not"),
-    ("5,1,0,%d" % (1 << 41), r"slot info claims 2199023255552 keys with field TTLs"),
+    (f"5,1,0,{1 << 41}", r"slot info claims 2199023255552 keys with field TTLs"),
 ])
 def test_bad_slot_info_is_corrupt_at_its_record(value, message):
     data = W.rdb(W.key(0, "first", W.string("x")) + _slot_aux(value), version=80, valkey=True)
