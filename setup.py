@@ -3,6 +3,9 @@
 Everything else is in pyproject.toml.  Without a C compiler the build carries on and rdbscan
 runs its pure-Python path (identical rows, slower); `rdbscan --version` says which is in use.
 """
+import hashlib
+from pathlib import Path
+
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
@@ -28,9 +31,14 @@ def extensions():
         from Cython.Build import cythonize
     except ImportError:
         return []
+    # The module carries the SHA-256 of the .pyx it was compiled from (SOURCE_SHA256), so that
+    # rdbscan/speedups.py can tell a stale build (an editable install after `git pull`).
+    pyx = Path(__file__).parent / "rdbscan" / "_speedups.pyx"
     return cythonize([Extension("rdbscan._speedups", ["rdbscan/_speedups.pyx"],
                                 extra_compile_args=["-O2"])],
-                     compiler_directives={"language_level": 3})
+                     compiler_directives={"language_level": 3},
+                     compile_time_env={"RDBSCAN_PYX_SHA256":
+                                       hashlib.sha256(pyx.read_bytes()).hexdigest()})
 
 
 setup(ext_modules=extensions(), cmdclass={"build_ext": OptionalBuildExt})

@@ -14,6 +14,10 @@ from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, u
 from .blobs import BlobError
 from .constants import ENCODING_IDS, MODULE_ENCODING_ID
 
+# SHA-256 of the .pyx this module was compiled from (setup.py's compile_time_env); speedups.py
+# compares it with the .pyx beside the module to tell a stale build.
+SOURCE_SHA256 = RDBSCAN_PYX_SHA256
+
 DEF SMALL = 512   # element lengths counted in a C array before they reach the histogram dict
 
 

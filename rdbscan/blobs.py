@@ -275,11 +275,3 @@ def zipmap_scan(b: bytes) -> tuple[int, int]:
         raise BlobError(f"zipmap end marker at {p}, expected at {n - 1}")
     return pairs, mx
 
-
-# The compiled twins of the two hot walkers (same results and errors), when built.
-from .speedups import compiled as _compiled  # noqa: E402
-
-PY_LISTPACK_SCAN, PY_ZIPLIST_SCAN = listpack_scan, ziplist_scan   # the references (tests)
-if _compiled is not None:
-    listpack_scan = _compiled.listpack_scan  # noqa: F811
-    ziplist_scan = _compiled.ziplist_scan    # noqa: F811

@@ -192,7 +192,8 @@ def load_one(store: Store, path: str, *, progress: ProgressHook | None = None,
             result.memory_profile = rows.profile.name
         if info.checksum_stored is not None:
             result.checksum_stored = f"{info.checksum_stored:016x}"
-            result.checksum_computed = f"{info.checksum_computed:016x}"
+            if info.checksum_computed is not None:
+                result.checksum_computed = f"{info.checksum_computed:016x}"
         _write_dump_row(store, result, info, source)
         if source is not None:
             source.close()

@@ -10,7 +10,7 @@ Usage:
     info = DumpInfo()
     for rec in parse(stream, info, size=os.path.getsize(path)):
         ...
-    info.checksum  # 'ok' | 'mismatch' | 'disabled' | 'absent'
+    info.checksum  # 'ok' | 'mismatch' | 'disabled' | 'absent' | 'unverified'
 """
 from __future__ import annotations
 
@@ -18,12 +18,11 @@ import re
 from collections.abc import Iterator
 
 from . import constants as C
-from .blobs import (BlobError, intset_scan, listpack_scan, listpack_values, ziplist_scan,
-                    zipmap_scan)
+from .blobs import BlobError, intset_scan, listpack_values, zipmap_scan
 from .errors import CorruptError, NotRDBError, RDBError, TruncatedError, UnsupportedError
 from .modules import ModuleFormatError, module_type_name, reader_for
 from .reader import I8, I16, I32, I64, U64, LZFError, Reader, int_text_len, lzf_sizes_ok
-from .speedups import compiled
+from .speedups import compiled, listpack_scan, ziplist_scan
 
 # Compiled bulk skipper for hashtable-encoded elements (None: the per-element Python loop).
 _skip_elements = compiled.skip_elements if compiled is not None else None
@@ -460,6 +459,9 @@ class _Parser:
             info.checksum_computed = computed
             if stored == 0:
                 info.checksum = "disabled"
+            elif not r.crc_on:   # verify_crc=False: the bytes' checksum was never computed
+                info.checksum = "unverified"
+                info.checksum_computed = None
             elif stored == computed:
                 info.checksum = "ok"
             else:

@@ -7,6 +7,7 @@ batches; `executemany` is never used (it is ~1000x slower).
 from __future__ import annotations
 
 import json
+import os
 import queue
 import threading
 
@@ -213,11 +214,33 @@ def check_schema(con, path: str) -> None:
                          f"uses schema {SCHEMA_VERSION}: load the dumps into a new database file")
 
 
+def check_ours(path: str) -> None:
+    """Refuse an existing DuckDB database that rdbscan did not create (tables of its own and no
+    `rdbscan_meta`), before anything in it is touched: probed through a read-only connection."""
+    if not os.path.isfile(path) or os.path.getsize(path) == 0:
+        return
+    try:
+        con = duckdb.connect(path, read_only=True)
+    except duckdb.Error:
+        return   # not a DuckDB file: the read-write open below says why
+    try:
+        names = {r[0] for r in con.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_catalog = "
+            "current_database()").fetchall()}
+    finally:
+        con.close()
+    if names and "rdbscan_meta" not in names:
+        raise StoreError(f"{path}: a DuckDB database rdbscan did not create (it holds "
+                         f"{len(names)} tables of its own, e.g. {sorted(names)[0]!r}); it is "
+                         f"left untouched: write to a new file")
+
+
 class Store:
     """A DuckDB database that rdbscan writes to."""
 
     def __init__(self, path: str):
         self.path = path
+        check_ours(path)
         # The loader only appends: a small buffer pool keeps peak memory flat however many
         # keys the dump has (DuckDB writes finished row groups to the file).  64 MB: peak RSS
         # of a whole load 265-290 MB on 1 M-key dumps, 128 MB: 335-380 MB, same speed.

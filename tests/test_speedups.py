@@ -80,8 +80,8 @@ def _outcome(fn, blob, members_only):
 
 
 def _same(blob: bytes, members_only: bool = False) -> None:
-    for fast, ref in ((speedups.compiled.listpack_scan, blobs.PY_LISTPACK_SCAN),
-                      (speedups.compiled.ziplist_scan, blobs.PY_ZIPLIST_SCAN)):
+    for fast, ref in ((speedups.compiled.listpack_scan, blobs.listpack_scan),
+                      (speedups.compiled.ziplist_scan, blobs.ziplist_scan)):
         assert _outcome(fast, blob, members_only) == _outcome(ref, blob, members_only)
 
 
@@ -129,9 +129,9 @@ ENTRY = st.one_of(st.integers(-(1 << 63), (1 << 63) - 1), st.integers(-5000, 500
 def test_walkers_agree_on_valid_blobs(entries, members_only):
     lp, zl = W.listpack(entries), ziplist(entries)
     assert speedups.compiled.listpack_scan(lp, members_only) == \
-        blobs.PY_LISTPACK_SCAN(lp, members_only)
+        blobs.listpack_scan(lp, members_only)
     assert speedups.compiled.ziplist_scan(zl, members_only) == \
-        blobs.PY_ZIPLIST_SCAN(zl, members_only)
+        blobs.ziplist_scan(zl, members_only)
     assert speedups.compiled.listpack_scan(lp)[0] == len(entries)
     assert speedups.compiled.ziplist_scan(zl)[0] == len(entries)
 
