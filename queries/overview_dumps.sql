@@ -1,6 +1,7 @@
 -- name: overview_dumps
 -- answers: Which dumps are analysed: server and version, RDB version, snapshot time (aux ctime),
---          used-mem at save and its gap to the estimate with keyspace overhead, checksum status, completeness, parse time and speed.
+--          used-mem at save and its gap to the estimate with keyspace overhead, checksum status, completeness, parse time and speed,
+--          how the input arrived (compression, framing), bytes after the RDB, keys left out by --skip-bad.
 -- params: none
 SELECT d.dump_id, d.path, d.server, d.server_version, d.rdb_version, d.magic, d.bits,
        d.ctime, d.snapshot_time, s.snapshot_ms, s.snapshot_source, d.used_mem,
@@ -10,7 +11,8 @@ SELECT d.dump_id, d.path, d.server, d.server_version, d.rdb_version, d.magic, d.
        round(d.bytes_read / nullif(d.parse_seconds, 0)) AS bytes_per_second,
        round(d.keys / nullif(d.parse_seconds, 0)) AS keys_per_second,
        len(coalesce(d.functions, [])) AS functions,
-       d.slot_info_records
+       d.slot_info_records,
+       d.compression, d.framing, d.tail_bytes, d.skipped_keys
 FROM dumps AS d
 JOIN rsnap AS s USING (dump_id)
 ORDER BY d.dump_id

@@ -88,8 +88,11 @@ def main(ctx, debug):
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
               help="Dumps loaded at once, each in its own process (default: the number of "
                    "cores; one dump always loads in one process).")
+@click.option("--replace", is_flag=True,
+              help="Load a dump the database already holds again, in place of the old one "
+                   "(without it such a dump is refused, exit 2; docs/loading.md).")
 @click.pass_context
-def load(ctx, dumps, db_path, quiet, no_verify_crc, target, skip_bad, jobs):
+def load(ctx, dumps, db_path, quiet, no_verify_crc, target, skip_bad, jobs, replace):
     """Load one or more RDB dumps into a DuckDB database, one row per key in `keys`.
 
     DUMPS are RDB files (or - for standard input), compressed or not (gzip, zstd, lz4, bzip2,
@@ -97,7 +100,8 @@ def load(ctx, dumps, db_path, quiet, no_verify_crc, target, skip_bad, jobs):
     replication capture ($EOF:... or $<length>).  Loading several dumps into one database
     (the shards of a cluster) gives each its own dump_id.  A damaged dump keeps the rows read
     before the damage; its `dumps` row says complete = false, and the command exits with 4
-    (5 when only the checksum does not match).
+    (5 when only the checksum does not match).  A dump the database already holds (same
+    file contents, whatever the path) is refused with exit 2 unless --replace.
 
     Example: rdbscan load shard1.rdb shard2.rdb -o cluster.duckdb
     """
@@ -108,6 +112,7 @@ def load(ctx, dumps, db_path, quiet, no_verify_crc, target, skip_bad, jobs):
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--target")
     from .load import summarize
+    from .outcome import outcome
     jobs = jobs or os.cpu_count() or 1
     parallel = jobs > 1 and len(dumps) > 1
     if parallel and not quiet:
@@ -115,29 +120,17 @@ def load(ctx, dumps, db_path, quiet, no_verify_crc, target, skip_bad, jobs):
                    err=True)
     results = load_dumps(list(dumps), db_path, progress=None if parallel else make_progress(quiet),
                          verify_crc=not no_verify_crc, target=target, skip_bad=skip_bad,
-                         jobs=jobs)
+                         jobs=jobs, existing="replace" if replace else "refuse")
     debug = (ctx.obj or {}).get("debug")
-    code = EXIT_OK
     for r in results:
         if debug and r.exception is not None:
             traceback.print_exception(type(r.exception), r.exception, r.exception.__traceback__)
         elif debug and r.traceback_text:
             click.echo(r.traceback_text, err=True, nl=False)
-        for w in r.warnings:
-            click.echo(f"rdbscan: warning: {w}", err=True)
-        if r.error:
-            click.echo(f"rdbscan: error: {r.error}", err=True)
-            code = EXIT_DAMAGED
-        elif r.checksum == "mismatch":
-            click.echo(f"rdbscan: error: {r.path}: CRC64 checksum mismatch: the file stores "
-                       f"{r.checksum_stored}, its bytes give {r.checksum_computed} (all {r.keys} "
-                       f"keys were read and kept; the file is damaged)", err=True)
-            code = max(code, EXIT_CHECKSUM) if code != EXIT_DAMAGED else code
-        elif r.skipped_keys:
-            code = max(code, EXIT_CHECKSUM) if code != EXIT_DAMAGED else code
-        elif not quiet:
-            click.echo(summarize(r), err=True)
-    sys.exit(code)
+    done = outcome(results, summary=summarize)
+    for line in done.lines(quiet):
+        click.echo(line, err=True)
+    sys.exit(done.code)
 
 
 @main.command()
@@ -187,7 +180,10 @@ def run():
     except StoreError as e:   # a database of another rdbscan schema
         click.echo(f"rdbscan: error: {e}", err=True)
         sys.exit(EXIT_USAGE)
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as e:
+        if isinstance(e.__context__, KeyboardInterrupt):   # click turns Ctrl-C into Abort
+            click.echo("rdbscan: interrupted", err=True)
+            sys.exit(130)
         click.echo("Aborted.", err=True)
         sys.exit(EXIT_INTERNAL)
     except BrokenPipeError:

@@ -18,6 +18,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 from .errors import RDBError
+from .identity import dump_fingerprint
 from .parser import DumpInfo, parse
 from .rows import BATCH_ROWS, RowBuilder
 from .source import EOF_MARK, Source, SourceError, describe_truncation, open_source
@@ -46,6 +47,13 @@ class DumpResult:
     skipped_keys: int = 0           # values left out by skip_bad
     memory_profile: str | None = None  # memory model profile (issue 4)
     warnings: list = field(default_factory=list)
+    fingerprint: str | None = None  # identity of the input (rdbscan/identity.py)
+    # A dump already in the database (same fingerprint): `refused` is the one-line reason the
+    # load did nothing (existing='refuse'); `reused` means the result describes that dump
+    # (existing='reuse', what `report` does).
+    refused: str | None = None
+    reused: bool = False
+    first_skipped: str | None = None   # the first key --skip-bad left out, described
     exception: BaseException | None = field(default=None, repr=False)  # for --debug
     traceback_text: str | None = field(default=None, repr=False)  # --debug, from a worker
 
@@ -60,19 +68,30 @@ class ProgressHook:
     def finish(self) -> None: ...
 
 
+EXISTING = ("refuse", "replace", "reuse")
+
+
 def load(paths: list[str], db_path: str, *, progress: ProgressHook | None = None,
          verify_crc: bool = True, batch_rows: int = BATCH_ROWS,
-         target: str | None = None, skip_bad: bool = False, jobs: int = 1) -> list[DumpResult]:
+         target: str | None = None, skip_bad: bool = False, jobs: int = 1,
+         existing: str = "refuse") -> list[DumpResult]:
     """Load every dump in `paths` into the DuckDB database at `db_path` (created if needed).
     `target` picks the memory model's server profile (default: the dump's own server).
-    jobs > 1 loads several dumps at once in worker processes (see _load_parallel)."""
+    jobs > 1 loads several dumps at once in worker processes (see _load_parallel).
+    A dump already in the database (docs/loading.md, "Identity of a dump") is not loaded
+    again: existing='refuse' says so in DumpResult.refused, 'reuse' returns the loaded dump's
+    result, 'replace' loads it again and removes the old one when the new one commits."""
+    if existing not in EXISTING:
+        raise ValueError(f"existing must be one of {EXISTING}")
     if jobs > 1 and len(paths) > 1 and "-" not in paths:
         return _load_parallel(paths, db_path, jobs=jobs, verify_crc=verify_crc,
-                              batch_rows=batch_rows, target=target, skip_bad=skip_bad)
+                              batch_rows=batch_rows, target=target, skip_bad=skip_bad,
+                              existing=existing)
     store = Store(db_path)
     try:
         return [load_one(store, p, progress=progress, verify_crc=verify_crc,
-                         batch_rows=batch_rows, target=target, skip_bad=skip_bad) for p in paths]
+                         batch_rows=batch_rows, target=target, skip_bad=skip_bad,
+                         existing=existing) for p in paths]
     finally:
         store.close()
 
@@ -85,7 +104,7 @@ def _load_part(path: str, part_db: str, dump_id: int, options: dict) -> DumpResu
     """Worker process: one dump into its own database (DuckDB has one writer per file)."""
     store = Store(part_db)
     try:
-        result = load_one(store, path, dump_id=dump_id, **options)
+        result = load_one(store, path, dump_id=dump_id, existing="replace", **options)
     finally:
         store.close()
     if result.exception is not None:   # tracebacks do not cross processes; keep the text
@@ -95,15 +114,17 @@ def _load_part(path: str, part_db: str, dump_id: int, options: dict) -> DumpResu
     return result
 
 
-def _load_parallel(paths: list[str], db_path: str, *, jobs: int, **options) -> list[DumpResult]:
+def _load_parallel(paths: list[str], db_path: str, *, jobs: int, existing: str,
+                   **options) -> list[DumpResult]:
     """Several dumps at once: each worker process parses one dump into a database of its own
     (next to db_path), then the parent copies the finished parts into db_path in dump order
-    (DuckDB-native INSERT ... SELECT, parallel) and deletes them.  dump_ids are assigned
-    up front, so they follow the order of `paths` as in a sequential load."""
+    (DuckDB-native INSERT ... SELECT, parallel, one transaction per dump) and deletes them.
+    dump_ids are assigned up front, so they follow the order of `paths` as in a sequential
+    load; a dump the database already holds (or named twice) is settled at its merge."""
     store = Store(db_path)
-    first = store.next_dump_id()
-    work = tempfile.mkdtemp(prefix=".rdbscan-parts-", dir=os.path.dirname(os.path.abspath(db_path)))
+    first = store.allocate_dump_ids(len(paths))
     results: list[DumpResult | None] = [None] * len(paths)
+    work = tempfile.mkdtemp(prefix=".rdbscan-parts-", dir=os.path.dirname(os.path.abspath(db_path)))
     try:
         ctx = multiprocessing.get_context("spawn")   # no fork: DuckDB and the writer thread
         with ProcessPoolExecutor(max_workers=min(jobs, len(paths)), mp_context=ctx) as pool:
@@ -112,11 +133,24 @@ def _load_parallel(paths: list[str], db_path: str, *, jobs: int, **options) -> l
             for i, fut in enumerate(futures):   # merge in order while later dumps still load
                 results[i] = fut.result()
                 part = os.path.join(work, f"part{i}.duckdb")
+                fp = results[i].fingerprint
+                same = store.find_dump(fp) if fp else None
+                if same is not None and existing != "replace":
+                    results[i] = _already_loaded(store, same, paths[i], fp, existing)
+                    os.remove(part)
+                    continue
                 store.run(f"ATTACH '{part}' AS rdbscan_part (READ_ONLY)")
+                store.con.begin()
                 try:
+                    if same is not None:
+                        store._delete(same["dump_id"])
                     for table in PART_TABLES:
                         store.run(f"INSERT INTO main.{table} BY NAME "
                                   f"SELECT * FROM rdbscan_part.{table}")
+                    store.con.commit()
+                except BaseException:
+                    store.con.rollback()
+                    raise
                 finally:
                     store.run("DETACH rdbscan_part")
                 os.remove(part)
@@ -129,61 +163,70 @@ def _load_parallel(paths: list[str], db_path: str, *, jobs: int, **options) -> l
 def load_one(store: Store, path: str, *, progress: ProgressHook | None = None,
              verify_crc: bool = True, batch_rows: int = BATCH_ROWS,
              target: str | None = None, skip_bad: bool = False,
-             dump_id: int | None = None) -> DumpResult:
+             dump_id: int | None = None, existing: str = "refuse") -> DumpResult:
+    """Load one dump (see load).  Its key rows and its `dumps` row commit together or not at
+    all: the rows are written under a loading mark that commit_dump clears in the transaction
+    that writes the `dumps` row; a load that fails inside rdbscan or is interrupted (Ctrl-C) is
+    removed (Store.discard), and one killed outright is removed by the next Store opened on the
+    database (Store.recover).  An input that could not be opened, or is not an RDB stream at
+    all, leaves no row."""
     if dump_id is None:
-        dump_id = store.next_dump_id()
+        dump_id = store.allocate_dump_ids(1)
+    store.begin_load(dump_id)
     info = DumpInfo()
     started = time.perf_counter()
     result = DumpResult(dump_id=dump_id, path=path, complete=False, keys=0)
     source: Source | None = None
     rows = RowBuilder(dump_id, info, target, batch_rows)
     writer = store.bulk()
+    committed = False
     try:
-        source = open_source(path)
-        result.path = source.name
-        if progress:
-            progress.start(source.name, source.size)
-        result.compression = source.compression
-        result.framing = source.framing
-        records = parse(source.stream, info, size=source.size, verify_crc=verify_crc,
-                        initial=source.initial, skip_bad=skip_bad, sink=rows.sink)
-        for rec in records:
-            if rec is not None:   # None: the parser filled rows.sink directly
-                rows.add(rec)
-            if rows.full:
-                _flush(writer, rows)
-                if progress:
-                    progress.update(info.position if rec is None else rec.end, info.keys)
-        result.complete = info.complete
-        _finish_input(result, info, source)
-    except RDBError as e:
-        result.exception = e
-        where = f"{source.name if source else path}: {e.describe()}"
-        cut = describe_truncation(source) if source is not None else None
-        if cut and e.kind == "truncated":
-            where += f" ({cut})"
-        result.error = f"{where}; {info.keys} keys read"
-        if info.skipped_keys:
-            result.error += f", {info.skipped_keys} damaged keys skipped"
-        result.error_kind = e.kind
-        result.error_offset = e.offset
-    except SourceError as e:
-        result.exception = e
-        result.error = str(e)
-        result.error_kind = "io"
-    except OSError as e:
-        result.exception = e
-        result.error = f"{path}: {e.strerror or e}"
-        result.error_kind = "io"
-    finally:
-        result.skipped_keys = info.skipped_keys
         try:
-            _flush(writer, rows)
+            source = open_source(path)
+            result.path = source.name
+            if progress:
+                progress.start(source.name, source.size)
+            result.compression = source.compression
+            result.framing = source.framing
+            records = parse(source.stream, info, size=source.size, verify_crc=verify_crc,
+                            initial=source.initial, skip_bad=skip_bad, sink=rows.sink)
+            for rec in records:
+                if rec is not None:   # None: the parser filled rows.sink directly
+                    rows.add(rec)
+                if rows.full:
+                    _flush(writer, rows)
+                    if progress:
+                        progress.update(info.position if rec is None else rec.end, info.keys)
+            result.complete = info.complete
+            _finish_input(result, info, source)
+        except RDBError as e:
+            result.exception = e
+            where = f"{source.name if source else path}: {e.describe()}"
+            cut = describe_truncation(source) if source is not None else None
+            if cut and e.kind == "truncated":
+                where += f" ({cut})"
+            result.error = f"{where}; {info.keys} keys read"
+            if info.skipped_keys:
+                result.error += f", {info.skipped_keys} damaged keys skipped"
+            result.error_kind = e.kind
+            result.error_offset = e.offset
+        except SourceError as e:
+            result.exception = e
+            result.error = str(e)
+            result.error_kind = "io"
+        except OSError as e:
+            result.exception = e
+            result.error = f"{path}: {e.strerror or e}"
+            result.error_kind = "io"
         finally:
-            writer.close()
-        if progress:
-            progress.update(info.bytes_read, info.keys)
-            progress.finish()
+            if progress:
+                progress.update(info.bytes_read, info.keys)
+                progress.finish()
+        # Read to the end or to the damage: the rows read are kept.
+        _flush(writer, rows)
+        writer.close()
+        result.skipped_keys = info.skipped_keys
+        result.first_skipped = info.skipped[0] if info.skipped else None
         result.parse_seconds = time.perf_counter() - started
         result.keys = info.keys
         result.checksum = info.checksum if info.complete else None
@@ -194,9 +237,56 @@ def load_one(store: Store, path: str, *, progress: ProgressHook | None = None,
             result.checksum_stored = f"{info.checksum_stored:016x}"
             if info.checksum_computed is not None:
                 result.checksum_computed = f"{info.checksum_computed:016x}"
-        _write_dump_row(store, result, info, source)
+        if source is None or not info.magic:
+            return result   # nothing of an RDB was read: no `dumps` row (the finally discards)
+        result.fingerprint = dump_fingerprint(info, path, result.error, result.error_offset)
+        same = store.find_dump(result.fingerprint)
+        if same is not None and existing != "replace":   # its rows go (the finally discards)
+            return _already_loaded(store, same, path, result.fingerprint, existing)
+        replaces = [same["dump_id"]] if same is not None else []
+        _write_dump_row(store, result, info, source, replaces)
+        committed = True
+        return result
+    finally:
+        if not committed:
+            try:
+                writer.close()   # a no-op when it was closed above
+            except BaseException:  # noqa: BLE001 - the rows go anyway; keep the first error
+                pass
+            store.discard(dump_id)
         if source is not None:
             source.close()
+
+
+def _already_loaded(store: Store, old: dict, path: str, fingerprint: str | None,
+                    existing: str) -> DumpResult:
+    """The result for a dump that is already in the database: refused, or (existing='reuse')
+    the loaded dump's own result."""
+    result = result_from_row(old)
+    result.fingerprint = fingerprint
+    if existing == "reuse":
+        result.reused = True
+    else:
+        when = old["loaded_at"].strftime("%Y-%m-%d %H:%M:%S UTC") if old.get("loaded_at") else "?"
+        result.refused = (f"{path}: already loaded in {store.path} as dump {old['dump_id']} "
+                          f"({old['path']}, {when}); nothing was added (--replace loads it "
+                          f"again in its place)")
+    return result
+
+
+def result_from_row(row: dict) -> DumpResult:
+    """A DumpResult for a dump already in a database (its `dumps` row as a dict)."""
+    result = DumpResult(
+        dump_id=row["dump_id"], path=row["path"], complete=bool(row["complete"]),
+        keys=row["keys"] or 0, error=row.get("error"), error_offset=row.get("error_offset"),
+        checksum=row.get("checksum"), checksum_stored=row.get("checksum_stored"),
+        checksum_computed=row.get("checksum_computed"),
+        parse_seconds=row.get("parse_seconds") or 0.0, bytes_read=row.get("bytes_read") or 0,
+        compression=row.get("compression"), framing=row.get("framing"),
+        tail_bytes=row.get("tail_bytes"), skipped_keys=row.get("skipped_keys") or 0,
+        memory_profile=row.get("memory_profile"), fingerprint=row.get("fingerprint"))
+    if not result.complete and not result.error:   # a row written by an older rdbscan
+        result.error = f"{result.path}: the load did not reach the end of the dump"
     return result
 
 
@@ -255,7 +345,7 @@ def _snapshot_time(ctime: int | None) -> dt.datetime | None:
 
 
 def _write_dump_row(store: Store, result: DumpResult, info: DumpInfo,
-                    source: Source | None) -> None:
+                    source: Source | None, replaces: list[int]) -> None:
     ctime = _int_or_none(info.aux.get("ctime"))
     stats = store.run(
         "SELECT count(expire_at_ms), coalesce(sum(memory_bytes), 0), "
@@ -264,7 +354,9 @@ def _write_dump_row(store: Store, result: DumpResult, info: DumpInfo,
     row = {
         "dump_id": result.dump_id,
         "path": result.path,
-        "file_size": source.size if source else None,
+        # (a replication header may claim any length: NULL when it does not fit BIGINT)
+        "file_size": _int_or_none(str(source.size)) if source and source.size is not None
+        else None,
         "bytes_read": info.bytes_read,
         "magic": info.magic,
         "rdb_version": info.rdb_version,
@@ -296,15 +388,15 @@ def _write_dump_row(store: Store, result: DumpResult, info: DumpInfo,
         # Input handling (issue 6).
         "compression": result.compression,
         "framing": result.framing,
-        "tail_bytes": result.tail_bytes,
+        "tail_bytes": _int_or_none(None if result.tail_bytes is None else str(result.tail_bytes)),
         "skipped_keys": info.skipped_keys,
+        "fingerprint": result.fingerprint,
         "aux": info.aux,
     }
-    store.write_dump(row)
-    store.write_rows("db_sizes", [(result.dump_id, db, k, e) for db, (k, e) in
-                                  sorted(info.resizedb.items())])
-    store.write_rows("slot_info", [(result.dump_id, s, k, e, info.slot_info_source,
-                                    info.slot_volatile_items.get(s)) for s, k, e in info.slot_info])
+    store.commit_dump(row, {
+        "db_sizes": [(result.dump_id, db, k, e) for db, (k, e) in sorted(info.resizedb.items())],
+        "slot_info": [(result.dump_id, s, k, e, info.slot_info_source,
+                       info.slot_volatile_items.get(s)) for s, k, e in info.slot_info]}, replaces)
 
 
 def summarize(result: DumpResult) -> str:

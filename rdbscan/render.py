@@ -165,8 +165,12 @@ def _doc_overview(o, report):
            f"{fmt_bytes(o['used_mem_gap'])} not explained by the keys (estimate with keyspace "
            f"overhead {fmt_bytes(o.get('memory_total_bytes'))}; the rest is startup memory, "
            f"buffers, fragmentation)"),
-          ("Checksum", str(o.get("checksum"))),
-          ("Complete", "yes" if o.get("complete") else "NO: the dump is damaged, figures are partial"),
+          ("Input", o.get("input") or "-"),
+          ("Checksum", o.get("checksum") or "-"),
+          ("Complete", ("NO: the dump is damaged, figures are partial" if not o.get("complete") else
+                        f"read to the end, but {fmt_int(o['skipped_keys'])} damaged keys left out "
+                        f"(--skip-bad)" if o.get("skipped_keys") else "yes")),
+          ("After the RDB", f"{fmt_int(o['tail_bytes'])} bytes not read" if o.get("tail_bytes") else "-"),
           ("Parse", speed or "-")]
     if len(dumps) > 1:
         kv.insert(0, ("Dumps", str(len(dumps))))
@@ -175,7 +179,8 @@ def _doc_overview(o, report):
         blocks.append(_table("Dumps", ["id", "path", "server", "rdb", "snapshot", "keys", "checksum", "complete"],
                              [[str(d["dump_id"]), fmt_key(d["path"], 50), f"{d['server']} {d['server_version']}",
                                str(d["rdb_version"]), fmt_time(d["snapshot_time"]), fmt_int(d["keys"]),
-                               str(d["checksum"]), "yes" if d["complete"] else "no"] for d in dumps], (5,)))
+                               d["checksum"] or "not reached", "yes" if d["complete"] else "no"]
+                              for d in dumps], (5,)))
     blocks.append(_table("Keys per database", ["db", "keys", "with TTL", "memory"],
                          [[str(d["db"]), fmt_int(d["keys"]), fmt_int(d["keys_with_ttl"]),
                            fmt_bytes(d["memory_bytes"])] for d in o.get("dbs", [])], (0, 1, 2, 3)))

@@ -387,6 +387,14 @@ def _overview(run: _Runner, options: ReportOptions, meta: dict) -> dict:
         advice.append("A checksum mismatch means the file is damaged: do not restore it; take a new snapshot.")
     if any(d["complete"] is False for d in dumps):
         advice.append("The dump could not be read to the end: the figures cover only the keys before the damage.")
+    skipped = sum(d["skipped_keys"] or 0 for d in dumps)
+    tail = sum(d["tail_bytes"] or 0 for d in dumps)
+    if skipped:
+        advice.append(f"{skipped} damaged keys were left out (load --skip-bad): the figures do not cover them.")
+    if tail:
+        notes.append(f"{tail} bytes followed the RDB's end marker and were not read (an AOF tail or "
+                     f"other data after the snapshot).")
+    inputs = sorted({"+".join(x for x in (d["compression"], d["framing"]) if x) or "rdb" for d in dumps})
     return {
         "keys": keys,
         "keys_by_db": {str(d["db"]): d["keys"] for d in dbs},
@@ -402,9 +410,12 @@ def _overview(run: _Runner, options: ReportOptions, meta: dict) -> dict:
         "snapshot_time": _same_or_max(dumps, "snapshot_time"),
         "snapshot_ms": _same_or_max(dumps, "snapshot_ms"),
         "snapshot_source": ",".join(sorted(sources)) or None,
-        "checksum": _same_or_max(dumps, "checksum") if len({d["checksum"] for d in dumps}) == 1
-        else ",".join(sorted({str(d["checksum"]) for d in dumps})),
+        # (NULL: the parse stopped before the trailer)
+        "checksum": ",".join(sorted({d["checksum"] or "not reached" for d in dumps})) or None,
         "complete": all(d["complete"] is not False for d in dumps),
+        "skipped_keys": skipped,
+        "tail_bytes": tail,
+        "input": ",".join(inputs) or None,
         "parse_seconds": round(parse_seconds, 3) if parse_seconds else None,
         "bytes_per_second": round(bytes_read / parse_seconds) if parse_seconds else None,
         "keys_per_second": round(keys / parse_seconds) if parse_seconds else None,

@@ -16,7 +16,6 @@ from . import querylib, render
 from . import report as rpt
 from .naming import RulesFile, load_rules
 
-EXIT_CHECKSUM = 5  # the loader's code for "read completely, but the CRC64 does not match"
 
 
 def _is_duckdb(path: str) -> bool:
@@ -107,15 +106,19 @@ SECTION_CHOICES = click.Choice(list(rpt.SECTIONS))
               help="Keys idle longer than this are cold (dumps with LRU data).")
 @click.option("--target", metavar="VERSION", help="Memory model used when loading a dump (see `rdbscan load`).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress display (load, then the section being computed) and no load summary on standard error.")
+@click.option("--replace", is_flag=True, help="Load a dump the -o database already holds again, in place of "
+                                              "the old one (default: report on the one loaded before).")
 def report_cmd(sources, db_path, fmt, top, dump_id, delimiters, config_path, sets, rules_path, fail_on,
-               sections, idle_days, target, quiet, html_path):
+               sections, idle_days, target, quiet, html_path, replace):
     """Report on RDB dumps: overview, big keys, key families, TTL gaps, compact-encoding
     candidates, naming, cold keys, cluster slots, streams.
 
     Given dumps, rdbscan loads them first (into -o, or a temporary database); given a database
     written by `rdbscan load`, it reports on what is there.  Every figure comes from a SQL file
-    listed by `rdbscan queries`.  Exit codes: 0 ok, 3 findings over --fail-on thresholds,
-    4 damaged dump (the report covers the keys read), 5 checksum mismatch.
+    listed by `rdbscan queries`.  A dump the -o database already holds is not loaded twice:
+    the report covers the one loaded before (--replace loads it again).  Exit codes: 0 ok,
+    3 findings over --fail-on thresholds, 4 damaged dump (the report covers the keys read),
+    5 checksum mismatch or keys left out by --skip-bad, as `rdbscan load` says.
 
     Example: rdbscan report dump.rdb --top 20 --fail-on big-keys,naming
     """
@@ -146,6 +149,7 @@ def report_cmd(sources, db_path, fmt, top, dump_id, delimiters, config_path, set
                 raise click.ClickException(f"{s}: give one database, or dumps, not both")
     tmpdir = None
     load_code = 0
+    loaded: list = []
     try:
         if is_db:
             if db_path:
@@ -157,10 +161,18 @@ def report_cmd(sources, db_path, fmt, top, dump_id, delimiters, config_path, set
             else:
                 tmpdir = tempfile.mkdtemp(prefix="rdbscan-")
                 path = os.path.join(tmpdir, "report.duckdb")
-            load_code = _load(list(sources), path, target, quiet)
+            load_code, loaded = _load(list(sources), path, target, quiet, replace)
             _release_load_memory()
         con = _open(path)
         try:
+            # What `load` would say about the dumps of the database not loaded just now (a
+            # database given, or older dumps in -o): the same lines and exit code.
+            held = _held_outcome(con, dump_id, skip={r.dump_id for r in loaded})
+            for line in held.lines(quiet=True):
+                click.echo(line, err=True)
+            load_code = _worse(load_code, held.code)
+            if not _has_dumps(con, dump_id):
+                sys.exit(load_code or rpt.EXIT_DAMAGED)   # nothing was read: the errors only
             with _section_status(quiet) as on_section:
                 report = rpt.build_report(con, options, fail_on=checks, on_section=on_section,
                                           charts=fmt == "html" or bool(html_path))
@@ -224,9 +236,11 @@ def _section_status(quiet: bool):
         yield on_section
 
 
-def _load(paths: list[str], db_path: str, target: str | None, quiet: bool) -> int:
-    """Load dumps with the loader; returns 0, 4 (damaged) or 5 (checksum mismatch)."""
+def _load(paths: list[str], db_path: str, target: str | None, quiet: bool,
+          replace: bool) -> tuple[int, list]:
+    """Load dumps with the loader, say what `load` says; returns its exit code and results."""
     from .load import load as load_dumps
+    from .outcome import outcome
     progress = None
     if not quiet:
         try:
@@ -234,18 +248,40 @@ def _load(paths: list[str], db_path: str, target: str | None, quiet: bool) -> in
             progress = make_progress(quiet)
         except ImportError:  # pragma: no cover
             progress = None
-    results = load_dumps(paths, db_path, progress=progress, target=target)
-    code = 0
-    for r in results:
-        if r.error:
-            click.echo(f"rdbscan: error: {r.error} (the report covers the keys read before the damage)", err=True)
-            code = rpt.EXIT_DAMAGED
-        elif r.checksum == "mismatch":
-            click.echo(f"rdbscan: error: {r.path}: CRC64 checksum mismatch; the file is damaged", err=True)
-            code = code or EXIT_CHECKSUM
-        elif not quiet:
-            click.echo(f"rdbscan: loaded {r.path}: {r.keys:,} keys in {r.parse_seconds:.2f} s", err=True)
-    return code
+    results = load_dumps(paths, db_path, progress=progress, target=target,
+                         existing="replace" if replace else "reuse")
+    done = outcome(results, summary=_summary)
+    for line in done.lines(quiet):
+        click.echo(line, err=True)
+    return done.code, results
+
+
+def _summary(r) -> str:
+    if r.reused:
+        return (f"rdbscan: {r.path}: already loaded as dump {r.dump_id}; reporting it "
+                f"(--replace loads it again)")
+    return f"rdbscan: loaded {r.path}: {r.keys:,} keys in {r.parse_seconds:.2f} s"
+
+
+def _held_outcome(con, dump_id: int, skip: set):
+    """The outcome (rdbscan/outcome.py) of the dumps the database holds, but those in `skip`."""
+    from .load import result_from_row
+    from .outcome import outcome
+    cur = con.execute("SELECT * EXCLUDE (aux) FROM dumps WHERE (? = 0 OR dump_id = ?) "
+                      "ORDER BY dump_id", [dump_id, dump_id])
+    names = [d[0] for d in cur.description]
+    return outcome([result_from_row(dict(zip(names, row))) for row in cur.fetchall()
+                    if row[names.index("dump_id")] not in skip])
+
+
+def _has_dumps(con, dump_id: int) -> bool:
+    return con.execute("SELECT count(*) FROM dumps WHERE ? = 0 OR dump_id = ?",
+                       [dump_id, dump_id]).fetchone()[0] > 0
+
+
+def _worse(a: int, b: int) -> int:
+    from .outcome import _RANK
+    return a if _RANK.get(a, 9) >= _RANK.get(b, 9) else b
 
 
 @click.command("queries")

@@ -124,6 +124,8 @@ ALTER TABLE dumps ADD COLUMN IF NOT EXISTS skipped_keys BIGINT;
 -- Memory model (issue 4): the profile used and the capacity-planning sum, next to used_mem.
 ALTER TABLE dumps ADD COLUMN IF NOT EXISTS memory_profile VARCHAR;
 ALTER TABLE dumps ADD COLUMN IF NOT EXISTS memory_total_bytes BIGINT;
+-- Identity of the loaded input (docs/loading.md): a second load of it is refused or replaces it.
+ALTER TABLE dumps ADD COLUMN IF NOT EXISTS fingerprint VARCHAR;
 CREATE TABLE IF NOT EXISTS db_sizes (
     dump_id INTEGER, db INTEGER, resize_keys BIGINT, resize_expires BIGINT
 );
@@ -198,6 +200,10 @@ DDL = DDL.replace("{type_list}", _sql_list(
 from .macros import MACROS  # reusable macros for ad-hoc SQL, created in every database
 
 
+# Every table that holds rows of a dump (by dump_id).
+DUMP_TABLES = ("key_rows", "streams", "stream_groups", "db_sizes", "slot_info", "dumps")
+
+
 class StoreError(ValueError):
     """A database rdbscan cannot write to or read (one line for the user)."""
 
@@ -258,14 +264,75 @@ class Store:
                  [str(SCHEMA_VERSION)])
         for macro in MACROS:
             self.run(macro)
+        self.recover()
 
     def run(self, sql: str, params=None) -> list:
         """Execute and fetch everything (DuckDB refuses new work while a result is open)."""
         return self.con.execute(sql, params).fetchall() if params is not None else \
             self.con.execute(sql).fetchall()
 
-    def next_dump_id(self) -> int:
-        return self.run("SELECT coalesce(max(dump_id), 0) + 1 FROM dumps")[0][0]
+    def allocate_dump_ids(self, n: int = 1) -> int:
+        """The first of `n` dump ids never handed out before in this database, also not to a
+        load that failed or was interrupted (the last one given is kept in rdbscan_meta;
+        databases from before it also count the ids in key_rows)."""
+        row = self.run("SELECT value FROM rdbscan_meta WHERE name = 'last_dump_id'")
+        last = int(row[0][0]) if row else \
+            self.run("SELECT coalesce(max(dump_id), 0) FROM key_rows")[0][0]
+        last = max(last, self.run("SELECT coalesce(max(dump_id), 0) FROM dumps")[0][0])
+        self.run("INSERT OR REPLACE INTO rdbscan_meta VALUES ('last_dump_id', ?)", [str(last + n)])
+        return last + 1
+
+    def begin_load(self, dump_id: int) -> None:
+        """Mark `dump_id` as being loaded: until commit_dump clears the mark, its rows are not
+        a dump of this database, and the next Store opened on it removes them (recover)."""
+        self.run("INSERT OR REPLACE INTO rdbscan_meta VALUES (?, 'loading')",
+                 [f"loading:{dump_id}"])
+
+    def recover(self) -> None:
+        """Remove the rows of loads that never committed (killed, or a second Ctrl-C during
+        the clean-up): each left its `loading:N` mark in rdbscan_meta."""
+        for (name,) in self.run("SELECT name FROM rdbscan_meta WHERE name LIKE 'loading:%'"):
+            self.discard(int(name.split(":", 1)[1]))
+
+    def discard(self, dump_id: int) -> None:
+        """Remove everything of one dump, in one transaction (an interrupted or failed load,
+        or the dump `--replace` replaces)."""
+        self.con.begin()
+        try:
+            self._delete(dump_id)
+            self.run("DELETE FROM rdbscan_meta WHERE name = ?", [f"loading:{dump_id}"])
+            self.con.commit()
+        except BaseException:
+            self.con.rollback()
+            raise
+
+    def _delete(self, dump_id: int) -> None:
+        for table in DUMP_TABLES:
+            self.run(f"DELETE FROM {table} WHERE dump_id = ?", [dump_id])
+
+    def find_dump(self, fingerprint: str) -> dict | None:
+        """The committed dump loaded from an input with this fingerprint, if any."""
+        cur = self.con.execute("SELECT * EXCLUDE (aux) FROM dumps WHERE fingerprint = ? "
+                               "ORDER BY dump_id LIMIT 1", [fingerprint])
+        row = cur.fetchone()
+        return None if row is None else dict(zip([d[0] for d in cur.description], row))
+
+    def commit_dump(self, row: dict, side: dict[str, list[tuple]], replaces: list[int]) -> None:
+        """Make a loaded dump part of the database: its `dumps` row and side tables written,
+        the dumps it replaces removed and its loading mark cleared, in one transaction.  Its
+        key rows were written before under the mark."""
+        self.con.begin()
+        try:
+            for old in replaces:
+                self._delete(old)
+            self.write_dump(row)
+            for table, rows in side.items():
+                self.write_rows(table, rows)
+            self.run("DELETE FROM rdbscan_meta WHERE name = ?", [f"loading:{row['dump_id']}"])
+            self.con.commit()
+        except BaseException:
+            self.con.rollback()
+            raise
 
     def _insert(self, table: str, arrow) -> None:
         self.con.register("_rdbscan_batch", arrow)

@@ -380,7 +380,10 @@ def test_truncated_compressed_file(tmp_path, kind):
     [r] = load([str(path)], str(db))
     assert not r.complete and r.error_kind == "truncated", r.error
     assert f"the {kind} stream itself ends early" in r.error
-    assert _dump_row(db, "complete, keys")[0] is False
+    if kind == "bzip2":   # one 900 KiB block: not one byte of the RDB came out, so no dumps row
+        assert _dump_row(db, "complete, keys") is None
+    else:
+        assert _dump_row(db, "complete, keys")[0] is False
 
 
 def test_compressed_stream_inside_compressed_stream(tmp_path):

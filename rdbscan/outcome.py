@@ -1,0 +1,74 @@
+"""From load results to what the user is told and the exit code: one function for `load` and
+`report` (which also uses it for the dumps of a database it reports on), so both say the same
+about the same dump and exit with the same code.
+
+Exit codes (the table in README.md, "Exit codes"): 4 when a dump could not be read to its end
+or could not be opened, else 5 when one was read to its end but is damaged (CRC64 mismatch, or
+keys left out by --skip-bad), else 2 when a dump was refused (already loaded), else 0.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+EXIT_OK = 0
+EXIT_USAGE = 2
+EXIT_DAMAGED = 4
+EXIT_CHECKSUM = 5
+
+_RANK = {EXIT_OK: 0, EXIT_USAGE: 1, EXIT_CHECKSUM: 2, EXIT_DAMAGED: 3}
+
+
+@dataclass
+class Outcome:
+    errors: list[str] = field(default_factory=list)     # one line each, for stderr
+    warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)      # per-dump summary lines (not --quiet)
+    code: int = EXIT_OK
+
+    def raise_code(self, code: int) -> None:
+        if _RANK[code] > _RANK[self.code]:
+            self.code = code
+
+    def lines(self, quiet: bool = False) -> list[str]:
+        out = [f"rdbscan: warning: {w}" for w in self.warnings]
+        out += [f"rdbscan: error: {e}" for e in self.errors]
+        return out + ([] if quiet else self.notes)
+
+
+def dump_warnings(r) -> list[str]:
+    """What a dump's row says beyond its keys: bytes after the RDB, keys --skip-bad left out."""
+    out = []
+    if r.tail_bytes:
+        out.append(f"{r.path}: {r.tail_bytes} bytes follow the RDB's end marker and were not read")
+    if r.skipped_keys:
+        first = f"; first: {r.first_skipped}" if r.first_skipped else ""
+        out.append(f"{r.path}: {r.skipped_keys} damaged keys skipped (--skip-bad){first}")
+    return out
+
+
+def outcome(results, *, summary=None) -> Outcome:
+    """Messages and exit code for load results (rdbscan.load.DumpResult, also those rebuilt
+    from a database's `dumps` rows).  `summary(result)` gives the line for a dump that loaded
+    cleanly (None: no line)."""
+    o = Outcome()
+    for r in results:
+        if r.refused:
+            o.errors.append(r.refused)
+            o.raise_code(EXIT_USAGE)
+            continue
+        o.warnings += r.warnings or dump_warnings(r)
+        if r.error:
+            o.errors.append(r.error)
+            o.raise_code(EXIT_DAMAGED)
+        elif r.checksum == "mismatch":
+            o.errors.append(f"{r.path}: CRC64 checksum mismatch: the file stores "
+                            f"{r.checksum_stored}, its bytes give {r.checksum_computed} (all "
+                            f"{r.keys} keys were read and kept; the file is damaged)")
+            o.raise_code(EXIT_CHECKSUM)
+        elif r.skipped_keys:
+            o.raise_code(EXIT_CHECKSUM)
+        elif summary is not None:
+            line = summary(r)
+            if line:
+                o.notes.append(line)
+    return o
