@@ -418,7 +418,9 @@ import lzf as _lzf
 
 DEF SHAPE_CACHE = 65536   # value costs remembered by value shape (direct-mapped)
 DEF KEY_COSTS = 1024      # key costs remembered by key length (shorter keys)
-DEF KEY_DATA_SOFT = 64 * 1024 * 1024   # a batch ends once its key names reach this size
+DEF KEY_DATA_SOFT = 4 * 1024 * 1024    # a batch ends once its key names reach this size
+                                       # (rows.KEY_DATA_SOFT, the pure-Python batch's)
+DEF KEY_KEEP = 4096    # rows.KEY_KEEP: longer key names take the Python path (a prefix is kept)
 DEF KEY_DATA_HARD = 0x7FFFFFFF         # int32 Arrow offsets
 
 cdef uint16_t _CRC16[256]
@@ -668,9 +670,12 @@ DEF V_FREQ = 2
 DEF V_FTTL = 3
 DEF V_FMIN = 4
 DEF V_INTS = 5
-DEF V_FAMILY = 6
-DEF PLAIN = 7     # not a validity bitmap: the values of keys.plain_key
-DEF N_VALID = 8
+DEF V_KLEN = 6     # a truncated key name's full length (rows.KEY_KEEP)
+DEF V_KHASH = 7    # and its hash
+DEF V_FAMILY = 8
+DEF PLAIN = 9     # not a validity bitmap: the values of keys.plain_key
+DEF N_VALID = 10
+DEF N_EXTRAS = 7
 
 
 cdef class KeyColumns:
@@ -702,6 +707,8 @@ cdef class KeyColumns:
     cdef int64_t* c_fttl
     cdef int64_t* c_fmin
     cdef int64_t* c_ints
+    cdef int64_t* c_klen
+    cdef int64_t* c_khash
     cdef uint8_t* c_valid[N_VALID]
     cdef Shape* cache
     cdef int64_t key_costs[KEY_COSTS]
@@ -744,6 +751,8 @@ cdef class KeyColumns:
         self.c_fttl = <int64_t*>malloc(capacity * 8)
         self.c_fmin = <int64_t*>malloc(capacity * 8)
         self.c_ints = <int64_t*>malloc(capacity * 8)
+        self.c_klen = <int64_t*>malloc(capacity * 8)
+        self.c_khash = <int64_t*>malloc(capacity * 8)
         for i in range(N_VALID):
             self.c_valid[i] = <uint8_t*>malloc(capacity // 8 + 1)
         self.cache = <Shape*>malloc(SHAPE_CACHE * sizeof(Shape))
@@ -752,7 +761,8 @@ cdef class KeyColumns:
                 or not self.c_type or not self.c_enc or not self.c_length or not self.c_maxel
                 or not self.c_ser or not self.c_mem or not self.c_total or not self.c_expire
                 or not self.c_idle or not self.c_freq or not self.c_slot or not self.c_offset
-                or not self.c_fttl or not self.c_fmin or not self.c_ints or not self.cache):
+                or not self.c_fttl or not self.c_fmin or not self.c_ints or not self.cache
+                or not self.c_klen or not self.c_khash):
             raise MemoryError()
         for i in range(N_VALID):
             if not self.c_valid[i]:
@@ -767,6 +777,8 @@ cdef class KeyColumns:
         memset(self.c_fttl, 0, capacity * 8)
         memset(self.c_fmin, 0, capacity * 8)
         memset(self.c_ints, 0, capacity * 8)
+        memset(self.c_klen, 0, capacity * 8)
+        memset(self.c_khash, 0, capacity * 8)
         self.c_koff[0] = 0
         self.c_foff[0] = 0
         self.estimator = estimator
@@ -809,6 +821,8 @@ cdef class KeyColumns:
         free(self.c_fttl)
         free(self.c_fmin)
         free(self.c_ints)
+        free(self.c_klen)
+        free(self.c_khash)
         for i in range(N_VALID):
             free(self.c_valid[i])
         free(self.cache)
@@ -910,7 +924,7 @@ cdef class KeyColumns:
         """One row of the Python path, in RowBuilder's tuple order: (dump_id, db, key text,
         key bytes, type, encoding, rdb_type, length, longest element, serialized bytes, memory,
         memory total, expire, idle, freq, slot, offset, fields with TTL, earliest field expiry,
-        int members)."""
+        int members, full key length and key hash of a truncated key name)."""
         cdef Py_ssize_t i = self.n
         cdef bytes key = row[3]
         if i >= self.capacity:
@@ -936,6 +950,8 @@ cdef class KeyColumns:
         self._opt64(self.c_fttl, V_FTTL, i, row[17])
         self._opt64(self.c_fmin, V_FMIN, i, row[18])
         self._opt64(self.c_ints, V_INTS, i, row[19])
+        self._opt64(self.c_klen, V_KLEN, i, row[20])
+        self._opt64(self.c_khash, V_KHASH, i, row[21])
         self.c_slot[i] = row[15]
         self._key(<const char*>key, len(key))   # last: what can fail has been done
         self.n = i + 1
@@ -952,31 +968,35 @@ cdef class KeyColumns:
 
     cdef tuple _extras(self):
         """keys.extras as Arrow list<int64> buffers (row validity, offsets, values, values'
-        validity): idle, freq, fields with TTL, earliest field expiry, int members (the order
-        in store.KEYS_SCHEMA) for the rows that have any of them, null for the others."""
+        validity): idle, freq, fields with TTL, earliest field expiry, int members, full key
+        length and key hash of a truncated key name (the order in store.KEYS_SCHEMA) for the
+        rows that have any of them, null for the others."""
         cdef Py_ssize_t n = self.n, nb = n // 8 + 1, i, rows = 0, j, k
         cdef int col
-        cdef int cols[5]
+        cdef int cols[N_EXTRAS]
         cols[0] = V_IDLE
         cols[1] = V_FREQ
         cols[2] = V_FTTL
         cols[3] = V_FMIN
         cols[4] = V_INTS
+        cols[5] = V_KLEN
+        cols[6] = V_KHASH
         cdef bytes valid = PyBytes_FromStringAndSize(NULL, nb)
         cdef uint8_t* rv = <uint8_t*>PyBytes_AS_STRING(valid)
         for i in range(nb):
             rv[i] = (self.c_valid[V_IDLE][i] | self.c_valid[V_FREQ][i] | self.c_valid[V_FTTL][i]
-                     | self.c_valid[V_FMIN][i] | self.c_valid[V_INTS][i])
+                     | self.c_valid[V_FMIN][i] | self.c_valid[V_INTS][i]
+                     | self.c_valid[V_KLEN][i])
         for i in range(n):
             if rv[i >> 3] & (1 << (i & 7)):
                 rows += 1
         cdef bytes offsets = PyBytes_FromStringAndSize(NULL, (n + 1) * 4)
         cdef int32_t* off = <int32_t*>PyBytes_AS_STRING(offsets)
-        cdef bytes values = PyBytes_FromStringAndSize(NULL, rows * 5 * 8)
+        cdef bytes values = PyBytes_FromStringAndSize(NULL, rows * N_EXTRAS * 8)
         cdef int64_t* val = <int64_t*>PyBytes_AS_STRING(values)
-        cdef bytes values_valid = PyBytes_FromStringAndSize(NULL, (rows * 5) // 8 + 1)
+        cdef bytes values_valid = PyBytes_FromStringAndSize(NULL, (rows * N_EXTRAS) // 8 + 1)
         cdef uint8_t* vv = <uint8_t*>PyBytes_AS_STRING(values_valid)
-        memset(vv, 0, (rows * 5) // 8 + 1)
+        memset(vv, 0, (rows * N_EXTRAS) // 8 + 1)
         j = 0
         for i in range(n):
             off[i] = <int32_t>j
@@ -987,11 +1007,13 @@ cdef class KeyColumns:
             val[j + 2] = self.c_fttl[i]
             val[j + 3] = self.c_fmin[i]
             val[j + 4] = self.c_ints[i]
-            for k in range(5):
+            val[j + 5] = self.c_klen[i]
+            val[j + 6] = self.c_khash[i]
+            for k in range(N_EXTRAS):
                 col = cols[k]
                 if self.c_valid[col][i >> 3] & (1 << (i & 7)):
                     vv[(j + k) >> 3] |= <uint8_t>(1 << ((j + k) & 7))
-            j += 5
+            j += N_EXTRAS
         off[n] = <int32_t>j
         return valid, offsets, values, values_valid
 
@@ -1118,7 +1140,7 @@ cdef class KeyColumns:
                 and t != 17 and t != 18 and t != 20:
             return -1
         p = _raw_str(b, p + 1, end, &kpos, &klen)
-        if p < 0 or p >= end:
+        if p < 0 or p >= end or klen > KEY_KEEP:
             return -1
         if t == 14 or t == 18:
             # A quicklist of one packed node (small lists): node count, [container,] blob.

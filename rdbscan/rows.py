@@ -8,6 +8,7 @@ and single-blob values (`sink`), and the batch becomes Arrow arrays over its buf
 """
 from __future__ import annotations
 
+import hashlib
 import struct
 
 import pyarrow as pa
@@ -25,6 +26,19 @@ ESTIMATE_CACHE = 100_000   # value shapes whose memory estimate is remembered
 # 30 MB more peak RSS.  The Python path keeps a tuple per row, so its batches stay smaller.
 BATCH_ROWS = 65_536
 PURE_BATCH_ROWS = 20_000
+# A batch also ends once its key names reach this many bytes (_speedups.KEY_DATA_SOFT), so that
+# long key names cannot make one batch huge: 20,000 keys of 10 KiB load at 436 MB peak RSS with
+# 16 MiB, 310 MB with 4 MiB (bench/hostile.py).  Keys of up to 64 bytes still fill 65,536 rows.
+KEY_DATA_SOFT = 4 * 1024 * 1024
+# Key names longer than this keep only their first KEY_KEEP bytes in keys.key / key_raw (cut back
+# to a whole UTF-8 character), with their full length (keys.key_length) and a hash of the whole
+# name (keys.key_hash, key_digest) in extras, and keys.key_truncated true.  DuckDB pins strings
+# longer than about 16 KiB in memory until their row group is written, which exhausts the
+# loader's 64 MB buffer pool (one 40 MiB key, 50 keys of 1 MiB, 2,000 of 100 KiB); the INSERT
+# also derives keys.family from the key, a second copy.  2,000 names of 100 KiB load at 8 KiB:
+# 26 s, 370 MB peak RSS; at 4 KiB: 13 s, 250 MB.  Redis allows key names of 512 MB.
+# _speedups.KEY_KEEP is the same limit (longer names take the Python path).
+KEY_KEEP = 4096
 
 
 class _Shape:
@@ -41,6 +55,23 @@ class _Shape:
         self.elems = self.vals = self.extra = None
         # a list in a one-node quicklist: that node (the blob)
         self.nodes = {blob: 1} if encoding == "quicklist" else None
+
+
+def key_digest(key: bytes) -> int:
+    """keys.key_hash of a truncated key name: the first 8 bytes of its BLAKE2b digest as a
+    signed 64-bit integer (two truncated names with the same prefix tell apart by it)."""
+    return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "little", signed=True)
+
+
+def key_prefix(key: bytes) -> bytes:
+    """The first KEY_KEEP bytes of a long key name, without a UTF-8 character cut in two."""
+    head = key[:KEY_KEEP]
+    try:
+        head.decode()
+    except UnicodeDecodeError as e:
+        if e.start >= KEY_KEEP - 3 and e.reason == "unexpected end of data":
+            head = head[:e.start]
+    return head
 
 
 class RowBuilder:
@@ -63,6 +94,7 @@ class RowBuilder:
 
     def reset(self) -> None:
         self.rows: list[tuple] = []
+        self.key_bytes = 0   # of the pure-Python batch (the compiled one counts its own)
         self.streams = [[] for _ in STREAMS_COLUMNS]
         self.groups = [[] for _ in STREAM_GROUPS_COLUMNS]
 
@@ -75,7 +107,7 @@ class RowBuilder:
         """The batch should be written now."""
         if self.sink is not None:
             return self.sink.full
-        return len(self.rows) >= self.batch_rows
+        return len(self.rows) >= self.batch_rows or self.key_bytes >= KEY_DATA_SOFT
 
     @property
     def keys(self) -> list:
@@ -144,14 +176,21 @@ class RowBuilder:
             else:
                 fttl = fmin = None
             ints = ex.get("int_members") if ex is not None else None
+        slot = key_slot(k)
+        if len(k) > KEY_KEEP:
+            full_len, digest = len(k), key_digest(k)
+            k = key_prefix(k)
+        else:
+            full_len = digest = None
         text = k.decode("utf-8", "backslashreplace")
         row = (self.dump_id, db, text, k, rec.type, rec.encoding, rec.rdb_type,
                rec.length, rec.max_elem, rec.end - rec.offset, mem, tot, expire, rec.idle,
-               rec.freq, key_slot(k), rec.offset, fttl, fmin, ints)
+               rec.freq, slot, rec.offset, fttl, fmin, ints, full_len, digest)
         if self.sink is not None:
             self.sink.append(row)
         else:
             self.rows.append(row)
+            self.key_bytes += len(k)
         if ex is not None and rec.type == "stream":
             self._add_stream(rec, text)
 
@@ -187,8 +226,9 @@ def _raw_key(text: str, key: bytes) -> bytes | None:
 
 
 def _extras(*values) -> list | None:
-    """key_rows.extras: idle, freq, fields with TTL, earliest field expiry, int members (the
-    order in store.KEYS_SCHEMA), None when the key has none of them."""
+    """key_rows.extras: idle, freq, fields with TTL, earliest field expiry, int members, full
+    length and hash of a truncated key name (the order in store.KEYS_SCHEMA), None when the key
+    has none of them."""
     return None if values.count(None) == len(values) else list(values)
 
 
@@ -202,7 +242,7 @@ def _pure_columns(rows: list[tuple]) -> list:
     nulls = [None] * len(rows)
     return [c[0], c[1], c[2], list(map(_raw_key, c[2], c[3])), nulls, nulls,
             c[6], ids, modules, *c[7:13], c[15], c[16],
-            list(map(_extras, c[13], c[14], c[17], c[18], c[19]))]
+            list(map(_extras, c[13], c[14], c[17], c[18], c[19], c[20], c[21]))]
 
 
 def _arrow_columns(cols: dict, dump_id: int, sink) -> list:

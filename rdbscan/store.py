@@ -48,7 +48,8 @@ KEYS_SCHEMA = pa.schema([
     ("slot", pa.int16()),
     ("file_offset", pa.int64()),
     # Values few keys have, as one list: [idle_seconds, lfu_freq, fields_with_ttl,
-    # min_field_expire_ms, int_members] (the view reads them by position; rows.py and
+    # min_field_expire_ms, int_members, key_length, key_hash] (the last two: of a key name
+    # longer than rows.KEY_KEEP, of which key holds a prefix) (the view reads them by position; rows.py and
     # _speedups.KeyColumns._extras write them in this order), null when the key has none.  A
     # column of its own costs DuckDB about as much per key when it is null as when it is not.
     ("extras", pa.list_(pa.int64())),
@@ -157,7 +158,8 @@ CREATE TABLE IF NOT EXISTS key_rows (
 CREATE OR REPLACE VIEW keys AS
 SELECT dump_id, db, key,
        coalesce(key_raw, encode(key)) AS key_bytes,
-       coalesce(octet_length(key_raw), strlen(key))::INTEGER AS key_length,
+       CASE WHEN extras IS NOT NULL AND extras[6] IS NOT NULL THEN extras[6]
+            ELSE coalesce(octet_length(key_raw), strlen(key)) END::INTEGER AS key_length,
        family, plain_key,
        CASE WHEN rdb_type IN (6, 7) THEN module_type ELSE {type_list}[rdb_type + 1] END AS type,
        coalesce(module_type, {encoding_list}[encoding_id + 1]) AS encoding,
@@ -173,7 +175,10 @@ SELECT dump_id, db, key,
        key_raw,
        -- module values whose memory is their serialized size (docs/modules.md)
        coalesce(rdb_type IN (6, 7) AND module_type NOT IN {estimated_modules}, false)
-           AS memory_is_lower_bound
+           AS memory_is_lower_bound,
+       -- a key name longer than rows.KEY_KEEP: key holds its first bytes, key_length its length
+       coalesce(extras IS NOT NULL AND extras[6] IS NOT NULL, false) AS key_truncated,
+       CASE WHEN extras IS NOT NULL THEN extras[7] END AS key_hash
 FROM key_rows;
 CREATE TABLE IF NOT EXISTS streams (
     dump_id INTEGER, db INTEGER, key VARCHAR, length BIGINT, listpacks BIGINT,

@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 from rdbscan.cli import main
 from rdbscan.load import load
+from rdbscan.rows import KEY_KEEP
 from rdbscan.slots import key_slot
 from rdbscan.store import SCHEMA_VERSION
 
@@ -193,7 +194,9 @@ def _parsed_keys(path: Path) -> list:
             ex = rec.extra or {}
             # the view's type of a module value is its type name, the parser's `module`
             typ = rec.encoding if rec.type == "module" else rec.type
-            out.append((rec.db, rec.key, typ, rec.encoding, rec.rdb_type, len(rec.key),
+            # a key name longer than KEY_KEEP is stored as its first bytes (the fixtures' are
+            # ASCII), with its full length
+            out.append((rec.db, rec.key[:KEY_KEEP], typ, rec.encoding, rec.rdb_type, len(rec.key),
                         rec.idle, rec.freq, ex.get("fields_with_ttl"), ex.get("min_field_expire_ms"),
                         ex.get("int_members")))
     except RDBError:
@@ -227,6 +230,13 @@ def test_view_columns_read_as_the_parser_saw_them(tmp_path):
             assert (raw is None) == valid and text == kb.decode("utf-8", "backslashreplace")
             invalid += raw is not None
     assert invalid >= 1   # keys that are not UTF-8 are in the fixtures
+    # and key names longer than KEY_KEEP, marked
+    truncated, wrong, unhashed = con.execute(
+        "SELECT count(*) FILTER (WHERE key_truncated), "
+        "count(*) FILTER (WHERE key_truncated <> (key_length > ?)), "
+        "count(*) FILTER (WHERE key_truncated AND key_hash IS NULL) "
+        "FROM keys", [KEY_KEEP]).fetchone()
+    assert truncated >= 1 and wrong == 0 and unhashed == 0
     # ... and so are module values and every extras column
     assert 0 not in con.execute("SELECT count(*) FILTER (WHERE rdb_type = 7), "
                                 "count(idle_seconds), count(lfu_freq), count(fields_with_ttl), "

@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""Hostile inputs (issue 15): generate each one, load it with `rdbscan load` in a child process
+and check the bound it must meet: the exit code, the rows kept, peak RSS (of the child, from
+os.wait4) and, in the benchmark, seconds per input MB.
+
+    python bench/hostile.py                 # every case, a table of figures (docs/hostile-inputs.md)
+    python bench/hostile.py --fast          # the cases tests/test_hostile.py runs
+    python bench/hostile.py -k long_key     # cases whose name contains a string
+
+Exit status 1 if a case misses its bound.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+import rdbwriter as W  # noqa: E402  (tests/rdbwriter.py: byte-exact record builders)
+
+MAX_RSS_MB = 300          # every case: peak RSS of the loading process
+MAX_SECONDS_PER_MB = 2.0  # the benchmark's bound on load time per MB of input (not in tests)
+
+
+@dataclass
+class Case:
+    name: str
+    make: Callable[[Path], Path]       # writes the input under a directory, returns its path
+    exit_code: int = 0
+    keys: int | None = None            # rows the load must keep
+    check: Callable | None = None      # (duckdb connection) -> None, asserts what is stored
+    fast: bool = True                  # run by tests/test_hostile.py
+    args: list = field(default_factory=list)
+
+
+def _keys_dump(path: Path, keys) -> Path:
+    """An RDB with db 0 and string keys (name, value) from an iterable, written as it goes."""
+    data = [b"REDIS0011", b"\xfe\x00"]
+    data += [W.key(0, name, W.string(value)) for name, value in keys]
+    body = b"".join(data) + b"\xff"
+    path.write_bytes(body + W.CRC.calc(body).to_bytes(8, "little"))
+    return path
+
+
+def _long_keys(n: int, size: int, small: int = 100):
+    def make(d: Path) -> Path:
+        keys = [((b"k%08d:" % i) + b"x" * (size - 10), b"v") for i in range(n)]
+        keys += [(b"small:%d" % i, b"v") for i in range(small)]
+        return _keys_dump(d / f"long_{n}x{size}.rdb", keys)
+    return make
+
+
+def _check_long(n: int, size: int):
+    def check(con) -> None:
+        from rdbscan.rows import KEY_KEEP
+        got = con.execute("SELECT count(*) FILTER (WHERE key_truncated), "
+                          "count(DISTINCT key_hash), max(key_length), max(strlen(key)) "
+                          "FROM keys").fetchone()
+        assert got == (n, n, size, KEY_KEEP), got
+    return check
+
+
+CASES = [
+    Case("long_key_40MiB", _long_keys(1, 40 << 20), keys=101, check=_check_long(1, 40 << 20)),
+    Case("long_keys_50x1MiB", _long_keys(50, 1 << 20), keys=150,
+         check=_check_long(50, 1 << 20)),
+    Case("long_keys_2000x100KiB", _long_keys(2000, 100 << 10), keys=2100,
+         check=_check_long(2000, 100 << 10), fast=False),
+    Case("long_keys_20000x10KiB", _long_keys(20000, 10 << 10), keys=20100,
+         check=_check_long(20000, 10 << 10), fast=False),
+]
+
+
+# The child runs rdbscan's CLI and, as it exits, writes its peak RSS (VmHWM: of this program
+# alone; getrusage and wait4 would also count the pages of the parent it was forked from).
+_CHILD = """
+import atexit, sys
+HWM = sys.argv.pop(1)
+def _peak():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            open(HWM, "w").write(line.split()[1])
+atexit.register(_peak)
+from rdbscan.cli import main
+sys.argv[0] = "rdbscan"
+main()
+"""
+
+
+@dataclass
+class Result:
+    name: str
+    input_mb: float
+    exit_code: int
+    seconds: float
+    peak_rss_mb: float
+    keys: int | None
+    stderr: str
+    failures: list
+
+
+def run(case: Case, workdir: Path, env: dict | None = None) -> Result:
+    """Generate the case's input, load it in a child process, check its bounds."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    inp = case.make(workdir)
+    out = workdir / f"{case.name}.duckdb"
+    if out.exists():
+        out.unlink()
+    hwm = workdir / "peak_rss"
+    cmd = [sys.executable, "-c", _CHILD, str(hwm), "load", str(inp), "-o", str(out), "--quiet",
+           *case.args]
+    with open(workdir / "stderr", "w+b") as err:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err,
+                                env={**os.environ, **(env or {})}, cwd=ROOT)
+        proc.wait()
+        seconds = time.perf_counter() - t0
+        err.seek(0)
+        stderr = err.read()
+    rss_mb = int(hwm.read_text()) / 1024 if hwm.exists() else 0.0
+    failures = []
+    if proc.returncode != case.exit_code:
+        failures.append(f"exit code {proc.returncode}, expected {case.exit_code}")
+    if rss_mb > MAX_RSS_MB:
+        failures.append(f"peak RSS {rss_mb:.0f} MB > {MAX_RSS_MB} MB")
+    keys = None
+    if out.exists():
+        import duckdb
+        con = duckdb.connect(str(out), read_only=True)
+        try:
+            keys = con.execute("SELECT count(*) FROM keys").fetchone()[0]
+            if case.keys is not None and keys != case.keys:
+                failures.append(f"{keys} keys kept, expected {case.keys}")
+            if case.check is not None:
+                try:
+                    case.check(con)
+                except AssertionError as e:
+                    failures.append(f"check: {e}")
+        finally:
+            con.close()
+    elif case.keys:
+        failures.append("no database written")
+    return Result(case.name, inp.stat().st_size / 1e6, proc.returncode, seconds, rss_mb, keys,
+                  stderr.decode(errors="replace").strip(), failures)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--fast", action="store_true", help="only the cases the test suite runs")
+    ap.add_argument("-k", default="", help="only cases whose name contains this")
+    ap.add_argument("--dir", help="where inputs and databases go (default: a temporary directory)")
+    a = ap.parse_args(argv)
+    cases = [c for c in CASES if (c.fast or not a.fast) and a.k in c.name]
+    bad = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(a.dir or tmp)
+        print(f"| case | input MB | exit | keys | seconds | s/MB | peak RSS MB | result |")
+        print(f"|---|---:|---:|---:|---:|---:|---:|---|")
+        for c in cases:
+            r = run(c, base / c.name)
+            per_mb = r.seconds / max(r.input_mb, 0.001)
+            if per_mb > MAX_SECONDS_PER_MB and r.input_mb >= 1:
+                r.failures.append(f"{per_mb:.2f} s/MB > {MAX_SECONDS_PER_MB}")
+            bad += bool(r.failures)
+            print(f"| {r.name} | {r.input_mb:.1f} | {r.exit_code} | {r.keys} | {r.seconds:.1f} | "
+                  f"{per_mb:.2f} | {r.peak_rss_mb:.0f} | "
+                  f"{'ok' if not r.failures else '; '.join(r.failures)} |", flush=True)
+            for f in (base / c.name).iterdir():
+                f.unlink()
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
