@@ -63,7 +63,12 @@ def pct(values: list[float], q: float) -> float:
     return values[max(0, math.ceil(q * len(values)) - 1)]
 
 
-def read_dump(d: Path):
+# Strings the corpus grew in place (APPEND, SETRANGE, SETBIT, PFADD): the server keeps them raw
+# whatever their size, which no dump shows; their encoding is not counted as wrong.
+GROWN_IN_PLACE = (b"hll:", b"str:append", b"str:setrange", b"bitmap:")
+
+
+def read_dump(d: Path, quantum: int = 8):
     with open(d / "manifest.json") as f:
         manifest = json.load(f)
     path = d / (manifest.get("rdb_file") or "dump.rdb")
@@ -72,7 +77,7 @@ def read_dump(d: Path):
     error = None
     try:
         with open(path, "rb") as f:
-            for r in parse(f, info, size=os.path.getsize(path)):
+            for r in parse(f, info, size=os.path.getsize(path), quantum=quantum):
                 recs.append(r)
     except RDBError as e:
         error = e.describe() if hasattr(e, "describe") else str(e)
@@ -86,8 +91,10 @@ def profile_for_dump(manifest: dict, info, target: str | None):
     notes = (manifest.get("server_build") or {}).get("build_notes") or ""
     if "system jemalloc" in notes and prof.quantum == 8:
         # A distribution package linking the system jemalloc (16-byte quantum): what the
-        # operator says with `--target <version>/16`.
-        prof = prof.with_quantum(16)
+        # operator says with `--target <version>/16`, or `/16p` for Debian sid's jemalloc
+        # 5.3.1 (large allocations in whole pages).
+        allocator = (manifest.get("info_memory") or {}).get("mem_allocator") or ""
+        prof = prof.with_quantum(16, allocator == "jemalloc-5.3.1")
     mode = (manifest.get("server") or {}).get("mode")
     if mode == "cluster" and not prof.cluster and prof.cluster_key_extra:
         # What the operator tells rdbscan for a cluster dump without slot records.
@@ -98,13 +105,20 @@ def profile_for_dump(manifest: dict, info, target: str | None):
 def evaluate(d: Path, target: str | None = None) -> dict | None:
     """Per-key relative errors of one dump; None when the manifest has no MEMORY USAGE."""
     manifest, path, info, recs, error = read_dump(d)
-    want = {(e["db"], manifest_key(e)): e for e in manifest["keys"]}
     prof = profile_for_dump(manifest, info, target)
+    if prof.quantum != 8:      # the allocator also decides some encodings (kv.py): read again
+        manifest, path, info, recs, error = read_dump(d, prof.quantum)
+    want = {(e["db"], manifest_key(e)): e for e in manifest["keys"]}
     errors = []
     by_enc: dict[tuple[str, str], list[float]] = defaultdict(list)
     est_total = mu_total = 0
+    enc_wrong = []
     for r in recs:
         e = want.get((r.db, r.key))
+        if e is not None and r.encoding != e["encoding"] and not (
+                e["encoding"] == "raw" and r.encoding == "embstr"
+                and r.key.startswith(GROWN_IN_PLACE)):
+            enc_wrong.append(r.key)
         if e is None or e.get("memory_usage") is None:
             continue
         mu = e["memory_usage"]
@@ -122,6 +136,7 @@ def evaluate(d: Path, target: str | None = None) -> dict | None:
         "error": error, "n": len(errors), "median": statistics.median(errors),
         "p95": pct(errors, 0.95), "total": (est_total - mu_total) / mu_total,
         "est_total": est_total, "mu_total": mu_total, "by_enc": by_enc, "want": want,
+        "enc_wrong": enc_wrong,
     }
 
 
@@ -218,14 +233,15 @@ def main(argv=None) -> int:
         results.append(r)
 
     print("### Per dump\n")
-    print("| dump | profile | keys | median | p95 | total | rdbtools median | rdbtools p95 "
-          "| rdbtools total |")
-    print("|---|---|--:|--:|--:|--:|--:|--:|--:|")
+    print("| dump | profile | keys | median | p95 | total | encodings wrong | rdbtools median "
+          "| rdbtools p95 | rdbtools total |")
+    print("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|")
     for r in results:
         t = r["rdbtools"]
         note = " (damaged: keys before the damage)" if r["error"] else ""
         print(f"| {dump_label(r, root)}{note} | {r['profile'].name} | {r['n']} | "
               f"{fmt(r['median'])} | {fmt(r['p95'])} | {fmt(r['total'], True)} | "
+              f"{len(r['enc_wrong'])} | "
               + (f"{fmt(t['median'])} | {fmt(t['p95'])} | {fmt(t['total'], True)} |" if t
                  else "- | - | - |"))
     if skipped:

@@ -418,6 +418,8 @@ import lzf as _lzf
 
 DEF SHAPE_CACHE = 65536   # value costs remembered by value shape (direct-mapped)
 DEF KEY_COSTS = 1024      # key costs remembered by key length (shorter keys)
+DEF EMBED_KEYS = 128      # kv.embed_table: key lengths ...
+DEF EMBED_VALUES = 128    # ... and value lengths it covers (longer: never embedded)
 DEF KEY_DATA_SOFT = 4 * 1024 * 1024    # a batch ends once its key names reach this size
                                        # (rows.KEY_DATA_SOFT, the pure-Python batch's)
 DEF KEY_KEEP = 4096    # rows.KEY_KEEP: longer key names take the Python path (a prefix is kept)
@@ -713,6 +715,8 @@ cdef class KeyColumns:
     cdef Shape* cache
     cdef int64_t key_costs[KEY_COSTS]
     cdef object estimator
+    cdef int kv_mode                 # -1 unknown; 1: the key lives in the object (kv.py)
+    cdef dict kv_costs               # kv_mode: memory by (type, enc, key len, len, blob, ttl)
     cdef int64_t shares_db
     cdef double share_main, share_expire
     cdef readonly list type_names, encoding_names
@@ -772,6 +776,8 @@ cdef class KeyColumns:
         for i in range(KEY_COSTS):
             self.key_costs[i] = -1
         self.shares_db = -1
+        self.kv_mode = -1
+        self.kv_costs = {}
         # Rows of the compiled loop never write these: keys.extras copies them under a null
         # flag, so they read as 0, not as uninitialised memory.
         memset(self.c_fttl, 0, capacity * 8)
@@ -889,6 +895,27 @@ cdef class KeyColumns:
         the total from the db's bucket shares, as memory.total adds them."""
         cdef int64_t key_cost, mem
         cdef double t
+        if self.kv_mode < 0:
+            self.kv_mode = 1 if self.estimator.embeds_key() else 0
+        if self.kv_mode:
+            # Redis 8.6 / Valkey 8.1+: key, expiry and value share one cost (kv.kv_estimate).
+            shape = (tc, ec, key_len, length, blob, ttl)
+            cost = self.kv_costs.get(shape)
+            if cost is None:
+                if len(self.kv_costs) >= 100_000:
+                    self.kv_costs.clear()
+                cost = self.kv_costs[shape] = self.estimator.kv_cost(
+                    self.type_names[tc], self.encoding_names[ec], key_len, length, blob, ttl)
+            mem = cost
+            if db != self.shares_db:
+                self.share_main, self.share_expire = self.estimator.total_shares(db)
+                self.shares_db = db
+            t = <double>mem + self.share_main
+            if ttl:
+                t += self.share_expire
+            self.c_mem[i] = mem
+            self.c_total[i] = <int64_t>nearbyint(t)
+            return 0
         if key_len < KEY_COSTS and self.key_costs[key_len] >= 0:
             key_cost = self.key_costs[key_len]
         else:
@@ -1073,16 +1100,21 @@ cdef class KeyColumns:
         return out
 
     def scan(self, bytes buf, Py_ssize_t pos, int64_t base, int32_t db, int embstr_limit,
-             Py_ssize_t max_item, bint listpack_lists):
+             Py_ssize_t max_item, bint listpack_lists, bytes embed=None):
         """Read the records at buf[pos:] that this loop handles (see the comment above the
         class) into the batch, until the batch is full.  `base` is the file offset of buf[0],
         `embstr_limit` the parser's string_encoder(), `listpack_lists` whether a one-node
-        quicklist 2 is a listpack-encoded list (Redis 7.2+).  Returns (position after the last
-        record taken, records taken)."""
+        quicklist 2 is a listpack-encoded list (Redis 7.2+), `embed` the parser's embed table
+        (kv.embed_table: whether a string of that key length, value length and TTL is embstr)
+        or None.  Returns (position after the last record taken, records taken)."""
         cdef const uint8_t* b = <const uint8_t*>(<char*>buf)
+        cdef const uint8_t* emb = NULL
         cdef Py_ssize_t end = len(buf), q, taken = 0
+        if embed is not None:
+            emb = <const uint8_t*>(<char*>embed)
         while not self._full():
-            q = self._record(buf, b, pos, end, base, db, embstr_limit, max_item, listpack_lists)
+            q = self._record(buf, b, pos, end, base, db, embstr_limit, max_item, listpack_lists,
+                             emb)
             if q < 0:
                 break
             pos = q
@@ -1091,7 +1123,8 @@ cdef class KeyColumns:
 
     cdef Py_ssize_t _record(self, bytes buf, const uint8_t* b, Py_ssize_t pos, Py_ssize_t end,
                             int64_t base, int32_t db, int embstr_limit,
-                            Py_ssize_t max_item, bint listpack_lists) except -2:
+                            Py_ssize_t max_item, bint listpack_lists,
+                            const uint8_t* emb) except -2:
         """One record (its expire / idle / freq opcodes, type, key, value) into row n;
         returns the position after it, or -1 when the Python path must read it."""
         cdef Py_ssize_t p = pos, q, kpos, klen, vpos, vlen, count = 0, mx = 0, i = self.n
@@ -1171,6 +1204,11 @@ cdef class KeyColumns:
                     enc = self.enc_int
                 else:
                     enc = self.enc_embstr if vlen <= embstr_limit else self.enc_raw
+            if emb != NULL and enc != self.enc_int:
+                # parser.Parser.embedded: the writing server's rule (kv.string_embedded)
+                enc = self.enc_embstr if (klen < EMBED_KEYS and length < EMBED_VALUES and
+                                          emb[(has_expire * EMBED_KEYS + klen) * EMBED_VALUES
+                                              + length]) else self.enc_raw
             self.c_maxel[i] = length
         else:
             if b0 < 0xC0:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from .errors import RDBError
 from .identity import dump_fingerprint
+from .memory import target_quantum
 from .parser import DumpInfo, parse
 from .rows import BATCH_ROWS, RowBuilder
 from .source import EOF_MARK, Source, SourceError, describe_truncation, open_source
@@ -189,7 +190,8 @@ def load_one(store: Store, path: str, *, progress: ProgressHook | None = None,
             result.compression = source.compression
             result.framing = source.framing
             records = parse(source.stream, info, size=source.size, verify_crc=verify_crc,
-                            initial=source.initial, skip_bad=skip_bad, sink=rows.sink)
+                            initial=source.initial, skip_bad=skip_bad, sink=rows.sink,
+                            quantum=target_quantum(target))
             for rec in records:
                 if rec is not None:   # None: the parser filled rows.sink directly
                     rows.add(rec)

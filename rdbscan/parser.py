@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from . import constants as C
 from .blobs import BlobError, intset_scan, listpack_values, zipmap_scan
 from .errors import CorruptError, NotRDBError, RDBError, TruncatedError, UnsupportedError
+from .kv import EMBED_KEYS, EMBED_VALUES, embed_table, kv_layout
 from .modules import ModuleFormatError, module_type_name, reader_for
 from .reader import I8, I16, I32, I64, U64, LZFError, Reader, int_text_len, lzf_sizes_ok
 from .speedups import compiled, listpack_scan, ziplist_scan
@@ -27,6 +28,16 @@ from .speedups import compiled, listpack_scan, ziplist_scan
 # Compiled bulk skipper for hashtable-encoded elements (None: the per-element Python loop).
 _skip_elements = compiled.skip_elements if compiled is not None else None
 _LAYOUT_STR, _LAYOUT_PAIR, _LAYOUT_ZSET_BINARY, _LAYOUT_ZSET_TEXT = 0, 1, 2, 3
+
+
+
+def embedded(table: bytes, klen: int, vlen: int, ttl: bool) -> str:
+    """A string's encoding by kv.embed_table (the compiled record loop reads it the same way)."""
+    if klen < EMBED_KEYS and vlen < EMBED_VALUES and \
+            table[(ttl * EMBED_KEYS + klen) * EMBED_VALUES + vlen]:
+        return "embstr"
+    return "raw"
+
 
 _CANONICAL_LONG = re.compile(rb"-?[1-9][0-9]{0,18}|0")
 _LONG_MIN, _LONG_MAX = -(1 << 63), (1 << 63) - 1
@@ -136,9 +147,10 @@ def _id_text(ms: int, seq: int) -> str:
 
 class _Parser:
     def __init__(self, reader: Reader, info: DumpInfo, skip_bad: bool = False,
-                 drain_tail: bool = True, sink=None):
+                 drain_tail: bool = True, sink=None, quantum: int = 8):
         self.r = reader
         self.sink = sink
+        self.quantum = quantum      # the allocator's, for the servers whose embstr depends on it
         self.info = info
         self.key: bytes | None = None
         self.rdb_type: int | None = None
@@ -222,14 +234,18 @@ class _Parser:
         expire = idle = freq = None
         start = None
         string_encoding = self.string_encoder()
+        embed = None        # Redis 8.6 / Valkey 8.1+: embstr by key, value and TTL (kv.py)
         handlers = self.handlers()
         sink = self.sink
         while True:
+            if not info.keys:
+                embed = self.embed_table()   # aux fields (the server version) precede the keys
             if sink is not None and start is None and expire is None and idle is None \
                     and freq is None:
                 # Compiled rows: the common records go straight into the sink's columns.
                 r.pos, taken = sink.scan(r.buf, r.pos, r.base, db, string_encoding,
-                                         r.max_item, info.version_tuple() >= (7, 2))
+                                         r.max_item, info.version_tuple() >= (7, 2),
+                                         embed or None)
                 if taken:
                     info.keys += taken
                     info.position = r.base + r.pos
@@ -283,6 +299,8 @@ class _Parser:
                 if t == 0:
                     rec.type = "string"
                     self.string_value(rec, string_encoding)
+                    if embed and rec.encoding != "int":
+                        rec.encoding = embedded(embed, len(key), rec.length, expire is not None)
                 else:
                     rec.type = C.TYPE_NAMES[t]
                     h(rec)
@@ -491,6 +509,12 @@ class _Parser:
         else:
             limit = C.EMBSTR_SIZE_LIMIT
         return limit
+
+    def embed_table(self) -> bytes:
+        """kv.embed_table of a server that decides embstr by key length, value length and TTL
+        (Redis 8.6, Valkey 8.1+), else b''."""
+        layout = kv_layout(self.info.server, self.info.version_tuple())
+        return embed_table(layout, self.quantum) if layout else b""
 
     def string_value(self, rec: KeyRecord, limit: int) -> None:
         r = self.r
@@ -1072,7 +1096,7 @@ def _library_name(code: bytes) -> str:
 
 def parse(stream, info: DumpInfo, *, size: int | None = None, verify_crc: bool = True,
           initial: bytes = b"", skip_bad: bool = False, drain_tail: bool = True,
-          sink=None) -> Iterator[KeyRecord | None]:
+          sink=None, quantum: int = 8) -> Iterator[KeyRecord | None]:
     """Parse an RDB byte stream, yielding one KeyRecord per key and filling `info`.
 
     `sink` (a compiled `_speedups.KeyColumns`, see rows.RowBuilder.sink) takes the rows of
@@ -1085,7 +1109,8 @@ def parse(stream, info: DumpInfo, *, size: int | None = None, verify_crc: bool =
     `info.skipped_keys` instead.  With `drain_tail` and an unknown size, the bytes after the
     RDB are read and counted (`info.trailing_bytes`)."""
     reader = Reader(stream, size=size, crc=verify_crc, initial=initial)
-    parser = _Parser(reader, info, skip_bad=skip_bad, drain_tail=drain_tail, sink=sink)
+    parser = _Parser(reader, info, skip_bad=skip_bad, drain_tail=drain_tail, sink=sink,
+                     quantum=quantum)
     try:
         yield from parser.records()
     except RDBError as e:

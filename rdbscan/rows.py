@@ -16,6 +16,7 @@ import pyarrow as pa
 from . import constants as C
 from .memory import (EXPIRES_ENTRY, bucket_shares, estimate, key_cost, select_profile, total,
                      value_cost)
+from .kv import kv_estimate
 from .slots import key_slot
 from .speedups import compiled
 from .store import KEYS_COLUMNS, KEYS_SCHEMA, STREAM_GROUPS_COLUMNS, STREAMS_COLUMNS
@@ -140,6 +141,17 @@ class RowBuilder:
     def value_cost(self, type_name: str, encoding: str, length: int, blob: int) -> int:
         """Of a string or single-blob value (a one-node quicklist included)."""
         return int(value_cost(_Shape(type_name, encoding, length, blob), self._profile()))
+
+    def embeds_key(self) -> bool:
+        """The profile keeps the key inside the value's object (kv_cost instead of key_cost +
+        value_cost)."""
+        return bool(self._profile().kv)
+
+    def kv_cost(self, type_name: str, encoding: str, key_len: int, length: int, blob: int,
+                ttl: bool) -> int:
+        """memory.estimate of a string or single-blob value under such a profile."""
+        return kv_estimate(_Shape(type_name, encoding, length, blob), key_len, bool(ttl),
+                           self._profile())
 
     def total_shares(self, db: int) -> tuple[float, float]:
         """(main bucket share, expires entry + expires bucket share) of a key in db: what

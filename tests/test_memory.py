@@ -128,6 +128,62 @@ def test_allocator_quantum_from_the_target():
         select_profile(Info("redis", (8, 0)), "8.0/12")
 
 
+def test_key_inside_the_object_strings():
+    """Redis 8.6 kvobj, Valkey 8.1 / 9 robj with embedded key (object.c of each)."""
+    from rdbscan.kv import string_embedded
+    r86, v81, v9 = PROFILES["8.6"], PROFILES["valkey-8.1"], PROFILES["valkey-9.0"]
+    # redis 8.6: 16 + key + 3 + 4 + value <= 64
+    assert string_embedded(20, 21, False, "redis-8.6", 8)
+    assert not string_embedded(20, 22, False, "redis-8.6", 8)
+    assert string_embedded(20, 21, True, "redis-8.6", 8)        # the TTL is not counted
+    # valkey 8.1: the TTL's 8 bytes count unless the first allocation had room for them
+    assert string_embedded(20, 21, False, "valkey-8.1", 8)
+    assert not string_embedded(20, 21, True, "valkey-8.1", 8)    # 44 -> class 48: no room
+    assert string_embedded(20, 13, True, "valkey-8.1", 8)
+    assert string_embedded(20, 21, True, "valkey-8.1", 16) is False   # J16(64) = 64
+    assert string_embedded(10, 20, True, "valkey-8.1", 16)      # 53 -> 64: room for 8
+    # valkey 9: up to 128 bytes of object; values to ~100 bytes with a short key
+    assert string_embedded(10, 100, False, "valkey-9", 8)
+    assert not string_embedded(10, 110, False, "valkey-9", 8)
+    # memory: (key 10 bytes, value 20 bytes)
+    emb = Rec(b"k" * 10, "string", "embstr", 20)
+    emb.expire_ms = None
+    assert memory.estimate(emb, r86) == 56           # J(16 + 1 + 1+10+1 + 3+20+1 = 53)
+    assert memory.estimate(emb, v81) == 56           # the same allocation, all counted
+    assert memory.estimate(emb, v9) == 48            # J(45): the value pointer reused
+    num = Rec(b"counter:10", "string", "int", 2)
+    num.expire_ms = None
+    assert memory.estimate(num, v81) == 16           # only sizeof(robj): the key not counted
+    assert memory.estimate(num, r86) == 32           # J(16 + 1 + 1+10+1)
+    num.expire_ms = 1
+    assert memory.estimate(num, r86) == 40           # + the expiry slot
+
+
+def test_key_inside_the_object_hashtables():
+    """Valkey 8.1+ hashtable: 72-byte struct (80 in 9.x) and 64-byte buckets of 7."""
+    from rdbscan.kv import ht_buckets, hashtable_bytes
+    assert [ht_buckets(n) for n in (1, 7, 8, 14, 15, 129, 513, 3000)] == \
+        [1, 1, 2, 2, 4, 32, 128, 512]
+    v81 = PROFILES["valkey-8.1"]
+    assert hashtable_bytes(7, v81) > 72 + 64         # a full bucket may chain
+    assert hashtable_bytes(2000, v81) >= 72 + 64 * (256 + 512)   # still rehashing from 256
+
+
+def test_profiles_for_todays_servers():
+    assert select_profile(Info("redis", (8, 0))).name == "8.0"
+    assert select_profile(Info("redis", (8, 2))).name == "8.2"
+    assert select_profile(Info("redis", (8, 4))).name == "8.2"
+    assert select_profile(Info("redis", (8, 6))).name == "8.6"
+    assert select_profile(Info("valkey", (8, 1))).name == "valkey-8.1"
+    assert select_profile(Info("valkey", (9, 1))).name == "valkey-9.0"
+    p = select_profile(Info("redis", (8, 6)), "redis-8.6/16p")
+    assert (p.name, p.quantum, p.large_pages) == ("8.6/16p", 16, True)
+    assert p.j(70_009) == 73_728                                     # jemalloc 5.3.1 (sid)
+    assert PROFILES["8.6"].with_quantum(16).j(70_009) == 81_920      # jemalloc 5.3.0
+    assert memory.target_quantum("valkey-9.1/16") == 16
+    assert memory.target_quantum("8.6") == 8 and memory.target_quantum(None) == 8
+
+
 def test_memory_total_adds_buckets_and_expires():
     shares = memory.bucket_shares({0: (500, 96)}, 0)
     assert shares == (8 * 512 / 500, 8 * 128 / 96)
@@ -235,6 +291,7 @@ def _check(d: Path):
     assert r["median"] <= MEDIAN_MAX, f"{where}: median error {r['median']:.2%}"
     assert r["p95"] <= P95_MAX, f"{where}: p95 error {r['p95']:.2%}"
     assert abs(r["total"]) <= TOTAL_MAX, f"{where}: total error {r['total']:+.2%}"
+    assert r["enc_wrong"] == [], f"{where}: encodings differ from the manifest"
     return r
 
 
@@ -242,7 +299,8 @@ def test_fixture_set_is_complete():
     labels = {d.relative_to(FIXTURES).parts[0] for d in FIXTURE_DUMPS}
     assert {"redis-5.0.14", "redis-6.0.20", "redis-6.2.16", "redis-7.0.15", "redis-7.2.6",
             "redis-7.4.1", "redis-8.0-m01", "valkey-7.2.7", "valkey-8.0.1",
-            "valkey-unstable-20241025"} <= labels
+            "valkey-unstable-20241025", "redis-8.0.2", "redis-8.2.3", "redis-8.6.3",
+            "valkey-8.1.1", "valkey-9.1.2"} <= labels
     assert sum(1 for d in FIXTURE_DUMPS if d.name == "cluster") == 4
 
 

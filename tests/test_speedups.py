@@ -339,6 +339,27 @@ def test_record_loop_string_boundaries(version, server):
     assert (enc["r13"], enc["r14"]) == (("raw", "raw") if version == 6 else ("embstr", "raw"))
 
 
+@pytest.mark.parametrize("aux,valkey,version", [
+    ({"redis-ver": "8.2.3"}, False, 12), ({"redis-ver": "8.6.3"}, False, 13),
+    ({"valkey-ver": "8.1.1", "redis-ver": "7.2.4"}, False, 11),
+    ({"valkey-ver": "9.1.2"}, True, 80)])
+def test_record_loop_strings_with_the_key_inside_the_object(aux, valkey, version):
+    """Redis 8.2+ / Valkey 8.1+: embstr by key length, value length and TTL (kv.py), and the
+    memory of key and value together: both paths give the same rows."""
+    recs = []
+    for klen in (1, 10, 20, 31, 32, 40, 90, 127, 128, 200):
+        for vlen in (0, 1, 10, 20, 21, 22, 30, 31, 40, 44, 45, 60, 100, 114, 115, 127, 128):
+            for ttl in (False, True):
+                name = (b"k%d.%d.%d." % (klen, vlen, ttl)).ljust(klen, b"x")[:max(klen, 9)]
+                head = b"\xfc" + struct.pack("<q", 1 << 41) if ttl else b""
+                recs.append(head + W.key(0, name, W.string(b"v" * vlen)))
+    dump = W.rdb(b"".join(recs), version=version, valkey=valkey, aux=aux)
+    fast, ref = _load_rows(dump, True, 1000), _load_rows(dump, False, 1000)
+    assert fast[:3] == ref[:3]
+    assert fast[3] == 0 and ref[3] == len(recs)
+    assert {r["encoding"] for r in fast[0]} == {"embstr", "raw"}
+
+
 def test_record_loop_takes_the_common_keys():
     recs = [W.key(0, f"k{i}", W.string(f"v{i}")) for i in range(50)]
     recs += [b"\xfc" + struct.pack("<q", 1 << 41) + W.key(16, "h", W.string(W.listpack([1, b"a"])))]
