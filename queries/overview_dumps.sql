@@ -12,7 +12,7 @@ SELECT d.dump_id, d.path, d.server, d.server_version, d.rdb_version, d.magic, d.
        round(d.keys / nullif(d.parse_seconds, 0)) AS keys_per_second,
        len(coalesce(d.functions, [])) AS functions,
        d.slot_info_records,
-       d.compression, d.framing, d.tail_bytes, d.skipped_keys
+       d.compression, d.framing, d.tail_bytes, d.skipped_keys, d.memory_profile, d.memory_model
 FROM dumps AS d
 JOIN rsnap AS s USING (dump_id)
 ORDER BY d.dump_id

@@ -80,8 +80,9 @@ def main(ctx, debug):
 @click.option("--no-verify-crc", is_flag=True,
               help="Do not compute the CRC64 checksum (the dumps table says 'unverified').")
 @click.option("--target", metavar="VERSION",
-              help="Estimate memory as this server would use it (e.g. 6.2, 7.4, valkey-8.0); "
-                   "default: the server that wrote the dump.")
+              help="Estimate memory as this server would use it (e.g. 6.2, 7.4, valkey-8.0; "
+                   "8.6/16: a distribution package's 16-byte allocator quantum); default: the "
+                   "server that wrote the dump, 8-byte quantum (official builds).")
 @click.option("--skip-bad", is_flag=True,
               help="Leave out values that are damaged inside but whose extent is known (a blob "
                    "that does not decode) and go on; dumps.skipped_keys counts them.")

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from .errors import RDBError
 from .identity import dump_fingerprint
-from .memory import target_quantum
+from .memory import describe, target_quantum
 from .parser import DumpInfo, parse
 from .rows import BATCH_ROWS, RowBuilder
 from .source import EOF_MARK, Source, SourceError, describe_truncation, open_source
@@ -47,6 +47,7 @@ class DumpResult:
     tail_bytes: int | None = None   # bytes after the RDB's checksum (an AOF tail)
     skipped_keys: int = 0           # values left out by skip_bad
     memory_profile: str | None = None  # memory model profile (issue 4)
+    memory_model: str | None = None    # the report's line on it (memory.describe)
     warnings: list = field(default_factory=list)
     fingerprint: str | None = None  # identity of the input (rdbscan/identity.py)
     # A dump already in the database (same fingerprint): `refused` is the one-line reason the
@@ -235,6 +236,7 @@ def load_one(store: Store, path: str, *, progress: ProgressHook | None = None,
         result.bytes_read = info.bytes_read
         if rows.profile is not None:
             result.memory_profile = rows.profile.name
+            result.memory_model = describe(rows.profile, info, target)
         if info.checksum_stored is not None:
             result.checksum_stored = f"{info.checksum_stored:016x}"
             if info.checksum_computed is not None:
@@ -385,6 +387,7 @@ def _write_dump_row(store: Store, result: DumpResult, info: DumpInfo,
         "memory_bytes": stats[1],
         "memory_total_bytes": stats[2],
         "memory_profile": result.memory_profile,
+        "memory_model": result.memory_model,
         "parse_seconds": result.parse_seconds,
         "loaded_at": dt.datetime.now(dt.timezone.utc).replace(tzinfo=None),
         # Input handling (issue 6).

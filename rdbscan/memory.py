@@ -203,7 +203,8 @@ class Profile:
                  zset_extra: bool = True, hfe: bool = False, cluster_key_extra: int = 0,
                  set_entry: int = 24, sds_exact: bool = False, set_bare_keys: bool = False,
                  rehash: dict | None = None, rax_alloc: bool = False, quicklist_node: int = 40,
-                 kv: str | None = None, description: str = ""):
+                 kv: str | None = None, newest: tuple[int, int] | None = None,
+                 description: str = ""):
         self.name = name
         self.server = server
         self.quantum = quantum
@@ -241,6 +242,9 @@ class Profile:
         # "valkey-8.1" (MEMORY USAGE leaves the key out), "valkey-9", "redis-8.6".
         self.kv = kv
         self.large_pages = False     # `--target .../16p`: see jemalloc_class
+        # The newest server version this profile was checked against (its sources and dumps
+        # with MEMORY USAGE); a newer dump is estimated with it and the report says so.
+        self.newest = newest
         self.cluster = False
 
     # The size tables are built on first use (65,537 entries each): a command that never
@@ -353,16 +357,19 @@ def _profiles() -> dict[str, Profile]:
                                           "development): rax charged at its allocations"),
         # The key inside the value's object (kv.py).
         "8.2": Profile("8.2", hfe=True, rehash=rh_new, kv="redis-8.2", stream_struct=112,
+                       newest=(8, 2),
                        description="Redis 8.2 / 8.4 (key and expiry inside the object; values "
                                    "measured as in 8.0)"),
         "8.6": Profile("8.6", hfe=True, rehash={**rh_new, "zset": (1, REHASH_MIN)},
+                       newest=(8, 6),
                        kv="redis-8.6",
                        description="Redis 8.6 (key, expiry and short values inside the object)"),
         "valkey-8.1": Profile("valkey-8.1", server="valkey", rax_alloc=True, kv="valkey-8.1",
+                              newest=(8, 1),
                               description="Valkey 8.1 (key inside the object, not counted by "
                                           "MEMORY USAGE; hashtables of 7-entry buckets)"),
         "valkey-9.0": Profile("valkey-9.0", server="valkey", rax_alloc=True, hfe=True,
-                              kv="valkey-9",
+                              kv="valkey-9", newest=(9, 1),
                               description="Valkey 9.0 / 9.1 (values up to 128 bytes of object "
                                           "embedded; field TTLs)"),
     }
@@ -446,7 +453,8 @@ def parse_target(target: str) -> Profile:
         else:
             return profile_for(server, (major, minor))
     raise ValueError(f"unknown memory target {target!r}: expected one of "
-                     f"{', '.join(TARGETS)} (or 7.0-distro)")
+                     f"{', '.join(TARGETS)} (or 7.0-distro), optionally with an allocator "
+                     f"suffix /8, /16 or /16p")
 
 
 def is_cluster(info) -> bool:
@@ -472,6 +480,30 @@ def target_quantum(target: str | None) -> int:
         if base.strip().lower().endswith(("/16", "/16p")):
             return 16
     return 8
+
+
+def describe(prof: Profile, info, target: str | None = None) -> str:
+    """The report's one line on the memory model: the profile, whether it is exact for the
+    dump's server, and the allocator rounding assumed."""
+    server = getattr(info, "server", None) or "redis"
+    label = prof.name.split("/")[0].split("+")[0]
+    if not label.startswith("valkey"):
+        label = "redis " + label
+    else:
+        label = label.replace("-", " ", 1)
+    line = f"memory model: {label} profile"
+    version = info.version_tuple() if hasattr(info, "version_tuple") else None
+    full = getattr(info, "server_version", None)
+    if target:
+        line += f" (--target {target})"
+    elif prof.newest and version and version[:2] > prof.newest and version < (255, 0):
+        line += f" for {server} {full or '.'.join(map(str, version))} (no exact profile)"
+    rounding = f"{prof.quantum}-byte allocator quantum"
+    if prof.large_pages:
+        rounding += ", large allocations in whole pages"
+    if prof.quantum == 8 and not target:
+        rounding += " (official builds; --target VERSION/16 for distribution packages)"
+    return f"{line}, {rounding}"
 
 
 def validate_target(target: str | None) -> None:

@@ -160,6 +160,7 @@ def _doc_overview(o, report):
                        f" ({o.get('snapshot_source') or '?'})"),
           ("Keys", f"{fmt_int(o['keys'])} ({fmt_int(o.get('keys_with_ttl'))} with TTL)"),
           ("Memory (estimate)", fmt_bytes(o.get("memory_bytes"))),
+          ("Memory model", (o.get("memory_model") or "-").removeprefix("memory model: ")),
           ("used-mem at save", fmt_bytes(o.get("used_mem")) if o.get("used_mem") else "-"),
           ("Gap to used-mem", "-" if o.get("used_mem_gap") is None else
            f"{fmt_bytes(o['used_mem_gap'])} not explained by the keys (estimate with keyspace "

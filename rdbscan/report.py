@@ -383,6 +383,8 @@ def _overview(run: _Runner, options: ReportOptions, meta: dict) -> dict:
     used = sum(d["used_mem"] or 0 for d in dumps)
     total = sum(d["memory_total_bytes"] or 0 for d in dumps)
     gap = used - total if used and total and all(d["used_mem"] for d in dumps) else None
+    models = sorted({d["memory_model"] for d in dumps if d.get("memory_model")})
+    notes += [m[0].upper() + m[1:] + "." for m in models if "(no exact profile)" in m]
     if any(d["checksum"] == "mismatch" for d in dumps):
         advice.append("A checksum mismatch means the file is damaged: do not restore it; take a new snapshot.")
     if any(d["complete"] is False for d in dumps):
@@ -404,6 +406,7 @@ def _overview(run: _Runner, options: ReportOptions, meta: dict) -> dict:
         "memory_vs_used_mem": round(memory / used, 4) if used else None,
         "memory_total_bytes": total or None,
         "used_mem_gap": gap,
+        "memory_model": "; ".join(models) or None,
         "rdb_version": _same_or_max(dumps, "rdb_version"),
         "server": _same_or_max(dumps, "server"),
         "server_version": _same_or_max(dumps, "server_version"),

@@ -127,6 +127,8 @@ ALTER TABLE dumps ADD COLUMN IF NOT EXISTS memory_profile VARCHAR;
 ALTER TABLE dumps ADD COLUMN IF NOT EXISTS memory_total_bytes BIGINT;
 -- Identity of the loaded input (docs/loading.md): a second load of it is refused or replaces it.
 ALTER TABLE dumps ADD COLUMN IF NOT EXISTS fingerprint VARCHAR;
+-- Today's servers (issue 14): the profile and allocator rounding assumed, as the report says it.
+ALTER TABLE dumps ADD COLUMN IF NOT EXISTS memory_model VARCHAR;
 CREATE TABLE IF NOT EXISTS db_sizes (
     dump_id INTEGER, db INTEGER, resize_keys BIGINT, resize_expires BIGINT
 );

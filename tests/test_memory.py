@@ -326,3 +326,48 @@ def test_cost_has_no_per_element_work():
     p = PROFILES["7.4"]
     big = Rec(b"h", "hash", "hashtable", 10 ** 6, elems={8: 10 ** 6}, vals={100: 10 ** 6})
     assert memory.estimate(big, p) > 10 ** 8
+
+
+# -- the report says which model it used ------------------------------------------------------
+
+def _newer_dump(tmp_path, version: str) -> str:
+    import rdbwriter as W
+    body = W.key(0, b"k1", W.string(b"v" * 20)) + W.key(0, b"n", W.string(b"12"))
+    path = tmp_path / "newer.rdb"
+    path.write_bytes(W.rdb(body, version=13, aux={"redis-ver": version}))
+    return str(path)
+
+
+@pytest.mark.parametrize("version,target,line", [
+    ("8.8.0", None, "memory model: redis 8.6 profile for redis 8.8.0 (no exact profile), "
+                    "8-byte allocator quantum (official builds; --target VERSION/16 for "
+                    "distribution packages)"),
+    ("8.6.3", None, "memory model: redis 8.6 profile, 8-byte allocator quantum (official "
+                    "builds; --target VERSION/16 for distribution packages)"),
+    ("8.6.3", "8.6/16", "memory model: redis 8.6 profile (--target 8.6/16), 16-byte allocator "
+                        "quantum"),
+    ("8.6.3", "redis-8.6/16p", "memory model: redis 8.6 profile (--target redis-8.6/16p), "
+                               "16-byte allocator quantum, large allocations in whole pages"),
+])
+def test_dumps_table_and_report_name_the_model(tmp_path, version, target, line):
+    import duckdb
+    from rdbscan import report as rpt
+    from rdbscan.load import load
+    db = str(tmp_path / "x.duckdb")
+    load([_newer_dump(tmp_path, version)], db, target=target)
+    con = duckdb.connect(db)
+    profile, model = con.execute("SELECT memory_profile, memory_model FROM dumps").fetchone()
+    mem = dict(con.execute("SELECT key, memory_bytes FROM keys").fetchall())
+    con.close()
+    assert model == line
+    assert profile == (target.removeprefix("redis-") if target else "8.6")
+    # k1 (2 bytes) holding 20 bytes: embstr J(16 + 1 + 1+2+1 + 3+20+1 = 45); n: J(21)
+    assert mem == ({"k1": 48, "n": 24} if not target else {"k1": 48, "n": 32})
+    con = rpt.open_database(db)
+    try:
+        overview = rpt.build_report(con, rpt.ReportOptions(sections=("overview",)))["overview"]
+    finally:
+        con.close()
+    assert overview["memory_model"] == line
+    notes = [n for n in overview["notes"] if "memory model" in n.lower()]
+    assert notes == ([line[0].upper() + line[1:] + "."] if "no exact" in line else [])
