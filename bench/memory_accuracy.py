@@ -89,6 +89,10 @@ def profile_for_dump(manifest: dict, info, target: str | None):
         return memory.select_profile(info, target)
     prof = memory.select_profile(info, None)
     notes = (manifest.get("server_build") or {}).get("build_notes") or ""
+    if str(manifest.get("format", "")).startswith("rdbscan-live-fixture") and prof.quantum == 8:
+        # tests/fixtures/live: made with ../shared/tools/servers, Debian's packages (system
+        # jemalloc: 5.3.0 in trixie for Redis 8.0 / Valkey 8.1, 5.3.1 in sid for 8.6 / 9.x).
+        return prof.with_quantum(16, prof.name.startswith(("8.6", "valkey-9")))
     if "system jemalloc" in notes and prof.quantum == 8:
         # A distribution package linking the system jemalloc (16-byte quantum): what the
         # operator says with `--target <version>/16`, or `/16p` for Debian sid's jemalloc
