@@ -161,14 +161,16 @@ def hashtable_bytes(n: int, prof: Profile, meta: int = 0, steps: int = 1) -> flo
 
 def _pairs(a: dict, b: dict, n: int):
     """(length a, length b, expected count) of the pairs of two histograms of n elements each
-    whose pairing is unknown (hash fields and values): as if independent."""
+    whose pairing is unknown (hash fields and values): as if independent.  In length order:
+    the float sums must not depend on the order the histograms were filled in (the compiled
+    and the Python element loops fill them differently)."""
     if len(a) * len(b) > 4096:
         ma = sum(k * c for k, c in a.items()) / n
         mb = sum(k * c for k, c in b.items()) / n
         yield round(ma), round(mb), n
         return
-    for la, ca in a.items():
-        for lb, cb in b.items():
+    for la, ca in sorted(a.items()):
+        for lb, cb in sorted(b.items()):
             yield la, lb, ca * cb / n
 
 
@@ -226,10 +228,8 @@ def value_bytes(rec, prof: Profile) -> float:
     n = rec.length
     if enc == "hashtable" and not redis:
         if typ == "set":
-            size = hashtable_bytes(n, prof)
-            for ln, cnt in rec.elems.items():
-                size += cnt * prof.sds(ln)
-            return size
+            members = sum(cnt * prof.sds(ln) for ln, cnt in rec.elems.items())   # exact ints
+            return members + hashtable_bytes(n, prof)
         size = hashtable_bytes(n, prof, 8 if prof.kv == "valkey-9" else 0)  # field TTL set
         elems = dict(rec.elems)
         ex = rec.extra or {}
@@ -244,7 +244,7 @@ def value_bytes(rec, prof: Profile) -> float:
             size = ZSET_STRUCT + 16 + 32 * 16 + hashtable_bytes(n, prof)
         else:
             size = ZSET_STRUCT + ZSKIPLIST + hashtable_bytes(n, prof) + J(ZSL_HEADER)
-        for ln, cnt in rec.elems.items():
+        for ln, cnt in sorted(rec.elems.items()):
             size += cnt * _skiplist_node(prof, valkey9, ln)
         return size
     if redis and enc in ("hashtable", "skiplist"):
@@ -278,7 +278,7 @@ def _redis86_dict(rec, prof: Profile) -> float:
         return size
     if rec.type == "zset":
         size += 16 + J(40) + J(16 + 32 * 16)       # zset, zskiplist, header node
-        for ln, cnt in rec.elems.items():
+        for ln, cnt in sorted(rec.elems.items()):
             hdr = sds_header(ln) + ln + 1
             size += cnt * sum(0.75 * 0.25 ** (lv - 1) * J(16 + 16 * lv + hdr)
                               for lv in range(1, 33))
