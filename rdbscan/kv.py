@@ -251,7 +251,8 @@ def value_bytes(rec, prof: Profile) -> float:
         return _redis86_dict(rec, prof)
     if typ in ("list", "set", "zset", "hash") and not blob:
         return 0
-    return rec.serialized_bytes      # modules
+    from .memory import value_cost   # modules: their own estimate (modules.py), as before
+    return value_cost(rec, prof) - ROBJ
 
 
 DICT86 = 56              # sizeof(dict)
