@@ -1,7 +1,8 @@
 -- name: _rcandidates
 -- answers: (base relation, not a report) every key in a non-compact encoding that fits the
 --          compact thresholds of `rlimits`, with the compact encoding it would get and its
---          estimated compact size (listpack_bytes_estimate, compact_memory_estimate).
+--          estimated compact size (compact_memory_estimate of the listpack: its exact size for a
+--          quicklist (keys.listpack_bytes), else listpack_bytes_estimate). docs/findings.md.
 --          Created as a TEMP TABLE `rcandidates` for encoding_candidates and its summary.
 -- params:
 --   hash_max_listpack_entries (512)   hash-max-listpack-entries (hash-max-ziplist-entries)
@@ -24,7 +25,8 @@ SELECT k.dump_id, k.db, k.key, k.type, k.encoding,
            CASE WHEN l.target_encoding = 'intset'
                 -- 8-byte header + members at the width the widest member needs (by its digits)
                 THEN 8 + k.length * CASE WHEN k.max_elem_bytes <= 4 THEN 2 WHEN k.max_elem_bytes <= 9 THEN 4 ELSE 8 END
-                ELSE listpack_bytes_estimate(k.type, k.length, k.max_elem_bytes, k.value_serialized_bytes)
+                ELSE coalesce(k.listpack_bytes,
+                              listpack_bytes_estimate(k.type, k.length, k.max_elem_bytes, k.value_serialized_bytes))
            END) AS estimated_bytes
 FROM rkeys AS k
 JOIN rlimits AS l ON k.type = l.type AND k.encoding = l.from_encoding
@@ -32,8 +34,11 @@ WHERE l.max_entries > 0
   AND k.length <= l.max_entries
   AND k.max_elem_bytes <= l.max_value
   AND (l.target_encoding <> 'intset' OR k.int_members = k.length)
+  -- a multi-node quicklist: the exact bytes of its entries as one listpack (uncompressed; the
+  -- serialized size counts LZF-compressed nodes); NULL only in databases of older loaders
   AND (l.max_lp_bytes IS NULL
-       OR listpack_bytes_estimate(k.type, k.length, k.max_elem_bytes, k.value_serialized_bytes) <= l.max_lp_bytes)
+       OR coalesce(k.listpack_bytes, listpack_bytes_estimate(k.type, k.length, k.max_elem_bytes,
+                                                             k.value_serialized_bytes)) <= l.max_lp_bytes)
 -- a set of integers becomes an intset, not a listpack
 QUALIFY row_number() OVER (PARTITION BY k.dump_id, k.db, k.key
                            ORDER BY l.target_encoding = 'intset' DESC) = 1;

@@ -19,7 +19,7 @@ SELECT k.dump_id, k.db, k.key, k.key_length, k.family, k.plain_key, k.type, k.en
        greatest(k.serialized_bytes - k.key_length - 2, 0) AS value_serialized_bytes,
        coalesce(k.memory_bytes, 0) AS memory_bytes,
        k.memory_total_bytes, k.expire_at_ms, k.idle_seconds, k.lfu_freq, k.slot,
-       k.fields_with_ttl, k.min_field_expire_ms, k.int_members, k.memory_is_lower_bound,
+       k.fields_with_ttl, k.min_field_expire_ms, k.int_members, k.memory_is_lower_bound, k.listpack_bytes,
        key_family(k.key, k.family, delimiters := $delimiters) AS pattern,
        s.snapshot_ms,
        k.expire_at_ms - s.snapshot_ms AS ttl_ms,

@@ -7,7 +7,7 @@
 --   collection_length (5000)              collection above this many elements: big-collection
 --   collection_critical_length (100000)   collection above this many elements: big-collection-critical
 --   collection_memory (52428800)          collection above this many bytes of memory: big-collection-memory
---   top (20)                              rows returned, largest memory first; 0 = all
+--   top (20)                              rows returned, critical keys first, then largest memory; 0 = all
 WITH flagged AS (
     SELECT dump_id, db, key, type, encoding, length, memory_bytes, expire_at_ms, ttl_ms, pattern,
            type = 'string' AND length > $string_bytes AS big_string,
@@ -40,5 +40,7 @@ SELECT dump_id, db, key, type, encoding, length, memory_bytes, severity, rules,
        expire_at_ms IS NOT NULL AS has_ttl, expire_at_ms, ttl_ms, pattern,
        total_keys, total_critical, total_with_ttl, total_memory, total_critical_memory
 FROM big CROSS JOIN totals
-ORDER BY memory_bytes DESC, length DESC, key
+-- critical first: a top-N by memory alone can leave out every critical key (a 100,001-element
+-- set of small integers is smaller than many 20 KB strings)
+ORDER BY severity = 'critical' DESC, memory_bytes DESC, length DESC, key
 LIMIT (CASE WHEN $top > 0 THEN $top ELSE 9223372036854775807 END)

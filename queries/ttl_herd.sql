@@ -1,46 +1,50 @@
 -- name: ttl_herd
--- answers: Are expiries bunched (thundering herd)? The seconds and minutes in which the most keys
---          expire after the snapshot, with the families involved.
+-- answers: Are expiries bunched (thundering herd)? The seconds and minutes in which more keys of
+--          one family expire than uniform spreading of that family's expiries makes plausible.
+--          Model (docs/findings.md "Expiry bunching"): a family's N expiring keys spread evenly over
+--          the B seconds (minutes) from its first to its last expiry expect N / B per second
+--          (minute). A moment with c keys of the family is flagged when P(Poisson(N / B) >= c) <
+--          alpha / M, M = the number of (family, moment) cells tested (every B, both
+--          granularities): the chance of any false flag on uniformly spread expiries stays below
+--          alpha (Bonferroni). p_value is an upper bound of that tail: the first term of the
+--          series over 1 - expected / (c + 1) (exact within that factor; c > expected).
 -- params:
---   top (10)           moments per granularity
---   min_keys (5)       a moment is listed only when at least this many keys expire in it
+--   top (10)           moments per granularity, most keys first
+--   min_keys (5)       a moment is listed only when at least this many keys of the family expire in it
+--   alpha (0.01)       significance level for the whole dump (before the correction for M)
 --   delimiters (':')   characters that separate key segments (for the families)
--- e and g are read more than once: NOT MATERIALIZED, to scan again rather than hold the keys
+-- e is read more than once: NOT MATERIALIZED, to scan again rather than hold the keys
 WITH e AS NOT MATERIALIZED (
-    SELECT key, family, expire_at_ms, memory_bytes FROM rkeys WHERE expire_at_ms IS NOT NULL AND ttl_ms > 0
-), g AS NOT MATERIALIZED (
-    SELECT 'second' AS granularity, expire_at_ms // 1000 * 1000 AS moment_ms, key, family, memory_bytes FROM e
+    SELECT key_family(key, family, delimiters := $delimiters) AS pattern, expire_at_ms, memory_bytes
+    FROM rkeys WHERE expire_at_ms IS NOT NULL AND ttl_ms > 0
+), cells AS (
+    SELECT 'second' AS granularity, 1000 AS width_ms, pattern, expire_at_ms // 1000 AS bucket,
+           count(*) AS keys, sum(memory_bytes) AS memory_bytes
+    FROM e GROUP BY ALL
     UNION ALL
-    SELECT 'minute', expire_at_ms // 60000 * 60000, key, family, memory_bytes FROM e
-), moments AS (
-    SELECT granularity, moment_ms, count(*) AS keys, sum(memory_bytes) AS memory_bytes
-    FROM g GROUP BY ALL
-), cut AS (
-    -- per granularity: the average moment with any expiry, and the sort key (keys DESC,
-    -- moment_ms) of the N-th moment (min(x, n): the n smallest values), so that the top N are
-    -- picked without sorting every moment
-    SELECT granularity, avg(keys) AS avg_keys,
-           min({'k': -keys, 'm': moment_ms}, greatest($top, 1))[-1] AS top_cut
-    FROM moments GROUP BY granularity
-), listed AS (
-    SELECT m.granularity, m.moment_ms, m.keys, m.memory_bytes,
-           m.keys / (SELECT count(*) FROM e) AS share_of_expiring,
-           -- how many times the average moment (of that granularity) with any expiry
-           m.keys / c.avg_keys AS ratio_to_average
-    FROM moments AS m JOIN cut AS c USING (granularity)
-    WHERE m.keys >= $min_keys AND $top > 0 AND {'k': -m.keys, 'm': m.moment_ms} <= c.top_cut
-), per_family AS (
-    -- the families of the listed moments only (key_pattern is the costly part)
-    SELECT g.granularity, g.moment_ms, key_family(g.key, g.family, delimiters := $delimiters) AS pattern,
-           count(*) AS keys
-    FROM g JOIN listed AS l ON l.granularity = g.granularity AND l.moment_ms = g.moment_ms
-    GROUP BY ALL
-), families AS (
-    SELECT granularity, moment_ms, max_by(pattern || ' (' || keys || ')', keys, 3) AS families
-    FROM per_family GROUP BY ALL
+    SELECT 'minute', 60000, pattern, expire_at_ms // 60000, count(*), sum(memory_bytes)
+    FROM e GROUP BY ALL
+), fam AS (
+    -- per family and granularity: keys, and the moments from its first to its last expiry
+    SELECT granularity, pattern, sum(keys) AS family_keys, max(bucket) - min(bucket) + 1 AS span
+    FROM cells GROUP BY ALL
+), tested AS (
+    SELECT sum(span)::DOUBLE AS m, (SELECT count(*) FROM e) AS expiring FROM fam
+), scored AS (
+    SELECT c.granularity, c.bucket * c.width_ms AS moment_ms, c.pattern, c.keys, c.memory_bytes,
+           f.family_keys, f.family_keys / f.span AS expected_keys,
+           CASE WHEN c.keys + 1 > f.family_keys / f.span
+                THEN least(0, -(f.family_keys / f.span) + c.keys * ln(f.family_keys / f.span)
+                              - lgamma(c.keys + 1) - ln(1 - (f.family_keys / f.span) / (c.keys + 1)))
+                ELSE 0 END AS ln_p
+    FROM cells AS c JOIN fam AS f USING (granularity, pattern)
+    WHERE c.keys >= $min_keys
 )
-SELECT l.granularity, l.moment_ms, make_timestamp(l.moment_ms * 1000) AS moment, l.keys, l.memory_bytes,
-       l.share_of_expiring, l.ratio_to_average, f.families
-FROM listed AS l
-JOIN families AS f ON f.granularity = l.granularity AND f.moment_ms = l.moment_ms
-ORDER BY l.granularity DESC, l.keys DESC, l.moment_ms
+SELECT s.granularity, s.moment_ms, make_timestamp(s.moment_ms * 1000) AS moment, s.pattern, s.keys,
+       s.expected_keys, s.keys / s.expected_keys AS ratio_to_expected, exp(s.ln_p) AS p_value,
+       s.ln_p / ln(10) AS log10_p_value,
+       $alpha / t.m AS p_threshold, s.family_keys, s.memory_bytes, s.keys / t.expiring AS share_of_expiring
+FROM scored AS s CROSS JOIN tested AS t
+WHERE s.ln_p < ln($alpha) - ln(t.m) AND $top > 0
+QUALIFY row_number() OVER (PARTITION BY s.granularity ORDER BY s.keys DESC, s.moment_ms, s.pattern) <= $top
+ORDER BY s.granularity DESC, s.keys DESC, s.moment_ms, s.pattern

@@ -674,10 +674,11 @@ DEF V_FMIN = 4
 DEF V_INTS = 5
 DEF V_KLEN = 6     # a truncated key name's full length (rows.KEY_KEEP)
 DEF V_KHASH = 7    # and its hash
-DEF V_FAMILY = 8
-DEF PLAIN = 9     # not a validity bitmap: the values of keys.plain_key
-DEF N_VALID = 10
-DEF N_EXTRAS = 7
+DEF V_LPB = 8      # a multi-node quicklist's entries as one listpack (bytes)
+DEF V_FAMILY = 9
+DEF PLAIN = 10    # not a validity bitmap: the values of keys.plain_key
+DEF N_VALID = 11
+DEF N_EXTRAS = 8
 
 
 cdef class KeyColumns:
@@ -711,6 +712,7 @@ cdef class KeyColumns:
     cdef int64_t* c_ints
     cdef int64_t* c_klen
     cdef int64_t* c_khash
+    cdef int64_t* c_lpb
     cdef uint8_t* c_valid[N_VALID]
     cdef Shape* cache
     cdef int64_t key_costs[KEY_COSTS]
@@ -757,6 +759,7 @@ cdef class KeyColumns:
         self.c_ints = <int64_t*>malloc(capacity * 8)
         self.c_klen = <int64_t*>malloc(capacity * 8)
         self.c_khash = <int64_t*>malloc(capacity * 8)
+        self.c_lpb = <int64_t*>malloc(capacity * 8)
         for i in range(N_VALID):
             self.c_valid[i] = <uint8_t*>malloc(capacity // 8 + 1)
         self.cache = <Shape*>malloc(SHAPE_CACHE * sizeof(Shape))
@@ -766,7 +769,7 @@ cdef class KeyColumns:
                 or not self.c_ser or not self.c_mem or not self.c_total or not self.c_expire
                 or not self.c_idle or not self.c_freq or not self.c_slot or not self.c_offset
                 or not self.c_fttl or not self.c_fmin or not self.c_ints or not self.cache
-                or not self.c_klen or not self.c_khash):
+                or not self.c_klen or not self.c_khash or not self.c_lpb):
             raise MemoryError()
         for i in range(N_VALID):
             if not self.c_valid[i]:
@@ -785,6 +788,7 @@ cdef class KeyColumns:
         memset(self.c_ints, 0, capacity * 8)
         memset(self.c_klen, 0, capacity * 8)
         memset(self.c_khash, 0, capacity * 8)
+        memset(self.c_lpb, 0, capacity * 8)
         self.c_koff[0] = 0
         self.c_foff[0] = 0
         self.estimator = estimator
@@ -829,6 +833,7 @@ cdef class KeyColumns:
         free(self.c_ints)
         free(self.c_klen)
         free(self.c_khash)
+        free(self.c_lpb)
         for i in range(N_VALID):
             free(self.c_valid[i])
         free(self.cache)
@@ -951,7 +956,7 @@ cdef class KeyColumns:
         """One row of the Python path, in RowBuilder's tuple order: (dump_id, db, key text,
         key bytes, type, encoding, rdb_type, length, longest element, serialized bytes, memory,
         memory total, expire, idle, freq, slot, offset, fields with TTL, earliest field expiry,
-        int members, full key length and key hash of a truncated key name)."""
+        int members, full key length and key hash of a truncated key name, listpack bytes)."""
         cdef Py_ssize_t i = self.n
         cdef bytes key = row[3]
         if i >= self.capacity:
@@ -979,6 +984,7 @@ cdef class KeyColumns:
         self._opt64(self.c_ints, V_INTS, i, row[19])
         self._opt64(self.c_klen, V_KLEN, i, row[20])
         self._opt64(self.c_khash, V_KHASH, i, row[21])
+        self._opt64(self.c_lpb, V_LPB, i, row[22])
         self.c_slot[i] = row[15]
         self._key(<const char*>key, len(key))   # last: what can fail has been done
         self.n = i + 1
@@ -996,8 +1002,8 @@ cdef class KeyColumns:
     cdef tuple _extras(self):
         """keys.extras as Arrow list<int64> buffers (row validity, offsets, values, values'
         validity): idle, freq, fields with TTL, earliest field expiry, int members, full key
-        length and key hash of a truncated key name (the order in store.KEYS_SCHEMA) for the
-        rows that have any of them, null for the others."""
+        length and key hash of a truncated key name, listpack bytes (the order in
+        store.KEYS_SCHEMA) for the rows that have any of them, null for the others."""
         cdef Py_ssize_t n = self.n, nb = n // 8 + 1, i, rows = 0, j, k
         cdef int col
         cdef int cols[N_EXTRAS]
@@ -1008,12 +1014,13 @@ cdef class KeyColumns:
         cols[4] = V_INTS
         cols[5] = V_KLEN
         cols[6] = V_KHASH
+        cols[7] = V_LPB
         cdef bytes valid = PyBytes_FromStringAndSize(NULL, nb)
         cdef uint8_t* rv = <uint8_t*>PyBytes_AS_STRING(valid)
         for i in range(nb):
             rv[i] = (self.c_valid[V_IDLE][i] | self.c_valid[V_FREQ][i] | self.c_valid[V_FTTL][i]
                      | self.c_valid[V_FMIN][i] | self.c_valid[V_INTS][i]
-                     | self.c_valid[V_KLEN][i])
+                     | self.c_valid[V_KLEN][i] | self.c_valid[V_LPB][i])
         for i in range(n):
             if rv[i >> 3] & (1 << (i & 7)):
                 rows += 1
@@ -1036,6 +1043,7 @@ cdef class KeyColumns:
             val[j + 4] = self.c_ints[i]
             val[j + 5] = self.c_klen[i]
             val[j + 6] = self.c_khash[i]
+            val[j + 7] = self.c_lpb[i]
             for k in range(N_EXTRAS):
                 col = cols[k]
                 if self.c_valid[col][i >> 3] & (1 << (i & 7)):

@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterator
 
 from . import constants as C
-from .blobs import BlobError, intset_scan, listpack_values, zipmap_scan
+from .blobs import BlobError, _backlen, intset_scan, listpack_values, zipmap_scan
 from .errors import CorruptError, NotRDBError, RDBError, TruncatedError, UnsupportedError
 from .kv import EMBED_KEYS, EMBED_VALUES, embed_table, kv_layout
 from .modules import ModuleFormatError, module_type_name, reader_for
@@ -53,6 +53,14 @@ MAX_DECODED_ENTRIES = 4_000_000
 STREAM_ITEM_FLAG_DELETED = 1
 STREAM_ITEM_FLAG_SAMEFIELDS = 2
 STREAM_NODE_MAX_ENTRIES = 100   # default stream-node-max-entries (memory model)
+LP_HEADER_AND_END = 7           # listpack: 4-byte total bytes, 2-byte count, 1-byte end mark
+
+
+def lp_string_entry_bytes(n: int) -> int:
+    """Bytes of a listpack entry holding a string of n bytes (listpack.c lpEncodeString:
+    a 1, 2 or 5-byte header, the bytes, the back-length of both)."""
+    head = 1 if n <= 63 else (2 if n <= 4095 else 5)
+    return head + n + _backlen(head + n)
 
 
 class KeyRecord:
@@ -843,6 +851,7 @@ class _Parser:
         count = 0
         mx = 0
         packed = 0
+        entries_bytes = 0   # listpack entries of every node, uncompressed (v2)
         for _ in range(n):
             container = C.QUICKLIST_NODE_CONTAINER_PACKED
             if v2:
@@ -850,6 +859,7 @@ class _Parser:
             if container == C.QUICKLIST_NODE_CONTAINER_PLAIN:
                 ln = r.skip_string("quicklist plain node")
                 nodes[ln] = nodes.get(ln, 0) + 1
+                entries_bytes += lp_string_entry_bytes(ln)
                 count += 1
                 if ln > mx:
                     mx = ln
@@ -866,6 +876,7 @@ class _Parser:
                 c = m = 0
             packed += 1
             nodes[len(blob)] = nodes.get(len(blob), 0) + 1
+            entries_bytes += len(blob) - LP_HEADER_AND_END
             count += c
             if m > mx:
                 mx = m
@@ -878,6 +889,10 @@ class _Parser:
             rec.blob = next(iter(nodes))
         else:
             rec.encoding = "quicklist"
+            if v2:
+                # The one listpack these nodes' entries would make (a rewrite of the list):
+                # the compact-encoding check needs it uncompressed (nodes may be LZF-compressed).
+                rec.extra = {"listpack_bytes": entries_bytes + LP_HEADER_AND_END}
 
     def v_stream(self, rec: KeyRecord) -> None:
         """Streams, types 15/19/21/26 (section 5.7)."""

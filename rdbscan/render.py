@@ -44,7 +44,7 @@ def fmt_duration_ms(ms) -> str:
     s = ms / 1000
     sign = "-" if s < 0 else ""
     s = abs(s)
-    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+    for unit, size in (("y", 365 * 86400), ("d", 86400), ("h", 3600), ("min", 60)):
         if s >= size:
             return f"{sign}{s / size:.1f} {unit}"
     return f"{sign}{s:.0f} s"
@@ -182,9 +182,12 @@ def _doc_overview(o, report):
                                str(d["rdb_version"]), fmt_time(d["snapshot_time"]), fmt_int(d["keys"]),
                                d["checksum"] or "not reached", "yes" if d["complete"] else "no"]
                               for d in dumps], (5,)))
-    blocks.append(_table("Keys per database", ["db", "keys", "with TTL", "memory"],
+    rest = o.get("dbs_not_listed") or {}
+    more = [[f"({fmt_int(rest['databases'])} more)", fmt_int(rest["keys"]), fmt_int(rest["keys_with_ttl"]),
+             fmt_bytes(rest["memory_bytes"])]] if rest.get("databases") else []
+    blocks.append(_table("Keys per database" + (" (most keys)" if more else ""), ["db", "keys", "with TTL", "memory"],
                          [[str(d["db"]), fmt_int(d["keys"]), fmt_int(d["keys_with_ttl"]),
-                           fmt_bytes(d["memory_bytes"])] for d in o.get("dbs", [])], (0, 1, 2, 3)))
+                           fmt_bytes(d["memory_bytes"])] for d in o.get("dbs", [])] + more, (0, 1, 2, 3)))
     blocks.append(_table("Keys and memory by type and encoding", ["type", "encoding", "keys", "memory", "share"],
                          [[t["type"], t["encoding"], fmt_int(t["keys"]), fmt_bytes(t["memory_bytes"]),
                            fmt_pct(t["memory_share"])] for t in o.get("types", [])], (2, 3, 4)))
@@ -207,7 +210,7 @@ def _doc_big_keys(b, report):
                            fmt_int(r["keys"]), fmt_bytes(r["memory_bytes"]), fmt_int(r["keys_with_ttl"])]
                           for r in b["rules"]], (2, 3, 4, 5)))
     if b["items"]:
-        blocks.append(_table("Largest big keys", ["key", "type", "length", "memory", "severity", "TTL"],
+        blocks.append(_table("Big keys, critical first", ["key", "type", "length", "memory", "severity", "TTL"],
                              [[fmt_db_key(i), i["type"], fmt_int(i["length"]), fmt_bytes(i["memory_bytes"]),
                                i["severity"], "yes" if i["has_ttl"] else ""] for i in b["items"]], (2, 3)))
     if b["top_by_memory"]:
@@ -262,11 +265,12 @@ def _doc_ttl(t, report):
                                "yes" if f["looks_ephemeral"] else ""] for f in t["families"]], (1, 2, 3, 4)))
     herd = t["herd"]["seconds"] + t["herd"]["minutes"]
     if herd:
-        blocks.append(_table("Expiries bunched in one second / minute", ["moment", "per", "keys", "x average",
-                                                                         "share of expiring", "families"],
-                             [[fmt_time(h["moment_ms"]), h["granularity"], fmt_int(h["keys"]),
-                               f"{h['ratio_to_average']:.1f}" if h.get("ratio_to_average") is not None else "-",
-                               fmt_pct(h["share_of_expiring"]), fmt_list(h["families"], 40)] for h in herd], (2, 3, 4)))
+        blocks.append(_table("Expiries bunched in one second / minute (unlikely under uniform spreading)",
+                             ["moment", "per", "family", "keys", "expected", "x expected", "p"],
+                             [[fmt_time(h["moment_ms"]), h["granularity"], fmt_key(h["pattern"], 40),
+                               fmt_int(h["keys"]), f"{h['expected_keys']:.3g}", f"{h['ratio_to_expected']:,.0f}",
+                               f"{h['p_value']:.1e}" if h["p_value"] else f"1e{h['log10_p_value']:.0f}"]
+                              for h in herd], (3, 4, 5, 6)))
     blocks.append(_table("TTL distribution", ["remaining TTL", "keys", "memory", "share of keys"],
                          [[d["bucket"], fmt_int(d["keys"]), fmt_bytes(d["memory_bytes"]), fmt_pct(d["key_share"])]
                           for d in t["distribution"]], (1, 2, 3)))
@@ -386,11 +390,12 @@ def _doc_streams(s, report):
     else:
         blocks.append(Block("note", "No streams."))
     if s["hash_field_ttl"]:
-        blocks.append(_table("Hashes with field TTLs", ["key", "encoding", "fields", "with TTL", "first field expiry",
-                                                        "memory"],
+        blocks.append(_table("Hashes with field TTLs", ["key", "encoding", "fields", "with TTL", "first field expires",
+                                                        "after snapshot", "memory"],
                              [[fmt_db_key(r), r["encoding"], fmt_int(r["length"]), fmt_int(r["fields_with_ttl"]),
-                               fmt_duration_ms(r["min_field_ttl_ms"]), fmt_bytes(r["memory_bytes"])]
-                              for r in s["hash_field_ttl"]], (2, 3, 5)))
+                               fmt_time(r["min_field_expire_ms"]), fmt_duration_ms(r["min_field_ttl_ms"]),
+                               fmt_bytes(r["memory_bytes"])]
+                              for r in s["hash_field_ttl"]], (2, 3, 5, 6)))
     else:
         blocks.append(Block("note", "No hashes with field TTLs."))
     return blocks + _advice(s)

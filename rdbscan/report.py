@@ -233,7 +233,10 @@ def _plain(value):
     if isinstance(value, float):
         if math.isnan(value) or math.isinf(value):
             return None
-        return int(value) if value.is_integer() and abs(value) < 2**53 else round(value, 6)
+        if value.is_integer() and abs(value) < 2**53:
+            return int(value)
+        # six decimals, but six significant digits for tiny values (p-values, thresholds)
+        return round(value, 6) if abs(value) >= 1e-3 else float(f"{value:.6g}")
     if isinstance(value, bytes):
         return value.decode("utf-8", "backslashreplace")
     return value
@@ -363,8 +366,13 @@ def _overview(run: _Runner, options: ReportOptions, meta: dict) -> dict:
     dumps = run.rows("overview_dumps")
     dbs = run.rows("overview_dbs")
     types = run.rows("overview_types")
-    keys = sum(d["keys"] for d in dbs)
-    memory = sum(d["memory_bytes"] or 0 for d in dbs)
+    # overview_dbs lists the `top` databases with most keys; every row carries the totals
+    tot = dict(dbs[0]) if dbs else {}
+    for d in dbs:
+        for k in ("databases", "all_keys", "all_keys_with_ttl", "all_memory_bytes"):
+            d.pop(k, None)
+    keys = tot.get("all_keys") or 0
+    memory = tot.get("all_memory_bytes") or 0
     parse_seconds = sum(d["parse_seconds"] or 0 for d in dumps)
     bytes_read = sum(d["bytes_read"] or 0 for d in dumps)
     advice = []
@@ -400,7 +408,8 @@ def _overview(run: _Runner, options: ReportOptions, meta: dict) -> dict:
     return {
         "keys": keys,
         "keys_by_db": {str(d["db"]): d["keys"] for d in dbs},
-        "keys_with_ttl": sum(d["keys_with_ttl"] for d in dbs),
+        "databases": tot.get("databases") or 0,
+        "keys_with_ttl": tot.get("all_keys_with_ttl") or 0,
         "memory_bytes": memory,
         "used_mem": used or None,
         "memory_vs_used_mem": round(memory / used, 4) if used else None,
@@ -424,6 +433,10 @@ def _overview(run: _Runner, options: ReportOptions, meta: dict) -> dict:
         "keys_per_second": round(keys / parse_seconds) if parse_seconds else None,
         "dumps": dumps,
         "dbs": dbs,
+        "dbs_not_listed": {"databases": (tot.get("databases") or 0) - len(dbs),
+                           "keys": keys - sum(d["keys"] for d in dbs),
+                           "keys_with_ttl": (tot.get("all_keys_with_ttl") or 0) - sum(d["keys_with_ttl"] for d in dbs),
+                           "memory_bytes": memory - sum(d["memory_bytes"] or 0 for d in dbs)},
         "types": types,
         "notes": notes,
         "advice": advice,
@@ -490,9 +503,10 @@ def _ttl(run: _Runner, options: ReportOptions, meta: dict) -> dict:
         advice.append(f"Cache/session-like families without TTL ({names}): give them an expiry "
                       "(SET ... EX, EXPIRE) so they cannot grow without bound.")
     if herd:
-        worst = max(herd, key=lambda h: h["keys"])
-        advice.append(f"{worst['keys']} keys expire in the same {worst['granularity']} "
-                      f"({worst['moment']}): add random jitter to TTLs to spread expiry load.")
+        worst = min(herd, key=lambda h: h["log10_p_value"])   # the least plausible
+        advice.append(f"{worst['keys']} keys of {worst['pattern']} expire in the same {worst['granularity']} "
+                      f"({worst['moment']}) where uniform spreading of that family's expiries expects "
+                      f"{worst['expected_keys']:.2g}: add random jitter to their TTLs to spread expiry load.")
     if s.get("expired_at_snapshot"):
         advice.append(f"{s['expired_at_snapshot']} key(s) were already expired at snapshot time: active "
                       "expiry is falling behind (raise `hz` or check for blocked event loops).")
@@ -677,21 +691,38 @@ def evaluate_fail_on(run: _Runner, report: dict, rules: list[tuple[str, str]]) -
     total_keys = report["overview"]["keys"] or 0
     for rule, thr_text in rules:
         thr, pct = _threshold(thr_text)
-        value, share = _fail_value(run, rule)
+        value, share, description = _fail_value(run, rule)
         if share is None:
             share = value / total_keys if total_keys else 0.0
         if rule == "no-ttl-share":
-            measured = share * 100 if pct else share   # a bare number is a fraction: 0.3 = 30 %
+            # value is bytes; the rule compares the share (a bare number is a fraction: 0.3 = 30 %)
+            measured = share * 100 if pct else share
         else:
             measured = share * 100 if pct else value
+        # what was compared with the threshold, in the threshold's unit
+        shown = f"{round(measured, 4):g}%" if pct else (f"{round(measured, 6):g}" if rule == "no-ttl-share"
+                                                          else str(value))
         checks.append({"rule": rule, "value": value, "share": round(share, 6), "threshold": thr_text,
-                       "failed": measured > thr, "description": FAIL_RULES[rule.split(":", 1)[0]][1]})
+                       "measured": shown, "failed": measured > thr,
+                       "description": description or FAIL_RULES[rule.split(":", 1)[0]][1]})
     failed = any(c["failed"] for c in checks)
     return {"checks": checks, "failed": failed, "exit_code": EXIT_FINDINGS if failed else 0}
 
 
 def _fail_value(run: _Runner, rule: str):
-    """(count, share or None) measured for one --fail-on rule."""
+    """(count, share or None, description or None) measured for one --fail-on rule."""
+    if rule.startswith("naming:"):
+        rid = rule.split(":", 1)[1]
+        rows = {r["rule"]: r for r in run.rows("naming_rules", examples=0)}
+        if rid not in rows:
+            raise ValueError(f"--fail-on: unknown or disabled naming rule {rid!r}")
+        return rows[rid]["keys"], None, f"keys breaking naming rule {rid}: {rows[rid]['description']}"
+    value, share = _fail_measure(run, rule)
+    return value, share, None
+
+
+def _fail_measure(run: _Runner, rule: str):
+    """(count or bytes, share or None) measured for one --fail-on rule (not naming:<id>)."""
     if rule in ("big-keys", "big-keys-critical"):
         rows = run.rows("big_keys", top=1)
         return (rows[0]["total_keys" if rule == "big-keys" else "total_critical"] if rows else 0), None
@@ -705,12 +736,6 @@ def _fail_value(run: _Runner, rule: str):
         return run.one("ttl_summary")["expired_at_snapshot"], None
     if rule == "naming":
         return run.one("naming_summary")["keys"], None
-    if rule.startswith("naming:"):
-        rid = rule.split(":", 1)[1]
-        rows = {r["rule"]: r for r in run.rows("naming_rules", examples=0)}
-        if rid not in rows:
-            raise ValueError(f"--fail-on: unknown or disabled naming rule {rid!r}")
-        return rows[rid]["keys"], None
     if rule == "encodings":
         return sum(r["keys"] for r in run.rows("encoding_candidates_summary")), None
     raise ValueError(f"--fail-on: unknown rule {rule!r}")

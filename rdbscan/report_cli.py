@@ -205,7 +205,7 @@ def report_cmd(sources, db_path, fmt, top, dump_id, delimiters, config_path, set
         render.render_text(report)
     failed = report.get("fail_on", {}).get("failed")
     if failed:
-        names = ", ".join(f"{c['rule']} {c['value']} > {c['threshold']}" for c in report["fail_on"]["checks"]
+        names = ", ".join(f"{c['rule']} {c['measured']} > {c['threshold']}" for c in report["fail_on"]["checks"]
                           if c["failed"])
         click.echo(f"rdbscan: findings exceed --fail-on thresholds: {names}", err=True)
     sys.exit(load_code or (rpt.EXIT_FINDINGS if failed else 0))

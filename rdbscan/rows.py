@@ -179,7 +179,7 @@ class RowBuilder:
                 mem_tot = self.estimates[shape] = (
                     mem, total(mem, expire is not None, self._shares(db)))
             mem, tot = mem_tot
-            fttl = fmin = ints = None
+            fttl = fmin = ints = lpb = None
         else:
             mem = estimate(rec, prof)
             tot = total(mem, expire is not None, self._shares(db))
@@ -188,6 +188,7 @@ class RowBuilder:
             else:
                 fttl = fmin = None
             ints = ex.get("int_members") if ex is not None else None
+            lpb = ex.get("listpack_bytes") if ex is not None else None
         slot = key_slot(k)
         if len(k) > KEY_KEEP:
             full_len, digest = len(k), key_digest(k)
@@ -197,7 +198,7 @@ class RowBuilder:
         text = k.decode("utf-8", "backslashreplace")
         row = (self.dump_id, db, text, k, rec.type, rec.encoding, rec.rdb_type,
                rec.length, rec.max_elem, rec.end - rec.offset, mem, tot, expire, rec.idle,
-               rec.freq, slot, rec.offset, fttl, fmin, ints, full_len, digest)
+               rec.freq, slot, rec.offset, fttl, fmin, ints, full_len, digest, lpb)
         if self.sink is not None:
             self.sink.append(row)
         else:
@@ -239,8 +240,8 @@ def _raw_key(text: str, key: bytes) -> bytes | None:
 
 def _extras(*values) -> list | None:
     """key_rows.extras: idle, freq, fields with TTL, earliest field expiry, int members, full
-    length and hash of a truncated key name (the order in store.KEYS_SCHEMA), None when the key
-    has none of them."""
+    length and hash of a truncated key name, listpack bytes (the order in store.KEYS_SCHEMA),
+    None when the key has none of them."""
     return None if values.count(None) == len(values) else list(values)
 
 
@@ -254,7 +255,7 @@ def _pure_columns(rows: list[tuple]) -> list:
     nulls = [None] * len(rows)
     return [c[0], c[1], c[2], list(map(_raw_key, c[2], c[3])), nulls, nulls,
             c[6], ids, modules, *c[7:13], c[15], c[16],
-            list(map(_extras, c[13], c[14], c[17], c[18], c[19], c[20], c[21]))]
+            list(map(_extras, c[13], c[14], c[17], c[18], c[19], c[20], c[21], c[22]))]
 
 
 def _arrow_columns(cols: dict, dump_id: int, sink) -> list:

@@ -22,7 +22,8 @@ from .modules import ESTIMATED as ESTIMATED_MODULES
 # key_bytes, key_length, type, encoding and the five extras columns (from key_raw, rdb_type,
 # encoding_id, module_type and extras): half the work for DuckDB per key; family stored.
 # 3: plain_key stored (the naming rules' fast path).
-SCHEMA_VERSION = 3
+# 4: keys.listpack_bytes (extras[8]): a multi-node quicklist's entries as one listpack, uncompressed.
+SCHEMA_VERSION = 4
 
 # One row per key: the columns of table key_rows, which the loader writes, in the order it writes
 # them.  Queries read the view `keys` over it (DDL below), which computes key_bytes, key_length,
@@ -48,8 +49,8 @@ KEYS_SCHEMA = pa.schema([
     ("slot", pa.int16()),
     ("file_offset", pa.int64()),
     # Values few keys have, as one list: [idle_seconds, lfu_freq, fields_with_ttl,
-    # min_field_expire_ms, int_members, key_length, key_hash] (the last two: of a key name
-    # longer than rows.KEY_KEEP, of which key holds a prefix) (the view reads them by position; rows.py and
+    # min_field_expire_ms, int_members, key_length, key_hash, listpack_bytes] (key_length and
+    # key_hash: of a key name longer than rows.KEY_KEEP, of which key holds a prefix) (the view reads them by position; rows.py and
     # _speedups.KeyColumns._extras write them in this order), null when the key has none.  A
     # column of its own costs DuckDB about as much per key when it is null as when it is not.
     ("extras", pa.list_(pa.int64())),
@@ -174,6 +175,7 @@ SELECT dump_id, db, key,
        CASE WHEN extras IS NOT NULL THEN extras[3] END AS fields_with_ttl,
        CASE WHEN extras IS NOT NULL THEN extras[4] END AS min_field_expire_ms,
        CASE WHEN extras IS NOT NULL THEN extras[5] END AS int_members,
+       CASE WHEN extras IS NOT NULL THEN extras[8] END AS listpack_bytes,
        key_raw,
        -- module values whose memory is their serialized size (docs/modules.md)
        coalesce(rdb_type IN (6, 7) AND module_type NOT IN {estimated_modules}, false)

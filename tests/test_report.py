@@ -113,9 +113,9 @@ def test_big_keys_lowered_thresholds(loaded):
         k, 1000, 100_000, 100, 1000)}
     assert {i["key"] for i in rep["big_keys"]["items"] if i["severity"] == "critical"} == crit
     assert rep["big_keys"]["critical"] == len(crit)
-    # items are ordered by memory, largest first
-    mem = [i["memory_bytes"] for i in rep["big_keys"]["items"]]
-    assert mem == sorted(mem, reverse=True)
+    # items: critical keys first, then by memory, largest first
+    order = [(i["severity"] != "critical", -i["memory_bytes"]) for i in rep["big_keys"]["items"]]
+    assert order == sorted(order)
 
 
 def test_big_keys_top_per_type(r70):
