@@ -11,10 +11,10 @@ from pathlib import Path
 import duckdb
 import lzf
 import pytest
+import rdbwriter as W
 from click.testing import CliRunner
 from rich.console import Console
 
-import rdbwriter as W
 from rdbscan import render
 from rdbscan import report as rpt
 from rdbscan.cli import main
