@@ -889,7 +889,7 @@ class _Parser:
             rec.blob = next(iter(nodes))
         else:
             rec.encoding = "quicklist"
-            if v2:
+            if v2 and n >= 2:
                 # The one listpack these nodes' entries would make (a rewrite of the list):
                 # the compact-encoding check needs it uncompressed (nodes may be LZF-compressed).
                 rec.extra = {"listpack_bytes": entries_bytes + LP_HEADER_AND_END}
