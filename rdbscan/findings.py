@@ -94,10 +94,11 @@ def build(report: dict, limit: int = MAX_FINDINGS) -> list[dict]:
                                 memory=f["memory_without_ttl"], keys=f["keys_without_ttl"]))
         herd = (t.get("herd") or {}).get("seconds", []) + (t.get("herd") or {}).get("minutes", [])
         if herd:
-            worst = max(herd, key=lambda h: h["keys"])
+            worst = min(herd, key=lambda h: h["log10_p_value"])   # the least plausible
             out.append(_finding("ttl-herd", "warning", "ttl",
-                                f"{fmt_int(worst['keys'])} keys expire in the same {worst['granularity']} "
-                                f"({fmt_time(worst.get('moment_ms'))}); "
+                                f"{fmt_int(worst['keys'])} keys of {fmt_key(worst['pattern'], 50)} expire in the "
+                                f"same {worst['granularity']} ({fmt_time(worst.get('moment_ms'))}), "
+                                f"{worst['expected_keys']:.2g} expected; "
                                 f"{len(herd)} bunched moment{'s' if len(herd) != 1 else ''} in all",
                                 "add random jitter to TTLs; see TTL",
                                 memory=worst.get("memory_bytes"), keys=worst["keys"]))
