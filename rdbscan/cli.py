@@ -6,17 +6,43 @@ import sys
 import traceback
 
 import click
+import duckdb
 
 from . import __version__
+from .errors import (EXIT_DATABASE, EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED,
+                     EXIT_OK, EXIT_USAGE, CommandError, database_fault,
+                     worst_exit)
 from .speedups import describe as describe_speedups
+from .store import StoreError
 
-# Exit codes (documented in README.md, "Exit codes").
-EXIT_OK = 0
-EXIT_INTERNAL = 1
-EXIT_USAGE = 2
-EXIT_FINDINGS = 3
-EXIT_DAMAGED = 4
-EXIT_CHECKSUM = 5
+
+class Failure(click.ClickException):
+    """A CommandError on its way out of click: one line, `rdbscan: error: ...`, and its exit code
+    (the same under `rdbscan` and click's CliRunner)."""
+
+    def __init__(self, message: str, code: int):
+        super().__init__(message)
+        self.exit_code = code
+
+    def show(self, file=None) -> None:
+        click.echo(f"rdbscan: error: {self.message}", err=True)
+
+
+class Group(click.Group):
+    """The `rdbscan` group: a CommandError raised by any command becomes its one line and code."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except CommandError as e:
+            raise Failure(e.message, e.code) from e
+        except StoreError as e:   # a database rdbscan cannot use (another schema, ...)
+            raise Failure(str(e), EXIT_DATABASE) from e
+        except (OSError, duckdb.Error) as e:   # a full disk, a read-only or locked database
+            fault = database_fault(e)
+            if fault is None:
+                raise
+            raise Failure(fault.message, fault.code) from e
 
 
 class RichProgress:
@@ -56,7 +82,7 @@ def make_progress(quiet: bool):
     return RichProgress()
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="rdbscan",
                       message=f"%(prog)s %(version)s (parser hot loops: {describe_speedups()})")
 @click.option("--debug", is_flag=True, help="Show the Python traceback when something fails.")
@@ -135,7 +161,7 @@ def load(ctx, dumps, db_path, quiet, no_verify_crc, target, skip_bad, jobs, repl
 
 
 @main.command()
-@click.argument("database", type=click.Path(exists=True, dir_okay=False))
+@click.argument("database", metavar="FILE.duckdb")
 @click.argument("query")
 @click.option("-f", "--format", "fmt", type=click.Choice(["table", "csv", "json"]),
               default="table", show_default=True, help="Output format.")
@@ -148,11 +174,13 @@ def sql(database, query, fmt):
     import duckdb
 
     from .sqlout import print_result
+    if not os.path.exists(database):
+        raise CommandError(f"{database}: No such file or directory", EXIT_INPUT)
     con = duckdb.connect(database, read_only=True)
     try:
         cur = con.execute(query)
     except duckdb.Error as e:
-        raise click.ClickException(f"SQL error: {e}")
+        raise CommandError(f"SQL error: {e}", EXIT_USAGE) from None
     if cur.description is None:
         return
     columns = [d[0] for d in cur.description]
@@ -167,9 +195,13 @@ def _register_extensions():
 _register_extensions()
 
 
+def _interrupted():
+    click.echo("rdbscan: interrupted", err=True)
+    sys.exit(EXIT_INTERRUPTED)
+
+
 def run():
     """Entry point with the no-traceback guarantee."""
-    from .store import StoreError
     debug = "--debug" in sys.argv[1:]
     try:
         main.main(standalone_mode=False)
@@ -178,24 +210,19 @@ def run():
     except click.ClickException as e:
         e.show()
         sys.exit(e.exit_code)
-    except StoreError as e:   # a database of another rdbscan schema
-        click.echo(f"rdbscan: error: {e}", err=True)
-        sys.exit(EXIT_USAGE)
-    except click.exceptions.Abort as e:
-        if isinstance(e.__context__, KeyboardInterrupt):   # click turns Ctrl-C into Abort
-            click.echo("rdbscan: interrupted", err=True)
-            sys.exit(130)
-        click.echo("Aborted.", err=True)
+    except click.exceptions.Abort as e:   # click turns Ctrl-C into Abort
+        if isinstance(e.__context__, KeyboardInterrupt):
+            _interrupted()
+        click.echo("rdbscan: aborted", err=True)
         sys.exit(EXIT_INTERNAL)
     except BrokenPipeError:
         sys.exit(EXIT_OK)
     except KeyboardInterrupt:
-        click.echo("rdbscan: interrupted", err=True)
-        sys.exit(130)
+        _interrupted()
     except Exception as e:  # the promise: no traceback reaches a user without --debug
         if debug:
             traceback.print_exc()
         else:
-            click.echo(f"rdbscan: internal error: {type(e).__name__}: {e} "
-                       f"(run with --debug for the traceback)", err=True)
+            click.echo(f"rdbscan: internal error: {type(e).__name__}: {e} (a bug in rdbscan: "
+                       f"please report it with the output of --debug)", err=True)
         sys.exit(EXIT_INTERNAL)

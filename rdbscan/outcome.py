@@ -2,20 +2,16 @@
 `report` (which also uses it for the dumps of a database it reports on), so both say the same
 about the same dump and exit with the same code.
 
-Exit codes (the table in README.md, "Exit codes"): 4 when a dump could not be read to its end
-or could not be opened, else 5 when one was read to its end but is damaged (CRC64 mismatch, or
-keys left out by --skip-bad), else 2 when a dump was refused (already loaded), else 0.
+Exit codes are rdbscan/errors.py's (docs/exit-codes.md): 6 when an input could not be opened,
+4 when a dump could not be read to its end, 5 when one was read to its end but is damaged (CRC64
+mismatch, or keys left out by --skip-bad), 2 when a dump was refused (already loaded), else 0;
+with several dumps errors.worst_exit picks one.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-EXIT_OK = 0
-EXIT_USAGE = 2
-EXIT_DAMAGED = 4
-EXIT_CHECKSUM = 5
-
-_RANK = {EXIT_OK: 0, EXIT_USAGE: 1, EXIT_CHECKSUM: 2, EXIT_DAMAGED: 3}
+from .errors import EXIT_CHECKSUM, EXIT_DAMAGED, EXIT_INPUT, EXIT_OK, EXIT_USAGE, worst_exit
 
 
 @dataclass
@@ -26,13 +22,24 @@ class Outcome:
     code: int = EXIT_OK
 
     def raise_code(self, code: int) -> None:
-        if _RANK[code] > _RANK[self.code]:
-            self.code = code
+        self.code = worst_exit(self.code, code)
 
     def lines(self, quiet: bool = False) -> list[str]:
         out = [f"rdbscan: warning: {w}" for w in self.warnings]
         out += [f"rdbscan: error: {e}" for e in self.errors]
         return out + ([] if quiet else self.notes)
+
+
+def result_exit_code(r) -> int:
+    """The exit code one load result calls for: an input that could not be opened, a dump not
+    read to its end, a checksum mismatch or skipped keys, or success."""
+    if r.refused:
+        return EXIT_USAGE
+    if r.error:
+        return EXIT_INPUT if r.error_kind == "io" else EXIT_DAMAGED
+    if r.checksum == "mismatch" or r.skipped_keys:
+        return EXIT_CHECKSUM
+    return EXIT_OK
 
 
 def dump_warnings(r) -> list[str]:
@@ -54,19 +61,18 @@ def outcome(results, *, summary=None) -> Outcome:
     for r in results:
         if r.refused:
             o.errors.append(r.refused)
-            o.raise_code(EXIT_USAGE)
+            o.raise_code(result_exit_code(r))
             continue
         o.warnings += r.warnings or dump_warnings(r)
+        o.raise_code(result_exit_code(r))
         if r.error:
             o.errors.append(r.error)
-            o.raise_code(EXIT_DAMAGED)
         elif r.checksum == "mismatch":
             o.errors.append(f"{r.path}: CRC64 checksum mismatch: the file stores "
                             f"{r.checksum_stored}, its bytes give {r.checksum_computed} (all "
                             f"{r.keys} keys were read and kept; the file is damaged)")
-            o.raise_code(EXIT_CHECKSUM)
         elif r.skipped_keys:
-            o.raise_code(EXIT_CHECKSUM)
+            pass
         elif summary is not None:
             line = summary(r)
             if line:

@@ -22,6 +22,7 @@ from pathlib import Path
 import duckdb
 
 from . import findings, querylib
+from .errors import EXIT_FINDINGS
 from .macros import create_macros
 from .naming import NamingConfig
 from .render import fmt_bytes
@@ -31,10 +32,6 @@ REPORT_FORMAT = 1
 
 SECTIONS = ("overview", "big_keys", "patterns", "ttl", "encodings", "naming", "cold", "slots", "streams")
 
-# Exit codes (README "Exit codes").  1 and 2 belong to the CLI (unexpected error, click usage),
-# 4 to the loader (damaged dump).
-EXIT_FINDINGS = 3
-EXIT_DAMAGED = 4
 
 BIG_KEY_DEFAULTS = {
     # field conventions (landscape §4): Alibaba/Huawei/BytePlus 10 KB strings, 5 000 elements,

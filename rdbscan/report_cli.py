@@ -14,6 +14,8 @@ import click
 
 from . import querylib, render
 from . import report as rpt
+from .errors import (EXIT_DAMAGED, EXIT_DATABASE, EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, EXIT_USAGE, CommandError,
+                     database_fault, worst_exit)
 from .naming import RulesFile, load_rules
 
 
@@ -61,11 +63,12 @@ def _open(path: str):
     try:
         return rpt.open_database(path)
     except FileNotFoundError:
-        raise click.ClickException(f"{path}: no such file")
-    except ValueError as e:
-        raise click.ClickException(str(e))
-    except Exception as e:  # duckdb.Error: not a database, newer storage version, ...
-        raise click.ClickException(f"{path}: cannot open as a DuckDB database: {e}")
+        raise CommandError(f"{path}: No such file or directory", EXIT_INPUT) from None
+    except ValueError as e:   # not an rdbscan database, another schema
+        raise CommandError(str(e), EXIT_DATABASE) from None
+    except Exception as e:  # duckdb.Error: not a database, newer storage version, locked, ...
+        raise database_fault(e, path) or CommandError(
+            f"{path}: cannot open as a DuckDB database: {e}", EXIT_DATABASE) from None
 
 
 SECTION_CHOICES = click.Choice(list(rpt.SECTIONS))
@@ -116,9 +119,10 @@ def report_cmd(sources, db_path, fmt, top, dump_id, delimiters, config_path, set
     Given dumps, rdbscan loads them first (into -o, or a temporary database); given a database
     written by `rdbscan load`, it reports on what is there.  Every figure comes from a SQL file
     listed by `rdbscan queries`.  A dump the -o database already holds is not loaded twice:
-    the report covers the one loaded before (--replace loads it again).  Exit codes: 0 ok,
-    3 findings over --fail-on thresholds, 4 damaged dump (the report covers the keys read),
-    5 checksum mismatch or keys left out by --skip-bad, as `rdbscan load` says.
+    the report covers the one loaded before (--replace loads it again).  Exit codes
+    (docs/exit-codes.md): 0 ok, 3 findings over --fail-on thresholds, 4 damaged dump (the
+    report covers the keys read), 5 checksum mismatch or keys left out by --skip-bad, 6 an
+    input missing or unreadable, as `rdbscan load` says.
 
     Example: rdbscan report dump.rdb --top 20 --fail-on big-keys,naming
     """
@@ -130,7 +134,7 @@ def report_cmd(sources, db_path, fmt, top, dump_id, delimiters, config_path, set
             ",".join(f"{k}={v}" for k, v in rules.fail_on.items()) if rules.fail_on else None)
         checks = rpt.parse_fail_on(fail_spec, defaults=rules.fail_on)
     except ValueError as e:
-        raise click.ClickException(str(e))
+        raise CommandError(str(e), EXIT_USAGE) from None
     options = rpt.ReportOptions(
         dump_id=dump_id, top=top, delimiters=delimiters or rules.delimiters or ":",
         sections=tuple(sections) or rpt.SECTIONS, config_path=config_path, settings=_settings(sets),
@@ -144,16 +148,16 @@ def report_cmd(sources, db_path, fmt, top, dump_id, delimiters, config_path, set
     if not is_db:
         for s in sources:
             if s != "-" and not os.path.exists(s):
-                raise click.ClickException(f"{s}: no such file")
+                raise CommandError(f"{s}: No such file or directory", EXIT_INPUT)
             if s != "-" and _is_duckdb(s):
-                raise click.ClickException(f"{s}: give one database, or dumps, not both")
+                raise CommandError(f"{s}: give one database, or dumps, not both", EXIT_USAGE)
     tmpdir = None
     load_code = 0
     loaded: list = []
     try:
         if is_db:
             if db_path:
-                raise click.ClickException("-o/--output applies when loading dumps, not to a database")
+                raise CommandError("-o/--output applies when loading dumps, not to a database", EXIT_USAGE)
             path = sources[0]
         else:
             if db_path:
@@ -170,14 +174,14 @@ def report_cmd(sources, db_path, fmt, top, dump_id, delimiters, config_path, set
             held = _held_outcome(con, dump_id, skip={r.dump_id for r in loaded})
             for line in held.lines(quiet=True):
                 click.echo(line, err=True)
-            load_code = _worse(load_code, held.code)
+            load_code = worst_exit(load_code, held.code)
             if not _has_dumps(con, dump_id):
-                sys.exit(load_code or rpt.EXIT_DAMAGED)   # nothing was read: the errors only
+                sys.exit(load_code or EXIT_DAMAGED)   # nothing was read: the errors only
             with _section_status(quiet) as on_section:
                 report = rpt.build_report(con, options, fail_on=checks, on_section=on_section,
                                           charts=fmt == "html" or bool(html_path))
-        except ValueError as e:
-            raise click.ClickException(str(e))
+        except ValueError as e:   # a --set or --config value the report cannot use
+            raise CommandError(str(e), EXIT_USAGE) from None
         finally:
             con.close()
     finally:
@@ -208,7 +212,7 @@ def report_cmd(sources, db_path, fmt, top, dump_id, delimiters, config_path, set
         names = ", ".join(f"{c['rule']} {c['measured']} > {c['threshold']}" for c in report["fail_on"]["checks"]
                           if c["failed"])
         click.echo(f"rdbscan: findings exceed --fail-on thresholds: {names}", err=True)
-    sys.exit(load_code or (rpt.EXIT_FINDINGS if failed else 0))
+    sys.exit(worst_exit(load_code, EXIT_FINDINGS if failed else EXIT_OK))
 
 
 def _release_load_memory() -> None:
@@ -279,11 +283,6 @@ def _has_dumps(con, dump_id: int) -> bool:
                        [dump_id, dump_id]).fetchone()[0] > 0
 
 
-def _worse(a: int, b: int) -> int:
-    from .outcome import _RANK
-    return a if _RANK.get(a, 9) >= _RANK.get(b, 9) else b
-
-
 @click.command("queries")
 @click.option("-v", "--verbose", is_flag=True, help="Also show each query's full description and parameters.")
 def queries_cmd(verbose):
@@ -331,26 +330,27 @@ def query_cmd(database, name, params, dump_id, delimiters, fmt):
         try:
             q = querylib.parse_query(Path(name))
         except ValueError as e:
-            raise click.ClickException(str(e))
+            raise CommandError(str(e), EXIT_USAGE) from None
     else:
         try:
             q = querylib.get_query(name)
         except KeyError:
-            raise click.ClickException(f"no bundled query {name!r} (see `rdbscan queries`)")
+            raise CommandError(f"no bundled query {name!r} (see `rdbscan queries`)", EXIT_USAGE) from None
     values = {"dump_id": dump_id, "delimiters": delimiters}
     values.update(_params(params, q))
     if not Path(database).exists():
-        raise click.ClickException(f"{database}: no such file")
+        raise CommandError(f"{database}: No such file or directory", EXIT_INPUT)
     if not _is_duckdb(database):
-        raise click.ClickException(f"{database}: not a DuckDB database (load a dump with `rdbscan load` first)")
+        raise CommandError(f"{database}: not a DuckDB database (load a dump with `rdbscan load` first)",
+                           EXIT_DATABASE)
     con = _open(database)
     try:
         querylib.prepare(con, values, needs=querylib.relations_used(q))
         cols, rows = querylib.run(con, q, values)
     except ValueError as e:
-        raise click.ClickException(str(e))
+        raise CommandError(str(e), EXIT_USAGE) from None
     except Exception as e:  # duckdb.Error
-        raise click.ClickException(f"{q.name}: SQL error: {e}")
+        raise CommandError(f"{q.name}: SQL error: {e}", EXIT_USAGE) from None
     finally:
         con.close()
     print_result(cols, rows, fmt)

@@ -113,7 +113,7 @@ def test_corrupt_value_variant(tmp_path):
 
 def test_missing_file_and_directory(tmp_path):
     proc = _cli("load", str(tmp_path / "nope.rdb"), "-o", str(tmp_path / "x.duckdb"))
-    assert proc.returncode == 4 and b"Traceback" not in proc.stderr
+    assert proc.returncode == 6 and b"Traceback" not in proc.stderr   # EXIT_INPUT
     assert b"nope.rdb" in proc.stderr
 
 

@@ -134,7 +134,7 @@ def test_sql_command_formats(tmp_path):
     out = runner.invoke(main, ["sql", db, q, "-f", "csv"])
     assert out.output.splitlines()[:2] == ["type,n", "hash,1"]
     out = runner.invoke(main, ["sql", db, "SELEC nonsense"])
-    assert out.exit_code == 1 and "SQL error" in out.output
+    assert out.exit_code == 2 and "SQL error" in out.output
 
 
 PUBLIC = sorted(p for p in (FIXTURES / "public").rglob("*") if p.suffix in (".rdb", ".aof"))
@@ -257,9 +257,9 @@ def test_database_of_another_schema_is_refused_in_one_line(tmp_path):
             f"load the dumps into a new database file")
     p = subprocess.run([sys.executable, "-m", "rdbscan", "load", "-q", dump, "-o", db],
                        capture_output=True, text=True)
-    assert (p.returncode, p.stderr) == (2, f"rdbscan: error: {want}\n")
+    assert (p.returncode, p.stderr) == (7, f"rdbscan: error: {want}\n")
     p = subprocess.run([sys.executable, "-m", "rdbscan", "report", db],
                        capture_output=True, text=True)
-    assert (p.returncode, p.stderr) == (1, f"Error: {want}\n")
+    assert (p.returncode, p.stderr) == (7, f"rdbscan: error: {want}\n")
     con = duckdb.connect(db, read_only=True)   # left as it was
     assert con.execute("SELECT count(*) FROM keys").fetchone() == (0,)

@@ -95,7 +95,7 @@ def test_fail_on_exit_codes(db):
     assert run("report", db, "--fail-on", "no-ttl-share=99.9%", "--section", "overview").exit_code == 0
     assert run("report", db, "--fail-on", "no-ttl-share=50%", "--section", "overview").exit_code == 3
     bad = run("report", db, "--fail-on", "bogus")
-    assert bad.exit_code == 1 and "unknown rule" in bad.output and "Traceback" not in bad.output
+    assert bad.exit_code == 2 and "unknown rule" in bad.output and "Traceback" not in bad.output
 
 
 def test_rules_file(db, tmp_path):
@@ -115,7 +115,7 @@ def test_rules_file(db, tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text("[rules.no-such-rule]\nenabled = false\n")
     res = run("report", db, "--rules", bad)
-    assert res.exit_code == 1 and "unknown naming rule" in res.output
+    assert res.exit_code == 2 and "unknown naming rule" in res.output
 
 
 def test_config_file_and_set(db, tmp_path):
@@ -131,7 +131,7 @@ def test_config_file_and_set(db, tmp_path):
     assert e["threshold_sources"]["hash-max-listpack-entries"].startswith("config ")
     assert "hash:n513" in {c["key"] for c in e["candidates"]}
     res = run("report", db, "--set", "no-such-setting=1")
-    assert res.exit_code == 1 and "no-such-setting" in res.output
+    assert res.exit_code == 2 and "no-such-setting" in res.output
 
 
 def test_queries_listing_and_headers():
@@ -160,7 +160,7 @@ def test_query_command(db):
     assert got["big-collection"] == sum(1 for k in m.keys if "big-collection" in big_key_rules(k, coll_len=100))
     res = run("query", db, "naming_rules", "-f", "csv")
     assert res.exit_code == 0 and res.stdout.startswith("rule,description,keys")
-    assert run("query", db, "nope").exit_code == 1
+    assert run("query", db, "nope").exit_code == 2
     bad = run("query", db, "big_keys", "--param", "nope=1")
     assert bad.exit_code == 2 and "nope" in bad.output
 
@@ -228,11 +228,11 @@ def test_macros_in_loaded_database(db):
 
 def test_errors_are_one_line(tmp_path):
     res = run("report", tmp_path / "missing.rdb")
-    assert res.exit_code == 1 and "no such file" in res.output
+    assert res.exit_code == 6 and "No such file or directory" in res.output
     empty = tmp_path / "x.duckdb"
     duckdb.connect(str(empty)).execute("CREATE TABLE t(a INT)").close()
     res = run("report", empty)
-    assert res.exit_code == 1 and "not an rdbscan database" in res.output
+    assert res.exit_code == 7 and "not an rdbscan database" in res.output
 
 
 def test_damaged_dump_reports_and_exits_4():

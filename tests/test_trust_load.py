@@ -69,7 +69,7 @@ def test_foreign_duckdb_is_refused_untouched(tmp_path):
     before = theirs.read_bytes()
     for cmd in (["load", "-q", SAMPLE, "-o", theirs], ["report", "-q", SAMPLE, "-o", theirs]):
         res = _cli(*cmd)
-        assert res.returncode == 2, res.stderr
+        assert res.returncode == 7, res.stderr   # EXIT_DATABASE: not a database rdbscan wrote
         assert res.stderr.count("\n") == 1 and "rdbscan did not create" in res.stderr
     assert theirs.read_bytes() == before
     assert _q(theirs, "SELECT * FROM dumps") == [(1, "my own data")]
