@@ -70,17 +70,37 @@ def fmt_time(value) -> str:
     return value.astimezone(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-_CTRL = re.compile(r"[\x00-\x1f\x7f]")
+# What a terminal could act on: C0 and C1 control characters (ESC, CSI, BEL, newline, ...),
+# DEL, and the invisible Unicode format characters that reorder or hide text (bidi overrides,
+# zero-width spaces, line and paragraph separators, byte-order mark).
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+
+
+def _escaped(m: re.Match) -> str:
+    c = ord(m.group())
+    return f"\\x{c:02x}" if c <= 0xff else f"\\u{c:04x}"
+
+
+def escape_text(text) -> str:
+    """A string that came from a dump (key, family, aux field, member name, ...) as every renderer
+    shows it: unsafe characters as \\xNN (\\uNNNN above U+00FF); the rest as it is.  Renderers
+    never interpret markup in it (Rich Text objects, Markdown escapes)."""
+    return _UNSAFE.sub(_escaped, str(text))
 
 
 def fmt_key(key, width: int = 60) -> str:
     """Key names may hold control bytes and be 1 KB long: escape and shorten for display."""
     if key is None:
         return "-"
-    text = _CTRL.sub(lambda m: {"\n": "\\n", "\t": "\\t", "\r": "\\r"}.get(m.group(), f"\\x{ord(m.group()):02x}"),
-                     str(key))
-    if len(text) > width:
-        text = text[: width - 1] + "…"
+    text = escape_text(key)
+    if len(text) > width:   # cut between characters, never inside an escape
+        kept, n = [], 0
+        for piece in map(escape_text, str(key)):
+            n += len(piece)
+            if n > width - 1:
+                break
+            kept.append(piece)
+        text = "".join(kept) + "…"
     return text
 
 
@@ -416,9 +436,12 @@ def render_json(report: dict) -> str:
     return json.dumps(report, indent=2, ensure_ascii=False, default=str)
 
 
+_MD_SPECIAL = re.compile(r"([\\|`*_\[\]~])")
+
+
 def _md_cell(text: str) -> str:
-    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("`", "\\`").replace("*", "\\*") \
-        .replace("_", "\\_").replace("<", "&lt;").replace("\n", " ")
+    """One cell or line of Markdown text: escaped, with markup characters taken literally."""
+    return _MD_SPECIAL.sub(r"\\\1", escape_text(text)).replace("<", "&lt;")
 
 
 def render_markdown(report: dict) -> str:
@@ -477,7 +500,7 @@ def render_text(report: dict, console=None) -> None:
             grid.add_column(style="bold")
             grid.add_column()
             for label, value in b.items:
-                grid.add_row(Text(label), Text(str(value)))
+                grid.add_row(Text(escape_text(label)), Text(escape_text(value)))
             console.print(grid)
         elif b.kind == "table":
             t = b.table
@@ -493,7 +516,7 @@ def render_text(report: dict, console=None) -> None:
                               overflow="fold", no_wrap=i in t.numeric,
                               min_width=min(longest, 28) if i == 0 else None)
             for row in t.rows:
-                rt.add_row(*[Text(str(c)) for c in row])
+                rt.add_row(*[Text(escape_text(c)) for c in row])
             console.print(rt)
         elif b.kind == "finding":
             # a hanging indent: continuation lines start under the message, not under the mark
@@ -505,6 +528,6 @@ def render_text(report: dict, console=None) -> None:
                          Text.assemble(message, (" -> ", "dim"), advice))
             console.print(grid)
         elif b.kind == "advice":
-            console.print(Text.assemble(("What to do: ", "bold yellow"), b.text))
+            console.print(Text.assemble(("What to do: ", "bold yellow"), escape_text(b.text)))
         elif b.kind == "note":
-            console.print(Text(b.text, style="dim"))
+            console.print(Text(escape_text(b.text), style="dim"))

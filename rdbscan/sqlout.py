@@ -1,5 +1,6 @@
 """Printing query results: a table (or one block per row when the table would not fit the
-width), CSV and JSON for scripts."""
+width), CSV and JSON for scripts.  Tables and blocks escape what a terminal could act on
+(render.escape_text); CSV and JSON keep every string exact."""
 from __future__ import annotations
 
 import csv
@@ -7,6 +8,8 @@ import datetime as dt
 import decimal
 import json
 import sys
+
+from .render import escape_text
 
 
 def _jsonable(v):
@@ -32,6 +35,11 @@ def _text(v) -> str:
     return str(v)
 
 
+def _shown(v) -> str:
+    """A cell as the table and record displays show it: escaped (render.escape_text)."""
+    return escape_text(_text(v))
+
+
 def print_result(columns: list[str], rows: list[tuple], fmt: str = "table", out=None) -> None:
     out = out or sys.stdout
     if fmt == "csv":
@@ -46,14 +54,16 @@ def print_result(columns: list[str], rows: list[tuple], fmt: str = "table", out=
     else:
         from rich.console import Console
         console = Console(file=out, soft_wrap=False)
-        texts = [[_text(v) for v in row] for row in rows]
+        columns = [escape_text(c) for c in columns]
+        texts = [[_shown(v) for v in row] for row in rows]
         if _fits(columns, texts, console.width):
             from rich.table import Table
+            from rich.text import Text
             table = Table(show_lines=False, header_style="bold")
-            for c in columns:
-                table.add_column(c, overflow="fold")
+            for c in columns:   # Text: a key like [link=...] or [/] is shown, never markup
+                table.add_column(Text(c), overflow="fold")
             for row in texts:
-                table.add_row(*row)
+                table.add_row(*map(Text, row))
             console.print(table)
         else:
             _print_records(columns, texts, out)
