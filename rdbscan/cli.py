@@ -1,7 +1,9 @@
 """The `rdbscan` command line: thin click wrappers over library functions."""
 from __future__ import annotations
 
+import gc
 import os
+import signal
 import sys
 import traceback
 
@@ -16,6 +18,13 @@ from .speedups import describe as describe_speedups
 from .store import StoreError
 
 
+def say(line: str) -> None:
+    """One line on standard error; text from a dump in it (a key, a tar member's name) is
+    escaped, each line on its own (render.escape_text)."""
+    from .render import escape_text
+    click.echo("\n".join(escape_text(part) for part in str(line).split("\n")), err=True)
+
+
 class Failure(click.ClickException):
     """A CommandError on its way out of click: one line, `rdbscan: error: ...`, and its exit code
     (the same under `rdbscan` and click's CliRunner)."""
@@ -25,24 +34,32 @@ class Failure(click.ClickException):
         self.exit_code = code
 
     def show(self, file=None) -> None:
-        click.echo(f"rdbscan: error: {self.message}", err=True)
+        say(f"rdbscan: error: {self.message}")
+
+
+def _failure(e: BaseException) -> Failure | None:
+    """The one line and exit code for a user mistake or a fault of the machine; None for a bug."""
+    if isinstance(e, CommandError):
+        return Failure(e.message, e.code)
+    if isinstance(e, StoreError):   # a database rdbscan cannot use (another schema, ...)
+        return Failure(str(e), EXIT_DATABASE)
+    fault = database_fault(e)   # a full disk, a read-only or locked database, ...
+    return None if fault is None else Failure(fault.message, fault.code)
 
 
 class Group(click.Group):
-    """The `rdbscan` group: a CommandError raised by any command becomes its one line and code."""
+    """The `rdbscan` group: what `_failure` knows leaves any command as its one line and code."""
 
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
-        except CommandError as e:
-            raise Failure(e.message, e.code) from e
-        except StoreError as e:   # a database rdbscan cannot use (another schema, ...)
-            raise Failure(str(e), EXIT_DATABASE) from e
-        except (OSError, duckdb.Error) as e:   # a full disk, a read-only or locked database
-            fault = database_fault(e)
-            if fault is None:
+        except (CommandError, StoreError, OSError, duckdb.Error) as e:
+            failure = _failure(e)
+            if failure is None:
                 raise
-            raise Failure(fault.message, fault.code) from e
+            if (ctx.obj or {}).get("debug"):
+                traceback.print_exc()
+            raise failure from e
 
 
 class RichProgress:
@@ -64,7 +81,11 @@ class RichProgress:
         import time
         self.t0 = time.perf_counter()
         self.progress.start()
-        self.task = self.progress.add_task(os.path.basename(name), total=size, keys=0, rate=0.0)
+        from rich.markup import escape
+
+        from .render import escape_text
+        label = escape(escape_text(os.path.basename(name)))   # a tar member's name is the dump's
+        self.task = self.progress.add_task(label, total=size, keys=0, rate=0.0)
 
     def update(self, bytes_read, keys):
         import time
@@ -156,7 +177,7 @@ def load(ctx, dumps, db_path, quiet, no_verify_crc, target, skip_bad, jobs, repl
             click.echo(r.traceback_text, err=True, nl=False)
     done = outcome(results, summary=summarize)
     for line in done.lines(quiet):
-        click.echo(line, err=True)
+        say(line)
     sys.exit(done.code)
 
 
@@ -195,34 +216,53 @@ def _register_extensions():
 _register_extensions()
 
 
-def _interrupted():
-    click.echo("rdbscan: interrupted", err=True)
-    sys.exit(EXIT_INTERRUPTED)
+def _on_sigint(signum, frame):
+    """Ctrl-C: stop the work (KeyboardInterrupt) and let the clean-up run to its end; a second
+    Ctrl-C while DuckDB closes the database would end the process in a C++ terminate."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    raise KeyboardInterrupt
 
 
 def run():
-    """Entry point with the no-traceback guarantee."""
-    debug = "--debug" in sys.argv[1:]
+    """Entry point with the no-traceback guarantee: one line on stderr and an exit code from
+    rdbscan.errors."""
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _on_sigint)
+    code = _run(debug="--debug" in sys.argv[1:])
+    gc.collect()   # what a failure's traceback held (DuckDB connections) goes before the interpreter
+    sys.exit(code)
+
+
+def _run(debug: bool) -> int:
     try:
         main.main(standalone_mode=False)
+    except SystemExit as e:   # a command's own exit code
+        return e.code if isinstance(e.code, int) else EXIT_OK if e.code is None else EXIT_INTERNAL
     except click.exceptions.Exit as e:
-        sys.exit(e.exit_code)
+        return e.exit_code
     except click.ClickException as e:
         e.show()
-        sys.exit(e.exit_code)
+        return e.exit_code
     except click.exceptions.Abort as e:   # click turns Ctrl-C into Abort
         if isinstance(e.__context__, KeyboardInterrupt):
-            _interrupted()
+            return _interrupted()
         click.echo("rdbscan: aborted", err=True)
-        sys.exit(EXIT_INTERNAL)
-    except BrokenPipeError:
-        sys.exit(EXIT_OK)
+        return EXIT_INTERNAL
+    except BrokenPipeError:   # `rdbscan ... | head`: nothing more to say, and nowhere to say it
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
     except KeyboardInterrupt:
-        _interrupted()
+        return _interrupted()
     except Exception as e:  # the promise: no traceback reaches a user without --debug
         if debug:
             traceback.print_exc()
         else:
-            click.echo(f"rdbscan: internal error: {type(e).__name__}: {e} (a bug in rdbscan: "
-                       f"please report it with the output of --debug)", err=True)
-        sys.exit(EXIT_INTERNAL)
+            say(f"rdbscan: internal error: {type(e).__name__}: {e} (a bug in rdbscan: "
+                f"please report it with the output of --debug)")
+        return EXIT_INTERNAL
+    return EXIT_OK
+
+
+def _interrupted() -> int:
+    click.echo("rdbscan: interrupted", err=True)
+    return EXIT_INTERRUPTED

@@ -118,7 +118,7 @@ _DATABASE_FAULTS = (
     ("read-only file system", "the file system is read-only"),
     ("permission denied", "permission denied (the file or its directory is not writable)"),
     ("could not set lock", "another process has the database open{pid}: wait for it to finish, "
-                           "or write to another file"),
+                           "or use another file"),
     ("not a valid duckdb database", "not a DuckDB database (for -o: give a new file name such as "
                                     "dump.duckdb, or a database rdbscan wrote)"),
     ("trying to read a database file with version", "written by another DuckDB version than the "

@@ -7,14 +7,8 @@ says `complete = false` with the error and its byte offset.
 from __future__ import annotations
 
 import datetime as dt
-import multiprocessing
-import os
-import shutil
 import sys
-import tempfile
 import time
-import traceback
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 from .errors import RDBError
@@ -79,16 +73,17 @@ def load(paths: list[str], db_path: str, *, progress: ProgressHook | None = None
          existing: str = "refuse") -> list[DumpResult]:
     """Load every dump in `paths` into the DuckDB database at `db_path` (created if needed).
     `target` picks the memory model's server profile (default: the dump's own server).
-    jobs > 1 loads several dumps at once in worker processes (see _load_parallel).
+    jobs > 1 loads several dumps at once in worker processes (see rdbscan/parallel.py).
     A dump already in the database (docs/loading.md, "Identity of a dump") is not loaded
     again: existing='refuse' says so in DumpResult.refused, 'reuse' returns the loaded dump's
     result, 'replace' loads it again and removes the old one when the new one commits."""
     if existing not in EXISTING:
         raise ValueError(f"existing must be one of {EXISTING}")
     if jobs > 1 and len(paths) > 1 and "-" not in paths:
-        return _load_parallel(paths, db_path, jobs=jobs, verify_crc=verify_crc,
-                              batch_rows=batch_rows, target=target, skip_bad=skip_bad,
-                              existing=existing)
+        from .parallel import load_parallel
+        return load_parallel(paths, db_path, jobs=jobs, verify_crc=verify_crc,
+                             batch_rows=batch_rows, target=target, skip_bad=skip_bad,
+                             existing=existing)
     store = Store(db_path)
     try:
         return [load_one(store, p, progress=progress, verify_crc=verify_crc,
@@ -96,70 +91,6 @@ def load(paths: list[str], db_path: str, *, progress: ProgressHook | None = None
                          existing=existing) for p in paths]
     finally:
         store.close()
-
-
-# Tables a worker's database holds for its dump, copied into the target database in this order.
-PART_TABLES = ("key_rows", "streams", "stream_groups", "db_sizes", "slot_info", "dumps")
-
-
-def _load_part(path: str, part_db: str, dump_id: int, options: dict) -> DumpResult:
-    """Worker process: one dump into its own database (DuckDB has one writer per file)."""
-    store = Store(part_db)
-    try:
-        result = load_one(store, path, dump_id=dump_id, existing="replace", **options)
-    finally:
-        store.close()
-    if result.exception is not None:   # tracebacks do not cross processes; keep the text
-        result.traceback_text = "".join(traceback.format_exception(
-            type(result.exception), result.exception, result.exception.__traceback__))
-        result.exception = None
-    return result
-
-
-def _load_parallel(paths: list[str], db_path: str, *, jobs: int, existing: str,
-                   **options) -> list[DumpResult]:
-    """Several dumps at once: each worker process parses one dump into a database of its own
-    (next to db_path), then the parent copies the finished parts into db_path in dump order
-    (DuckDB-native INSERT ... SELECT, parallel, one transaction per dump) and deletes them.
-    dump_ids are assigned up front, so they follow the order of `paths` as in a sequential
-    load; a dump the database already holds (or named twice) is settled at its merge."""
-    store = Store(db_path)
-    first = store.allocate_dump_ids(len(paths))
-    results: list[DumpResult | None] = [None] * len(paths)
-    work = tempfile.mkdtemp(prefix=".rdbscan-parts-", dir=os.path.dirname(os.path.abspath(db_path)))
-    try:
-        ctx = multiprocessing.get_context("spawn")   # no fork: DuckDB and the writer thread
-        with ProcessPoolExecutor(max_workers=min(jobs, len(paths)), mp_context=ctx) as pool:
-            futures = [pool.submit(_load_part, p, os.path.join(work, f"part{i}.duckdb"),
-                                   first + i, options) for i, p in enumerate(paths)]
-            for i, fut in enumerate(futures):   # merge in order while later dumps still load
-                results[i] = fut.result()
-                part = os.path.join(work, f"part{i}.duckdb")
-                fp = results[i].fingerprint
-                same = store.find_dump(fp) if fp else None
-                if same is not None and existing != "replace":
-                    results[i] = _already_loaded(store, same, paths[i], fp, existing)
-                    os.remove(part)
-                    continue
-                store.run(f"ATTACH '{part}' AS rdbscan_part (READ_ONLY)")
-                store.con.begin()
-                try:
-                    if same is not None:
-                        store._delete(same["dump_id"])
-                    for table in PART_TABLES:
-                        store.run(f"INSERT INTO main.{table} BY NAME "
-                                  f"SELECT * FROM rdbscan_part.{table}")
-                    store.con.commit()
-                except BaseException:
-                    store.con.rollback()
-                    raise
-                finally:
-                    store.run("DETACH rdbscan_part")
-                os.remove(part)
-    finally:
-        store.close()
-        shutil.rmtree(work, ignore_errors=True)
-    return results
 
 
 def load_one(store: Store, path: str, *, progress: ProgressHook | None = None,
@@ -246,7 +177,7 @@ def load_one(store: Store, path: str, *, progress: ProgressHook | None = None,
         result.fingerprint = dump_fingerprint(info, path, result.error, result.error_offset)
         same = store.find_dump(result.fingerprint)
         if same is not None and existing != "replace":   # its rows go (the finally discards)
-            return _already_loaded(store, same, path, result.fingerprint, existing)
+            return already_loaded(store, same, path, result.fingerprint, existing)
         replaces = [same["dump_id"]] if same is not None else []
         _write_dump_row(store, result, info, source, replaces)
         committed = True
@@ -262,7 +193,7 @@ def load_one(store: Store, path: str, *, progress: ProgressHook | None = None,
             source.close()
 
 
-def _already_loaded(store: Store, old: dict, path: str, fingerprint: str | None,
+def already_loaded(store: Store, old: dict, path: str, fingerprint: str | None,
                     existing: str) -> DumpResult:
     """The result for a dump that is already in the database: refused, or (existing='reuse')
     the loaded dump's own result."""

@@ -108,6 +108,8 @@ def parse_rules(data: dict, origin: str = "rules file") -> RulesFile:
                         raise ValueError(f"{origin}: rules.{rid}.{key} must be an integer")
                 elif not isinstance(value, str):
                     raise ValueError(f"{origin}: rules.{rid}.{key} must be a string")
+                elif attr == "allowed_chars":
+                    _check_char_class(value, f"{origin}: rules.{rid}.{key}")
                 setattr(out.naming, attr, value)
             else:
                 raise ValueError(f"{origin}: unknown setting rules.{rid}.{key}")
@@ -125,6 +127,21 @@ def parse_rules(data: dict, origin: str = "rules file") -> RulesFile:
             raise ValueError(f"{origin}: unknown setting patterns.{key}")
         out.delimiters = str(value)
     return out
+
+
+def _check_char_class(body: str, where: str) -> None:
+    """`allowed` goes into a regular expression `[^...]` (RE2, in DuckDB): refuse here, in one
+    line, what the query would fail on."""
+    import duckdb
+    con = duckdb.connect(":memory:")
+    try:
+        con.execute("SELECT regexp_matches('', '[^' || ? || ']')", [body])
+    except duckdb.Error as e:
+        reason = str(e).splitlines()[0].removeprefix("Invalid Input Error: ")
+        raise ValueError(f"{where}: {body!r} is not a regular-expression character class "
+                         f"({reason})") from None
+    finally:
+        con.close()
 
 
 def load_rules(path: str) -> RulesFile:

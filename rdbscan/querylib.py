@@ -17,6 +17,7 @@ relation that is a view gets its parameter values written into its SQL as litera
 from __future__ import annotations
 
 import ast
+import math
 import re
 import time
 from dataclasses import dataclass, field
@@ -152,9 +153,21 @@ def coerce(value: str, default: object) -> object:
     if isinstance(default, bool):
         return value.lower() in ("1", "true", "yes", "on")
     if isinstance(default, int):
-        return int(value)
+        try:
+            number = int(value)
+        except ValueError:
+            raise ValueError(f"{value!r} is not a whole number") from None
+        if not 0 <= number < 2**63:
+            raise ValueError(f"{value} is out of range (0 to {2**63 - 1})")
+        return number
     if isinstance(default, float):
-        return float(value)
+        try:
+            number = float(value)
+        except ValueError:
+            raise ValueError(f"{value!r} is not a number") from None
+        if not math.isfinite(number):
+            raise ValueError(f"{value} is not a finite number")
+        return number
     if isinstance(default, list):
         return [v.strip() for v in value.split(",") if v.strip()]
     return value

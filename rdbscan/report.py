@@ -141,9 +141,12 @@ def apply_settings(thresholds: dict, settings: dict[str, str], origin: str, sour
             rest[name] = value
             continue
         try:
-            thresholds[param] = int(value)
+            number = int(value)
         except ValueError:
             raise ValueError(f"{origin}: {name} must be an integer, not {value!r}") from None
+        if not -2**63 < number < 2**63:   # list-max-listpack-size may be negative
+            raise ValueError(f"{origin}: {name} {value} is out of range")
+        thresholds[param] = number
         sources[param] = origin
     return rest
 
@@ -289,7 +292,10 @@ def query_values(con, options: ReportOptions) -> tuple[dict, dict]:
     for name, value in rest.items():
         pname = name.replace("-", "_")
         if pname in known:
-            values[pname] = querylib.coerce(value, known[pname])
+            try:
+                values[pname] = querylib.coerce(value, known[pname])
+            except ValueError as e:
+                raise ValueError(f"--set {name}: {e}") from None
             if pname in BIG_KEY_DEFAULTS:
                 big[pname] = values[pname]
         elif name.lower() == "lazyfree-lazy-expire":

@@ -72,6 +72,7 @@ def _open(path: str):
 
 
 SECTION_CHOICES = click.Choice(list(rpt.SECTIONS))
+MAX_TOP = 100_000   # rows per list; DuckDB's arg_max(x, n) takes n below 1,000,000
 
 
 @click.command("report")
@@ -85,7 +86,7 @@ SECTION_CHOICES = click.Choice(list(rpt.SECTIONS))
                                       "self-contained file with charts (to -o FILE.html, else stdout).")
 @click.option("--html", "html_path", metavar="FILE.html",
               help="Also write the HTML report here (with any --format).")
-@click.option("--top", type=click.IntRange(1), default=10, show_default=True,
+@click.option("--top", type=click.IntRange(1, MAX_TOP), default=10, show_default=True,
               help="Rows per list (big keys, families, slots, ...).")
 @click.option("--dump-id", type=int, default=0, help="Report on one dump of a multi-dump database "
                                                      "(default: all dumps together).")
@@ -105,7 +106,7 @@ SECTION_CHOICES = click.Choice(list(rpt.SECTIONS))
                    "no-ttl-share=30%,naming:uppercase=0'. Rules: " + ", ".join(rpt.FAIL_RULES) + ".")
 @click.option("--section", "sections", multiple=True, type=SECTION_CHOICES,
               help="Only these sections (repeatable; default: all).")
-@click.option("--idle-days", type=float, default=30, show_default=True,
+@click.option("--idle-days", type=click.FloatRange(0, 1e6), default=30, show_default=True,
               help="Keys idle longer than this are cold (dumps with LRU data).")
 @click.option("--target", metavar="VERSION", help="Memory model used when loading a dump (see `rdbscan load`).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress display (load, then the section being computed) and no load summary on standard error.")
@@ -171,9 +172,10 @@ def report_cmd(sources, db_path, fmt, top, dump_id, delimiters, config_path, set
         try:
             # What `load` would say about the dumps of the database not loaded just now (a
             # database given, or older dumps in -o): the same lines and exit code.
+            from .cli import say
             held = _held_outcome(con, dump_id, skip={r.dump_id for r in loaded})
             for line in held.lines(quiet=True):
-                click.echo(line, err=True)
+                say(line)
             load_code = worst_exit(load_code, held.code)
             if not _has_dumps(con, dump_id):
                 sys.exit(load_code or EXIT_DAMAGED)   # nothing was read: the errors only
@@ -244,6 +246,7 @@ def _load(paths: list[str], db_path: str, target: str | None, quiet: bool,
           replace: bool) -> tuple[int, list]:
     """Load dumps with the loader, say what `load` says; returns its exit code and results."""
     from .load import load as load_dumps
+    from .cli import say
     from .outcome import outcome
     progress = None
     if not quiet:
@@ -256,7 +259,7 @@ def _load(paths: list[str], db_path: str, target: str | None, quiet: bool,
                          existing="replace" if replace else "reuse")
     done = outcome(results, summary=_summary)
     for line in done.lines(quiet):
-        click.echo(line, err=True)
+        say(line)
     return done.code, results
 
 

@@ -420,6 +420,8 @@ def open_source(path: str, *, max_ratio: int = MAX_RATIO,
                 ratio_floor: int = RATIO_FLOOR) -> Source:
     """Open `path` (or `-` for stdin) and peel off compression and framing."""
     if path == "-":
+        if sys.stdin is None:   # started with standard input closed (`<&-`)
+            raise SourceError("<stdin>: standard input is closed")
         raw = sys.stdin.buffer
         name = "<stdin>"
         size = None

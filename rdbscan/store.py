@@ -413,16 +413,20 @@ class BulkWriter:
                                        daemon=True)
         self.thread.start()
 
-    def _stream(self):
+    @staticmethod
+    def _stream(batches: queue.Queue):
+        """The batches `add` puts on the queue.  Static: DuckDB may keep the reader (and this
+        generator) after a failed INSERT; were it to hold the writer, the store's connection
+        would live until exit, where nanobind prints pages of leak warnings."""
         while True:
-            batch = self.batches.get()
+            batch = batches.get()
             if batch is None:
                 return
             yield batch
 
     def _insert_keys(self) -> None:
         try:
-            reader = pa.RecordBatchReader.from_batches(KEYS_SCHEMA, self._stream())
+            reader = pa.RecordBatchReader.from_batches(KEYS_SCHEMA, self._stream(self.batches))
             self.cursor.register("_rdbscan_keys", reader)
             # family and plain_key: the loader's (rdbscan/family.py) or, where it left a null
             # (the pure-Python path), DuckDB's

@@ -5,10 +5,13 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from rdbscan import errors
@@ -18,6 +21,7 @@ from rdbscan.errors import (EXIT_DATABASE, EXIT_INPUT, EXIT_INTERRUPTED, EXIT_US
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).parent / "fixtures"
 DUMP = str(FIXTURES / "redis-7.0.15" / "small" / "dump.rdb")
+DUMP_B = str(FIXTURES / "redis-6.2.16" / "small" / "dump.rdb")
 
 
 def rdbscan(*args, **kw) -> subprocess.CompletedProcess:
@@ -107,3 +111,195 @@ def test_full_disk(tmp_path):
         assert p.returncode == EXIT_DATABASE, p.stderr
         assert re.fullmatch(rf"rdbscan: error: {re.escape(str(full))}/x\.duckdb(\.wal)?: the disk is "
                             rf"full \(No space left on device\)\n", p.stderr), p.stderr
+
+
+def test_locked_database(tmp_path):
+    db = tmp_path / "x.duckdb"
+    assert rdbscan("load", "-q", DUMP, "-o", db).returncode == 0
+    holder = subprocess.Popen([sys.executable, "-c", "import duckdb, sys; c = duckdb.connect(sys.argv[1]); "
+                               "print('open', flush=True); sys.stdin.read()", str(db)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "open\n"
+        want = (f"another process has the database open (PID {holder.pid}): wait for it to finish, "
+                f"or use another file\n")
+        for cmd in (["load", "-q", DUMP, "-o", db], ["sql", db, "SELECT 1"], ["report", db]):
+            p = rdbscan(*cmd)
+            assert p.returncode == EXIT_DATABASE, (cmd, p.stderr)
+            assert p.stderr.startswith("rdbscan: error: ") and p.stderr.endswith(want), p.stderr
+    finally:
+        holder.communicate("")
+
+
+def test_closed_stdin(tmp_path):
+    for cmd in (["load", "-", "-o", tmp_path / "x.duckdb"], ["report", "-q", "-"]):
+        p = subprocess.run([sys.executable, "-m", "rdbscan", *map(str, cmd)], stdin=subprocess.DEVNULL,
+                           capture_output=True, text=True, preexec_fn=lambda: os.close(0))
+        assert p.returncode == EXIT_INPUT, p.stderr
+        assert p.stderr.startswith("rdbscan: error: <stdin>: standard input is closed\n"), p.stderr
+
+
+def test_invalid_regex_in_rules_file(tmp_path):
+    db = tmp_path / "x.duckdb"
+    assert rdbscan("load", "-q", DUMP, "-o", db).returncode == 0
+    rules = tmp_path / "rules.toml"
+    rules.write_text('[rules.disallowed-chars]\nallowed = "z-a"\n')
+    p = rdbscan("report", db, "--rules", rules)
+    assert (p.returncode, p.stderr, p.stdout) == (
+        EXIT_USAGE, f"rdbscan: error: {rules}: rules.disallowed-chars.allowed: 'z-a' is not a "
+                    f"regular-expression character class (invalid character class range: z-a)\n", "")
+
+
+@pytest.mark.parametrize("args, line", [
+    (["--set", "collection_length=99999999999999999999999"],
+     "rdbscan: error: --set collection_length: 99999999999999999999999 is out of range "
+     "(0 to 9223372036854775807)\n"),
+    (["--set", "collection_length=-5"],
+     "rdbscan: error: --set collection_length: -5 is out of range (0 to 9223372036854775807)\n"),
+    (["--set", "margin=nan"], "rdbscan: error: --set margin: nan is not a finite number\n"),
+    (["--set", "hash-max-listpack-entries=99999999999999999999"],
+     "rdbscan: error: --set: hash-max-listpack-entries 99999999999999999999 is out of range\n"),
+])
+def test_out_of_range_settings(tmp_path, args, line):
+    db = tmp_path / "x.duckdb"
+    assert rdbscan("load", "-q", DUMP, "-o", db).returncode == 0
+    p = rdbscan("report", db, *args)
+    assert (p.returncode, p.stderr) == (EXIT_USAGE, line)
+
+
+def test_out_of_range_top(tmp_path):
+    p = rdbscan("report", DUMP, "--top", "99999999999999999999")
+    assert p.returncode == EXIT_USAGE
+    assert p.stderr.endswith("Error: Invalid value for '--top': 99999999999999999999 is not in the "
+                             "range 1<=x<=100000.\n")
+    assert "internal error" not in p.stderr
+
+
+def test_interrupted_report_exits_130(tmp_path, monkeypatch, capsys):
+    """Ctrl-C while the report's queries run: click turns it into Abort, which used to exit 1."""
+    from rdbscan import cli
+    from rdbscan import report as rpt
+
+    def interrupted(*args, **kw):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(rpt, "build_report", interrupted)
+    monkeypatch.setattr(sys, "argv", ["rdbscan", "report", "-q", DUMP])
+    assert cli._run(debug=False) == EXIT_INTERRUPTED
+    assert capsys.readouterr().err.endswith("rdbscan: interrupted\n")
+
+
+def test_apostrophe_in_output_path_with_jobs(tmp_path):
+    out = tmp_path / "it's here" / "o'brien.duckdb"
+    out.parent.mkdir()
+    p = rdbscan("load", "-q", "-j", "2", DUMP, DUMP_B, "-o", out)
+    assert (p.returncode, p.stderr) == (0, "")
+    con = duckdb.connect(str(out), read_only=True)
+    assert con.execute("SELECT dump_id, complete FROM dumps ORDER BY 1").fetchall() == [(1, True), (2, True)]
+    con.close()
+
+
+def _stuck_dump(tmp_path) -> tuple[Path, int]:
+    """A FIFO that holds the start of a dump and never ends: a load of it runs until killed.
+    Returns the path and the descriptor that keeps it open (close it when done)."""
+    fifo = tmp_path / "stuck.rdb"
+    os.mkfifo(fifo)
+    fd = os.open(fifo, os.O_RDWR)   # a writer that never blocks and never closes
+    os.write(fd, Path(DUMP).read_bytes()[:4096])
+    return fifo, fd
+
+
+def _wait_merged(parts_parent: Path, i: int, proc: subprocess.Popen) -> None:
+    """Wait until part i of a parallel load has been copied (its file appeared, then went)."""
+    seen = False
+    for _ in range(1200):
+        files = {p.name for d in parts_parent.glob(".rdbscan-parts-*") for p in d.iterdir()}
+        seen = seen or f"part{i}.duckdb" in files
+        if seen and f"part{i}.duckdb" not in files:
+            return
+        if proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    raise AssertionError("the finished dump was not copied while another still loads")
+
+
+def _group_gone(pgid: int) -> bool:
+    for _ in range(200):
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_ctrl_c_with_jobs_keeps_finished_dumps(tmp_path):
+    """The stuck dump is first, the small one second: the small one is copied as soon as it is
+    loaded, and Ctrl-C (SIGINT to the process group, as a terminal sends it) ends the load
+    without waiting, keeps it, removes the parts directory and leaves no worker behind."""
+    fifo, fd = _stuck_dump(tmp_path)
+    out = tmp_path / "out" / "x.duckdb"
+    out.parent.mkdir()
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "rdbscan", "load", "-q", "-j", "2", str(fifo),
+                                 DUMP, "-o", str(out)], stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)
+        _wait_merged(out.parent, 1, proc)
+        os.killpg(proc.pid, signal.SIGINT)
+        err = proc.communicate(timeout=120)[1]
+    finally:
+        os.close(fd)
+    assert (proc.returncode, err.lstrip("\n")) == (EXIT_INTERRUPTED, "rdbscan: interrupted\n")
+    assert _group_gone(proc.pid)
+    assert os.listdir(out.parent) == ["x.duckdb"]
+    con = duckdb.connect(str(out), read_only=True)
+    assert con.execute("SELECT dump_id, keys, complete FROM dumps").fetchall() == [(2, 562, True)]
+    assert con.execute("SELECT count(*) FROM keys").fetchone() == (562,)
+    con.close()
+
+
+def test_kill_9_of_parent_ends_workers_and_next_load_cleans_up(tmp_path):
+    fifo, fd = _stuck_dump(tmp_path)
+    out = tmp_path / "out" / "x.duckdb"
+    out.parent.mkdir()
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "rdbscan", "load", "-q", "-j", "2", str(fifo),
+                                 DUMP, "-o", str(out)], stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)
+        _wait_merged(out.parent, 1, proc)
+        proc.kill()
+        proc.communicate(timeout=60)
+        assert _group_gone(proc.pid), "a worker outlived its parent"
+    finally:
+        os.close(fd)
+    assert [p.name.startswith(".rdbscan-parts-") for p in out.parent.iterdir() if p.is_dir()] == [True]
+    p = rdbscan("load", "-q", "-j", "2", DUMP, DUMP_B, "-o", out)
+    assert (p.returncode, p.stderr) == (0, "")
+    assert os.listdir(out.parent) == ["x.duckdb"]
+    con = duckdb.connect(str(out), read_only=True)
+    assert con.execute("SELECT dump_id, complete FROM dumps ORDER BY 1").fetchall() == \
+        [(2, True), (3, True), (4, True)]
+    con.close()
+
+
+def test_double_ctrl_c_exits_130_with_a_consistent_database(tmp_path):
+    """Two Ctrl-C in a row while a load runs: the second one must not cut the clean-up short
+    (it ended in a C++ terminate, exit 134)."""
+    fifo, fd = _stuck_dump(tmp_path)
+    out = tmp_path / "x.duckdb"
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "rdbscan", "load", "-q", str(fifo), "-o",
+                                 str(out)], stderr=subprocess.PIPE, text=True, start_new_session=True)
+        for _ in range(1200):   # the dump is being read when its database exists
+            if out.exists() or proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        time.sleep(0.5)
+        os.killpg(proc.pid, signal.SIGINT)
+        os.killpg(proc.pid, signal.SIGINT)
+        err = proc.communicate(timeout=120)[1]
+    finally:
+        os.close(fd)
+    assert (proc.returncode, err.lstrip("\n")) == (EXIT_INTERRUPTED, "rdbscan: interrupted\n")
+    con = duckdb.connect(str(out), read_only=True)
+    assert con.execute("SELECT count(*) FROM dumps").fetchone()[0] <= 1
+    con.close()
