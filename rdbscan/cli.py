@@ -54,6 +54,8 @@ class Group(click.Group):
         try:
             return super().invoke(ctx)
         except (CommandError, StoreError, OSError, duckdb.Error) as e:
+            if _interrupt["seen"]:
+                raise KeyboardInterrupt from None
             failure = _failure(e)
             if failure is None:
                 raise
@@ -216,9 +218,15 @@ def _register_extensions():
 _register_extensions()
 
 
+_interrupt = {"seen": False}
+
+
 def _on_sigint(signum, frame):
     """Ctrl-C: stop the work (KeyboardInterrupt) and let the clean-up run to its end; a second
-    Ctrl-C while DuckDB closes the database would end the process in a C++ terminate."""
+    Ctrl-C while DuckDB closes the database would end the process in a C++ terminate.  DuckDB
+    turns a KeyboardInterrupt raised inside a query into RuntimeError('Query interrupted'):
+    `seen` says that whatever fails from now on failed because of the Ctrl-C."""
+    _interrupt["seen"] = True
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     raise KeyboardInterrupt
 
@@ -254,6 +262,8 @@ def _run(debug: bool) -> int:
     except KeyboardInterrupt:
         return _interrupted()
     except Exception as e:  # the promise: no traceback reaches a user without --debug
+        if _interrupt["seen"]:   # DuckDB's "Query interrupted", or what a Ctrl-C cut short
+            return _interrupted()
         if debug:
             traceback.print_exc()
         else:
