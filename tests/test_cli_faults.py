@@ -222,6 +222,24 @@ def _wait_merged(parts_parent: Path, i: int, proc: subprocess.Popen) -> None:
     raise AssertionError("the finished dump was not copied while another still loads")
 
 
+def _parallel_load_with_a_stuck_dump(tmp_path):
+    """`load -j 2 STUCK SMALL` in a session of its own, once SMALL (dump 2) has been copied:
+    (the process, the database path, the FIFO's descriptor to close)."""
+    fifo, fd = _stuck_dump(tmp_path)
+    out = tmp_path / "out" / "x.duckdb"
+    out.parent.mkdir()
+    proc = subprocess.Popen([sys.executable, "-m", "rdbscan", "load", "-q", "-j", "2", str(fifo),
+                             DUMP, "-o", str(out)], stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        _wait_merged(out.parent, 1, proc)
+    except BaseException:
+        proc.kill()
+        os.close(fd)
+        raise
+    return proc, out, fd
+
+
 def _group_gone(pgid: int) -> bool:
     for _ in range(200):
         try:
@@ -236,14 +254,8 @@ def test_ctrl_c_with_jobs_keeps_finished_dumps(tmp_path):
     """The stuck dump is first, the small one second: the small one is copied as soon as it is
     loaded, and Ctrl-C (SIGINT to the process group, as a terminal sends it) ends the load
     without waiting, keeps it, removes the parts directory and leaves no worker behind."""
-    fifo, fd = _stuck_dump(tmp_path)
-    out = tmp_path / "out" / "x.duckdb"
-    out.parent.mkdir()
+    proc, out, fd = _parallel_load_with_a_stuck_dump(tmp_path)
     try:
-        proc = subprocess.Popen([sys.executable, "-m", "rdbscan", "load", "-q", "-j", "2", str(fifo),
-                                 DUMP, "-o", str(out)], stderr=subprocess.PIPE, text=True,
-                                start_new_session=True)
-        _wait_merged(out.parent, 1, proc)
         os.killpg(proc.pid, signal.SIGINT)
         err = proc.communicate(timeout=120)[1]
     finally:
@@ -258,14 +270,8 @@ def test_ctrl_c_with_jobs_keeps_finished_dumps(tmp_path):
 
 
 def test_kill_9_of_parent_ends_workers_and_next_load_cleans_up(tmp_path):
-    fifo, fd = _stuck_dump(tmp_path)
-    out = tmp_path / "out" / "x.duckdb"
-    out.parent.mkdir()
+    proc, out, fd = _parallel_load_with_a_stuck_dump(tmp_path)
     try:
-        proc = subprocess.Popen([sys.executable, "-m", "rdbscan", "load", "-q", "-j", "2", str(fifo),
-                                 DUMP, "-o", str(out)], stderr=subprocess.PIPE, text=True,
-                                start_new_session=True)
-        _wait_merged(out.parent, 1, proc)
         proc.kill()
         proc.communicate(timeout=60)
         assert _group_gone(proc.pid), "a worker outlived its parent"
