@@ -450,13 +450,13 @@ def render_markdown(report: dict) -> str:
     for i, b in enumerate(blocks):
         nxt = blocks[i + 1] if i + 1 < len(blocks) else None
         if b.kind == "section":
-            lines += [f"## {b.text}", ""]
+            lines += [f"## {_md_cell(b.text)}", ""]
         elif b.kind == "kv":
             lines += [f"- **{label}:** {_md_cell(value)}" for label, value in b.items] + [""]
         elif b.kind == "table":
             t = b.table
             if t.title:
-                lines += [f"**{t.title}**", ""]
+                lines += [f"**{_md_cell(t.title)}**", ""]
             if not t.rows:
                 lines += ["(none)", ""]
                 continue
@@ -494,7 +494,7 @@ def render_text(report: dict, console=None) -> None:
     for b in document(report):
         if b.kind == "section":
             console.print()
-            console.rule(Text(b.text, style="bold"), align="left")
+            console.rule(Text(escape_text(b.text), style="bold"), align="left")
         elif b.kind == "kv":
             grid = RichTable.grid(padding=(0, 2))
             grid.add_column(style="bold")
@@ -506,9 +506,9 @@ def render_text(report: dict, console=None) -> None:
             t = b.table
             if not t.rows:
                 if t.title:
-                    console.print(Text(f"{t.title}: none", style="dim"))
+                    console.print(Text(f"{escape_text(t.title)}: none", style="dim"))
                 continue
-            rt = RichTable(title=Text(t.title, style="italic") if t.title else None, box=box.SIMPLE_HEAD,
+            rt = RichTable(title=Text(escape_text(t.title), style="italic") if t.title else None, box=box.SIMPLE_HEAD,
                            title_justify="left", show_edge=False, pad_edge=False)
             for i, h in enumerate(t.headers):
                 longest = max((len(str(r[i])) for r in t.rows), default=0)
@@ -525,7 +525,7 @@ def render_text(report: dict, console=None) -> None:
             grid.add_column(no_wrap=True)
             grid.add_column()
             grid.add_row(Text(SEVERITY_MARK[sev], style=_SEVERITY_STYLE[sev]),
-                         Text.assemble(message, (" -> ", "dim"), advice))
+                         Text.assemble(escape_text(message), (" -> ", "dim"), escape_text(advice)))
             console.print(grid)
         elif b.kind == "advice":
             console.print(Text.assemble(("What to do: ", "bold yellow"), escape_text(b.text)))

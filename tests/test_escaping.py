@@ -74,7 +74,9 @@ def test_text_report(evil):
     assert any(line.split()[:1] == ["[/]"] for line in lines)
     assert any(line.split()[:1] == ["\\u202eevil"] for line in lines)
     assert any(line.split()[:1] == ["csi\\x9b31m"] for line in lines)
-    # the family named in an advice line, hashtags, the big key
+    # the findings' heading and lines, the family named in an advice line, hashtags, the big key
+    assert any(line.startswith("Findings: redis 7.2.4\\x1b[2J\\x1b[H, 37 keys") for line in lines)
+    assert any(line.startswith("info One family, big\\x1b[5m:{id}, holds") for line in lines)
     assert any(line.startswith("What to do:") and "big\\x1b[5m:{id}" in line for line in lines)
     assert any(line.split()[:1] == ["{\\x1b[31mred}:{id}"] for line in lines)
     assert any(line.split()[:2] == ["big\\x1b[5m:1", "string"] for line in lines)
