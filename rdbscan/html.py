@@ -272,5 +272,9 @@ def write_html(path: str, text: str) -> None:
         if f'<meta name="generator" content="{GENERATOR}">'.encode() not in head:
             raise HtmlOutputError(f"{path}: exists and is not an rdbscan HTML report; not overwritten")
     tmp = p.with_name(p.name + ".rdbscan-tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, p)
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, p)
+    except OSError:   # a full disk: no half-written file left beside it
+        tmp.unlink(missing_ok=True)
+        raise

@@ -194,7 +194,7 @@ def load_one(store: Store, path: str, *, progress: ProgressHook | None = None,
 
 
 def already_loaded(store: Store, old: dict, path: str, fingerprint: str | None,
-                    existing: str) -> DumpResult:
+                   existing: str) -> DumpResult:
     """The result for a dump that is already in the database: refused, or (existing='reuse')
     the loaded dump's own result."""
     result = result_from_row(old)

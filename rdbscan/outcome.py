@@ -71,9 +71,7 @@ def outcome(results, *, summary=None) -> Outcome:
             o.errors.append(f"{r.path}: CRC64 checksum mismatch: the file stores "
                             f"{r.checksum_stored}, its bytes give {r.checksum_computed} (all "
                             f"{r.keys} keys were read and kept; the file is damaged)")
-        elif r.skipped_keys:
-            pass
-        elif summary is not None:
+        elif summary is not None and not r.skipped_keys:
             line = summary(r)
             if line:
                 o.notes.append(line)

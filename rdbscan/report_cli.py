@@ -196,8 +196,10 @@ def report_cmd(sources, db_path, fmt, top, dump_id, delimiters, config_path, set
         if html_path:
             try:
                 html.write_html(html_path, page)
-            except (html.HtmlOutputError, OSError) as e:
-                raise click.ClickException(str(e))
+            except html.HtmlOutputError as e:   # a file rdbscan did not write: left untouched
+                raise CommandError(str(e), EXIT_DATABASE) from None
+            except OSError as e:   # a missing or read-only directory, a full disk
+                raise _output_fault(e, html_path) from None
             if not quiet:
                 click.echo(f"rdbscan: HTML report written to {html_path}", err=True)
         elif fmt == "html":
@@ -215,6 +217,14 @@ def report_cmd(sources, db_path, fmt, top, dump_id, delimiters, config_path, set
                           if c["failed"])
         click.echo(f"rdbscan: findings exceed --fail-on thresholds: {names}", err=True)
     sys.exit(worst_exit(load_code, EXIT_FINDINGS if failed else EXIT_OK))
+
+
+def _output_fault(exc: OSError, path: str) -> CommandError:
+    """The one line (EXIT_DATABASE, as for a database) for an output file that cannot be written."""
+    import errno
+    if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+        return CommandError(f"{path}: its directory does not exist", EXIT_DATABASE)
+    return database_fault(exc, path) or CommandError(f"{path}: {exc.strerror or exc}", EXIT_DATABASE)
 
 
 def _release_load_memory() -> None:

@@ -65,6 +65,22 @@ def test_output_that_is_not_a_database_is_left_alone(tmp_path):
                        f"name such as dump.duckdb, or a database rdbscan wrote)\n")
 
 
+def test_html_file_that_cannot_be_written(tmp_path):
+    db = tmp_path / "x.duckdb"
+    assert rdbscan("load", "-q", DUMP, "-o", db).returncode == 0
+    out = tmp_path / "no" / "such" / "r.html"
+    p = rdbscan("report", "-q", db, "--html", out)
+    assert (p.returncode, p.stderr, p.stdout) == (
+        EXIT_DATABASE, f"rdbscan: error: {out}: its directory does not exist\n", "")
+    mine = tmp_path / "notes.html"
+    mine.write_text("my notes\n")
+    p = rdbscan("report", "-q", db, "--html", mine)
+    assert (p.returncode, p.stderr) == (
+        EXIT_DATABASE, f"rdbscan: error: {mine}: exists and is not an rdbscan HTML report; "
+                       f"not overwritten\n")
+    assert mine.read_text() == "my notes\n"
+
+
 def test_missing_input_has_one_code_in_every_command(tmp_path):
     want = (EXIT_INPUT, "rdbscan: error: missing.rdb: No such file or directory\n")
     for cmd in (["load", "-q", "missing.rdb", "-o", tmp_path / "x.duckdb"],
@@ -103,6 +119,15 @@ def test_read_only_directory(tmp_path):
         p = rdbscan("load", "-q", DUMP, "-o", ro / "x.duckdb")
         assert (p.returncode, p.stderr) == (
             EXIT_DATABASE, f"rdbscan: error: {ro / 'x.duckdb'}: the file system is read-only\n")
+
+
+def test_html_on_a_read_only_file_system(tmp_path):
+    db = tmp_path / "x.duckdb"
+    assert rdbscan("load", "-q", DUMP, "-o", db).returncode == 0
+    with _mounted_tmpfs(tmp_path / "ro", "ro,size=1m") as ro:
+        p = rdbscan("report", "-q", db, "--html", ro / "r.html")
+        assert (p.returncode, p.stderr) == (
+            EXIT_DATABASE, f"rdbscan: error: {ro / 'r.html'}: the file system is read-only\n")
 
 
 def test_full_disk(tmp_path):

@@ -199,8 +199,8 @@ def test_html_never_overwrites_a_file_it_did_not_write(dbs, tmp_path):
     mine = tmp_path / "notes.html"
     mine.write_text("<html>my notes</html>")
     res = run("report", dbs[SAMPLE], "-q", "--html", mine)
-    assert res.exit_code == 1
-    assert "exists and is not an rdbscan HTML report; not overwritten" in res.output
+    assert (res.exit_code, res.output) == (
+        7, f"rdbscan: error: {mine}: exists and is not an rdbscan HTML report; not overwritten\n")
     assert mine.read_text() == "<html>my notes</html>"
     ours = tmp_path / "r.html"
     assert run("report", dbs[SAMPLE], "-q", "--html", ours).exit_code == 0
