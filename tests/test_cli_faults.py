@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).parent / "fixtures"
 DUMP = str(FIXTURES / "redis-7.0.15" / "small" / "dump.rdb")
 DUMP_B = str(FIXTURES / "redis-6.2.16" / "small" / "dump.rdb")
+DUMP_C = str(FIXTURES / "redis-7.2.6" / "small" / "dump.rdb")
 
 
 def rdbscan(*args, **kw) -> subprocess.CompletedProcess:
@@ -216,7 +217,8 @@ def test_interrupted_report_exits_130(tmp_path, monkeypatch, capsys):
 def test_apostrophe_in_output_path_with_jobs(tmp_path):
     out = tmp_path / "it's here" / "o'brien.duckdb"
     out.parent.mkdir()
-    p = rdbscan("load", "-q", "-j", "2", DUMP, DUMP_B, "-o", out)
+    # (DUMP is dump 2 already: loading it again would be refused, so two other dumps)
+    p = rdbscan("load", "-q", "-j", "2", DUMP_B, DUMP_C, "-o", out)
     assert (p.returncode, p.stderr) == (0, "")
     con = duckdb.connect(str(out), read_only=True)
     assert con.execute("SELECT dump_id, complete FROM dumps ORDER BY 1").fetchall() == [(1, True), (2, True)]
@@ -303,7 +305,8 @@ def test_kill_9_of_parent_ends_workers_and_next_load_cleans_up(tmp_path):
     finally:
         os.close(fd)
     assert [p.name.startswith(".rdbscan-parts-") for p in out.parent.iterdir() if p.is_dir()] == [True]
-    p = rdbscan("load", "-q", "-j", "2", DUMP, DUMP_B, "-o", out)
+    # (DUMP is dump 2 already: loading it again would be refused, so two other dumps)
+    p = rdbscan("load", "-q", "-j", "2", DUMP_B, DUMP_C, "-o", out)
     assert (p.returncode, p.stderr) == (0, "")
     assert os.listdir(out.parent) == ["x.duckdb"]
     con = duckdb.connect(str(out), read_only=True)
