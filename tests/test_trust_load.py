@@ -269,14 +269,16 @@ def test_non_rdb_input_prints_only_the_error(tmp_path, kind):
         path.write_bytes(b"")
     elif kind == "directory":
         path.mkdir()
+    # not an RDB: 4 (EXIT_DAMAGED); a directory cannot be read as a dump: 6 (EXIT_INPUT)
+    code = 6 if kind == "directory" else 4
     rep = _cli("report", path)
-    assert rep.returncode == 4, rep.stderr
+    assert rep.returncode == code, rep.stderr
     assert rep.stdout == ""
     assert len(rep.stderr.splitlines()) == 1 and rep.stderr.startswith("rdbscan: error: ")
     assert str(path) in rep.stderr and "None" not in rep.stderr
     db = tmp_path / "n.duckdb"
     ld = _cli("load", path, "-o", db)
-    assert ld.returncode == 4 and len(ld.stderr.splitlines()) == 1
+    assert ld.returncode == code and len(ld.stderr.splitlines()) == 1
     if db.exists():
         assert _counts(db) == (0, 0, 0, 0)
 
