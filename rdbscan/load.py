@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from .errors import RDBError
 from .identity import dump_fingerprint
 from .memory import describe, target_quantum
-from .parser import DumpInfo, parse
+from .parser import TRAILING_HEAD, DumpInfo, parse
 from .rows import BATCH_ROWS, RowBuilder
 from .source import EOF_MARK, Source, SourceError, describe_truncation, open_source
 from .store import KEYS_SCHEMA, STREAM_GROUPS_SCHEMA, STREAMS_SCHEMA, BulkWriter, Store
@@ -121,9 +121,14 @@ def load_one(store: Store, path: str, *, progress: ProgressHook | None = None,
                 progress.start(source.name, source.size)
             result.compression = source.compression
             result.framing = source.framing
+            # A diskless replication payload read from a pipe ends with its 40-byte mark; what
+            # may follow is the live replication stream (`redis-cli --replica`): stop there.
+            live = source.framing == "replication-eof" and source.size is None
+            peek = len(source.notes.get("eof_mark", b"")) if live else TRAILING_HEAD
             records = parse(source.stream, info, size=source.size, verify_crc=verify_crc,
                             initial=source.initial, skip_bad=skip_bad, sink=rows.sink,
-                            quantum=target_quantum(target))
+                            quantum=target_quantum(target),
+                            drain_tail=not live, tail_peek=peek, tail_ready=source.input_ready)
             for rec in records:
                 if rec is not None:   # None: the parser filled rows.sink directly
                     rows.add(rec)
@@ -231,7 +236,11 @@ def _finish_input(result: DumpResult, info: DumpInfo, source: Source) -> None:
     head = info.trailing_head or b""
     if source.framing == "replication-eof":
         mark = source.notes.get("eof_mark", b"")
-        if tail is not None and tail >= len(mark) and head[:len(mark)] == mark:
+        if tail is None and head[:len(mark)] == mark:   # only when bytes follow the mark
+            result.warnings.append(f"{source.name}: stopped after the replication payload's "
+                                   f"$EOF mark; what followed it (a live replication stream) "
+                                   f"was not read")
+        elif tail is not None and tail >= len(mark) and head[:len(mark)] == mark:
             tail -= len(mark)
         else:
             result.warnings.append(f"{source.name}: the replication payload does not end with "

@@ -155,7 +155,8 @@ def _id_text(ms: int, seq: int) -> str:
 
 class _Parser:
     def __init__(self, reader: Reader, info: DumpInfo, skip_bad: bool = False,
-                 drain_tail: bool = True, sink=None, quantum: int = 8):
+                 drain_tail: bool = True, sink=None, quantum: int = 8,
+                 tail_peek: int = TRAILING_HEAD, tail_ready=None):
         self.r = reader
         self.sink = sink
         self.quantum = quantum      # the allocator's, for the servers whose embstr depends on it
@@ -164,6 +165,8 @@ class _Parser:
         self.rdb_type: int | None = None
         self.skip_bad = skip_bad
         self.drain_tail = drain_tail
+        self.tail_peek = tail_peek
+        self.tail_ready = tail_ready
         self.bad: CorruptError | None = None   # skip_bad: what is wrong with the current value
 
     # -- errors --------------------------------------------------------------------------
@@ -496,14 +499,18 @@ class _Parser:
             info.checksum = "absent"
         info.bytes_read = r.tell()
         # What follows the RDB (an AOF tail, a replication EOF mark): its size and first bytes.
-        r.fill(TRAILING_HEAD)
-        info.trailing_head = r.buf[r.pos:r.pos + TRAILING_HEAD]
+        r.fill(self.tail_peek)
+        if not self.drain_tail and r.size is None and not r.eof and \
+                len(r.buf) - r.pos <= self.tail_peek and self.tail_ready and self.tail_ready():
+            r.fill(self.tail_peek + 1)   # does not wait: the input has ended or more is there
+        info.trailing_head = r.buf[r.pos:r.pos + self.tail_peek]
         if r.size is not None:
             info.trailing_bytes = r.size - r.tell()
         elif self.drain_tail:
             info.trailing_bytes = r.drain()
-        else:
-            info.trailing_bytes = 0 if r.at_end() else None
+        else:   # a live stream, not waited for: what arrived, None if more follows the peek
+            seen = len(r.buf) - r.pos
+            info.trailing_bytes = None if seen > self.tail_peek and not r.eof else seen
         info.complete = True
 
     # -- values --------------------------------------------------------------------------
@@ -1111,6 +1118,7 @@ def _library_name(code: bytes) -> str:
 
 def parse(stream, info: DumpInfo, *, size: int | None = None, verify_crc: bool = True,
           initial: bytes = b"", skip_bad: bool = False, drain_tail: bool = True,
+          tail_peek: int = TRAILING_HEAD, tail_ready=None,
           sink=None, quantum: int = 8) -> Iterator[KeyRecord | None]:
     """Parse an RDB byte stream, yielding one KeyRecord per key and filling `info`.
 
@@ -1125,7 +1133,7 @@ def parse(stream, info: DumpInfo, *, size: int | None = None, verify_crc: bool =
     RDB are read and counted (`info.trailing_bytes`)."""
     reader = Reader(stream, size=size, crc=verify_crc, initial=initial)
     parser = _Parser(reader, info, skip_bad=skip_bad, drain_tail=drain_tail, sink=sink,
-                     quantum=quantum)
+                     quantum=quantum, tail_peek=tail_peek, tail_ready=tail_ready)
     try:
         yield from parser.records()
     except RDBError as e:

@@ -71,6 +71,12 @@ class Source:
     initial: bytes = b""       # bytes already read from `stream` that belong to the RDB
     notes: dict = field(default_factory=dict)
     _closers: list = field(default_factory=list, repr=False)
+    _pipe: object = field(default=None, repr=False)   # the _Available a pipe is read through
+
+    def input_ready(self) -> bool:
+        """Whether reading the pipe would return at once (data or its end) instead of waiting
+        for more input; False for a regular file."""
+        return self._pipe is not None and self._pipe.ready()
 
     def close(self) -> None:
         for c in reversed(self._closers):
@@ -126,6 +132,32 @@ class _Counting:
         data = self.raw.read(n)
         self.count += len(data)
         return data
+
+    def readable(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        pass
+
+
+class _Available:
+    """A pipe or FIFO read as its data arrives: read(n) returns what is there (at least one
+    byte, at most n) instead of waiting for n bytes, so that a live stream (`redis-cli
+    --replica`) is parsed up to the RDB's end without waiting for more input."""
+
+    def __init__(self, raw):
+        self.raw = raw
+        self._read1 = getattr(raw, "read1", raw.read)
+
+    def read(self, n: int = -1) -> bytes:
+        return self.raw.read() if n < 0 else self._read1(n)
+
+    def ready(self) -> bool:
+        import select
+        try:
+            return bool(select.select([self.raw], [], [], 0)[0])
+        except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+            return False
 
     def readable(self) -> bool:
         return True
@@ -443,7 +475,10 @@ def open_source(path: str, *, max_ratio: int = MAX_RATIO,
         except OSError:
             size = None
         closers = [raw]
+    if size is None:
+        raw = _Available(raw)
     src = Source(name=name, stream=raw, size=size, notes=notes, framing=notes.pop("framing", None))
+    src._pipe = raw if size is None else None
     src._closers = closers
     try:
         _unwrap(src, max_ratio, ratio_floor)
@@ -537,6 +572,13 @@ def _open_tar(src: Source, raw):
         if chosen is None:
             raise NotRDBError("a tar archive without a regular file", 0)
         f = tar.extractfile(chosen)
+        # Read the member's bytes from the archive stream itself: the member file object
+        # drops the last chunk it read when the archive is cut short (a truncated tar kept 20
+        # keys where the same bytes as a plain file kept 368), and reads nothing at all when
+        # the header overstates the member's size.
+        stream = getattr(tar, "fileobj", None)
+        if getattr(stream, "pos", None) == chosen.offset_data and hasattr(stream, "read"):
+            f = _Limited(stream, chosen.size)
     except tarfile.TarError as e:
         raise CorruptError(f"tar archive is unreadable: {e}", 0) from None
     src.framing = "tar"

@@ -87,3 +87,106 @@ def test_long_key_names_stored_alike_by_both_row_paths(tmp_path):
                     "load([sys.argv[1]], sys.argv[2])", dump, pure_db], check=True,
                    env={**os.environ, "RDBSCAN_PURE_PYTHON": "1"})
     assert _stored(compiled_db) == _stored(pure_db)
+
+
+# -- inputs cut short or never ending (issue 15, "Results merged or lost") ------------------
+
+def _many_keys_rdb(n: int = 368) -> bytes:
+    body = b"\xfe\x00" + b"".join(W.key(0, b"key:%d" % i, W.string(b"v" * 1000 + b"%d" % i))
+                                   for i in range(n))
+    return W.rdb(body)
+
+
+def _tar(name: str, data: bytes, size: int | None = None) -> bytes:
+    """A ustar archive of one member; `size` overstates the member's size in its header."""
+    import io
+    import tarfile
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.USTAR_FORMAT) as t:
+        info = tarfile.TarInfo(name)
+        info.size = len(data)
+        t.addfile(info, io.BytesIO(data))
+    out = bytearray(buf.getvalue())
+    if size is not None:
+        out[124:136] = b"%011o\x00" % size
+        out[148:156] = b" " * 8
+        out[148:156] = b"%06o\x00 " % sum(out[:512])
+    return bytes(out)
+
+
+def _keys_kept(path: Path, tmp_path: Path) -> tuple[int, list]:
+    db = tmp_path / (path.name + ".duckdb")
+    results = load([str(path)], str(db))
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        return con.execute("SELECT count(*) FROM keys").fetchone()[0], results
+    finally:
+        con.close()
+
+
+def test_truncated_tar_keeps_what_the_plain_file_keeps(tmp_path):
+    rdb = _many_keys_rdb()
+    cut = len(rdb) * 2 // 3
+    plain = tmp_path / "cut.rdb"
+    plain.write_bytes(rdb[:cut])
+    tarred = tmp_path / "cut.tar"
+    tarred.write_bytes(_tar("dump.rdb", rdb)[:512 + cut])
+    want, _ = _keys_kept(plain, tmp_path)
+    assert want > 200
+    got, (result,) = _keys_kept(tarred, tmp_path)
+    assert got == want and not result.complete
+
+
+def test_tar_header_overstating_its_member_keeps_the_rows(tmp_path):
+    rdb = _many_keys_rdb()
+    tarred = tmp_path / "big.tar"
+    tarred.write_bytes(_tar("dump.rdb", rdb, size=len(rdb) * 4))
+    got, (result,) = _keys_kept(tarred, tmp_path)
+    assert got == 368 and result.complete
+
+
+def test_eof_capture_followed_by_a_live_stream_stops_at_the_rdb_end(tmp_path):
+    """`redis-cli --replica | rdbscan load -`: the payload, its mark, then replication
+    commands on a pipe that stays open.  The load ends at the RDB's end with every row."""
+    import subprocess
+    mark = b"0123456789abcdef0123456789abcdef01234567"
+    db = tmp_path / "live.duckdb"
+    proc = subprocess.Popen([sys.executable, "-m", "rdbscan", "load", "-", "-o", str(db), "-q"],
+                            stdin=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        proc.stdin.write(b"$EOF:" + mark + b"\r\n" + _many_keys_rdb() + mark +
+                         b"*1\r\n$4\r\nPING\r\n")
+        proc.stdin.flush()
+        try:
+            rc = proc.wait(timeout=300)   # a hang guard, not a speed bound
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            pytest.fail("rdbscan load waited for the end of a live replication stream")
+    finally:
+        proc.stdin.close()
+    err = proc.stderr.read().decode()
+    assert rc == 0, err
+    assert "stopped after the replication payload's $EOF mark" in err
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT count(*) FROM keys").fetchone()[0] == 368
+    assert con.execute("SELECT complete, framing FROM dumps").fetchone() == (True, "replication-eof")
+    con.close()
+
+
+def test_eof_capture_on_a_pipe_ending_at_its_mark_warns_nothing(tmp_path):
+    """The same capture on a pipe that ends right after the mark: nothing followed it, so
+    no "stopped after the mark" warning and no tail bytes."""
+    import subprocess
+    mark = b"0123456789abcdef0123456789abcdef01234567"
+    db = tmp_path / "ended.duckdb"
+    proc = subprocess.run([sys.executable, "-m", "rdbscan", "load", "-", "-o", str(db)],
+                          input=b"$EOF:" + mark + b"\r\n" + _many_keys_rdb() + mark,
+                          capture_output=True, timeout=300)
+    err = proc.stderr.decode()
+    assert proc.returncode == 0, err
+    assert "warning" not in err and "stopped after" not in err
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT count(*), (SELECT tail_bytes FROM dumps) FROM keys").fetchone() \
+        == (368, 0)
+    con.close()
