@@ -38,6 +38,7 @@ class Case:
     check: Callable | None = None      # (duckdb connection) -> None, asserts what is stored
     fast: bool = True                  # run by tests/test_hostile.py
     args: list = field(default_factory=list)
+    says: str | None = None            # what stderr must contain
 
 
 def _keys_dump(path: Path, keys) -> Path:
@@ -67,6 +68,51 @@ def _check_long(n: int, size: int):
     return check
 
 
+def _gzip_bomb(small: int, zeros: int, values: int = 1):
+    """gzip of an RDB: `small` keys, then `values` strings of `zeros` zero bytes in all (gzip:
+    ~1000:1), written as it goes; checksum 0 (disabled)."""
+    def make(d: Path) -> Path:
+        import gzip
+        path = d / f"bomb_{zeros >> 20}MiB.rdb.gz"
+        mib = gzip.compress(bytes(1 << 20), compresslevel=9)   # concatenated gzip members
+        with open(path, "wb") as f:
+            head = b"".join(W.key(0, b"small:%d" % i, W.string(b"v")) for i in range(small))
+            f.write(gzip.compress(b"REDIS0011\xfe\x00" + head))
+            for v in range(values):
+                f.write(gzip.compress(b"\x00" + W.string(b"zeros:%d" % v) +
+                                      W.length(zeros // values)))
+                for _ in range((zeros // values) >> 20):
+                    f.write(mib)
+            f.write(gzip.compress(b"\xff" + bytes(8)))
+        return path
+    return make
+
+
+def _xz_dict(small: int, dict_mib: int):
+    """xz of an RDB of `small` keys whose block header asks for a `dict_mib` MiB dictionary
+    (a power of two or 1.5 times one; the data itself needs less, so a decoder that accepts
+    the header reads it)."""
+    def make(d: Path) -> Path:
+        import lzma
+        import zlib
+        rdb = W.rdb(b"\xfe\x00" + b"".join(W.key(0, b"small:%d" % i, W.string(b"v"))
+                                           for i in range(small)))
+        xz = bytearray(lzma.compress(rdb, format=lzma.FORMAT_XZ, preset=0))
+        size = dict_mib << 20
+        shift = size.bit_length() - 2       # size = (2 | odd) << shift
+        code = 2 * (shift - 11) + (size >> shift & 1)
+        assert (2 | (code & 1)) << (code // 2 + 11) == size
+        hdr = 12                            # the block header follows the 12-byte stream header
+        n = (xz[hdr] + 1) * 4
+        assert xz[hdr + 2] == 0x21 and xz[hdr + 3] == 1    # one LZMA2 filter, 1 property byte
+        xz[hdr + 4] = code
+        xz[hdr + n - 4:hdr + n] = zlib.crc32(bytes(xz[hdr:hdr + n - 4])).to_bytes(4, "little")
+        path = d / f"dict_{dict_mib}MiB.rdb.xz"
+        path.write_bytes(bytes(xz))
+        return path
+    return make
+
+
 CASES = [
     Case("long_key_40MiB", _long_keys(1, 40 << 20), keys=101, check=_check_long(1, 40 << 20)),
     Case("long_keys_50x1MiB", _long_keys(50, 1 << 20), keys=150,
@@ -75,6 +121,16 @@ CASES = [
          check=_check_long(2000, 100 << 10), fast=False),
     Case("long_keys_20000x10KiB", _long_keys(20000, 10 << 10), keys=20100,
          check=_check_long(20000, 10 << 10), fast=False),
+    # Decompression (source.MAX_RATIO after RATIO_FLOOR, source.XZ_MEMLIMIT): refused with one
+    # line, exit 4, the keys read before kept; --allow-ratio reads the bomb.
+    Case("gzip_1000x_32MiB", _gzip_bomb(100, 32 << 20), exit_code=4, keys=100,
+         says="expands more than 200:1"),
+    Case("gzip_1000x_32MiB_allowed", _gzip_bomb(100, 32 << 20), keys=101,
+         args=["--allow-ratio"]),
+    Case("gzip_1000x_4GiB", _gzip_bomb(100, 4 << 30, values=8), exit_code=4, keys=100,
+         says="expands more than 200:1", fast=False),
+    Case("xz_dict_384MiB", _xz_dict(100, 384), exit_code=4, keys=0, says="decoder memory"),
+    Case("xz_dict_64MiB", _xz_dict(100, 64), keys=100),
 ]
 
 
@@ -128,6 +184,8 @@ def run(case: Case, workdir: Path, env: dict | None = None) -> Result:
     failures = []
     if proc.returncode != case.exit_code:
         failures.append(f"exit code {proc.returncode}, expected {case.exit_code}")
+    if case.says is not None and case.says not in stderr.decode(errors="replace"):
+        failures.append(f"stderr does not say {case.says!r}")
     if rss_mb > MAX_RSS_MB:
         failures.append(f"peak RSS {rss_mb:.0f} MB > {MAX_RSS_MB} MB")
     keys = None

@@ -141,8 +141,11 @@ def main(ctx, debug):
 @click.option("--replace", is_flag=True,
               help="Load a dump the database already holds again, in place of the old one "
                    "(without it such a dump is refused, exit 2; docs/loading.md).")
+@click.option("--allow-ratio", is_flag=True,
+              help="Read compressed input that expands more than 200:1 (refused by default as "
+                   "a likely decompression bomb, exit 4; docs/hostile-inputs.md).")
 @click.pass_context
-def load(ctx, dumps, db_path, quiet, no_verify_crc, target, skip_bad, jobs, replace):
+def load(ctx, dumps, db_path, quiet, no_verify_crc, target, skip_bad, jobs, replace, allow_ratio):
     """Load one or more RDB dumps into a DuckDB database, one row per key in `keys`.
 
     DUMPS are RDB files (or - for standard input), compressed or not (gzip, zstd, lz4, bzip2,
@@ -170,7 +173,8 @@ def load(ctx, dumps, db_path, quiet, no_verify_crc, target, skip_bad, jobs, repl
                    err=True)
     results = load_dumps(list(dumps), db_path, progress=None if parallel else make_progress(quiet),
                          verify_crc=not no_verify_crc, target=target, skip_bad=skip_bad,
-                         jobs=jobs, existing="replace" if replace else "refuse")
+                         jobs=jobs, existing="replace" if replace else "refuse",
+                         allow_ratio=allow_ratio)
     debug = (ctx.obj or {}).get("debug")
     for r in results:
         if debug and r.exception is not None:

@@ -16,7 +16,8 @@ from .identity import dump_fingerprint
 from .memory import describe, target_quantum
 from .parser import TRAILING_HEAD, DumpInfo, parse
 from .rows import BATCH_ROWS, RowBuilder
-from .source import EOF_MARK, Source, SourceError, describe_truncation, open_source
+from .source import (EOF_MARK, MAX_RATIO, Source, SourceError, describe_truncation,
+                     open_source)
 from .store import KEYS_SCHEMA, STREAM_GROUPS_SCHEMA, STREAMS_SCHEMA, BulkWriter, Store
 
 
@@ -70,25 +71,26 @@ EXISTING = ("refuse", "replace", "reuse")
 def load(paths: list[str], db_path: str, *, progress: ProgressHook | None = None,
          verify_crc: bool = True, batch_rows: int = BATCH_ROWS,
          target: str | None = None, skip_bad: bool = False, jobs: int = 1,
-         existing: str = "refuse") -> list[DumpResult]:
+         existing: str = "refuse", allow_ratio: bool = False) -> list[DumpResult]:
     """Load every dump in `paths` into the DuckDB database at `db_path` (created if needed).
     `target` picks the memory model's server profile (default: the dump's own server).
     jobs > 1 loads several dumps at once in worker processes (see rdbscan/parallel.py).
     A dump already in the database (docs/loading.md, "Identity of a dump") is not loaded
     again: existing='refuse' says so in DumpResult.refused, 'reuse' returns the loaded dump's
-    result, 'replace' loads it again and removes the old one when the new one commits."""
+    result, 'replace' loads it again and removes the old one when the new one commits.
+    allow_ratio lifts the decompression-ratio bound (source.MAX_RATIO)."""
     if existing not in EXISTING:
         raise ValueError(f"existing must be one of {EXISTING}")
     if jobs > 1 and len(paths) > 1 and "-" not in paths:
         from .parallel import load_parallel
         return load_parallel(paths, db_path, jobs=jobs, verify_crc=verify_crc,
                              batch_rows=batch_rows, target=target, skip_bad=skip_bad,
-                             existing=existing)
+                             existing=existing, allow_ratio=allow_ratio)
     store = Store(db_path)
     try:
         return [load_one(store, p, progress=progress, verify_crc=verify_crc,
                          batch_rows=batch_rows, target=target, skip_bad=skip_bad,
-                         existing=existing) for p in paths]
+                         existing=existing, allow_ratio=allow_ratio) for p in paths]
     finally:
         store.close()
 
@@ -96,7 +98,8 @@ def load(paths: list[str], db_path: str, *, progress: ProgressHook | None = None
 def load_one(store: Store, path: str, *, progress: ProgressHook | None = None,
              verify_crc: bool = True, batch_rows: int = BATCH_ROWS,
              target: str | None = None, skip_bad: bool = False,
-             dump_id: int | None = None, existing: str = "refuse") -> DumpResult:
+             dump_id: int | None = None, existing: str = "refuse",
+             allow_ratio: bool = False) -> DumpResult:
     """Load one dump (see load).  Its key rows and its `dumps` row commit together or not at
     all: the rows are written under a loading mark that commit_dump clears in the transaction
     that writes the `dumps` row; a load that fails inside rdbscan or is interrupted (Ctrl-C) is
@@ -115,7 +118,7 @@ def load_one(store: Store, path: str, *, progress: ProgressHook | None = None,
     committed = False
     try:
         try:
-            source = open_source(path)
+            source = open_source(path, max_ratio=None if allow_ratio else MAX_RATIO)
             result.path = source.name
             if progress:
                 progress.start(source.name, source.size)

@@ -112,8 +112,10 @@ MAX_TOP = 100_000   # rows per list; DuckDB's arg_max(x, n) takes n below 1,000,
 @click.option("-q", "--quiet", is_flag=True, help="No progress display (load, then the section being computed) and no load summary on standard error.")
 @click.option("--replace", is_flag=True, help="Load a dump the -o database already holds again, in place of "
                                               "the old one (default: report on the one loaded before).")
+@click.option("--allow-ratio", is_flag=True, help="Read compressed input that expands more than 200:1 "
+                                                  "(see `rdbscan load`).")
 def report_cmd(sources, db_path, fmt, top, dump_id, delimiters, config_path, sets, rules_path, fail_on,
-               sections, idle_days, target, quiet, html_path, replace):
+               sections, idle_days, target, quiet, html_path, replace, allow_ratio):
     """Report on RDB dumps: overview, big keys, key families, TTL gaps, compact-encoding
     candidates, naming, cold keys, cluster slots, streams.
 
@@ -166,7 +168,7 @@ def report_cmd(sources, db_path, fmt, top, dump_id, delimiters, config_path, set
             else:
                 tmpdir = tempfile.mkdtemp(prefix="rdbscan-")
                 path = os.path.join(tmpdir, "report.duckdb")
-            load_code, loaded = _load(list(sources), path, target, quiet, replace)
+            load_code, loaded = _load(list(sources), path, target, quiet, replace, allow_ratio)
             _release_load_memory()
         con = _open(path)
         try:
@@ -253,7 +255,7 @@ def _section_status(quiet: bool):
 
 
 def _load(paths: list[str], db_path: str, target: str | None, quiet: bool,
-          replace: bool) -> tuple[int, list]:
+          replace: bool, allow_ratio: bool = False) -> tuple[int, list]:
     """Load dumps with the loader, say what `load` says; returns its exit code and results."""
     from .load import load as load_dumps
     from .cli import say
@@ -266,7 +268,7 @@ def _load(paths: list[str], db_path: str, target: str | None, quiet: bool,
         except ImportError:  # pragma: no cover
             progress = None
     results = load_dumps(paths, db_path, progress=progress, target=target,
-                         existing="replace" if replace else "reuse")
+                         existing="replace" if replace else "reuse", allow_ratio=allow_ratio)
     done = outcome(results, summary=_summary)
     for line in done.lines(quiet):
         say(line)

@@ -20,9 +20,10 @@ What a user may hand us (README, "Inputs"):
 
 The input is opened read-only and nothing is created next to it.
 
-Memory is bounded: decompressors are asked for at most what the parser requests, and the
-decompressed output is capped relative to the compressed input consumed (MAX_RATIO, after
-RATIO_FLOOR bytes) so a decompression bomb ends with an error instead of running for hours.
+Memory and time are bounded: decompressors are asked for at most what the parser requests,
+the decompressed output is capped relative to the compressed input consumed (MAX_RATIO, after
+RATIO_FLOOR bytes; `--allow-ratio` lifts it) so a decompression bomb ends with an error instead
+of running for minutes, and an xz decoder may use at most XZ_MEMLIMIT (docs/hostile-inputs.md).
 """
 from __future__ import annotations
 
@@ -37,15 +38,19 @@ from .errors import CorruptError, NotRDBError, TruncatedError
 
 # Decompression-bomb bound: the decompressed output may exceed MAX_RATIO times the
 # compressed bytes consumed only while it is below RATIO_FLOOR.  Real RDB files compress
-# 2-20x (their strings are already LZF-compressed); gzip itself cannot exceed ~1032x.
-MAX_RATIO = 1000
-RATIO_FLOOR = 1 << 30
+# 2-20x (their strings are already LZF-compressed); gzip itself cannot exceed ~1032x, and 1 MB
+# of gzip expanding 1000x into cheap records took minutes to parse.  The ratio bounds the
+# parse time per compressed byte; open_source(max_ratio=None) (--allow-ratio) lifts it.
+MAX_RATIO = 200
+RATIO_FLOOR = 16 << 20
 RAW_BLOCK = 64 * 1024           # compressed bytes read per call
 ZSTD_SLICE = 1024               # zstd input fed per decompress() call (bounds its output)
 PEEK = 512                      # bytes inspected to recognise a format (a tar header)
 MAX_KEEPALIVES = 1 << 20        # '\n' keep-alives skipped before a `$` replication header
 MANIFEST_MAX = 1 << 20          # an AOF manifest larger than this is not a manifest
-XZ_MEMLIMIT = 512 << 20         # xz decoder memory (xz -9 needs 65 MiB)
+# xz decoder memory: every preset fits (xz -9 / -9e need 65 MiB); a header asking for a larger
+# dictionary (up to 4 GiB) is refused before the decoder allocates it.
+XZ_MEMLIMIT = 128 << 20
 
 _MAGICS = (
     (b"\x1f\x8b", "gzip"),
@@ -256,7 +261,7 @@ def _codec_errors() -> tuple:
 class _Decompressed:
     """Decompressed stream with the ratio bound and errors turned into RDBErrors."""
 
-    def __init__(self, kind: str, raw, max_ratio: int, ratio_floor: int):
+    def __init__(self, kind: str, raw, max_ratio: int | None, ratio_floor: int):
         self.kind = kind
         self.counter = _Counting(raw)
         self.max_ratio = max_ratio
@@ -318,8 +323,8 @@ class _Decompressed:
             if "Memory usage limit" in msg:
                 raise DecompressionError(
                     f"{self.kind} data needs more than {XZ_MEMLIMIT >> 20} MiB of decoder memory "
-                    f"(its dictionary is too large); decompress it yourself and pipe it to "
-                    f"`rdbscan load -`", self.produced + have) from None
+                    f"(its dictionary is too large); refused before allocating it (decompress "
+                    f"it yourself and pipe it to `rdbscan load -`)", self.produced + have) from None
             raise DecompressionError(
                 f"{self.kind} data is corrupt after {self.counter.count} compressed bytes: {msg}",
                 self.produced + have) from None
@@ -327,13 +332,12 @@ class _Decompressed:
         if isinstance(self.inner, _ZstdReader) and self.inner.truncated:
             self.truncated = True
         self.produced += len(data)
-        if self.produced > self.ratio_floor and \
+        if self.max_ratio is not None and self.produced > self.ratio_floor and \
                 self.produced > self.max_ratio * max(self.counter.count, 1):
             raise DecompressionError(
                 f"{self.kind} input expands more than {self.max_ratio}:1 "
                 f"({self.counter.count} compressed bytes gave {self.produced}); refusing a "
-                f"likely decompression bomb (decompress it yourself and pipe it to `rdbscan "
-                f"load -` to read it anyway)", self.produced)
+                f"likely decompression bomb (--allow-ratio reads it anyway)", self.produced)
         return data
 
     def readable(self) -> bool:
@@ -448,9 +452,10 @@ def _resolve_path(path: str) -> tuple[str, dict]:
     return path, notes
 
 
-def open_source(path: str, *, max_ratio: int = MAX_RATIO,
+def open_source(path: str, *, max_ratio: int | None = MAX_RATIO,
                 ratio_floor: int = RATIO_FLOOR) -> Source:
-    """Open `path` (or `-` for stdin) and peel off compression and framing."""
+    """Open `path` (or `-` for stdin) and peel off compression and framing.  max_ratio=None:
+    no bound on the decompression ratio (`--allow-ratio`)."""
     if path == "-":
         if sys.stdin is None:   # started with standard input closed (`<&-`)
             raise SourceError("<stdin>: standard input is closed")
@@ -488,7 +493,7 @@ def open_source(path: str, *, max_ratio: int = MAX_RATIO,
     return src
 
 
-def _unwrap(src: Source, max_ratio: int, ratio_floor: int) -> None:
+def _unwrap(src: Source, max_ratio: int | None, ratio_floor: int) -> None:
     raw = src.stream
     head = _peek(raw, PEEK)
     kind = detect_compression(head)

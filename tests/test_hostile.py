@@ -190,3 +190,48 @@ def test_eof_capture_on_a_pipe_ending_at_its_mark_warns_nothing(tmp_path):
     assert con.execute("SELECT count(*), (SELECT tail_bytes FROM dumps) FROM keys").fetchone() \
         == (368, 0)
     con.close()
+
+
+# -- decompression bounds (issue 15, "Memory and time") ---------------------------------------
+
+def test_decompression_bomb_is_one_line_and_allow_ratio_reads_it(tmp_path):
+    """gzip expanding ~1000:1: `load` refuses it past RATIO_FLOOR with one line naming the
+    file, the byte offset and the way out, exit 4, the 100 keys read before kept; `report
+    --allow-ratio` reads all 101 keys."""
+    import re
+    import subprocess
+    from rdbscan import source
+    assert (source.MAX_RATIO, source.RATIO_FLOOR) == (200, 16 << 20)
+    bomb = hostile._gzip_bomb(100, 32 << 20)(tmp_path)
+    db = tmp_path / "refused.duckdb"
+    proc = subprocess.run([sys.executable, "-m", "rdbscan", "load", str(bomb), "-o", str(db), "-q"],
+                          capture_output=True, timeout=300)
+    err = proc.stderr.decode()
+    assert proc.returncode == 4, err
+    assert re.fullmatch(
+        rf"rdbscan: error: {re.escape(str(bomb))}: byte (\d+): gzip input expands more than "
+        r"200:1 \((\d+) compressed bytes gave \1\); refusing a likely decompression bomb "
+        r"\(--allow-ratio reads it anyway\) while reading key 'zeros:0', type 0 \(string\); "
+        r"100 keys read\n", err), err
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT count(*), (SELECT complete FROM dumps) FROM keys").fetchone() \
+        == (100, False)
+    con.close()
+    db2 = tmp_path / "allowed.duckdb"
+    proc = subprocess.run([sys.executable, "-m", "rdbscan", "report", str(bomb), "-o", str(db2),
+                           "-q", "--allow-ratio", "-f", "json"], capture_output=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr.decode()
+    con = duckdb.connect(str(db2), read_only=True)
+    assert con.execute("SELECT count(*) FROM keys").fetchone()[0] == 101
+    con.close()
+
+
+def test_xz_dictionary_over_the_limit_is_refused_before_allocation(tmp_path):
+    from rdbscan import source
+    assert source.XZ_MEMLIMIT == 128 << 20
+    path = hostile._xz_dict(10, 384)(tmp_path)
+    [r] = load([str(path)], str(tmp_path / "x.duckdb"))
+    assert r.keys == 0 and not r.complete
+    assert r.error == (f"{path}: byte 0: xz data needs more than 128 MiB of decoder memory (its "
+                       f"dictionary is too large); refused before allocating it (decompress it "
+                       f"yourself and pipe it to `rdbscan load -`); 0 keys read")
