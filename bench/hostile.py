@@ -25,6 +25,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 import rdbwriter as W  # noqa: E402  (tests/rdbwriter.py: byte-exact record builders)
 
+sys.path.insert(0, str(ROOT))
+from rdbscan.errors import EXIT_DAMAGED  # noqa: E402  (docs/exit-codes.md)
+
 MAX_RSS_MB = 300          # every case: peak RSS of the loading process
 MAX_SECONDS_PER_MB = 2.0  # the benchmark's bound on load time per MB of input (not in tests)
 
@@ -123,13 +126,13 @@ CASES = [
          check=_check_long(20000, 10 << 10), fast=False),
     # Decompression (source.MAX_RATIO after RATIO_FLOOR, source.XZ_MEMLIMIT): refused with one
     # line, exit 4, the keys read before kept; --allow-ratio reads the bomb.
-    Case("gzip_1000x_32MiB", _gzip_bomb(100, 32 << 20), exit_code=4, keys=100,
+    Case("gzip_1000x_32MiB", _gzip_bomb(100, 32 << 20), exit_code=EXIT_DAMAGED, keys=100,
          says="expands more than 200:1"),
     Case("gzip_1000x_32MiB_allowed", _gzip_bomb(100, 32 << 20), keys=101,
          args=["--allow-ratio"]),
-    Case("gzip_1000x_4GiB", _gzip_bomb(100, 4 << 30, values=8), exit_code=4, keys=100,
+    Case("gzip_1000x_4GiB", _gzip_bomb(100, 4 << 30, values=8), exit_code=EXIT_DAMAGED, keys=100,
          says="expands more than 200:1", fast=False),
-    Case("xz_dict_384MiB", _xz_dict(100, 384), exit_code=4, keys=0, says="decoder memory"),
+    Case("xz_dict_384MiB", _xz_dict(100, 384), exit_code=EXIT_DAMAGED, keys=0, says="decoder memory"),
     Case("xz_dict_64MiB", _xz_dict(100, 64), keys=100),
 ]
 

@@ -13,6 +13,7 @@ import duckdb
 import pytest
 
 import rdbwriter as W
+from rdbscan.errors import EXIT_DAMAGED
 from rdbscan.load import load
 from rdbscan.rows import KEY_KEEP
 from rdbscan.slots import key_slot
@@ -207,7 +208,7 @@ def test_decompression_bomb_is_one_line_and_allow_ratio_reads_it(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "rdbscan", "load", str(bomb), "-o", str(db), "-q"],
                           capture_output=True, timeout=300)
     err = proc.stderr.decode()
-    assert proc.returncode == 4, err
+    assert proc.returncode == EXIT_DAMAGED, err
     assert re.fullmatch(
         rf"rdbscan: error: {re.escape(str(bomb))}: byte (\d+): gzip input expands more than "
         r"200:1 \((\d+) compressed bytes gave \1\); refusing a likely decompression bomb "
