@@ -192,11 +192,24 @@ def test_ctrl_c_during_load_leaves_nothing_and_ids_are_not_reused(tmp_path):
                             stdin=subprocess.PIPE, stderr=subprocess.PIPE)
     proc.stdin.write(data[: len(data) * 3 // 4])   # returns once the loader has read most of it
     proc.stdin.flush()
-    time.sleep(3)                                   # let it write its batches, then block
+    # wait until the loader has parsed what it got and blocks reading standard input (Linux:
+    # the main thread's current syscall is read(0, ...)); a fixed sleep is too short on a busy
+    # machine, and a signal is only seen between the compiled parser's calls
+    syscall = f"/proc/{proc.pid}/syscall"
+    deadline = time.monotonic() + 200
+    while time.monotonic() < deadline:
+        try:
+            with open(syscall) as fh:
+                if fh.read().startswith("0 0x0 "):
+                    break
+        except OSError:
+            break
+        time.sleep(0.2)
+    time.sleep(0.5)
     proc.send_signal(signal.SIGINT)
     # stdin stays open until the loader has exited: closing it (as communicate() does) would
     # race the signal on a loaded machine and end the input first (a damaged-dump exit 4)
-    proc.wait(timeout=120)
+    proc.wait(timeout=240)
     err = proc.stderr.read()
     proc.stdin.close()
     assert proc.returncode == 130, err
