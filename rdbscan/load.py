@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from .errors import RDBError
 from .identity import dump_fingerprint
 from .memory import describe, target_quantum
+from .outcome import cut_warning
 from .parser import TRAILING_HEAD, DumpInfo, parse
 from .rows import BATCH_ROWS, RowBuilder
 from .source import (EOF_MARK, MAX_RATIO, Source, SourceError, describe_truncation,
@@ -51,6 +52,7 @@ class DumpResult:
     refused: str | None = None
     reused: bool = False
     first_skipped: str | None = None   # the first key --skip-bad left out, described
+    cut: dict = field(default_factory=dict)   # counted, not kept (parser.MAX_KEPT_*): {kind: n}
     exception: BaseException | None = field(default=None, repr=False)  # for --debug
     traceback_text: str | None = field(default=None, repr=False)  # --debug, from a worker
 
@@ -169,6 +171,9 @@ def load_one(store: Store, path: str, *, progress: ProgressHook | None = None,
         writer.close()
         result.skipped_keys = info.skipped_keys
         result.first_skipped = info.skipped[0] if info.skipped else None
+        result.cut = dict(info.cut)
+        if info.cut:
+            result.warnings.append(cut_warning(result.path, info.cut))
         result.parse_seconds = time.perf_counter() - started
         result.keys = info.keys
         result.checksum = info.checksum if info.complete else None
@@ -227,7 +232,8 @@ def result_from_row(row: dict) -> DumpResult:
         parse_seconds=row.get("parse_seconds") or 0.0, bytes_read=row.get("bytes_read") or 0,
         compression=row.get("compression"), framing=row.get("framing"),
         tail_bytes=row.get("tail_bytes"), skipped_keys=row.get("skipped_keys") or 0,
-        memory_profile=row.get("memory_profile"), fingerprint=row.get("fingerprint"))
+        memory_profile=row.get("memory_profile"), fingerprint=row.get("fingerprint"),
+        cut=dict(row.get("cut") or {}))
     if not result.complete and not result.error:   # a row written by an older rdbscan
         result.error = f"{result.path}: the load did not reach the end of the dump"
     return result
@@ -316,8 +322,8 @@ def _write_dump_row(store: Store, result: DumpResult, info: DumpInfo,
         "aof_preamble": info.aux.get("aof-preamble") == "1" or info.aux.get("aof-base") == "1",
         "functions": info.functions,
         "module_aux": info.module_aux,
-        "slot_info_records": len(info.slot_info),
-        "slot_info_keys": sum(s[1] for s in info.slot_info) if info.slot_info else None,
+        "slot_info_records": info.slot_info_records,
+        "slot_info_keys": info.slot_info_keys if info.slot_info_records else None,
         "checksum": info.checksum if info.complete else None,
         "checksum_stored": None if info.checksum_stored is None else f"{info.checksum_stored:016x}",
         "checksum_computed": None if info.checksum_computed is None
@@ -340,6 +346,7 @@ def _write_dump_row(store: Store, result: DumpResult, info: DumpInfo,
         "skipped_keys": info.skipped_keys,
         "fingerprint": result.fingerprint,
         "aux": info.aux,
+        "cut": info.cut,
     }
     store.commit_dump(row, {
         "db_sizes": [(result.dump_id, db, k, e) for db, (k, e) in sorted(info.resizedb.items())],

@@ -42,6 +42,21 @@ def result_exit_code(r) -> int:
     return EXIT_OK
 
 
+CUT_NAMES = {"aux": "aux fields", "aux_value": "aux values cut short",
+             "functions": "function libraries", "module_aux": "module aux records",
+             "slot_info": "slot-info records", "databases": "databases' RESIZEDB sizes",
+             "stream_groups": "stream consumer groups", "stream_consumers": "stream consumers"}
+
+
+def cut_warning(path: str, cut: dict) -> str:
+    """One line on what the parser counted but did not keep (parser.MAX_KEPT_*)."""
+    parts = ", ".join(f"{n:,} {CUT_NAMES.get(k, k)}" for k, n in sorted(cut.items()))
+    line = f"{path}: beyond rdbscan's bounds, counted but not kept: {parts}"
+    if "stream_groups" in cut or "stream_consumers" in cut:
+        line += " (those streams' memory counts the kept ones only)"
+    return line + " (docs/hostile-inputs.md)"
+
+
 def dump_warnings(r) -> list[str]:
     """What a dump's row says beyond its keys: bytes after the RDB, keys --skip-bad left out."""
     out = []
@@ -50,6 +65,8 @@ def dump_warnings(r) -> list[str]:
     if r.skipped_keys:
         first = f"; first: {r.first_skipped}" if r.first_skipped else ""
         out.append(f"{r.path}: {r.skipped_keys} damaged keys skipped (--skip-bad){first}")
+    if getattr(r, "cut", None):
+        out.append(cut_warning(r.path, r.cut))
     return out
 
 

@@ -53,6 +53,17 @@ MAX_DECODED_ENTRIES = 4_000_000
 STREAM_ITEM_FLAG_DELETED = 1
 STREAM_ITEM_FLAG_SAMEFIELDS = 2
 STREAM_NODE_MAX_ENTRIES = 100   # default stream-node-max-entries (memory model)
+# What a dump holds beyond its keys is counted in full but kept only up to these bounds (a
+# 7-20 MB file of repeated records reached 0.6-1.5 GB); DumpInfo.cut counts what was left out
+# by kind, and the load says so (dumps.cut, a warning; docs/hostile-inputs.md).
+MAX_KEPT_AUX = 1_000            # distinct aux field names
+MAX_AUX_VALUE = 4_096           # characters of an aux field's value
+MAX_KEPT_FUNCTIONS = 1_000      # function libraries named
+MAX_KEPT_MODULE_AUX = 1_000     # module aux records named
+MAX_KEPT_SLOT_INFO = C.CLUSTER_SLOTS   # slot-info records (a real dump has one per slot)
+MAX_KEPT_DBS = C.CLUSTER_SLOTS  # databases with RESIZEDB sizes
+MAX_KEPT_GROUPS = 1_000         # consumer groups of one stream kept in detail
+MAX_KEPT_CONSUMERS = 10_000     # consumers of one stream (all its groups) kept in detail
 LP_HEADER_AND_END = 7           # listpack: 4-byte total bytes, 2-byte count, 1-byte end mark
 
 
@@ -111,8 +122,19 @@ class DumpInfo:
         self.trailing_head = b""            # first bytes after the RDB (AOF tail, EOF mark)
         self.skipped_keys = 0               # keys left out by skip_bad
         self.skipped: list[str] = []        # the first few of them, described
+        # Counted but not kept (the MAX_KEPT_* bounds): {kind: how many were left out}.
+        self.cut: dict[str, int] = {}
+        self.slot_info_records = 0          # every slot-info record (slot_info keeps a sample)
+        self.slot_info_keys = 0             # the sum of their key counts
         self._version_key: tuple | None = None   # version_tuple's memo
         self._version = (7, 0)
+
+    def keep(self, kind: str, kept: int, limit: int) -> bool:
+        """Whether one more `kind` may be kept (`kept` are); if not, it is counted in `cut`."""
+        if kept < limit:
+            return True
+        self.cut[kind] = self.cut.get(kind, 0) + 1
+        return False
 
     @property
     def server(self) -> str | None:
@@ -348,7 +370,9 @@ class _Parser:
                 expires = r.length("RESIZEDB expires size")
                 if max(keys, expires) > _COUNT_MAX:
                     raise CorruptError(f"RESIZEDB claims {max(keys, expires)} keys", off)
-                info.resizedb[db] = (keys, expires)
+                if db in info.resizedb or info.keep("databases", len(info.resizedb),
+                                                     MAX_KEPT_DBS):
+                    info.resizedb[db] = (keys, expires)
             elif t == C.RDB_OPCODE_AUX:
                 self.aux(off)
             elif t == C.RDB_OPCODE_IDLE:
@@ -367,23 +391,26 @@ class _Parser:
                 keys = r.length("slot info: keys")
                 expires = r.length("slot info: expires")
                 self.check_slot_info(slot, keys, expires, off)
-                info.slot_info.append((slot, keys, expires))
+                self.add_slot_info(slot, keys, expires)
                 info.slot_info_source = "opcode-244"
             elif t == C.RDB_OPCODE_FUNCTION2:
                 code = r.string("function library")
-                info.functions.append(_library_name(code))
+                if info.keep("functions", len(info.functions), MAX_KEPT_FUNCTIONS):
+                    info.functions.append(_library_name(code))
             elif t == C.RDB_OPCODE_FUNCTION_PRE_GA:
                 name = r.string("function name")
                 r.string("function engine")
                 if r.length("function description flag"):
                     r.string("function description")
                 r.skip_string("function code")
-                info.functions.append(name.decode("utf-8", "backslashreplace"))
+                if info.keep("functions", len(info.functions), MAX_KEPT_FUNCTIONS):
+                    info.functions.append(name.decode("utf-8", "backslashreplace"))
             elif t == C.RDB_OPCODE_MODULE_AUX:
                 module_id = r.length("module aux: module id")
                 name, _ = module_type_name(module_id)
                 self.skip_module_opcodes("module aux")
-                info.module_aux.append(name)
+                if info.keep("module_aux", len(info.module_aux), MAX_KEPT_MODULE_AUX):
+                    info.module_aux.append(name)
             elif t == C.RDB_OPCODE_KEY_META:
                 if valkey:
                     self.slot_import()
@@ -420,13 +447,23 @@ class _Parser:
             if len(nums) > 3:
                 if not 0 <= nums[3] <= _COUNT_MAX:
                     raise self.corrupt(f"slot info claims {nums[3]} keys with field TTLs", off)
-                info.slot_volatile_items[slot] = nums[3]
-            info.slot_info.append((slot, keys, expires))
+                info.slot_volatile_items[slot] = nums[3]   # one per slot: bounded
+            self.add_slot_info(slot, keys, expires)
             info.slot_info_source = "aux-slot-info"
         elif k == "lua":
             info.aux["lua"] = str(int(info.aux.get("lua", "0")) + 1)
-        else:
+        elif k in info.aux or info.keep("aux", len(info.aux), MAX_KEPT_AUX):
+            if len(v) > MAX_AUX_VALUE:
+                info.cut["aux_value"] = info.cut.get("aux_value", 0) + 1
+                v = v[:MAX_AUX_VALUE]
             info.aux[k] = v
+
+    def add_slot_info(self, slot: int, keys: int, expires: int) -> None:
+        info = self.info
+        info.slot_info_records += 1
+        info.slot_info_keys += keys
+        if info.keep("slot_info", len(info.slot_info), MAX_KEPT_SLOT_INFO):
+            info.slot_info.append((slot, keys, expires))
 
     def check_slot_info(self, slot: int, keys: int, expires: int,
                         offset: int | None = None) -> None:
@@ -955,7 +992,9 @@ class _Parser:
         self.check_count(n_groups, "stream groups", 4)
         groups = []
         consumers_total = 0
+        consumers_kept = 0
         pending_total = 0
+        info = self.info
         for _ in range(n_groups):
             name = r.string("consumer group name")
             delivered = _id_text(r.length("group last delivered id"),
@@ -967,7 +1006,8 @@ class _Parser:
                     entries_read = None
             pel = r.length("group pending count")
             self.check_count(pel, "group pending list", 17)
-            pel_ids: list[bytes] | None = [] if pel <= MAX_KEPT_IDS else None
+            kept = info.keep("stream_groups", len(groups), MAX_KEPT_GROUPS)
+            pel_ids: list[bytes] | None = [] if pel <= MAX_KEPT_IDS and kept else None
             for _ in range(pel):
                 rid = r.read(16, "pending entry id")
                 r.skip(8, "pending entry delivery time")
@@ -985,18 +1025,26 @@ class _Parser:
                     active = r.unpack(I64, "consumer active time")
                 cpel = r.length("consumer pending count")
                 self.check_count(cpel, "consumer pending list", 16)
-                cids: list[bytes] | None = [] if cpel <= MAX_KEPT_IDS else None
+                keep_c = kept and info.keep("stream_consumers", consumers_kept,
+                                            MAX_KEPT_CONSUMERS)
+                cids: list[bytes] | None = [] if cpel <= MAX_KEPT_IDS and keep_c else None
                 for _ in range(cpel):
                     rid = r.read(16, "consumer pending id")
                     if cids is not None:
                         cids.append(rid)
-                consumers.append({"name": cname, "seen_ms": seen, "active_ms": active,
-                                  "pending": cpel, "pending_ids": cids})
+                if keep_c:
+                    consumers_kept += 1
+                    consumers.append({"name": cname, "seen_ms": seen, "active_ms": active,
+                                      "pending": cpel, "pending_ids": cids})
             consumers_total += n_cons
             pending_total += pel
-            groups.append({"name": name, "last_delivered_id": delivered,
-                           "entries_read": entries_read, "pending": pel, "pending_ids": pel_ids,
-                           "consumers": consumers})
+            if kept:
+                groups.append({"name": name, "last_delivered_id": delivered,
+                               "entries_read": entries_read, "pending": pel,
+                               "pending_ids": pel_ids, "consumers": consumers,
+                               "consumer_count": n_cons})
+            else:   # counted in the stream's totals; its consumers are not kept either
+                info.cut["stream_consumers"] = info.cut.get("stream_consumers", 0) + n_cons
         if t >= C.RDB_TYPE_STREAM_LISTPACKS_4:
             self.skip_stream_idmp()
         rec.length = length
@@ -1007,7 +1055,7 @@ class _Parser:
             rec.encoding = "unknown"     # Redis 5.0's OBJECT ENCODING did not name streams
         rec.extra = {"listpacks": n_lp, "node_ids": node_ids, "last_id": last_id,
                      "first_id": first_id, "max_deleted_id": max_deleted,
-                     "entries_added": entries_added, "groups": groups,
+                     "entries_added": entries_added, "groups": groups, "group_count": n_groups,
                      "consumers": consumers_total, "pending": pending_total,
                      "tail_lp_bytes": tail_lp, "lp_unfilled": lp_unfilled}
 

@@ -211,13 +211,13 @@ class RowBuilder:
         ex = rec.extra
         for col, value in zip(self.streams, (
                 self.dump_id, rec.db, key_text, rec.length, ex["listpacks"], ex["first_id"],
-                ex["last_id"], ex["max_deleted_id"], ex["entries_added"], len(ex["groups"]),
+                ex["last_id"], ex["max_deleted_id"], ex["entries_added"], ex["group_count"],
                 ex["consumers"], ex["pending"])):
             col.append(value)
         for g in ex["groups"]:
             for col, value in zip(self.groups, (
                     self.dump_id, rec.db, key_text, g["name"].decode("utf-8", "backslashreplace"),
-                    g["last_delivered_id"], g["entries_read"], len(g["consumers"]),
+                    g["last_delivered_id"], g["entries_read"], g["consumer_count"],
                     g["pending"])):
                 col.append(value)
 

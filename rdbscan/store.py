@@ -130,6 +130,8 @@ ALTER TABLE dumps ADD COLUMN IF NOT EXISTS memory_total_bytes BIGINT;
 ALTER TABLE dumps ADD COLUMN IF NOT EXISTS fingerprint VARCHAR;
 -- Today's servers (issue 14): the profile and allocator rounding assumed, as the report says it.
 ALTER TABLE dumps ADD COLUMN IF NOT EXISTS memory_model VARCHAR;
+-- Hostile inputs (issue 15): records counted but not kept (parser.MAX_KEPT_*), by kind.
+ALTER TABLE dumps ADD COLUMN IF NOT EXISTS cut MAP(VARCHAR, BIGINT);
 CREATE TABLE IF NOT EXISTS db_sizes (
     dump_id INTEGER, db INTEGER, resize_keys BIGINT, resize_expires BIGINT
 );
@@ -359,12 +361,15 @@ class Store:
         """Insert or replace the `dumps` row of one dump."""
         row = dict(row)
         aux = row.pop("aux", None) or {}
+        cut = row.pop("cut", None) or {}
         cols = list(row)
         self.run("DELETE FROM dumps WHERE dump_id = ?", [row["dump_id"]])
         self.run(
-            f"INSERT INTO dumps ({', '.join(cols)}, aux) VALUES ({', '.join('?' for _ in cols)}, "
-            f"MAP(?::VARCHAR[], ?::VARCHAR[]))",
-            [row[c] for c in cols] + [list(aux.keys()), list(aux.values())])
+            f"INSERT INTO dumps ({', '.join(cols)}, aux, cut) VALUES "
+            f"({', '.join('?' for _ in cols)}, MAP(?::VARCHAR[], ?::VARCHAR[]), "
+            f"MAP(?::VARCHAR[], ?::BIGINT[]))",
+            [row[c] for c in cols] + [list(aux.keys()), list(aux.values()),
+                                      list(cut.keys()), list(cut.values())])
 
     def write_rows(self, table: str, rows: list[tuple]) -> None:
         """Small side tables (db_sizes, slot_info): a handful of rows per dump."""

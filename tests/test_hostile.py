@@ -236,3 +236,90 @@ def test_xz_dictionary_over_the_limit_is_refused_before_allocation(tmp_path):
     assert r.error == (f"{path}: byte 0: xz data needs more than 128 MiB of decoder memory (its "
                        f"dictionary is too large); refused before allocating it (decompress it "
                        f"yourself and pipe it to `rdbscan load -`); 0 keys read")
+
+
+# -- bounded accumulations (issue 15, "Memory and time") --------------------------------------
+
+def _stream_with_groups(n_groups: int, n_cons: int) -> bytes:
+    """A type-15 stream value: one listpack of two entries, `n_groups` groups of `n_cons`
+    consumers each, no pending entries."""
+    import struct
+    lp = W.listpack([2, 0, 2, "temp", "hum", 0] + [2, 0, 0, 20, 40, 6] +
+                    [0, 1, 0, 1, "longer-field", "v", 6])
+    out = W.length(1) + W.string(struct.pack(">QQ", 1000, 0)) + W.string(lp)
+    out += W.length(2) + W.length(1001) + W.length(0) + W.length(n_groups)
+    consumers = b"".join(W.string(b"c%d" % c) + struct.pack("<q", 5) + W.length(0)
+                         for c in range(n_cons))
+    for g in range(n_groups):
+        out += W.string(b"g%d" % g) + W.length(1000) + W.length(0) + W.length(0)
+        out += W.length(n_cons) + consumers
+    return out
+
+
+def _accumulating_dump() -> bytes:
+    """Each record kind the parser accumulates, past its bound (parser.MAX_KEPT_*)."""
+    from rdbscan import parser as P
+    aux = b"\xfa" + W.string("long") + W.string("x" * (P.MAX_AUX_VALUE + 1))
+    aux += b"".join(b"\xfa" + W.string(f"aux-{i}") + W.string(str(i))
+                    for i in range(P.MAX_KEPT_AUX + 499))
+    slots = b"".join(b"\xf4" + W.length(i % 16384) + W.length(3) + W.length(1)
+                     for i in range(20_000))
+    functions = b"".join(b"\xf5" + W.string(f"#!lua name=lib{i}\nreturn 1")
+                         for i in range(P.MAX_KEPT_FUNCTIONS + 200))
+    module_aux = b"".join(b"\xf7" + W.length(12345 << 10) + W.length(0)
+                          for _ in range(P.MAX_KEPT_MODULE_AUX + 100))
+    dbs = b"".join(b"\xfe" + W.length(db) + b"\xfb" + W.length(7) + W.length(2)
+                   for db in range(1, 20_001))
+    stream = b"\xfe\x00" + W.key(15, "s", _stream_with_groups(P.MAX_KEPT_GROUPS + 500, 10))
+    return W.rdb(aux + slots + functions + module_aux + dbs + stream, version=11)
+
+
+CUT = {"aux": 500, "aux_value": 1, "slot_info": 20_000 - 16_384, "functions": 200,
+       "module_aux": 100, "databases": 20_000 - 16_384, "stream_groups": 500,
+       "stream_consumers": 500 * 10}
+
+
+def test_accumulations_keep_a_bounded_sample_and_count_the_rest():
+    import io
+    from rdbscan import parser as P
+    from rdbscan.parser import DumpInfo, parse
+    info = DumpInfo()
+    [rec] = list(parse(io.BytesIO(_accumulating_dump()), info))
+    assert info.complete and info.checksum == "ok"
+    assert info.cut == CUT
+    assert len(info.aux) == P.MAX_KEPT_AUX and info.aux["long"] == "x" * P.MAX_AUX_VALUE
+    assert (info.slot_info_records, info.slot_info_keys, len(info.slot_info)) == \
+        (20_000, 60_000, 16_384)
+    assert len(info.functions) == P.MAX_KEPT_FUNCTIONS and info.functions[-1] == "lib999"
+    assert len(info.module_aux) == P.MAX_KEPT_MODULE_AUX
+    assert len(info.resizedb) == 16_384 and info.resizedb[1] == (7, 2)
+    ex = rec.extra
+    assert (ex["group_count"], len(ex["groups"]), ex["consumers"]) == (1_500, 1_000, 15_000)
+    assert sum(len(g["consumers"]) for g in ex["groups"]) == P.MAX_KEPT_CONSUMERS
+    assert all(g["consumer_count"] == 10 for g in ex["groups"])
+
+
+def test_a_load_records_what_was_cut(tmp_path):
+    path = tmp_path / "acc.rdb"
+    path.write_bytes(_accumulating_dump())
+    db = tmp_path / "acc.duckdb"
+    [r] = load([str(path)], str(db))
+    assert r.complete and r.error is None and r.cut == CUT
+    assert r.warnings == [
+        f"{path}: beyond rdbscan's bounds, counted but not kept: 500 aux fields, 1 aux values "
+        f"cut short, 3,616 databases' RESIZEDB sizes, 200 function libraries, 100 module aux "
+        f"records, 3,616 slot-info records, 5,000 stream consumers, 500 stream consumer groups "
+        f"(those streams' memory counts the kept ones only) (docs/hostile-inputs.md)"]
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        assert dict(con.execute("SELECT cut FROM dumps").fetchone()[0]) == CUT
+        assert con.execute("SELECT slot_info_records, slot_info_keys, cardinality(aux), "
+                           "len(functions), len(module_aux) FROM dumps").fetchone() == \
+            (20_000, 60_000, 1_000, 1_000, 1_000)
+        assert con.execute("SELECT count(*) FROM db_sizes").fetchone()[0] == 16_384
+        assert con.execute("SELECT count(*) FROM slot_info").fetchone()[0] == 16_384
+        assert con.execute("SELECT groups, consumers FROM streams").fetchone() == (1_500, 15_000)
+        assert con.execute("SELECT count(*), sum(consumers) FROM stream_groups").fetchone() == \
+            (1_000, 10_000)
+    finally:
+        con.close()
