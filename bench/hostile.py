@@ -163,22 +163,22 @@ CASES = [
     Case("xz_dict_384MiB", _xz_dict(100, 384), exit_code=EXIT_DAMAGED, keys=0, says="decoder memory"),
     Case("xz_dict_64MiB", _xz_dict(100, 64), keys=100),
     # Accumulations (parser.MAX_KEPT_*): counted, a bounded sample kept, dumps.cut says the rest.
+    # These records (6-17 bytes each) are read one by one in Python: seconds, not memory, grow
+    # with them, so the time bound here is looser (10 s/MB).
     Case("slot_info_2M", _records("slot_info_2M", lambda i: b"\xf4" + W.length(i % 16384) +
                                   W.length(3) + W.length(1), 2_000_000),
-         keys=100, says="counted but not kept", fast=False),
+         keys=100, says="counted but not kept", fast=False, seconds_per_mb=10),
     Case("aux_1M", _records("aux_1M", lambda i: b"\xfa" + W.string(b"a%d" % i) + W.string(b"1"),
-                            1_000_000), keys=100, says="counted but not kept", fast=False),
+                            1_000_000), keys=100, says="counted but not kept", fast=False, seconds_per_mb=10),
     Case("module_aux_1M", _records("module_aux_1M", lambda i: b"\xf7" + W.length(12345 << 10) +
                                    W.length(0), 1_000_000),
-         keys=100, says="counted but not kept", fast=False),
+         keys=100, says="counted but not kept", fast=False, seconds_per_mb=10),
     Case("resizedb_1M_dbs", _records("resizedb_1M", lambda i: b"\xfe" + W.length(i + 1) +
                                      b"\xfb" + W.length(1) + W.length(0), 1_000_000),
-         keys=100, says="counted but not kept", fast=False),
+         keys=100, says="counted but not kept", fast=False, seconds_per_mb=10),
     Case("functions_500k", _records("functions_500k", lambda i: b"\xf5" + W.string(
         b"#!lua name=l%d\nreturn 1" % i), 500_000),
-         keys=100, says="counted but not kept", fast=False),
-    # (groups and consumers are read one by one in Python, ~12 bytes each: seconds, not
-    # memory, grow with them; the time bound here is looser)
+         keys=100, says="counted but not kept", fast=False, seconds_per_mb=10),
     Case("stream_1M_groups", _records("stream_1M_groups", lambda i: b"", 0,
                                       _stream_groups(1_000_000, 0)),
          keys=101, says="counted but not kept", fast=False, seconds_per_mb=10),
