@@ -215,8 +215,9 @@ def sql(database, query, fmt):
 
 
 def _register_extensions():
-    from . import report_cli
+    from . import report_cli, schema_cli
     report_cli.register(main)
+    schema_cli.register(main)
 
 
 _register_extensions()
