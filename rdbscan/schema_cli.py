@@ -36,7 +36,8 @@ def schema_cmd(sources, out_path, fmt, min_keys, dump_id, delimiters, target, qu
 
     Example: rdbscan schema dump.rdb -o keyschema.toml
     """
-    from .report_cli import _is_duckdb, _load, _open
+    from .report import EXIT_DAMAGED
+    from .report_cli import _has_dumps, _held_outcome, _is_duckdb, _load, _open, _worse
     if not delimiters:
         raise click.BadParameter("must not be empty", param_hint="--delimiters")
     is_db = len(sources) == 1 and _is_duckdb(sources[0])
@@ -52,15 +53,22 @@ def schema_cmd(sources, out_path, fmt, min_keys, dump_id, delimiters, target, qu
                                    "overwriting it (choose another -o, or remove the file)")
     tmpdir = None
     load_code = 0
+    loaded: list = []
     try:
         if is_db:
             path = sources[0]
         else:
             tmpdir = tempfile.mkdtemp(prefix="rdbscan-")
             path = os.path.join(tmpdir, "schema.duckdb")
-            load_code = _load(list(sources), path, target, quiet)
+            load_code, loaded = _load(list(sources), path, target, quiet, False)
         con = _open(path)
         try:
+            held = _held_outcome(con, dump_id, skip={r.dump_id for r in loaded})
+            for line in held.lines(quiet=True):
+                click.echo(line, err=True)
+            load_code = _worse(load_code, held.code)
+            if not _has_dumps(con, dump_id):
+                sys.exit(load_code or EXIT_DAMAGED)   # nothing was read: the errors only
             label = ", ".join(os.path.basename(s) for s in sources)
             result = sch.infer(con, sch.InferOptions(dump_id=dump_id, delimiters=delimiters,
                                                      min_keys=min_keys), source=label)
