@@ -139,7 +139,7 @@ def document(report: dict) -> list[Block]:
     for name, builder in (("overview", _doc_overview), ("big_keys", _doc_big_keys),
                           ("patterns", _doc_patterns), ("ttl", _doc_ttl), ("encodings", _doc_encodings),
                           ("naming", _doc_naming), ("cold", _doc_cold), ("slots", _doc_slots),
-                          ("streams", _doc_streams), ("fail_on", _doc_fail_on)):
+                          ("streams", _doc_streams), ("schema", _doc_schema), ("fail_on", _doc_fail_on)):
         if name in report and (name != "overview" or "overview" in report.get("options", {}).get(
                 "sections", ["overview"])):
             out.extend(builder(report[name], report))
@@ -419,6 +419,11 @@ def _doc_streams(s, report):
     else:
         blocks.append(Block("note", "No hashes with field TTLs."))
     return blocks + _advice(s)
+
+
+def _doc_schema(s, report):
+    from .schema_check import document_blocks
+    return document_blocks(s, report)
 
 
 def _doc_fail_on(f, report):

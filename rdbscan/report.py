@@ -166,6 +166,7 @@ class ReportOptions:
     idle_days: float = 30
     max_freq: int = 0
     examples: int = 5
+    schema: object = None   # rdbscan.schema.Schema: adds the `schema` section (--schema, docs/schema.md)
 
 
 # DuckDB memory for queries on an opened database.  The bundled queries stream over the `keys`
@@ -343,6 +344,10 @@ def build_report(con, options: ReportOptions | None = None,
         report["overview"] = {k: report["overview"][k] for k in
                               ("keys", "keys_by_db", "rdb_version", "memory_bytes", "snapshot_time",
                                "snapshot_ms", "snapshot_source")}
+    if options.schema is not None:
+        from .schema_check import section as schema_section
+        step("schema")
+        report["schema"] = schema_section(run, options.schema, options.top)
     if fail_on:
         report["fail_on"] = evaluate_fail_on(run, report, fail_on)
     if charts:
@@ -651,6 +656,7 @@ FAIL_RULES = {
     "expired": (0, "keys already expired at snapshot time"),
     "naming": (0, "keys breaking any enabled naming rule"),
     "encodings": (0, "non-compact keys that fit the compact thresholds"),
+    "schema": (0, "breaks of the key schema (--schema): keys per key check, families per family check"),
 }
 
 
@@ -670,7 +676,7 @@ def parse_fail_on(spec: str | list | tuple | None, defaults: dict | None = None)
             base = rule.split(":", 1)[0]
             if base not in FAIL_RULES:
                 raise ValueError(f"--fail-on: unknown rule {rule!r} (known: {', '.join(FAIL_RULES)}, "
-                                 "naming:<rule-id>)")
+                                 "naming:<rule-id>, schema:<check>)")
             if thr.strip() == "":
                 thr = str((defaults or {}).get(rule, FAIL_RULES[base][0] if ":" not in rule else 0))
             _threshold(thr)
@@ -694,7 +700,11 @@ def evaluate_fail_on(run: _Runner, report: dict, rules: list[tuple[str, str]]) -
     total_keys = report["overview"]["keys"] or 0
     for rule, thr_text in rules:
         thr, pct = _threshold(thr_text)
-        value, share, description = _fail_value(run, rule)
+        if rule.split(":", 1)[0] == "schema":
+            from .schema_check import fail_value
+            (value, description), share = fail_value(report, rule), None
+        else:
+            value, share, description = _fail_value(run, rule)
         if share is None:
             share = value / total_keys if total_keys else 0.0
         if rule == "no-ttl-share":

@@ -101,6 +101,9 @@ MAX_TOP = 100_000   # rows per list; DuckDB's arg_max(x, n) takes n below 1,000,
 @click.option("--rules", "rules_path", type=click.Path(exists=True, dir_okay=False),
               help="TOML rules file: naming rules on/off and their settings, big-key thresholds, "
                    "--fail-on defaults (format in the README).")
+@click.option("--schema", "schema_path", metavar="FILE.toml",
+              help="Check the keys against this key schema (written by `rdbscan schema`, "
+                   "docs/schema.md): adds the Schema section; --fail-on schema gates on it.")
 @click.option("--fail-on", "fail_on", default=None, metavar="RULES",
               help="Exit with 3 when findings exceed thresholds, e.g. 'big-keys,no-ttl=100,"
                    "no-ttl-share=30%,naming:uppercase=0'. Rules: " + ", ".join(rpt.FAIL_RULES) + ".")
@@ -115,7 +118,7 @@ MAX_TOP = 100_000   # rows per list; DuckDB's arg_max(x, n) takes n below 1,000,
 @click.option("--allow-ratio", is_flag=True, help="Read compressed input that expands more than 200:1 "
                                                   "(see `rdbscan load`).")
 def report_cmd(sources, db_path, fmt, top, dump_id, delimiters, config_path, sets, rules_path, fail_on,
-               sections, idle_days, target, quiet, html_path, replace, allow_ratio):
+               sections, idle_days, target, quiet, html_path, replace, allow_ratio, schema_path):
     """Report on RDB dumps: overview, big keys, key families, TTL gaps, compact-encoding
     candidates, naming, cold keys, cluster slots, streams.
 
@@ -136,12 +139,14 @@ def report_cmd(sources, db_path, fmt, top, dump_id, delimiters, config_path, set
         fail_spec = fail_on if fail_on is not None else (
             ",".join(f"{k}={v}" for k, v in rules.fail_on.items()) if rules.fail_on else None)
         checks = rpt.parse_fail_on(fail_spec, defaults=rules.fail_on)
+        from .schema_check import load_for_report
+        key_schema, delimiters = load_for_report(schema_path, checks, delimiters)
     except ValueError as e:
         raise CommandError(str(e), EXIT_USAGE) from None
     options = rpt.ReportOptions(
         dump_id=dump_id, top=top, delimiters=delimiters or rules.delimiters or ":",
         sections=tuple(sections) or rpt.SECTIONS, config_path=config_path, settings=_settings(sets),
-        naming=rules.naming, big_keys=rules.big_keys, idle_days=idle_days)
+        naming=rules.naming, big_keys=rules.big_keys, idle_days=idle_days, schema=key_schema)
     if not options.delimiters:
         raise click.BadParameter("must not be empty", param_hint="--delimiters")
 

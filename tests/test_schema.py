@@ -182,3 +182,195 @@ def test_never_overwrites_a_users_file_and_keeps_what_the_team_wrote(loaded, tmp
     assert fams["session:{hex}"]["max_ttl"] == "1d"
     assert fams["gone:{id}"] == {"pattern": "gone:{id}", "type": "hash", "description": "retired"}
     assert len(fams) == 184
+
+
+# --- report --schema --------------------------------------------------------------------------
+
+# A schema for sample_dumps/redis-7.4.1.rdb (= tests/fixtures/redis-7.4.1/small) with one
+# deliberate mistake of each kind; the expected counts come from the manifest.
+HAND_WRITTEN = '''
+[schema]
+delimiters = ":"
+
+[[family]]
+pattern = "user:{id}:profile"
+type = "hash"
+description = "profiles"
+ttl = "none"
+max_memory = 300                      # mistake: the hashtable-encoded profiles use more
+
+[[family]]
+pattern = "user:{id}:friends"
+type = "zset"                         # mistake: they are sets
+description = "friend ids"
+
+[[family]]
+pattern = "session:{hex}"
+type = "string"
+ttl = "required"
+max_ttl = "1d"                        # mistake: the sessions set with EXPIREAT 2100 live longer
+
+[[family]]
+pattern = "cache:page:{id}"
+type = "string"
+max_value_bytes = "1.5KB"             # mistake: pages up to 2 KB
+
+[[family]]
+pattern = "queue:jobs:{id}"
+type = "list"
+max_length = 25                       # mistake: queues up to 40 jobs
+
+[[family]]
+pattern = "counter:{id}"
+type = "string"
+ttl = "required"                      # mistake: counters never expire
+
+[[family]]
+pattern = "volatile:{id}"
+type = "string"
+ttl = "none"                          # mistake: they all expire
+
+[[family]]
+pattern = "tags:{id}"
+type = "set"
+max_family_memory = "1KB"             # mistake: the family uses about 2 KB
+
+[[family]]
+pattern = "order:{uuid}"
+type = "hash"                         # mistake: no such keys
+'''
+
+FAMILY_RX = {"user:{id}:profile": r"user:\d+:profile", "user:{id}:friends": r"user:\d+:friends",
+             "session:{hex}": r"session:[0-9a-f]+", "cache:page:{id}": r"cache:page:\d+",
+             "queue:jobs:{id}": r"queue:jobs:\d+", "counter:{id}": r"counter:\d+",
+             "volatile:{id}": r"volatile:\d+", "tags:{id}": r"tags:\d+"}
+
+
+def check_report(db: str, schema_path, **kw) -> dict:
+    con = rpt.open_database(db)
+    try:
+        fail_on = kw.pop("fail_on", None)
+        return rpt.build_report(con, rpt.ReportOptions(schema=sch.load_schema(str(schema_path)), top=1000,
+                                                       sections=("overview",), **kw), fail_on=fail_on)
+    finally:
+        con.close()
+
+
+def test_hand_written_schema_yields_exactly_its_mistakes(loaded, tmp_path):
+    rel = "redis-7.4.1/small"
+    m = manifest(rel)
+    snapshot_ms = m.data["save_time_ms"]
+    path = tmp_path / "keyschema.toml"
+    path.write_text(HAND_WRITTEN)
+    s = check_report(loaded(rel), path)["schema"]
+
+    def members(pattern):
+        return [k for k in m.keys if k.valid_utf8 and re.fullmatch(FAMILY_RX[pattern], k.text)]
+
+    documented = {k.raw for p in FAMILY_RX for k in members(p)}
+    truth = {
+        "undocumented": len(m.keys) - len(documented),
+        "type": len(members("user:{id}:friends")),
+        "ttl-required": len(members("counter:{id}")),
+        "ttl-none": len(members("volatile:{id}")),
+        "max-ttl": sum(1 for k in members("session:{hex}") if k.expire_at_ms - snapshot_ms > 86_400_000),
+        "max-length": sum(1 for k in members("queue:jobs:{id}") if k.length > 25),
+        "max-value-bytes": sum(1 for k in members("cache:page:{id}") if k.length > 1536),
+        "max-memory": sum(1 for k in members("user:{id}:profile") if k.memory_usage > 300),
+        "max-family-memory": 1,
+        "no-keys": 1,
+    }
+    got = {c["check"]: c["count"] for c in s["checks"]}
+    assert got == truth
+    assert all(v > 0 for v in truth.values())
+    assert s["violations"] == sum(truth.values())
+    assert s["keys_documented"] == len(documented) and s["keys"] == len(m.keys)
+    by = collections.defaultdict(list)
+    for r in s["items"]:
+        by[r["check"]].append(r)
+    assert [(r["pattern"], r["found"], r["keys"]) for r in by["type"]] == [("user:{id}:friends", "set", 40)]
+    assert by["no-keys"][0]["pattern"] == "order:{uuid}" and by["no-keys"][0]["keys"] == 0
+    assert by["max-family-memory"][0]["pattern"] == "tags:{id}"
+    assert by["max-family-memory"][0]["measured"] > 1024
+    assert by["max-length"][0]["measured"] == max(k.length for k in members("queue:jobs:{id}"))
+    assert by["max-ttl"][0]["declared"] == 86_400_000
+    undocumented = {r["family"]: r["keys"] for r in by["undocumented"]}
+    assert undocumented["event:{id}"] == 5 and "user:{id}:profile" not in undocumented
+    assert sum(undocumented.values()) == truth["undocumented"]
+
+
+def test_inferred_schema_checks_clean_against_its_dump(loaded, tmp_path):
+    """Every key lands in its own family's pattern: nothing undocumented, no declared family
+    without keys, and type breaks only for the keys of a family's minority types."""
+    db = loaded("redis-7.4.1/small")
+    out = tmp_path / "ks.toml"
+    assert CliRunner().invoke(main, ["schema", db, "-o", str(out), "-q"]).exit_code == 0
+    inferred = tomllib.loads(out.read_text())["family"]
+    s = check_report(db, out)["schema"]
+    got = {c["check"]: c["count"] for c in s["checks"]}
+    minority = sum(sum(f["observed"].get("other_types", {}).values()) for f in inferred)
+    assert got == {**{c: 0 for c in got}, "type": minority}
+    assert s["keys_documented"] == s["keys"] == 584
+
+
+def test_report_cli_schema_and_fail_on(loaded, tmp_path):
+    db = loaded("redis-7.4.1/small")
+    path = tmp_path / "keyschema.toml"
+    path.write_text(HAND_WRITTEN)
+    run = CliRunner().invoke
+    res = run(main, ["report", db, "--schema", str(path), "--section", "overview", "-f", "json",
+                     "--fail-on", "schema:no-keys"])
+    assert res.exit_code == 3, res.output
+    rep = json.loads(res.stdout)
+    assert rep["fail_on"]["checks"][0] == {**rep["fail_on"]["checks"][0], "rule": "schema:no-keys", "value": 1,
+                                           "failed": True}
+    res = run(main, ["report", db, "--schema", str(path), "--section", "overview", "--fail-on",
+                     "schema:no-keys=1,schema:type=40"])
+    assert res.exit_code == 0, res.output
+    assert "Schema" in res.stdout and "order:{uuid}" in res.stdout
+    md = run(main, ["report", db, "--schema", str(path), "--section", "overview", "-f", "markdown"])
+    assert "## Schema" in md.stdout and "| no-keys |" in md.stdout
+    res = run(main, ["report", db, "--fail-on", "schema"])
+    assert res.exit_code == 1 and "needs --schema" in res.output
+
+
+@pytest.mark.parametrize("text,error", [
+    ('[[family]]\npattern = "a:{id}"\nttl = "sometimes"\n',
+     'family 1 (a:{id}): ttl = \'sometimes\': expected one of required, none, optional'),
+    ('[[family]]\npattern = "a:{id}"\nmax_size = 3\n', "family 1 (a:{id}): unknown key 'max_size'"),
+    ('[[family]]\npattern = "a"\n[[family]]\npattern = "a"\n', "family 2 (a): the same pattern as family 1"),
+    ('[[family]]\npattern = "a"\nmax_ttl = "soon"\n', "family 1 (a): max_ttl = 'soon': expected seconds"),
+    ('[[family]]\npattern = "a"\nmax_value_bytes = "4 parsecs"\n', "max_value_bytes = '4 parsecs': expected"),
+    ('[[family]]\npattern = "a"\nmax_length = -1\n', "max_length = -1: expected a non-negative integer"),
+    ('[[family]]\ntype = "hash"\n', "family 1: needs a pattern"),
+    ('[[family]]\npattern = "a"\nttl = "none"\nmax_ttl = 60\n', 'max_ttl with ttl = "none"'),
+    ('[schema]\nformat = 2\n', "format = 2: this rdbscan reads format 1"),
+    ('[rules]\nx = 1\n', "unknown key 'rules' at the top level"),
+    ('[[family]\n', "not valid TOML"),
+])
+def test_schema_file_errors_are_one_line(loaded, tmp_path, text, error):
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    with pytest.raises(ValueError) as e:
+        sch.load_schema(str(path))
+    assert error in str(e.value) and str(e.value).startswith(str(path)) and "\n" not in str(e.value)
+    res = CliRunner().invoke(main, ["report", loaded("redis-7.4.1/small"), "--schema", str(path)])
+    assert res.exit_code == 1 and error in res.output and "Traceback" not in res.output
+
+
+def test_sizes_and_durations():
+    assert sch.parse_size("1.5KB") == 1536 and sch.parse_size(10) == 10 and sch.parse_size("2MiB") == 2 << 20
+    assert sch.parse_duration_ms("1d") == 86_400_000 and sch.parse_duration_ms(90) == 90_000
+    assert sch.parse_duration_ms("500ms") == 500 and sch.parse_duration_ms("30m") == 1_800_000
+
+
+def test_schema_of_dump_files(tmp_path):
+    dump = str(manifest("redis-7.4.1/small").dump)
+    res = CliRunner().invoke(main, ["schema", dump, "-q", "-f", "json", "--min-keys", "50"])
+    assert res.exit_code == 0, res.output
+    assert [f["pattern"] for f in json.loads(res.stdout)["families"]] == ["user:{id}:profile", "session:{hex}",
+                                                                           "counter:{id}"]
+    bad = tmp_path / "bad.rdb"
+    bad.write_bytes(b"garbage")
+    res = CliRunner().invoke(main, ["schema", str(bad), "-q"])
+    assert res.exit_code == 4 and "not an RDB file" in res.output and not res.stdout.startswith("# rdbscan")
