@@ -36,21 +36,21 @@ def schema_cmd(sources, out_path, fmt, min_keys, dump_id, delimiters, target, qu
 
     Example: rdbscan schema dump.rdb -o keyschema.toml
     """
-    from .report import EXIT_DAMAGED
-    from .report_cli import _has_dumps, _held_outcome, _is_duckdb, _load, _open, _worse
+    from .errors import EXIT_DAMAGED, EXIT_INPUT, EXIT_USAGE, CommandError, worst_exit
+    from .report_cli import _has_dumps, _held_outcome, _is_duckdb, _load, _open
     if not delimiters:
         raise click.BadParameter("must not be empty", param_hint="--delimiters")
     is_db = len(sources) == 1 and _is_duckdb(sources[0])
     if not is_db:
         for s in sources:
             if s != "-" and not os.path.exists(s):
-                raise click.ClickException(f"{s}: no such file")
+                raise CommandError(f"{s}: No such file or directory", EXIT_INPUT)
             if s != "-" and _is_duckdb(s):
-                raise click.ClickException(f"{s}: give one database, or dumps, not both")
+                raise CommandError(f"{s}: give one database, or dumps, not both", EXIT_USAGE)
     if out_path and os.path.lexists(out_path) and not (os.path.isfile(out_path)
                                                        and sch.written_by_rdbscan(out_path)):
-        raise click.ClickException(f"{out_path}: exists and is not a schema rdbscan wrote; not "
-                                   "overwriting it (choose another -o, or remove the file)")
+        raise CommandError(f"{out_path}: exists and is not a schema rdbscan wrote; not "
+                           "overwriting it (choose another -o, or remove the file)", EXIT_USAGE)
     tmpdir = None
     load_code = 0
     loaded: list = []
@@ -66,14 +66,14 @@ def schema_cmd(sources, out_path, fmt, min_keys, dump_id, delimiters, target, qu
             held = _held_outcome(con, dump_id, skip={r.dump_id for r in loaded})
             for line in held.lines(quiet=True):
                 click.echo(line, err=True)
-            load_code = _worse(load_code, held.code)
+            load_code = worst_exit(load_code, held.code)
             if not _has_dumps(con, dump_id):
                 sys.exit(load_code or EXIT_DAMAGED)   # nothing was read: the errors only
             label = ", ".join(os.path.basename(s) for s in sources)
             result = sch.infer(con, sch.InferOptions(dump_id=dump_id, delimiters=delimiters,
                                                      min_keys=min_keys), source=label)
         except ValueError as e:
-            raise click.ClickException(str(e)) from None
+            raise CommandError(str(e), EXIT_USAGE) from None
         finally:
             con.close()
     finally:
@@ -83,13 +83,13 @@ def schema_cmd(sources, out_path, fmt, min_keys, dump_id, delimiters, target, qu
         try:
             result = sch.merge_previous(result, sch.load_schema(out_path))
         except ValueError as e:
-            raise click.ClickException(f"{e} (not replacing it)") from None
+            raise CommandError(f"{e} (not replacing it)", EXIT_USAGE) from None
     text = sch.RENDERERS[fmt](result)
     if out_path:
         try:
             sch.write_output(out_path, text)
         except (sch.SchemaOutputError, OSError) as e:
-            raise click.ClickException(str(e)) from None
+            raise CommandError(str(e), EXIT_USAGE) from None
         if not quiet:
             click.echo(f"rdbscan: schema of {len(result['families'])} families written to {out_path}", err=True)
     else:

@@ -15,6 +15,7 @@ from report_truth import manifest
 from rdbscan import report as rpt
 from rdbscan import schema as sch
 from rdbscan.cli import main
+from rdbscan.errors import EXIT_USAGE
 from rdbscan.load import load
 
 SMALL = ["redis-2.8.24", "redis-3.2.13", "redis-4.0.14", "redis-5.0.14", "redis-6.0.20", "redis-6.2.16",
@@ -166,7 +167,7 @@ def test_never_overwrites_a_users_file_and_keeps_what_the_team_wrote(loaded, tmp
     mine = tmp_path / "mine.toml"
     mine.write_text("# my notes\n")
     r = CliRunner().invoke(main, ["schema", db, "-o", str(mine)])
-    assert r.exit_code == 1
+    assert r.exit_code == EXIT_USAGE
     assert "exists and is not a schema rdbscan wrote" in r.output
     assert mine.read_text() == "# my notes\n"
     out = tmp_path / "ks.toml"
@@ -331,7 +332,7 @@ def test_report_cli_schema_and_fail_on(loaded, tmp_path):
     md = run(main, ["report", db, "--schema", str(path), "--section", "overview", "-f", "markdown"])
     assert "## Schema" in md.stdout and "| no-keys |" in md.stdout
     res = run(main, ["report", db, "--fail-on", "schema"])
-    assert res.exit_code == 1 and "needs --schema" in res.output
+    assert res.exit_code == EXIT_USAGE and "needs --schema" in res.output
 
 
 @pytest.mark.parametrize("text,error", [
@@ -355,7 +356,7 @@ def test_schema_file_errors_are_one_line(loaded, tmp_path, text, error):
         sch.load_schema(str(path))
     assert error in str(e.value) and str(e.value).startswith(str(path)) and "\n" not in str(e.value)
     res = CliRunner().invoke(main, ["report", loaded("redis-7.4.1/small"), "--schema", str(path)])
-    assert res.exit_code == 1 and error in res.output and "Traceback" not in res.output
+    assert res.exit_code == EXIT_USAGE and error in res.output and "Traceback" not in res.output
 
 
 def test_sizes_and_durations():
