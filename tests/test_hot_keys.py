@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import re
 
+from report_truth import manifest
+
 from rdbscan import report as rpt
 from rdbscan.load import load
-from report_truth import manifest
 
 REL = "redis-7.0.15/variants/lfu"
 
