@@ -1,4 +1,4 @@
-"""Builds the optional compiled hot loops (rdbscan/_speedups.pyx) with Cython.
+"""Builds the optional compiled hot loops (rdbscan/rdb/_speedups.pyx) with Cython.
 
 Everything else is in pyproject.toml.  Without a C compiler the build carries on and rdbscan
 runs its pure-Python path (identical rows, slower); `rdbscan --version` says which is in use.
@@ -32,9 +32,9 @@ def extensions():
     except ImportError:
         return []
     # The module carries the SHA-256 of the .pyx it was compiled from (SOURCE_SHA256), so that
-    # rdbscan/speedups.py can tell a stale build (an editable install after `git pull`).
+    # rdbscan/rdb/backend.py can tell a stale build (an editable install after `git pull`).
     pyx = Path(__file__).parent / "rdbscan" / "_speedups.pyx"
-    return cythonize([Extension("rdbscan._speedups", ["rdbscan/_speedups.pyx"],
+    return cythonize([Extension("rdbscan.rdb._speedups", ["rdbscan/rdb/_speedups.pyx"],
                                 extra_compile_args=["-O2"])],
                      compiler_directives={"language_level": 3},
                      compile_time_env={"RDBSCAN_PYX_SHA256":

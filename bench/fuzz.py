@@ -41,10 +41,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from rdbscan.errors import RDBError  # noqa: E402
-from rdbscan.parser import DumpInfo, parse  # noqa: E402
-from rdbscan.rows import RowBuilder  # noqa: E402
-from rdbscan.store import KEYS_SCHEMA, arrow_batch  # noqa: E402
+from rdbscan.db.rows import RowBuilder  # noqa: E402
+from rdbscan.db.store import KEYS_SCHEMA, arrow_batch  # noqa: E402
+from rdbscan.rdb.errors import RDBError  # noqa: E402
+from rdbscan.rdb.parser import DumpInfo, parse  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "tests"))
 import rdbwriter as W  # noqa: E402  (tests/rdbwriter.py: byte-exact record builders)
@@ -375,7 +375,7 @@ def run_parse(data: bytes, known_size: bool, skip_bad: bool = False,
 def run_source(data: bytes, how: int) -> None:
     """Through open_source on 'stdin': gzip-compressed (0), behind a replication header (1, 2),
     compressed with any codec and then damaged (3), behind a mangled header (4)."""
-    from rdbscan import source as src_mod
+    from rdbscan.rdb import source as src_mod
     rng = random.Random(zlib_crc(data) ^ how)
     if how == 0:
         payload = gzip.compress(data, compresslevel=1)
@@ -440,7 +440,7 @@ def _compress(codec: int, data: bytes) -> bytes:
 def run_load(data: bytes) -> None:
     """The whole loader into a scratch DuckDB: it must return a result (error and all), never
     raise; so RDBError here is a crash too."""
-    from rdbscan.load import load
+    from rdbscan.db.load import load
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "dump.rdb")
         with open(path, "wb") as f:

@@ -64,7 +64,7 @@ def _long_keys(n: int, size: int, small: int = 100):
 
 def _check_long(n: int, size: int):
     def check(con) -> None:
-        from rdbscan.rows import KEY_KEEP
+        from rdbscan.db.rows import KEY_KEEP
         got = con.execute("SELECT count(*) FILTER (WHERE key_truncated), "
                           "count(DISTINCT key_hash), max(key_length), max(strlen(key)) "
                           "FROM keys").fetchone()

@@ -35,9 +35,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from rdbscan import memory  # noqa: E402
-from rdbscan.errors import RDBError  # noqa: E402
-from rdbscan.parser import DumpInfo, parse  # noqa: E402
+from rdbscan.model import memory  # noqa: E402
+from rdbscan.rdb.errors import RDBError  # noqa: E402
+from rdbscan.rdb.parser import DumpInfo, parse  # noqa: E402
 
 
 def manifest_key(entry: dict) -> bytes:

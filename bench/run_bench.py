@@ -180,7 +180,8 @@ def machine() -> str:
         cpu = re.search(r"model name\s*:\s*(.*)", Path("/proc/cpuinfo").read_text()).group(1)
     except (OSError, AttributeError):
         pass
-    from rdbscan import __version__, speedups
+    from rdbscan import __version__
+    from rdbscan.rdb import backend as speedups
     return (f"{dt.date.today().isoformat()}, {os.cpu_count()} cores ({cpu}), Python "
             f"{platform.python_version()}, rdbscan {__version__} ({speedups.describe()})")
 
@@ -192,7 +193,7 @@ def profile(dump: str) -> None:
     import pstats
     import tempfile
 
-    from rdbscan.load import load
+    from rdbscan.db.load import load
     with tempfile.TemporaryDirectory() as tmp:
         pr = cProfile.Profile()
         pr.enable()

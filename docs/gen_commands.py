@@ -34,7 +34,7 @@ def _help(command: click.Command, name: str, parent: click.Context | None) -> st
 
 def render() -> str:
     """The whole page: the group's help, then one section per command in alphabetical order."""
-    from rdbscan.cli import main
+    from rdbscan.cli.main import main
 
     root = click.Context(main, info_name="rdbscan", terminal_width=WIDTH, max_content_width=WIDTH,
                          **main.context_settings)

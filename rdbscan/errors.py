@@ -2,58 +2,6 @@
 command line can print one line: FILE: byte N: what went wrong (key, type), K keys read."""
 from __future__ import annotations
 
-
-class RDBError(Exception):
-    """The input is not a readable RDB stream at `offset`."""
-
-    kind = "corrupt"
-
-    def __init__(self, message: str, offset: int, *, key: bytes | None = None,
-                 rdb_type: int | None = None):
-        super().__init__(message)
-        self.message = message
-        self.offset = offset
-        self.key = key
-        self.rdb_type = rdb_type
-
-    def describe(self) -> str:
-        """The error as one line without the file name: 'byte N: message (key ..., type ...)'."""
-        text = f"byte {self.offset}: {self.message}"
-        ctx = []
-        if self.key is not None:
-            ctx.append("key " + repr(self.key.decode("utf-8", "backslashreplace"))[:120])
-        if self.rdb_type is not None:
-            from .constants import RDB_TYPE_LABELS
-            ctx.append(f"type {self.rdb_type} ({RDB_TYPE_LABELS.get(self.rdb_type, 'unknown')})")
-        if ctx:
-            text += " while reading " + ", ".join(ctx)
-        return text
-
-
-class TruncatedError(RDBError):
-    """The input ended before the structure being read was complete."""
-
-    kind = "truncated"
-
-
-class CorruptError(RDBError):
-    """A structural impossibility: unknown type or opcode, impossible length, bad blob."""
-
-    kind = "corrupt"
-
-
-class UnsupportedError(RDBError):
-    """A well-formed input this version of rdbscan cannot read (newer RDB version, type 6 modules)."""
-
-    kind = "unsupported"
-
-
-class NotRDBError(RDBError):
-    """The input does not start with an RDB magic."""
-
-    kind = "not-rdb"
-
-
 # Exit codes: the one table (docs/exit-codes.md is checked against it by a test).  With several
 # dumps, or a load followed by a report, the code that comes first in EXIT_PRECEDENCE wins.
 EXIT_OK = 0

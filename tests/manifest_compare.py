@@ -7,7 +7,7 @@ import json
 import os
 from collections import Counter
 
-from rdbscan.parser import DumpInfo, parse
+from rdbscan.rdb.parser import DumpInfo, parse
 
 
 def manifest_key(entry: dict) -> bytes:

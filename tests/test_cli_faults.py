@@ -15,8 +15,7 @@ import duckdb
 import pytest
 
 from rdbscan import errors
-from rdbscan.errors import (EXIT_DATABASE, EXIT_INPUT, EXIT_INTERRUPTED, EXIT_USAGE,
-                            exit_code_table)
+from rdbscan.errors import EXIT_DATABASE, EXIT_INPUT, EXIT_INTERRUPTED, EXIT_USAGE, exit_code_table
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -203,8 +202,8 @@ def test_out_of_range_top(tmp_path):
 
 def test_interrupted_report_exits_130(tmp_path, monkeypatch, capsys):
     """Ctrl-C while the report's queries run: click turns it into Abort, which used to exit 1."""
-    from rdbscan import cli
-    from rdbscan import report as rpt
+    from rdbscan.cli import main as cli
+    from rdbscan.reports import report as rpt
 
     def interrupted(*args, **kw):
         raise KeyboardInterrupt

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import duckdb
 import pytest
-
 import rdbwriter as W
-from rdbscan.errors import CorruptError, RDBError, TruncatedError
-from rdbscan.load import load
-from rdbscan.parser import DumpInfo, parse
+
+from rdbscan.db.load import load
+from rdbscan.rdb.errors import CorruptError, RDBError, TruncatedError
+from rdbscan.rdb.parser import DumpInfo, parse
 
 FIXTURES = Path(__file__).parent / "fixtures"
 V70 = FIXTURES / "redis-7.0.15" / "variants"
@@ -342,7 +342,7 @@ def test_stream_listpack_with_negative_counts(entries, skip_bad):
 
 
 def test_listpack_of_millions_of_entries_is_refused_not_decoded():
-    from rdbscan import parser as P
+    from rdbscan.rdb import parser as P
     entries = [0] * (P.MAX_DECODED_ENTRIES // 2 + 10)
     lp = W.listpack([0, 0, 0, 0] + entries * 2, count=65535)   # ~8 MB of 1-byte entries
     value = (W.length(1) + W.string(b"\0" * 16) + W.string(lp)

@@ -11,12 +11,12 @@ import sys
 import tarfile
 
 import pytest
+import rdbwriter as W
 from click.testing import CliRunner
 
-import rdbwriter as W
-from rdbscan.cli import main
-from rdbscan.load import load
-from rdbscan.render import escape_text, fmt_key
+from rdbscan.cli.main import main
+from rdbscan.db.load import load
+from rdbscan.reports.render import escape_text, fmt_key
 
 OSC8 = b"\x1b]8;;https://evil.example\x07click\x1b]8;;\x07"   # a hyperlink escape
 LINK = b"[link=https://evil.example]click[/link]"              # Rich markup

@@ -1,5 +1,5 @@
 """keys.family and keys.plain_key: the loader's key families and plain-key flags
-(rdbscan/family.py and their compiled twins) against the key_pattern macro and the regex they
+(rdbscan/db/family.py and their compiled twins) against the key_pattern macro and the regex they
 stand in for, and the columns in loaded databases."""
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rdbscan import speedups
-from rdbscan.family import FAMILY_MAX_KEY, PLAIN_KEY_REGEX, fast_family, plain_key
-from rdbscan.load import load
-from rdbscan.macros import MACROS
+from rdbscan.db.family import FAMILY_MAX_KEY, PLAIN_KEY_REGEX, fast_family, plain_key
+from rdbscan.db.load import load
+from rdbscan.db.macros import MACROS
+from rdbscan.rdb import backend as speedups
 
 FIXTURES = Path(__file__).parent / "fixtures"
 # Characters that decide key_pattern's paths: delimiters, braces, digits, '-', hex letters,

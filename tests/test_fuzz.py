@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rdbscan.errors import RDBError
-from rdbscan.parser import DumpInfo, parse
+from rdbscan.rdb.errors import RDBError
+from rdbscan.rdb.parser import DumpInfo, parse
 
 ROOT = Path(__file__).parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
@@ -86,7 +86,7 @@ def test_mutated_inputs_through_open_source(seed, ops, how):
 @given(seed=st.integers(0, len(SEEDS) - 1), cut=st.integers(0, 1 << 16),
        flip=st.integers(0, 1 << 16))
 def test_damaged_gzip_streams(seed, cut, flip):
-    from rdbscan import source as S
+    from rdbscan.rdb import source as S
     comp = bytearray(gzip.compress(SEEDS[seed]))
     comp[flip % len(comp)] ^= 0x10
     comp = bytes(comp[:max(2, cut % (len(comp) + 1))])

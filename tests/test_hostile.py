@@ -11,12 +11,12 @@ from pathlib import Path
 
 import duckdb
 import pytest
-
 import rdbwriter as W
+
+from rdbscan.db.load import load
+from rdbscan.db.rows import KEY_KEEP
 from rdbscan.errors import EXIT_DAMAGED
-from rdbscan.load import load
-from rdbscan.rows import KEY_KEEP
-from rdbscan.slots import key_slot
+from rdbscan.model.slots import key_slot
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 import hostile  # noqa: E402
@@ -84,7 +84,7 @@ def test_long_key_names_stored_alike_by_both_row_paths(tmp_path):
     dump = _dump(tmp_path / "long.rdb")
     compiled_db, pure_db = str(tmp_path / "c.duckdb"), str(tmp_path / "p.duckdb")
     load([dump], compiled_db)
-    subprocess.run([sys.executable, "-c", "import sys; from rdbscan.load import load; "
+    subprocess.run([sys.executable, "-c", "import sys; from rdbscan.db.load import load; "
                     "load([sys.argv[1]], sys.argv[2])", dump, pure_db], check=True,
                    env={**os.environ, "RDBSCAN_PURE_PYTHON": "1"})
     assert _stored(compiled_db) == _stored(pure_db)
@@ -201,7 +201,8 @@ def test_decompression_bomb_is_one_line_and_allow_ratio_reads_it(tmp_path):
     --allow-ratio` reads all 101 keys."""
     import re
     import subprocess
-    from rdbscan import source
+
+    from rdbscan.rdb import source
     assert (source.MAX_RATIO, source.RATIO_FLOOR) == (200, 16 << 20)
     bomb = hostile._gzip_bomb(100, 32 << 20)(tmp_path)
     db = tmp_path / "refused.duckdb"
@@ -228,7 +229,7 @@ def test_decompression_bomb_is_one_line_and_allow_ratio_reads_it(tmp_path):
 
 
 def test_xz_dictionary_over_the_limit_is_refused_before_allocation(tmp_path):
-    from rdbscan import source
+    from rdbscan.rdb import source
     assert source.XZ_MEMLIMIT == 128 << 20
     path = hostile._xz_dict(10, 384)(tmp_path)
     [r] = load([str(path)], str(tmp_path / "x.duckdb"))
@@ -258,7 +259,7 @@ def _stream_with_groups(n_groups: int, n_cons: int) -> bytes:
 
 def _accumulating_dump() -> bytes:
     """Each record kind the parser accumulates, past its bound (parser.MAX_KEPT_*)."""
-    from rdbscan import parser as P
+    from rdbscan.rdb import parser as P
     aux = b"\xfa" + W.string("long") + W.string("x" * (P.MAX_AUX_VALUE + 1))
     aux += b"".join(b"\xfa" + W.string(f"aux-{i}") + W.string(str(i))
                     for i in range(P.MAX_KEPT_AUX + 499))
@@ -281,8 +282,9 @@ CUT = {"aux": 500, "aux_value": 1, "slot_info": 20_000 - 16_384, "functions": 20
 
 def test_accumulations_keep_a_bounded_sample_and_count_the_rest():
     import io
-    from rdbscan import parser as P
-    from rdbscan.parser import DumpInfo, parse
+
+    from rdbscan.rdb import parser as P
+    from rdbscan.rdb.parser import DumpInfo, parse
     info = DumpInfo()
     [rec] = list(parse(io.BytesIO(_accumulating_dump()), info))
     assert info.complete and info.checksum == "ok"

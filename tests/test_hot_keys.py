@@ -5,8 +5,8 @@ import re
 
 from report_truth import manifest
 
-from rdbscan import report as rpt
-from rdbscan.load import load
+from rdbscan.db.load import load
+from rdbscan.reports import report as rpt
 
 REL = "redis-7.0.15/variants/lfu"
 

@@ -16,12 +16,12 @@ import subprocess
 import duckdb
 import pytest
 from click.testing import CliRunner
-
-from rdbscan import html as rhtml
-from rdbscan import report as rpt
-from rdbscan.cli import main
-from rdbscan.load import load
 from report_truth import FIXTURES, big_key_rules, manifest
+
+from rdbscan.cli.main import main
+from rdbscan.db.load import load
+from rdbscan.reports import html as rhtml
+from rdbscan.reports import report as rpt
 
 SAMPLE = "redis-7.4.1/small"          # the same bytes as sample_dumps/redis-7.4.1.rdb
 LFU = "redis-7.0.15/variants/lfu"
@@ -128,7 +128,7 @@ def test_text_report_opens_with_the_findings_in_25_lines(tmp_path):
 
 def test_empty_sections_print_one_line(dbs):
     rep = _report(dbs[SAMPLE])
-    from rdbscan.render import document
+    from rdbscan.reports.render import document
     blocks = document(rep)
     slots = blocks.index(next(b for b in blocks if b.kind == "section" and b.text == "Cluster slots"))
     # the sample is standalone but has hashtags: the hashtag table stays

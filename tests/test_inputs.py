@@ -8,7 +8,6 @@ import hashlib
 import io
 import json
 import lzma
-import os
 import shutil
 import subprocess
 import sys
@@ -18,15 +17,14 @@ from pathlib import Path
 import duckdb
 import lz4.frame
 import pytest
+import rdbwriter as W
 import zstandard
 from click.testing import CliRunner
 
-import rdbwriter as W
-from rdbscan import source as S
-from rdbscan.cli import main
-from rdbscan.errors import NotRDBError, RDBError, TruncatedError
-from rdbscan.load import load
-from rdbscan.parser import DumpInfo, parse
+from rdbscan.cli.main import main
+from rdbscan.db.load import load
+from rdbscan.rdb import source as S
+from rdbscan.rdb.parser import DumpInfo, parse
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SMALL = FIXTURES / "redis-7.0.15" / "small" / "dump.rdb"

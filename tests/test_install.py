@@ -11,16 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from rdbscan import speedups
+from rdbscan.rdb import backend as speedups
 
 ROOT = Path(__file__).resolve().parent.parent
 needs_compiled = pytest.mark.skipif(
     speedups.compiled is None,
-    reason="rdbscan._speedups is not built (pip install -e . needs Cython and a C compiler)")
+    reason="rdbscan.rdb._speedups is not built (pip install -e . needs Cython and a C compiler)")
 
 # What the parser binds, printed by a process that imports rdbscan as the `rdbscan` script
-# does (rdbscan.cli first).
-PROBE = ("import rdbscan.cli; from rdbscan import parser, speedups; "
+# does (rdbscan.cli.main first).
+PROBE = ("import rdbscan.cli.main; from rdbscan import parser, speedups; "
          "print(type(parser.listpack_scan).__name__, type(parser.ziplist_scan).__name__, "
          "speedups.describe())")
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import duckdb
 from click.testing import CliRunner
-
 from manifest_compare import compare, manifest_key
-from rdbscan.cli import main
-from rdbscan.load import load
+
+from rdbscan.cli.main import main
+from rdbscan.db.load import load
 
 D = Path(__file__).parent / "fixtures" / "redis-7.4.1" / "small"
 INT32 = re.compile(r"-?[1-9][0-9]{0,9}|0")

@@ -12,11 +12,11 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 
-from rdbscan.cli import main
-from rdbscan.load import load
-from rdbscan.rows import KEY_KEEP
-from rdbscan.slots import key_slot
-from rdbscan.store import SCHEMA_VERSION
+from rdbscan.cli.main import main
+from rdbscan.db.load import load
+from rdbscan.db.rows import KEY_KEEP
+from rdbscan.db.store import SCHEMA_VERSION
+from rdbscan.model.slots import key_slot
 
 FIXTURES = Path(__file__).parent / "fixtures"
 V70 = FIXTURES / "redis-7.0.15" / "variants"
@@ -181,9 +181,9 @@ def test_cli_errors_are_one_line_without_traceback(tmp_path, data, message):
 def _parsed_keys(path: Path) -> list:
     """(db, key bytes, type, encoding, rdb_type, key length, idle, freq, fields with TTL,
     earliest field expiry, int members) of every key the parser reads in `path`."""
-    from rdbscan.errors import RDBError
-    from rdbscan.parser import DumpInfo, parse
-    from rdbscan.source import open_source
+    from rdbscan.rdb.errors import RDBError
+    from rdbscan.rdb.parser import DumpInfo, parse
+    from rdbscan.rdb.source import open_source
     out = []
     try:
         src = open_source(str(path))

@@ -9,9 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from rdbscan import memory
-from rdbscan.memory import (PROFILES, TARGETS, jemalloc_class, next_pow2, rax_nodes, sds_header,
-                            select_profile)
+from rdbscan.model import memory
+from rdbscan.model.memory import (
+    PROFILES,
+    TARGETS,
+    jemalloc_class,
+    next_pow2,
+    rax_nodes,
+    sds_header,
+    select_profile,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -130,7 +137,7 @@ def test_allocator_quantum_from_the_target():
 
 def test_key_inside_the_object_strings():
     """Redis 8.6 kvobj, Valkey 8.1 / 9 robj with embedded key (object.c of each)."""
-    from rdbscan.kv import string_embedded
+    from rdbscan.model.kv import string_embedded
     r86, v81, v9 = PROFILES["8.6"], PROFILES["valkey-8.1"], PROFILES["valkey-9.0"]
     # redis 8.6: 16 + key + 3 + 4 + value <= 64
     assert string_embedded(20, 21, False, "redis-8.6", 8)
@@ -161,7 +168,7 @@ def test_key_inside_the_object_strings():
 
 def test_key_inside_the_object_hashtables():
     """Valkey 8.1+ hashtable: 72-byte struct (80 in 9.x) and 64-byte buckets of 7."""
-    from rdbscan.kv import ht_buckets, hashtable_bytes
+    from rdbscan.model.kv import hashtable_bytes, ht_buckets
     assert [ht_buckets(n) for n in (1, 7, 8, 14, 15, 129, 513, 3000)] == \
         [1, 1, 2, 2, 4, 32, 128, 512]
     v81 = PROFILES["valkey-8.1"]
@@ -351,8 +358,9 @@ def _newer_dump(tmp_path, version: str) -> str:
 ])
 def test_dumps_table_and_report_name_the_model(tmp_path, version, target, line):
     import duckdb
-    from rdbscan import report as rpt
-    from rdbscan.load import load
+
+    from rdbscan.db.load import load
+    from rdbscan.reports import report as rpt
     db = str(tmp_path / "x.duckdb")
     load([_newer_dump(tmp_path, version)], db, target=target)
     con = duckdb.connect(db)

@@ -10,15 +10,15 @@ from pathlib import Path
 
 import duckdb
 import pytest
-
 import rdbwriter as W
-from rdbscan import report as rpt
-from rdbscan.errors import CorruptError
-from rdbscan.load import load
-from rdbscan.memory import jemalloc_class, select_profile, value_cost
-from rdbscan.modules import MODULE_CHARSET, module_type_name, vectorset_mem_usage
-from rdbscan.parser import DumpInfo, parse
-from rdbscan.render import render_markdown
+
+from rdbscan.db.load import load
+from rdbscan.model.memory import jemalloc_class, select_profile, value_cost
+from rdbscan.rdb.errors import CorruptError
+from rdbscan.rdb.modules import MODULE_CHARSET, module_type_name, vectorset_mem_usage
+from rdbscan.rdb.parser import DumpInfo, parse
+from rdbscan.reports import report as rpt
+from rdbscan.reports.render import render_markdown
 
 LIVE = Path(__file__).parent / "fixtures" / "live"
 VECTORSETS = ["redis-8.2-vectorset", "redis-8.6-vectorset"]

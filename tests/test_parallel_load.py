@@ -8,7 +8,7 @@ from pathlib import Path
 
 import duckdb
 
-from rdbscan.load import load
+from rdbscan.db.load import load
 
 ROOT = Path(__file__).parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"

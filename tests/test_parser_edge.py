@@ -5,10 +5,10 @@ import io
 import struct
 
 import pytest
-
 import rdbwriter as W
-from rdbscan.errors import CorruptError, NotRDBError, TruncatedError, UnsupportedError
-from rdbscan.parser import DumpInfo, module_type_name, parse
+
+from rdbscan.rdb.errors import CorruptError, NotRDBError, TruncatedError, UnsupportedError
+from rdbscan.rdb.parser import DumpInfo, module_type_name, parse
 
 CHARSET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 

@@ -8,9 +8,9 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
 from manifest_compare import compare, manifest_key
-from rdbscan.slots import key_slot
+
+from rdbscan.model.slots import key_slot
 
 FIXTURES = Path(__file__).parent / "fixtures"
 DAMAGED = {"truncated", "corrupt-value", "corrupt-type", "aof-preamble"}

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rdbscan.parser import DumpInfo, parse
+from rdbscan.rdb.parser import DumpInfo, parse
 
 rdbtools = pytest.importorskip("rdbtools")
 from rdbtools import RdbCallback, RdbParser  # noqa: E402

@@ -6,11 +6,11 @@ import collections
 import re
 
 import pytest
-
-from rdbscan import report as rpt
-from rdbscan.load import load
-from rdbscan.naming import NamingConfig
 from report_truth import big_key_rules, hashtag, manifest, naming_violations
+
+from rdbscan.db.load import load
+from rdbscan.reports import report as rpt
+from rdbscan.reports.rules import NamingConfig
 
 SMALL = ["redis-2.8.24", "redis-3.2.13", "redis-4.0.14", "redis-5.0.14", "redis-6.0.20", "redis-6.2.16",
          "redis-7.0.15", "redis-7.2.6", "redis-7.4.1", "redis-8.0-m01", "valkey-7.2.7", "valkey-8.0.1",

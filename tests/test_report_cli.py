@@ -9,11 +9,11 @@ import re
 import duckdb
 import pytest
 from click.testing import CliRunner
-
-from rdbscan.cli import main
-from rdbscan.load import load
-from rdbscan.querylib import bundled_queries, queries_dir
 from report_truth import big_key_rules, manifest, naming_violations
+
+from rdbscan.cli.main import main
+from rdbscan.db.load import load
+from rdbscan.reports.querylib import bundled_queries, queries_dir
 
 REL = "redis-7.0.15/small"
 

@@ -12,13 +12,14 @@ import statistics
 import duckdb
 import pyarrow as pa
 import pytest
-
-from rdbscan import constants as C
-from rdbscan import macros, querylib
-from rdbscan import report as rpt
-from rdbscan.family import plain_key
-from rdbscan.load import load
 from report_truth import MKey, manifest, naming_violations
+
+from rdbscan.db import macros
+from rdbscan.db.family import plain_key
+from rdbscan.db.load import load
+from rdbscan.rdb import constants as C
+from rdbscan.reports import querylib
+from rdbscan.reports import report as rpt
 
 DELIMITER_SETS = [":", ":./", ".|", "-", ":-", "/", "#|", "_", " ", "a", ":{"]
 

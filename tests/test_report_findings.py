@@ -15,10 +15,10 @@ import rdbwriter as W
 from click.testing import CliRunner
 from rich.console import Console
 
-from rdbscan import render
-from rdbscan import report as rpt
-from rdbscan.cli import main
-from rdbscan.load import load
+from rdbscan.cli.main import main
+from rdbscan.db.load import load
+from rdbscan.reports import render
+from rdbscan.reports import report as rpt
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"

@@ -7,8 +7,8 @@ from pathlib import Path
 import duckdb
 from click.testing import CliRunner
 
-from rdbscan.cli import main
-from rdbscan.load import load
+from rdbscan.cli.main import main
+from rdbscan.db.load import load
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -12,11 +12,11 @@ import tomllib
 from click.testing import CliRunner
 from report_truth import manifest
 
-from rdbscan import report as rpt
-from rdbscan import schema as sch
-from rdbscan.cli import main
+from rdbscan.cli.main import main
+from rdbscan.db.load import load
 from rdbscan.errors import EXIT_USAGE
-from rdbscan.load import load
+from rdbscan.reports import report as rpt
+from rdbscan.reports import schema as sch
 
 SMALL = ["redis-2.8.24", "redis-3.2.13", "redis-4.0.14", "redis-5.0.14", "redis-6.0.20", "redis-6.2.16",
          "redis-7.0.15", "redis-7.2.6", "redis-7.4.1", "redis-8.0-m01", "valkey-7.2.7", "valkey-8.0.1",

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import duckdb
 import pytest
-
 import rdbwriter as W
 from manifest_compare import manifest_key
-from rdbscan.errors import CorruptError
-from rdbscan.load import load
-from rdbscan.parser import DumpInfo, parse
-from rdbscan.slots import key_slot
+
+from rdbscan.db.load import load
+from rdbscan.model.slots import key_slot
+from rdbscan.rdb.errors import CorruptError
+from rdbscan.rdb.parser import DumpInfo, parse
 
 LIVE = Path(__file__).parent / "fixtures" / "live"
 

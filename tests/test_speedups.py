@@ -1,4 +1,4 @@
-"""The compiled hot loops (rdbscan/_speedups.pyx) against the pure-Python reference path.
+"""The compiled hot loops (rdbscan/rdb/_speedups.pyx) against the pure-Python reference path.
 
 Both paths must give identical rows: every fixture is loaded by the compiled path (once with
 the normal 1 MiB read chunk, once with a tiny one so that elements straddle buffer refills
@@ -15,22 +15,23 @@ from pathlib import Path
 
 import duckdb
 import pytest
+import rdbwriter as W
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import rdbwriter as W
-from rdbscan import blobs, reader, speedups
-from rdbscan import constants as C
-from rdbscan.blobs import BlobError
-from rdbscan.family import fast_family, plain_key
-from rdbscan.load import load
+from rdbscan.db.family import fast_family, plain_key
+from rdbscan.db.load import load
+from rdbscan.rdb import backend as speedups
+from rdbscan.rdb import blobs, reader
+from rdbscan.rdb import constants as C
+from rdbscan.rdb.blobs import BlobError
 
 FIXTURES = Path(__file__).parent / "fixtures"
 DUMPS = sorted(str(p) for p in FIXTURES.rglob("*") if p.suffix in (".rdb", ".aof"))
 
 pytestmark = pytest.mark.skipif(
     speedups.compiled is None,
-    reason="rdbscan._speedups is not built (pip install -e . needs Cython and a C compiler)")
+    reason="rdbscan.rdb._speedups is not built (pip install -e . needs Cython and a C compiler)")
 
 KEY_SQL = ("SELECT d.path, k.* EXCLUDE (dump_id) FROM keys k JOIN dumps d USING (dump_id) "
            "ORDER BY d.path, k.file_offset")
@@ -51,7 +52,7 @@ def _tables(db: str) -> list:
 def pure_db(tmp_path_factory) -> str:
     db = str(tmp_path_factory.mktemp("pure") / "pure.duckdb")
     code = ("import sys; from rdbscan import speedups; assert speedups.compiled is None; "
-            "from rdbscan.load import load; load(sys.argv[2:], sys.argv[1])")
+            "from rdbscan.db.load import load; load(sys.argv[2:], sys.argv[1])")
     env = {**os.environ, "RDBSCAN_PURE_PYTHON": "1"}
     subprocess.run([sys.executable, "-c", code, db, *DUMPS], check=True, env=env)
     return db
@@ -155,12 +156,13 @@ def test_walkers_agree_on_damaged_blobs(entries, data):
 
 # -- the compiled record loop (KeyColumns.scan) against the KeyRecord path --------------------
 
-from rdbscan import slots  # noqa: E402
-from rdbscan.errors import RDBError  # noqa: E402
-from rdbscan.parser import DumpInfo, parse  # noqa: E402
-from rdbscan.rows import RowBuilder  # noqa: E402
-from rdbscan.store import KEYS_SCHEMA, arrow_batch  # noqa: E402
 import io  # noqa: E402
+
+from rdbscan.db.rows import RowBuilder  # noqa: E402
+from rdbscan.db.store import KEYS_SCHEMA, arrow_batch  # noqa: E402
+from rdbscan.model import slots  # noqa: E402
+from rdbscan.rdb.errors import RDBError  # noqa: E402
+from rdbscan.rdb.parser import DumpInfo, parse  # noqa: E402
 
 
 @settings(max_examples=500, deadline=None)

@@ -12,8 +12,8 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 
-from rdbscan.cli import main
-from rdbscan.load import load
+from rdbscan.cli.main import main
+from rdbscan.db.load import load
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_dumps" / "redis-7.4.1.rdb"
@@ -25,7 +25,7 @@ def _run(*args):
 
 
 def _cli(*args, input: bytes | None = None):
-    """The command as a user runs it (rdbscan.cli.run: one-line errors, exit codes)."""
+    """The command as a user runs it (rdbscan.cli.main.run: one-line errors, exit codes)."""
     res = subprocess.run([sys.executable, "-m", "rdbscan", *map(str, args)], capture_output=True,
                          input=input, timeout=300)
     res.stdout = res.stdout.decode("utf-8", "replace")
@@ -243,7 +243,7 @@ def test_replication_header_overflow_then_second_load_counts_right(tmp_path):
 
 
 def test_a_failure_before_the_dumps_row_keeps_no_key_row(tmp_path, monkeypatch):
-    from rdbscan import store as store_mod
+    from rdbscan.db import store as store_mod
     db = tmp_path / "f.duckdb"
 
     def broken(self, row):
@@ -259,7 +259,7 @@ def test_a_failure_before_the_dumps_row_keeps_no_key_row(tmp_path, monkeypatch):
 
 def test_killed_load_is_removed_by_the_next_open(tmp_path):
     """A load killed outright leaves its rows under a loading mark; the next load removes them."""
-    from rdbscan.store import Store
+    from rdbscan.db.store import Store
     db = tmp_path / "k.duckdb"
     s = Store(str(db))
     did = s.allocate_dump_ids(1)

@@ -1,0 +1,297 @@
+"""The `rdbscan` command line: thin click wrappers over library functions."""
+from __future__ import annotations
+
+import gc
+import os
+import signal
+import sys
+import traceback
+
+import click
+import duckdb
+
+from .. import __version__
+from ..db.store import StoreError
+from ..errors import (
+    EXIT_DATABASE,
+    EXIT_INPUT,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    CommandError,
+    database_fault,
+)
+from ..rdb.backend import describe as describe_speedups
+
+
+def say(line: str) -> None:
+    """One line on standard error; text from a dump in it (a key, a tar member's name) is
+    escaped, each line on its own (render.escape_text)."""
+    from ..reports.render import escape_text
+    click.echo("\n".join(escape_text(part) for part in str(line).split("\n")), err=True)
+
+
+class Failure(click.ClickException):
+    """A CommandError on its way out of click: one line, `rdbscan: error: ...`, and its exit code
+    (the same under `rdbscan` and click's CliRunner)."""
+
+    def __init__(self, message: str, code: int):
+        super().__init__(message)
+        self.exit_code = code
+
+    def show(self, file=None) -> None:
+        say(f"rdbscan: error: {self.message}")
+
+
+def _failure(e: BaseException) -> Failure | None:
+    """The one line and exit code for a user mistake or a fault of the machine; None for a bug."""
+    if isinstance(e, CommandError):
+        return Failure(e.message, e.code)
+    if isinstance(e, StoreError):   # a database rdbscan cannot use (another schema, ...)
+        return Failure(str(e), EXIT_DATABASE)
+    fault = database_fault(e)   # a full disk, a read-only or locked database, ...
+    return None if fault is None else Failure(fault.message, fault.code)
+
+
+class Group(click.Group):
+    """The `rdbscan` group: what `_failure` knows leaves any command as its one line and code."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except (CommandError, StoreError, OSError, duckdb.Error) as e:
+            if _interrupt["seen"]:
+                raise KeyboardInterrupt from None
+            failure = _failure(e)
+            if failure is None:
+                raise
+            if (ctx.obj or {}).get("debug"):
+                traceback.print_exc()
+            raise failure from e
+
+
+class RichProgress:
+    """A one-line progress display on stderr (bytes, keys, keys/s, ETA)."""
+
+    def __init__(self):
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            DownloadColumn,
+            Progress,
+            TextColumn,
+            TimeRemainingColumn,
+            TransferSpeedColumn,
+        )
+        self.progress = Progress(
+            TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
+            TransferSpeedColumn(), TextColumn("{task.fields[keys]:,} keys"),
+            TextColumn("{task.fields[rate]:,.0f} keys/s"), TimeRemainingColumn(),
+            console=Console(stderr=True), transient=True)
+        self.task = None
+        self.t0 = 0.0
+
+    def start(self, name, size):
+        import time
+        self.t0 = time.perf_counter()
+        self.progress.start()
+        from rich.markup import escape
+
+        from ..reports.render import escape_text
+        label = escape(escape_text(os.path.basename(name)))   # a tar member's name is the dump's
+        self.task = self.progress.add_task(label, total=size, keys=0, rate=0.0)
+
+    def update(self, bytes_read, keys):
+        import time
+        dt = time.perf_counter() - self.t0
+        self.progress.update(self.task, completed=bytes_read, keys=keys,
+                             rate=keys / dt if dt > 0 else 0.0)
+
+    def finish(self):
+        self.progress.stop()
+
+
+def make_progress(quiet: bool):
+    if quiet or not sys.stderr.isatty():
+        return None
+    return RichProgress()
+
+
+@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="rdbscan",
+                      message=f"%(prog)s %(version)s (parser hot loops: {describe_speedups()})")
+@click.option("--debug", is_flag=True, help="Show the Python traceback when something fails.")
+@click.pass_context
+def main(ctx, debug):
+    """rdbscan reads Redis and Valkey RDB dumps offline, writes one row per key into DuckDB
+    and reports where the memory goes.
+
+    Example: rdbscan load dump.rdb -o dump.duckdb && rdbscan sql dump.duckdb
+    "SELECT type, count(*) FROM keys GROUP BY type"
+    """
+    ctx.ensure_object(dict)
+    ctx.obj["debug"] = debug
+
+
+@main.command()
+@click.argument("dumps", nargs=-1, required=True)
+@click.option("-o", "--output", "db_path", required=True, metavar="FILE.duckdb",
+              help="DuckDB database to write (created if missing; several dumps may share one).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress display and no summary lines.")
+@click.option("--no-verify-crc", is_flag=True,
+              help="Do not compute the CRC64 checksum (the dumps table says 'unverified').")
+@click.option("--target", metavar="VERSION",
+              help="Estimate memory as this server would use it (e.g. 6.2, 7.4, valkey-8.0; "
+                   "8.6/16: a distribution package's 16-byte allocator quantum); default: the "
+                   "server that wrote the dump, 8-byte quantum (official builds).")
+@click.option("--skip-bad", is_flag=True,
+              help="Leave out values that are damaged inside but whose extent is known (a blob "
+                   "that does not decode) and go on; dumps.skipped_keys counts them.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
+              help="Dumps loaded at once, each in its own process (default: the number of "
+                   "cores; one dump always loads in one process).")
+@click.option("--replace", is_flag=True,
+              help="Load a dump the database already holds again, in place of the old one "
+                   "(without it such a dump is refused, exit 2; docs/loading.md).")
+@click.option("--allow-ratio", is_flag=True,
+              help="Read compressed input that expands more than 200:1 (refused by default as "
+                   "a likely decompression bomb, exit 4; docs/hostile-inputs.md).")
+@click.pass_context
+def load(ctx, dumps, db_path, quiet, no_verify_crc, target, skip_bad, jobs, replace, allow_ratio):
+    """Load one or more RDB dumps into a DuckDB database, one row per key in `keys`.
+
+    DUMPS are RDB files (or - for standard input), compressed or not (gzip, zstd, lz4, bzip2,
+    xz), an AOF with an RDB preamble, Redis 7's appendonlydir/ or its .manifest, or a
+    replication capture ($EOF:... or $<length>).  Loading several dumps into one database
+    (the shards of a cluster) gives each its own dump_id.  A damaged dump keeps the rows read
+    before the damage; its `dumps` row says complete = false, and the command exits with 4
+    (5 when only the checksum does not match).  A dump the database already holds (same
+    file contents, whatever the path) is refused with exit 2 unless --replace.
+
+    Example: rdbscan load shard1.rdb shard2.rdb -o cluster.duckdb
+    """
+    from ..db.load import load as load_dumps
+    from ..model.memory import validate_target
+    try:
+        validate_target(target)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--target")
+    from ..db.load import summarize
+    from .outcome import outcome
+    jobs = jobs or os.cpu_count() or 1
+    parallel = jobs > 1 and len(dumps) > 1
+    if parallel and not quiet:
+        click.echo(f"rdbscan: loading {len(dumps)} dumps, {min(jobs, len(dumps))} at a time",
+                   err=True)
+    results = load_dumps(list(dumps), db_path, progress=None if parallel else make_progress(quiet),
+                         verify_crc=not no_verify_crc, target=target, skip_bad=skip_bad,
+                         jobs=jobs, existing="replace" if replace else "refuse",
+                         allow_ratio=allow_ratio)
+    debug = (ctx.obj or {}).get("debug")
+    for r in results:
+        if debug and r.exception is not None:
+            traceback.print_exception(type(r.exception), r.exception, r.exception.__traceback__)
+        elif debug and r.traceback_text:
+            click.echo(r.traceback_text, err=True, nl=False)
+    done = outcome(results, summary=summarize)
+    for line in done.lines(quiet):
+        say(line)
+    sys.exit(done.code)
+
+
+@main.command()
+@click.argument("database", metavar="FILE.duckdb")
+@click.argument("query")
+@click.option("-f", "--format", "fmt", type=click.Choice(["table", "csv", "json"]),
+              default="table", show_default=True, help="Output format.")
+def sql(database, query, fmt):
+    """Run an ad-hoc SQL query on a database written by rdbscan and print the result.
+
+    Example: rdbscan sql dump.duckdb "SELECT key, memory_bytes FROM keys ORDER BY 2 DESC
+    LIMIT 10"
+    """
+    import duckdb
+
+    from .sqlout import print_result
+    if not os.path.exists(database):
+        raise CommandError(f"{database}: No such file or directory", EXIT_INPUT)
+    con = duckdb.connect(database, read_only=True)
+    try:
+        cur = con.execute(query)
+    except duckdb.Error as e:
+        raise CommandError(f"SQL error: {e}", EXIT_USAGE) from None
+    if cur.description is None:
+        return
+    columns = [d[0] for d in cur.description]
+    print_result(columns, cur.fetchall(), fmt)
+
+
+def _register_extensions():
+    from . import report as report_cli
+    from . import schema as schema_cli
+    report_cli.register(main)
+    schema_cli.register(main)
+
+
+_register_extensions()
+
+
+_interrupt = {"seen": False}
+
+
+def _on_sigint(signum, frame):
+    """Ctrl-C: stop the work (KeyboardInterrupt) and let the clean-up run to its end; a second
+    Ctrl-C while DuckDB closes the database would end the process in a C++ terminate.  DuckDB
+    turns a KeyboardInterrupt raised inside a query into RuntimeError('Query interrupted'):
+    `seen` says that whatever fails from now on failed because of the Ctrl-C."""
+    _interrupt["seen"] = True
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    raise KeyboardInterrupt
+
+
+def run():
+    """Entry point with the no-traceback guarantee: one line on stderr and an exit code from
+    rdbscan.errors."""
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, _on_sigint)
+    code = _run(debug="--debug" in sys.argv[1:])
+    gc.collect()   # what a failure's traceback held (DuckDB connections) goes before the interpreter
+    sys.exit(code)
+
+
+def _run(debug: bool) -> int:
+    try:
+        main.main(standalone_mode=False)
+    except SystemExit as e:   # a command's own exit code
+        return e.code if isinstance(e.code, int) else EXIT_OK if e.code is None else EXIT_INTERNAL
+    except click.exceptions.Exit as e:
+        return e.exit_code
+    except click.ClickException as e:
+        e.show()
+        return e.exit_code
+    except click.exceptions.Abort as e:   # click turns Ctrl-C into Abort
+        if isinstance(e.__context__, KeyboardInterrupt):
+            return _interrupted()
+        click.echo("rdbscan: aborted", err=True)
+        return EXIT_INTERNAL
+    except BrokenPipeError:   # `rdbscan ... | head`: nothing more to say, and nowhere to say it
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+    except KeyboardInterrupt:
+        return _interrupted()
+    except Exception as e:  # the promise: no traceback reaches a user without --debug
+        if _interrupt["seen"]:   # DuckDB's "Query interrupted", or what a Ctrl-C cut short
+            return _interrupted()
+        if debug:
+            traceback.print_exc()
+        else:
+            say(f"rdbscan: internal error: {type(e).__name__}: {e} (a bug in rdbscan: "
+                f"please report it with the output of --debug)")
+        return EXIT_INTERNAL
+    return EXIT_OK
+
+
+def _interrupted() -> int:
+    click.echo("rdbscan: interrupted", err=True)
+    return EXIT_INTERRUPTED

@@ -1,0 +1,1 @@
+"""The DuckDB layer: key rows, schema, Arrow batches, the loader."""

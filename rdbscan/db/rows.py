@@ -1,0 +1,324 @@
+"""Key rows: turns the parser's KeyRecords into columns for the `keys`, `streams` and
+`stream_groups` tables (schema in store.py).  Knows neither RDB bytes nor DuckDB.
+
+Two implementations of the `keys` batch, same rows: the pure-Python one keeps a tuple per
+key and transposes the batch into lists; with the compiled speedups the batch is a
+`_speedups.KeyColumns` (typed C columns), which the parser also fills directly for strings
+and single-blob values (`sink`), and the batch becomes Arrow arrays over its buffers.
+"""
+from __future__ import annotations
+
+import hashlib
+import struct
+
+import pyarrow as pa
+
+from ..model.kv import kv_estimate
+from ..model.memory import (
+    EXPIRES_ENTRY,
+    bucket_shares,
+    estimate,
+    key_cost,
+    select_profile,
+    total,
+    value_cost,
+)
+from ..model.slots import key_slot
+from ..rdb import constants as C
+from ..rdb.backend import compiled
+from .store import KEYS_COLUMNS, KEYS_SCHEMA, STREAM_GROUPS_COLUMNS, STREAMS_COLUMNS
+
+ESTIMATE_CACHE = 100_000   # value shapes whose memory estimate is remembered
+# Key rows per batch.  The compiled batch holds typed C columns: 65,536 rows take a 5 M-key
+# load from 2.05 to 1.85 s against 20,000 (fewer INSERT chunks and Arrow conversions) for about
+# 30 MB more peak RSS.  The Python path keeps a tuple per row, so its batches stay smaller.
+BATCH_ROWS = 65_536
+PURE_BATCH_ROWS = 20_000
+# A batch also ends once its key names reach this many bytes (_speedups.KEY_DATA_SOFT), so that
+# long key names cannot make one batch huge: 20,000 keys of 10 KiB load at 436 MB peak RSS with
+# 16 MiB, 310 MB with 4 MiB (bench/hostile.py).  Keys of up to 64 bytes still fill 65,536 rows.
+KEY_DATA_SOFT = 4 * 1024 * 1024
+# Key names longer than this keep only their first KEY_KEEP bytes in keys.key / key_raw (cut back
+# to a whole UTF-8 character), with their full length (keys.key_length) and a hash of the whole
+# name (keys.key_hash, key_digest) in extras, and keys.key_truncated true.  DuckDB pins strings
+# longer than about 16 KiB in memory until their row group is written, which exhausts the
+# loader's 64 MB buffer pool (one 40 MiB key, 50 keys of 1 MiB, 2,000 of 100 KiB); the INSERT
+# also derives keys.family from the key, a second copy.  2,000 names of 100 KiB load at 8 KiB:
+# 26 s, 370 MB peak RSS; at 4 KiB: 13 s, 250 MB.  Redis allows key names of 512 MB.
+# _speedups.KEY_KEEP is the same limit (longer names take the Python path).
+KEY_KEEP = 4096
+
+
+class _Shape:
+    """The figures of a string or single-blob value (a one-node quicklist included) that its
+    memory estimate depends on."""
+
+    __slots__ = ("type", "encoding", "length", "blob", "elems", "vals", "nodes", "extra")
+
+    def __init__(self, type_name, encoding, length, blob):
+        self.type = type_name
+        self.encoding = encoding
+        self.length = length
+        self.blob = blob
+        self.elems = self.vals = self.extra = None
+        # a list in a one-node quicklist: that node (the blob)
+        self.nodes = {blob: 1} if encoding == "quicklist" else None
+
+
+def key_digest(key: bytes) -> int:
+    """keys.key_hash of a truncated key name: the first 8 bytes of its BLAKE2b digest as a
+    signed 64-bit integer (two truncated names with the same prefix tell apart by it)."""
+    return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "little", signed=True)
+
+
+def key_prefix(key: bytes) -> bytes:
+    """The first KEY_KEEP bytes of a long key name, without a UTF-8 character cut in two."""
+    head = key[:KEY_KEEP]
+    try:
+        head.decode()
+    except UnicodeDecodeError as e:
+        if e.start >= KEY_KEEP - 3 and e.reason == "unexpected end of data":
+            head = head[:e.start]
+    return head
+
+
+class RowBuilder:
+    """Accumulates one batch of rows at a time."""
+
+    def __init__(self, dump_id: int, info, target: str | None = None,
+                 batch_rows: int = BATCH_ROWS):
+        self.dump_id = dump_id
+        self.info = info
+        self.target = target
+        self.batch_rows = batch_rows if compiled is not None else min(batch_rows, PURE_BATCH_ROWS)
+        self.profile = None
+        self.bucket_share: dict[int, tuple[float, float]] = {}
+        self.estimates: dict[tuple, int] = {}   # memory estimate by value shape (add)
+        # The compiled batch, which the parser may fill directly (parse(..., sink=)).
+        self.sink = compiled.KeyColumns(batch_rows, self, C.TYPE_NAMES,
+                                        C.TYPE_ENCODINGS) \
+            if compiled is not None else None
+        self.reset()
+
+    def reset(self) -> None:
+        self.rows: list[tuple] = []
+        self.key_bytes = 0   # of the pure-Python batch (the compiled one counts its own)
+        self.streams = [[] for _ in STREAMS_COLUMNS]
+        self.groups = [[] for _ in STREAM_GROUPS_COLUMNS]
+
+    @property
+    def count(self) -> int:
+        return self.sink.n if self.sink is not None else len(self.rows)
+
+    @property
+    def full(self) -> bool:
+        """The batch should be written now."""
+        if self.sink is not None:
+            return self.sink.full
+        return len(self.rows) >= self.batch_rows or self.key_bytes >= KEY_DATA_SOFT
+
+    @property
+    def keys(self) -> list:
+        """The batch as columns (KEYS_COLUMNS order): Arrow arrays from the compiled batch, or
+        lists from the tuples (transposed once per batch, which costs far less than appending
+        to 20 lists per key).  Taking the compiled batch empties it."""
+        if self.sink is not None:
+            return _arrow_columns(self.sink.take(), self.dump_id, self.sink)
+        if not self.rows:
+            return [[] for _ in KEYS_COLUMNS]
+        return _pure_columns(self.rows)
+
+    def _shares(self, db: int) -> tuple[float, float]:
+        """Per-key share of the main and expires bucket arrays, from RESIZEDB (docs/rdb-format.md section 8.6)."""
+        share = self.bucket_share.get(db)
+        if share is None:
+            share = self.bucket_share[db] = bucket_shares(self.info.resizedb, db)
+        return share
+
+    # What the compiled batch asks of the memory model (KeyColumns._estimate puts them
+    # together as add() does: memory.estimate = key cost + value cost, then memory.total).
+    def _profile(self):
+        if self.profile is None:
+            self.profile = select_profile(self.info, self.target)
+        return self.profile
+
+    def key_cost(self, key_len: int) -> int:
+        return key_cost(key_len, self._profile())
+
+    def value_cost(self, type_name: str, encoding: str, length: int, blob: int) -> int:
+        """Of a string or single-blob value (a one-node quicklist included)."""
+        return int(value_cost(_Shape(type_name, encoding, length, blob), self._profile()))
+
+    def embeds_key(self) -> bool:
+        """The profile keeps the key inside the value's object (kv_cost instead of key_cost +
+        value_cost)."""
+        return bool(self._profile().kv)
+
+    def kv_cost(self, type_name: str, encoding: str, key_len: int, length: int, blob: int,
+                ttl: bool) -> int:
+        """memory.estimate of a string or single-blob value under such a profile."""
+        return kv_estimate(_Shape(type_name, encoding, length, blob), key_len, bool(ttl),
+                           self._profile())
+
+    def total_shares(self, db: int) -> tuple[float, float]:
+        """(main bucket share, expires entry + expires bucket share) of a key in db: what
+        memory.total adds to a key's memory, the second for keys with a TTL."""
+        main, expires = self._shares(db)
+        return main, EXPIRES_ENTRY + expires
+
+    def add(self, rec) -> None:
+        prof = self.profile
+        if prof is None:
+            prof = self.profile = select_profile(self.info, self.target)
+        k = rec.key
+        db = rec.db
+        expire = rec.expire_ms
+        ex = rec.extra
+        if ex is None and rec.elems is None and rec.nodes is None:
+            # Strings and single-blob values: both estimates depend on these figures alone,
+            # and dumps repeat them endlessly (5 M `DEBUG POPULATE` keys: 7 shapes).
+            shape = (rec.type, rec.encoding, len(k), rec.length, rec.blob, db, expire is None)
+            mem_tot = self.estimates.get(shape)
+            if mem_tot is None:
+                if len(self.estimates) >= ESTIMATE_CACHE:
+                    self.estimates.clear()
+                mem = estimate(rec, prof)
+                mem_tot = self.estimates[shape] = (
+                    mem, total(mem, expire is not None, self._shares(db)))
+            mem, tot = mem_tot
+            fttl = fmin = ints = lpb = None
+        else:
+            mem = estimate(rec, prof)
+            tot = total(mem, expire is not None, self._shares(db))
+            if ex is not None and "fields_with_ttl" in ex:
+                fttl, fmin = ex["fields_with_ttl"], ex["min_field_expire_ms"]
+            else:
+                fttl = fmin = None
+            ints = ex.get("int_members") if ex is not None else None
+            lpb = ex.get("listpack_bytes") if ex is not None else None
+        slot = key_slot(k)
+        if len(k) > KEY_KEEP:
+            full_len, digest = len(k), key_digest(k)
+            k = key_prefix(k)
+        else:
+            full_len = digest = None
+        text = k.decode("utf-8", "backslashreplace")
+        row = (self.dump_id, db, text, k, rec.type, rec.encoding, rec.rdb_type,
+               rec.length, rec.max_elem, rec.end - rec.offset, mem, tot, expire, rec.idle,
+               rec.freq, slot, rec.offset, fttl, fmin, ints, full_len, digest, lpb)
+        if self.sink is not None:
+            self.sink.append(row)
+        else:
+            self.rows.append(row)
+            self.key_bytes += len(k)
+        if ex is not None and rec.type == "stream":
+            self._add_stream(rec, text)
+
+    def _add_stream(self, rec, key_text: str) -> None:
+        ex = rec.extra
+        for col, value in zip(self.streams, (
+                self.dump_id, rec.db, key_text, rec.length, ex["listpacks"], ex["first_id"],
+                ex["last_id"], ex["max_deleted_id"], ex["entries_added"], ex["group_count"],
+                ex["consumers"], ex["pending"])):
+            col.append(value)
+        for g in ex["groups"]:
+            for col, value in zip(self.groups, (
+                    self.dump_id, rec.db, key_text, g["name"].decode("utf-8", "backslashreplace"),
+                    g["last_delivered_id"], g["entries_read"], g["consumer_count"],
+                    g["pending"])):
+                col.append(value)
+
+
+def _encoding_columns(type_names, encoding_names) -> tuple[list, list]:
+    """(encoding_id, module_type) of rows by their type and encoding names: a module value's
+    encoding is its type name, kept in module_type."""
+    ids, modules = [], []
+    for t, e in zip(type_names, encoding_names):
+        module = t == "module"
+        ids.append(C.MODULE_ENCODING_ID if module else C.ENCODING_IDS[e])
+        modules.append(e if module else None)
+    return ids, modules
+
+
+def _raw_key(text: str, key: bytes) -> bytes | None:
+    """key_raw: the key's bytes when they are not valid UTF-8 (`text` then escapes them)."""
+    return None if key.isascii() or text.encode() == key else key
+
+
+def _extras(*values) -> list | None:
+    """key_rows.extras: idle, freq, fields with TTL, earliest field expiry, int members, full
+    length and hash of a truncated key name, listpack bytes (the order in store.KEYS_SCHEMA),
+    None when the key has none of them."""
+    return None if values.count(None) == len(values) else list(values)
+
+
+def _pure_columns(rows: list[tuple]) -> list:
+    """The tuples of RowBuilder.add (the order KeyColumns.append reads) as lists in
+    KEYS_COLUMNS order.  family and plain_key are left to the INSERT (key_pattern and a regex
+    in DuckDB): in Python, family.fast_family per key would cost more than DuckDB's macro
+    (pop1m: 4.1 s against 3.2 s)."""
+    c = list(zip(*rows))
+    ids, modules = _encoding_columns(c[4], c[5])
+    nulls = [None] * len(rows)
+    return [c[0], c[1], c[2], list(map(_raw_key, c[2], c[3])), nulls, nulls,
+            c[6], ids, modules, *c[7:13], c[15], c[16],
+            list(map(_extras, c[13], c[14], c[17], c[18], c[19], c[20], c[21], c[22]))]
+
+
+def _arrow_columns(cols: dict, dump_id: int, sink) -> list:
+    """A taken compiled batch (KeyColumns.take) as Arrow arrays in KEYS_COLUMNS order, over
+    its buffers (no per-key Python objects)."""
+    n = cols["n"]
+    buf = pa.py_buffer
+    out = []
+    offsets, data = buf(cols["key_offsets"]), buf(cols["key_data"])
+    key_bytes = pa.Array.from_buffers(pa.binary(), n, [None, offsets, data])
+    key_text = pa.Array.from_buffers(pa.string(), n, [None, offsets, data])
+    key_raw = None
+    if cols["nonascii"]:
+        try:
+            key_text.validate(full=True)   # valid UTF-8 reads the same as decoded
+        except pa.ArrowInvalid:
+            keys = key_bytes.to_pylist()
+            texts = [k.decode("utf-8", "backslashreplace") for k in keys]
+            key_text = pa.array(texts, pa.string())
+            key_raw = pa.array(list(map(_raw_key, texts, keys)), pa.binary())
+    encoding_id = pa.Array.from_buffers(pa.uint8(), n, [None, buf(cols["encoding_id"])])
+    if cols["module_rows"]:   # module values: their encoding (type name) goes to module_type
+        tn, en = sink.type_names, sink.encoding_names
+        _, modules = _encoding_columns([tn[t] for t in memoryview(cols["type"]).cast("H")],
+                                       [en[e] for e in memoryview(cols["encoding"]).cast("H")])
+        module_type = pa.array(modules, pa.string())
+    else:
+        module_type = pa.nulls(n, pa.string())
+    for field in KEYS_SCHEMA:
+        name = field.name
+        if name == "dump_id":
+            out.append(pa.Array.from_buffers(pa.int32(), n,
+                                             [None, buf(struct.pack("<i", dump_id) * n)]))
+        elif name == "key":
+            out.append(key_text)
+        elif name == "key_raw":
+            out.append(key_raw if key_raw is not None else pa.nulls(n, pa.binary()))
+        elif name == "family":
+            out.append(pa.Array.from_buffers(pa.string(), n, [
+                buf(cols["family_valid"]), buf(cols["family_offsets"]), buf(cols["family_data"])]))
+        elif name == "plain_key":
+            out.append(pa.Array.from_buffers(pa.bool_(), n, [None, buf(cols["plain_key"])]))
+        elif name == "encoding_id":
+            out.append(encoding_id)
+        elif name == "module_type":
+            out.append(module_type)
+        elif name == "extras":
+            valid, offsets, values, values_valid = cols["extras"]
+            child = pa.Array.from_buffers(pa.int64(), len(values) // 8,
+                                          [buf(values_valid), buf(values)])
+            out.append(pa.Array.from_buffers(field.type, n, [buf(valid), buf(offsets)],
+                                             children=[child]))
+        else:
+            value = cols[name]
+            if isinstance(value, tuple):   # nullable: (data, validity bitmap)
+                out.append(pa.Array.from_buffers(field.type, n, [buf(value[1]), buf(value[0])]))
+            else:
+                out.append(pa.Array.from_buffers(field.type, n, [None, buf(value)]))
+    return out

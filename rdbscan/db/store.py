@@ -1,0 +1,478 @@
+"""DuckDB side of rdbscan: the schema and the Arrow-batch writer.
+
+This module knows nothing of RDB bytes. It receives columns from the row builder (Python
+lists, or Arrow arrays from the compiled batch) and streams them into DuckDB as Arrow record
+batches; `executemany` is never used (it is ~1000x slower).
+"""
+from __future__ import annotations
+
+import json
+import os
+import queue
+import threading
+
+import duckdb
+import pyarrow as pa
+
+from ..rdb import constants as C
+from ..rdb.modules import ESTIMATED as ESTIMATED_MODULES
+from .family import PLAIN_KEY_REGEX
+
+# 2: the key rows are stored in table key_rows and read through the view `keys`, which computes
+# key_bytes, key_length, type, encoding and the five extras columns (from key_raw, rdb_type,
+# encoding_id, module_type and extras): half the work for DuckDB per key; family stored.
+# 3: plain_key stored (the naming rules' fast path).
+# 4: keys.listpack_bytes (extras[8]): a multi-node quicklist's entries as one listpack, uncompressed.
+SCHEMA_VERSION = 4
+
+# One row per key: the columns of table key_rows, which the loader writes, in the order it writes
+# them.  Queries read the view `keys` over it (DDL below), which computes key_bytes, key_length,
+# type, encoding and the extras columns from them when a query asks for them.  A view, not
+# generated columns: DuckDB evaluates a table's generated columns on every INSERT (0.4 s of a
+# 5 M-key load).  Documented in docs/tables.md; keep both in step.
+KEYS_SCHEMA = pa.schema([
+    ("dump_id", pa.int32()),
+    ("db", pa.int32()),
+    ("key", pa.string()),
+    ("key_raw", pa.binary()),
+    ("family", pa.string()),       # null: the INSERT computes it (see BulkWriter)
+    ("plain_key", pa.bool_()),     # null: the INSERT computes it (see BulkWriter)
+    ("rdb_type", pa.uint8()),
+    ("encoding_id", pa.uint8()),
+    ("module_type", pa.string()),
+    ("length", pa.int64()),
+    ("max_elem_bytes", pa.int64()),
+    ("serialized_bytes", pa.int64()),
+    ("memory_bytes", pa.int64()),
+    ("memory_total_bytes", pa.int64()),
+    ("expire_at_ms", pa.int64()),
+    ("slot", pa.int16()),
+    ("file_offset", pa.int64()),
+    # Values few keys have, as one list: [idle_seconds, lfu_freq, fields_with_ttl,
+    # min_field_expire_ms, int_members, key_length, key_hash, listpack_bytes] (key_length and
+    # key_hash: of a key name longer than rows.KEY_KEEP, of which key holds a prefix) (the view reads them by position; rows.py and
+    # _speedups.KeyColumns._extras write them in this order), null when the key has none.  A
+    # column of its own costs DuckDB about as much per key when it is null as when it is not.
+    ("extras", pa.list_(pa.int64())),
+])
+KEYS_COLUMNS = KEYS_SCHEMA.names
+
+STREAMS_SCHEMA = pa.schema([
+    ("dump_id", pa.int32()),
+    ("db", pa.int32()),
+    ("key", pa.string()),
+    ("length", pa.int64()),
+    ("listpacks", pa.int64()),
+    ("first_id", pa.string()),
+    ("last_id", pa.string()),
+    ("max_deleted_id", pa.string()),
+    ("entries_added", pa.int64()),
+    ("groups", pa.int32()),
+    ("consumers", pa.int64()),
+    ("pending", pa.int64()),
+])
+STREAMS_COLUMNS = STREAMS_SCHEMA.names
+
+STREAM_GROUPS_SCHEMA = pa.schema([
+    ("dump_id", pa.int32()),
+    ("db", pa.int32()),
+    ("key", pa.string()),
+    ("group_name", pa.string()),
+    ("last_delivered_id", pa.string()),
+    ("entries_read", pa.int64()),
+    ("consumers", pa.int32()),
+    ("pending", pa.int64()),
+])
+STREAM_GROUPS_COLUMNS = STREAM_GROUPS_SCHEMA.names
+
+DDL = """
+CREATE TABLE IF NOT EXISTS rdbscan_meta (name VARCHAR PRIMARY KEY, value VARCHAR);
+CREATE TABLE IF NOT EXISTS dumps (
+    dump_id INTEGER PRIMARY KEY,
+    path VARCHAR,
+    file_size BIGINT,
+    bytes_read BIGINT,
+    magic VARCHAR,
+    rdb_version INTEGER,
+    server VARCHAR,
+    server_version VARCHAR,
+    bits INTEGER,
+    ctime BIGINT,
+    snapshot_time TIMESTAMP,
+    used_mem BIGINT,
+    aux MAP(VARCHAR, VARCHAR),
+    aof_preamble BOOLEAN,
+    functions VARCHAR[],
+    module_aux VARCHAR[],
+    slot_info_records INTEGER,
+    slot_info_keys BIGINT,
+    checksum VARCHAR,
+    checksum_stored VARCHAR,
+    checksum_computed VARCHAR,
+    complete BOOLEAN,
+    error VARCHAR,
+    error_offset BIGINT,
+    keys BIGINT,
+    expires BIGINT,
+    memory_bytes BIGINT,
+    parse_seconds DOUBLE,
+    loaded_at TIMESTAMP
+);
+-- Input handling: compression, framing, bytes after the RDB, --skip-bad count.
+ALTER TABLE dumps ADD COLUMN IF NOT EXISTS compression VARCHAR;
+ALTER TABLE dumps ADD COLUMN IF NOT EXISTS framing VARCHAR;
+ALTER TABLE dumps ADD COLUMN IF NOT EXISTS tail_bytes BIGINT;
+ALTER TABLE dumps ADD COLUMN IF NOT EXISTS skipped_keys BIGINT;
+-- Memory model: the profile used and the capacity-planning sum, next to used_mem.
+ALTER TABLE dumps ADD COLUMN IF NOT EXISTS memory_profile VARCHAR;
+ALTER TABLE dumps ADD COLUMN IF NOT EXISTS memory_total_bytes BIGINT;
+-- Identity of the loaded input (docs/loading.md): a second load of it is refused or replaces it.
+ALTER TABLE dumps ADD COLUMN IF NOT EXISTS fingerprint VARCHAR;
+-- Today's servers: the profile and allocator rounding assumed, as the report says it.
+ALTER TABLE dumps ADD COLUMN IF NOT EXISTS memory_model VARCHAR;
+-- Hostile inputs: records counted but not kept (parser.MAX_KEPT_*), by kind.
+ALTER TABLE dumps ADD COLUMN IF NOT EXISTS cut MAP(VARCHAR, BIGINT);
+CREATE TABLE IF NOT EXISTS db_sizes (
+    dump_id INTEGER, db INTEGER, resize_keys BIGINT, resize_expires BIGINT
+);
+CREATE TABLE IF NOT EXISTS slot_info (
+    dump_id INTEGER, slot INTEGER, keys BIGINT, expires BIGINT, source VARCHAR
+);
+-- Valkey 9's fourth slot-info number (keys with hash-field TTLs in the slot); NULL when not written.
+ALTER TABLE slot_info ADD COLUMN IF NOT EXISTS keys_with_volatile_items BIGINT;
+CREATE TABLE IF NOT EXISTS key_rows (
+    dump_id INTEGER,
+    db INTEGER,
+    key VARCHAR USING COMPRESSION uncompressed,
+    key_raw BLOB,
+    family VARCHAR,
+    plain_key BOOLEAN,
+    rdb_type UTINYINT,
+    encoding_id UTINYINT,
+    module_type VARCHAR,
+    length BIGINT,
+    max_elem_bytes BIGINT,
+    serialized_bytes BIGINT,
+    memory_bytes BIGINT,
+    memory_total_bytes BIGINT,
+    expire_at_ms BIGINT,
+    slot SMALLINT,
+    file_offset BIGINT,
+    extras BIGINT[]
+);
+CREATE OR REPLACE VIEW keys AS
+SELECT dump_id, db, key,
+       coalesce(key_raw, encode(key)) AS key_bytes,
+       CASE WHEN extras IS NOT NULL AND extras[6] IS NOT NULL THEN extras[6]
+            ELSE coalesce(octet_length(key_raw), strlen(key)) END::INTEGER AS key_length,
+       family, plain_key,
+       CASE WHEN rdb_type IN (6, 7) THEN module_type ELSE {type_list}[rdb_type + 1] END AS type,
+       coalesce(module_type, {encoding_list}[encoding_id + 1]) AS encoding,
+       rdb_type, length, max_elem_bytes, serialized_bytes, memory_bytes, memory_total_bytes,
+       expire_at_ms,
+       -- (CASE: a third of the cost of extras[i] on the rows without extras, most of them)
+       CASE WHEN extras IS NOT NULL THEN extras[1] END AS idle_seconds,
+       CASE WHEN extras IS NOT NULL THEN extras[2]::SMALLINT END AS lfu_freq,
+       slot, file_offset,
+       CASE WHEN extras IS NOT NULL THEN extras[3] END AS fields_with_ttl,
+       CASE WHEN extras IS NOT NULL THEN extras[4] END AS min_field_expire_ms,
+       CASE WHEN extras IS NOT NULL THEN extras[5] END AS int_members,
+       CASE WHEN extras IS NOT NULL THEN extras[8] END AS listpack_bytes,
+       key_raw,
+       -- module values whose memory is their serialized size (docs/modules.md)
+       coalesce(rdb_type IN (6, 7) AND module_type NOT IN {estimated_modules}, false)
+           AS memory_is_lower_bound,
+       -- a key name longer than rows.KEY_KEEP: key holds its first bytes, key_length its length
+       coalesce(extras IS NOT NULL AND extras[6] IS NOT NULL, false) AS key_truncated,
+       CASE WHEN extras IS NOT NULL THEN extras[7] END AS key_hash
+FROM key_rows;
+CREATE TABLE IF NOT EXISTS streams (
+    dump_id INTEGER, db INTEGER, key VARCHAR, length BIGINT, listpacks BIGINT,
+    first_id VARCHAR, last_id VARCHAR, max_deleted_id VARCHAR, entries_added BIGINT,
+    groups INTEGER, consumers BIGINT, pending BIGINT
+);
+CREATE TABLE IF NOT EXISTS stream_groups (
+    dump_id INTEGER, db INTEGER, key VARCHAR, group_name VARCHAR, last_delivered_id VARCHAR,
+    entries_read BIGINT, consumers INTEGER, pending BIGINT
+);
+"""
+
+
+def _sql_list(names) -> str:
+    return "[" + ", ".join("NULL" if n is None else f"'{n}'" for n in names) + "]"
+
+
+# The view's type by rdb_type (NULL for ids that are no type) and encoding by encoding_id.
+DDL = DDL.replace("{type_list}", _sql_list(
+    [C.TYPE_NAMES.get(t) for t in range(max(C.TYPE_NAMES) + 1)])).replace(
+    "{encoding_list}", _sql_list(C.ENCODING_NAMES)).replace(
+    "{estimated_modules}", "(" + ", ".join(f"'{n}'" for n in ESTIMATED_MODULES) + ")")
+
+from .macros import MACROS  # reusable macros for ad-hoc SQL, created in every database
+
+# Every table that holds rows of a dump (by dump_id).
+DUMP_TABLES = ("key_rows", "streams", "stream_groups", "db_sizes", "slot_info", "dumps")
+
+
+class StoreError(ValueError):
+    """A database rdbscan cannot write to or read (one line for the user)."""
+
+
+def check_schema(con, path: str) -> None:
+    """Refuse a database an rdbscan of another schema version wrote (its `keys` columns
+    differ); a database without rdbscan's tables passes (it is about to get them)."""
+    try:
+        row = con.execute("SELECT value FROM rdbscan_meta WHERE name = 'schema_version'").fetchone()
+    except duckdb.CatalogException:
+        return
+    if row is not None and row[0] != str(SCHEMA_VERSION):
+        raise StoreError(f"{path}: written by an rdbscan with database schema {row[0]}, this one "
+                         f"uses schema {SCHEMA_VERSION}: load the dumps into a new database file")
+
+
+def check_ours(path: str) -> None:
+    """Refuse an existing DuckDB database that rdbscan did not create (tables of its own and no
+    `rdbscan_meta`), before anything in it is touched: probed through a read-only connection."""
+    if not os.path.isfile(path) or os.path.getsize(path) == 0:
+        return
+    try:
+        con = duckdb.connect(path, read_only=True)
+    except duckdb.Error:
+        return   # not a DuckDB file: the read-write open below says why
+    try:
+        names = {r[0] for r in con.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_catalog = "
+            "current_database()").fetchall()}
+    finally:
+        con.close()
+    if names and "rdbscan_meta" not in names:
+        raise StoreError(f"{path}: a DuckDB database rdbscan did not create (it holds "
+                         f"{len(names)} tables of its own, e.g. {sorted(names)[0]!r}); it is "
+                         f"left untouched: write to a new file")
+
+
+class Store:
+    """A DuckDB database that rdbscan writes to."""
+
+    def __init__(self, path: str):
+        self.path = path
+        check_ours(path)
+        # The loader only appends: a small buffer pool keeps peak memory flat however many
+        # keys the dump has (DuckDB writes finished row groups to the file).  64 MB: peak RSS
+        # of a whole load 265-290 MB on 1 M-key dumps, 128 MB: 335-380 MB, same speed.
+        # Rows need not be stored in file order (ORDER BY file_offset gives it): without that
+        # constraint DuckDB inserts on every core (1 M keys: 0.47 s against 1.05 s).
+        self.con = duckdb.connect(path, config={"memory_limit": "64MB",
+                                                "preserve_insertion_order": False})
+        try:
+            check_schema(self.con, path)
+        except StoreError:
+            self.con.close()
+            raise
+        self.run(DDL)
+        self.run("INSERT OR REPLACE INTO rdbscan_meta VALUES ('schema_version', ?)",
+                 [str(SCHEMA_VERSION)])
+        for macro in MACROS:
+            self.run(macro)
+        self.recover()
+
+    def run(self, sql: str, params=None) -> list:
+        """Execute and fetch everything (DuckDB refuses new work while a result is open)."""
+        return self.con.execute(sql, params).fetchall() if params is not None else \
+            self.con.execute(sql).fetchall()
+
+    def allocate_dump_ids(self, n: int = 1) -> int:
+        """The first of `n` dump ids never handed out before in this database, also not to a
+        load that failed or was interrupted (the last one given is kept in rdbscan_meta;
+        databases from before it also count the ids in key_rows)."""
+        row = self.run("SELECT value FROM rdbscan_meta WHERE name = 'last_dump_id'")
+        last = int(row[0][0]) if row else \
+            self.run("SELECT coalesce(max(dump_id), 0) FROM key_rows")[0][0]
+        last = max(last, self.run("SELECT coalesce(max(dump_id), 0) FROM dumps")[0][0])
+        self.run("INSERT OR REPLACE INTO rdbscan_meta VALUES ('last_dump_id', ?)", [str(last + n)])
+        return last + 1
+
+    def begin_load(self, dump_id: int) -> None:
+        """Mark `dump_id` as being loaded: until commit_dump clears the mark, its rows are not
+        a dump of this database, and the next Store opened on it removes them (recover)."""
+        self.run("INSERT OR REPLACE INTO rdbscan_meta VALUES (?, 'loading')",
+                 [f"loading:{dump_id}"])
+
+    def recover(self) -> None:
+        """Remove the rows of loads that never committed (killed, or a second Ctrl-C during
+        the clean-up): each left its `loading:N` mark in rdbscan_meta."""
+        for (name,) in self.run("SELECT name FROM rdbscan_meta WHERE name LIKE 'loading:%'"):
+            self.discard(int(name.split(":", 1)[1]))
+
+    def discard(self, dump_id: int) -> None:
+        """Remove everything of one dump, in one transaction (an interrupted or failed load,
+        or the dump `--replace` replaces)."""
+        self.con.begin()
+        try:
+            self._delete(dump_id)
+            self.run("DELETE FROM rdbscan_meta WHERE name = ?", [f"loading:{dump_id}"])
+            self.con.commit()
+        except BaseException:
+            self.con.rollback()
+            raise
+
+    def _delete(self, dump_id: int) -> None:
+        for table in DUMP_TABLES:
+            self.run(f"DELETE FROM {table} WHERE dump_id = ?", [dump_id])
+
+    def find_dump(self, fingerprint: str) -> dict | None:
+        """The committed dump loaded from an input with this fingerprint, if any."""
+        cur = self.con.execute("SELECT * EXCLUDE (aux) FROM dumps WHERE fingerprint = ? "
+                               "ORDER BY dump_id LIMIT 1", [fingerprint])
+        row = cur.fetchone()
+        return None if row is None else dict(zip([d[0] for d in cur.description], row))
+
+    def commit_dump(self, row: dict, side: dict[str, list[tuple]], replaces: list[int]) -> None:
+        """Make a loaded dump part of the database: its `dumps` row and side tables written,
+        the dumps it replaces removed and its loading mark cleared, in one transaction.  Its
+        key rows were written before under the mark."""
+        self.con.begin()
+        try:
+            for old in replaces:
+                self._delete(old)
+            self.write_dump(row)
+            for table, rows in side.items():
+                self.write_rows(table, rows)
+            self.run("DELETE FROM rdbscan_meta WHERE name = ?", [f"loading:{row['dump_id']}"])
+            self.con.commit()
+        except BaseException:
+            self.con.rollback()
+            raise
+
+    def _insert(self, table: str, arrow) -> None:
+        self.con.register("_rdbscan_batch", arrow)
+        try:
+            self.run(f"INSERT INTO {table} SELECT * FROM _rdbscan_batch")
+        finally:
+            self.con.unregister("_rdbscan_batch")
+
+    def bulk(self) -> "BulkWriter":
+        """A writer for one dump's rows: Arrow batches streamed into DuckDB on a second
+        thread (see BulkWriter)."""
+        return BulkWriter(self)
+
+    def write_dump(self, row: dict) -> None:
+        """Insert or replace the `dumps` row of one dump."""
+        row = dict(row)
+        aux = row.pop("aux", None) or {}
+        cut = row.pop("cut", None) or {}
+        cols = list(row)
+        self.run("DELETE FROM dumps WHERE dump_id = ?", [row["dump_id"]])
+        self.run(
+            f"INSERT INTO dumps ({', '.join(cols)}, aux, cut) VALUES "
+            f"({', '.join('?' for _ in cols)}, MAP(?::VARCHAR[], ?::VARCHAR[]), "
+            f"MAP(?::VARCHAR[], ?::BIGINT[]))",
+            [row[c] for c in cols] + [list(aux.keys()), list(aux.values()),
+                                      list(cut.keys()), list(cut.values())])
+
+    def write_rows(self, table: str, rows: list[tuple]) -> None:
+        """Small side tables (db_sizes, slot_info): a handful of rows per dump."""
+        if rows:
+            self._insert(table, pa.table({f"c{i}": list(col) for i, col in enumerate(zip(*rows))}))
+
+    def close(self) -> None:
+        self.con.close()
+
+
+def dumps_json(value) -> str:
+    return json.dumps(value, default=str)
+
+
+def arrow_batch(schema: pa.Schema, columns: list) -> pa.RecordBatch:
+    """A record batch of `schema` from columns that are Python lists or Arrow arrays."""
+    return pa.RecordBatch.from_arrays(
+        [col if isinstance(col, pa.Array) else pa.array(col, type=f.type)
+         for col, f in zip(columns, schema)], schema=schema)
+
+
+class BulkWriter:
+    """Appends one dump's rows while the parser keeps going.
+
+    Key rows stream into a single `INSERT INTO key_rows SELECT * FROM <Arrow RecordBatchReader>`
+    that runs on a second thread (its own cursor): `add` puts each Arrow batch on a small
+    queue, the reader hands them to DuckDB as they come, and DuckDB writes finished row groups
+    straight to the database file (no WAL round trip, no per-statement cost; measured on 1 M
+    keys: 1.05 s against 1.9 s for 122,880-row INSERTs and their checkpoint) while it
+    releases the GIL, so parsing and inserting overlap on two cores.  `close` ends the stream
+    and the INSERT commits, also after a parse error, so the rows read before it are kept.
+    The queue holds at most QUEUE_BATCHES batches, which bounds memory.
+
+    The side tables (streams, stream_groups) get a plain INSERT per batch on the caller's
+    thread: few rows, and DuckDB appends to different tables from two connections at once.
+    """
+
+    QUEUE_BATCHES = 2
+
+    def __init__(self, store: Store):
+        self.store = store
+        self.error: BaseException | None = None
+        self.batches: queue.Queue = queue.Queue(maxsize=self.QUEUE_BATCHES)
+        self.cursor = store.con.cursor()
+        self.thread = threading.Thread(target=self._insert_keys, name="rdbscan-insert",
+                                       daemon=True)
+        self.thread.start()
+
+    @staticmethod
+    def _stream(batches: queue.Queue):
+        """The batches `add` puts on the queue.  Static: DuckDB may keep the reader (and this
+        generator) after a failed INSERT; were it to hold the writer, the store's connection
+        would live until exit, where nanobind prints pages of leak warnings."""
+        while True:
+            batch = batches.get()
+            if batch is None:
+                return
+            yield batch
+
+    def _insert_keys(self) -> None:
+        try:
+            reader = pa.RecordBatchReader.from_batches(KEYS_SCHEMA, self._stream(self.batches))
+            self.cursor.register("_rdbscan_keys", reader)
+            # family and plain_key: the loader's (rdbscan/db/family.py) or, where it left a null
+            # (the pure-Python path), DuckDB's
+            self.cursor.execute(
+                f"INSERT INTO key_rows ({', '.join(KEYS_COLUMNS)}) "
+                f"SELECT * REPLACE (coalesce(family, key_pattern(key)) AS family, "
+                f"coalesce(plain_key, regexp_full_match(key, '{PLAIN_KEY_REGEX}')) AS plain_key) "
+                f"FROM _rdbscan_keys")
+        except BaseException as e:  # reported to the parsing thread by _put / close
+            self.error = e
+        finally:
+            self.cursor.close()
+
+    def add(self, table: str, schema: pa.Schema, columns: list) -> None:
+        """Columns are Python lists or Arrow arrays (the compiled row batch)."""
+        if not columns or not len(columns[0]):
+            return
+        batch = arrow_batch(schema, columns)
+        if table == "keys":
+            self._put(batch)
+        else:
+            self.store._insert(table, pa.Table.from_batches([batch]))
+
+    def _put(self, batch) -> None:
+        while True:
+            if self.error is not None:
+                raise self.error
+            try:
+                self.batches.put(batch, timeout=0.5)
+                return
+            except queue.Full:
+                if not self.thread.is_alive():
+                    raise RuntimeError("the DuckDB insert thread stopped")
+
+    def close(self) -> None:
+        """End the key rows' stream and wait for the INSERT to commit."""
+        while self.thread.is_alive():
+            try:
+                self.batches.put(None, timeout=0.5)
+                break
+            except queue.Full:
+                continue
+        self.thread.join()
+        if self.error is not None:
+            raise self.error

@@ -1,0 +1,1 @@
+"""What a key costs: the memory model of each server generation, cluster slots."""

@@ -1,0 +1,1 @@
+"""The RDB layer: source bytes -> records.  Knows nothing of DuckDB or reports."""

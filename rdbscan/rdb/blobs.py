@@ -1,0 +1,277 @@
+"""Walkers for the compact blobs Redis stores as one string: listpack, ziplist, intset, zipmap
+(docs/rdb-format.md section 5).  They count elements and measure the longest one without building
+a Python object per element; `listpack_values` decodes entries for the few callers that need
+them (stream nodes, hash-field-TTL triplets).
+
+Every walker raises BlobError on a malformed blob; the parser adds the file offset.
+"""
+from __future__ import annotations
+
+from struct import error as StructError
+
+from .reader import I16, I32, I64, U32, U32BE, int_text_len
+
+
+class BlobError(ValueError):
+    pass
+
+
+# Text length of every 13-bit listpack integer, indexed by its raw 13-bit pattern.
+_TEXT_LEN_13BIT = [len(str(v - 8192 if v >= 4096 else v)) for v in range(8192)]
+
+
+def _backlen(sz: int) -> int:
+    if sz <= 127:
+        return 1
+    if sz < 16383:
+        return 2
+    if sz < 2097151:
+        return 3
+    if sz < 268435455:
+        return 4
+    return 5
+
+
+def _listpack_size(b: bytes) -> int:
+    """The blob's size, checked against the listpack header's."""
+    n = len(b)
+    if n < 7:
+        raise BlobError(f"listpack of {n} bytes is shorter than its 7-byte minimum")
+    total = U32.unpack_from(b, 0)[0]
+    if total != n:
+        raise BlobError(f"listpack header says {total} bytes but the blob has {n}")
+    return n
+
+
+def listpack_scan(b: bytes, members_only: bool = False) -> tuple[int, int]:
+    """(number of entries, longest entry as text) of a listpack.  With members_only only the
+    entries at even positions count for the longest (zset members, not scores)."""
+    n = _listpack_size(b)
+    p = 6
+    i = 0
+    mx = 0
+    last = n - 1
+    try:
+        while True:
+            c = b[p]
+            if c < 0x80:
+                ln = 1 if c < 10 else (2 if c < 100 else 3)
+                sz = 1
+            elif c < 0xC0:
+                ln = c & 0x3F
+                sz = 1 + ln
+            elif c < 0xE0:
+                ln = _TEXT_LEN_13BIT[((c & 0x1F) << 8) | b[p + 1]]
+                sz = 2
+            elif c < 0xF0:
+                ln = ((c & 0x0F) << 8) | b[p + 1]
+                sz = 2 + ln
+            elif c == 0xF0:
+                ln = U32.unpack_from(b, p + 1)[0]
+                sz = 5 + ln
+            elif c == 0xF1:
+                ln = len(str(I16.unpack_from(b, p + 1)[0]))
+                sz = 3
+            elif c == 0xF2:
+                ln = len(str(int.from_bytes(b[p + 1:p + 4], "little", signed=True)))
+                sz = 4
+            elif c == 0xF3:
+                ln = len(str(I32.unpack_from(b, p + 1)[0]))
+                sz = 5
+            elif c == 0xF4:
+                ln = len(str(I64.unpack_from(b, p + 1)[0]))
+                sz = 9
+            elif c == 0xFF:
+                break
+            else:
+                raise BlobError(f"listpack entry at {p} has invalid encoding byte 0x{c:02x}")
+            p += sz + (1 if sz <= 127 else _backlen(sz))
+            if p > last:
+                raise BlobError("listpack entry runs past the end of the blob")
+            if ln > mx and (not members_only or not i & 1):
+                mx = ln
+            i += 1
+    except (IndexError, StructError):
+        raise BlobError("listpack entry runs past the end of the blob") from None
+    if p != last:
+        raise BlobError(f"listpack end marker at {p}, expected at {last}")
+    return i, mx
+
+
+def listpack_values(b: bytes) -> list:
+    """Every entry of a listpack: int for integer entries, bytes for strings.
+
+    This walk repeats listpack_scan's on purpose: the scan is the hot loop for every compact
+    collection and must not build an object per entry; this one is for the few callers
+    (stream nodes, field-TTL triplets) that need the values."""
+    n = _listpack_size(b)
+    out = []
+    append = out.append
+    p = 6
+    last = n - 1
+    try:
+        while True:
+            c = b[p]
+            if c < 0x80:
+                append(c)
+                sz = 1
+            elif c < 0xC0:
+                ln = c & 0x3F
+                append(b[p + 1:p + 1 + ln])
+                sz = 1 + ln
+            elif c < 0xE0:
+                v = ((c & 0x1F) << 8) | b[p + 1]
+                append(v - 8192 if v >= 4096 else v)
+                sz = 2
+            elif c < 0xF0:
+                ln = ((c & 0x0F) << 8) | b[p + 1]
+                append(b[p + 2:p + 2 + ln])
+                sz = 2 + ln
+            elif c == 0xF0:
+                ln = U32.unpack_from(b, p + 1)[0]
+                append(b[p + 5:p + 5 + ln])
+                sz = 5 + ln
+            elif c == 0xF1:
+                append(I16.unpack_from(b, p + 1)[0])
+                sz = 3
+            elif c == 0xF2:
+                append(int.from_bytes(b[p + 1:p + 4], "little", signed=True))
+                sz = 4
+            elif c == 0xF3:
+                append(I32.unpack_from(b, p + 1)[0])
+                sz = 5
+            elif c == 0xF4:
+                append(I64.unpack_from(b, p + 1)[0])
+                sz = 9
+            elif c == 0xFF:
+                break
+            else:
+                raise BlobError(f"listpack entry at {p} has invalid encoding byte 0x{c:02x}")
+            p += sz + _backlen(sz)
+            if p > last:
+                raise BlobError("listpack entry runs past the end of the blob")
+    except (IndexError, StructError):
+        raise BlobError("listpack entry runs past the end of the blob") from None
+    if p != last:
+        raise BlobError(f"listpack end marker at {p}, expected at {last}")
+    return out
+
+
+def ziplist_scan(b: bytes, members_only: bool = False) -> tuple[int, int]:
+    """(number of entries, longest entry as text) of a ziplist (docs/rdb-format.md section 5.1)."""
+    n = len(b)
+    if n < 11:
+        raise BlobError(f"ziplist of {n} bytes is shorter than its 11-byte minimum")
+    total = U32.unpack_from(b, 0)[0]
+    if total != n:
+        raise BlobError(f"ziplist header says {total} bytes but the blob has {n}")
+    p = 10
+    i = 0
+    mx = 0
+    last = n - 1
+    try:
+        while True:
+            c = b[p]
+            if c == 0xFF:
+                break
+            p += 1 if c < 254 else 5
+            e = b[p]
+            t = e >> 6
+            if t == 0:
+                ln = e & 0x3F
+                p += 1 + ln
+            elif t == 1:
+                ln = ((e & 0x3F) << 8) | b[p + 1]
+                p += 2 + ln
+            elif e == 0x80:
+                ln = U32BE.unpack_from(b, p + 1)[0]
+                p += 5 + ln
+            elif e == 0xC0:
+                ln = int_text_len(I16.unpack_from(b, p + 1)[0])
+                p += 3
+            elif e == 0xD0:
+                ln = int_text_len(I32.unpack_from(b, p + 1)[0])
+                p += 5
+            elif e == 0xE0:
+                ln = int_text_len(I64.unpack_from(b, p + 1)[0])
+                p += 9
+            elif e == 0xF0:
+                ln = int_text_len(int.from_bytes(b[p + 1:p + 4], "little", signed=True))
+                p += 4
+            elif e == 0xFE:
+                ln = int_text_len(b[p + 1] - 256 if b[p + 1] > 127 else b[p + 1])
+                p += 2
+            elif 0xF1 <= e <= 0xFD:
+                ln = 2 if e >= 0xFB else 1  # immediates 0..12
+                p += 1
+            else:
+                raise BlobError(f"ziplist entry at {p} has invalid encoding byte 0x{e:02x}")
+            if p > last:
+                raise BlobError("ziplist entry runs past the end of the blob")
+            if ln > mx and (not members_only or not i & 1):
+                mx = ln
+            i += 1
+    except (IndexError, StructError):
+        raise BlobError("ziplist entry runs past the end of the blob") from None
+    if p != last:
+        raise BlobError(f"ziplist end marker at {p}, expected at {last}")
+    return i, mx
+
+
+def intset_scan(b: bytes) -> tuple[int, int]:
+    """(members, longest member as text) of an intset (docs/rdb-format.md section 5.3).  Members are sorted, so
+    the longest decimal text is at one of the two ends."""
+    if len(b) < 8:
+        raise BlobError(f"intset of {len(b)} bytes is shorter than its header")
+    width = U32.unpack_from(b, 0)[0]
+    count = U32.unpack_from(b, 4)[0]
+    if width not in (2, 4, 8):
+        raise BlobError(f"intset has invalid integer width {width}")
+    if 8 + count * width != len(b):
+        raise BlobError(f"intset of {count} x {width}-byte members must be {8 + count * width} "
+                        f"bytes, blob has {len(b)}")
+    if count == 0:
+        return 0, 0
+    st = {2: I16, 4: I32, 8: I64}[width]
+    first = st.unpack_from(b, 8)[0]
+    lastv = st.unpack_from(b, 8 + (count - 1) * width)[0]
+    return count, max(int_text_len(first), int_text_len(lastv))
+
+
+def zipmap_scan(b: bytes) -> tuple[int, int]:
+    """(pairs, longest field or value) of a zipmap (docs/rdb-format.md section 5.4, Redis <= 2.4)."""
+    n = len(b)
+    p = 1
+    pairs = 0
+    mx = 0
+    try:
+        while True:
+            c = b[p]
+            if c == 255:
+                break
+            if c < 254:
+                klen = c
+                p += 1
+            else:
+                klen = U32.unpack_from(b, p + 1)[0]
+                p += 5
+            p += klen
+            c = b[p]
+            if c < 254:
+                vlen = c
+                p += 1
+            else:
+                vlen = U32.unpack_from(b, p + 1)[0]
+                p += 5
+            free = b[p]
+            p += 1 + vlen + free
+            if p >= n:
+                raise BlobError("zipmap entry runs past the end of the blob")
+            mx = max(mx, klen, vlen)
+            pairs += 1
+    except (IndexError, StructError):
+        raise BlobError("zipmap entry runs past the end of the blob") from None
+    if p != n - 1:
+        raise BlobError(f"zipmap end marker at {p}, expected at {n - 1}")
+    return pairs, mx
+

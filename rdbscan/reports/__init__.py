@@ -1,0 +1,1 @@
+"""The report layer: bundled SQL, the report dict, its renderers."""
