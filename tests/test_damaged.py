@@ -342,8 +342,8 @@ def test_stream_listpack_with_negative_counts(entries, skip_bad):
 
 
 def test_listpack_of_millions_of_entries_is_refused_not_decoded():
-    from rdbscan.rdb import parser as P
-    entries = [0] * (P.MAX_DECODED_ENTRIES // 2 + 10)
+    from rdbscan.rdb import blobs
+    entries = [0] * (blobs.MAX_DECODED_ENTRIES // 2 + 10)
     lp = W.listpack([0, 0, 0, 0] + entries * 2, count=65535)   # ~8 MB of 1-byte entries
     value = (W.length(1) + W.string(b"\0" * 16) + W.string(lp)
              + W.length(1) + W.length(5) + W.length(1) + W.length(0))

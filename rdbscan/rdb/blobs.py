@@ -157,6 +157,23 @@ def listpack_values(b: bytes) -> list:
     return out
 
 
+# Stream node and hash-TTL listpacks are decoded entry by entry; more entries than this in
+# one blob (Redis defaults: 100 and 128) is refused rather than held (memory bound).
+MAX_DECODED_ENTRIES = 4_000_000
+
+
+def listpack_entries(blob: bytes) -> list:
+    """listpack_values with a bound: the few callers that decode entries one by one (stream
+    nodes, hash field-TTL triplets) would hold ~40 bytes per entry, so a hostile blob of
+    millions of one-byte entries is refused (counted first, without decoding) instead."""
+    if len(blob) > 1 << 20:
+        n, _ = listpack_scan(blob)
+        if n > MAX_DECODED_ENTRIES:
+            raise BlobError(f"listpack of {n} entries is more than rdbscan decodes entry by "
+                            f"entry ({MAX_DECODED_ENTRIES})")
+    return listpack_values(blob)
+
+
 def ziplist_scan(b: bytes, members_only: bool = False) -> tuple[int, int]:
     """(number of entries, longest entry as text) of a ziplist (docs/rdb-format.md section 5.1)."""
     n = len(b)

@@ -1,0 +1,206 @@
+"""Lists, sets, sorted sets and hashes: hashtable-encoded elements, single blobs and quicklists
+(docs/rdb-format.md sections 4 and 5.1-5.5)."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from . import constants as C
+from .backend import listpack_scan, skip_elements, ziplist_scan
+from .blobs import intset_scan, zipmap_scan
+from .errors import BlobError
+from .values import ValueReader
+
+if TYPE_CHECKING:
+    from .records import KeyRecord
+
+
+_LAYOUT_STR, _LAYOUT_PAIR, _LAYOUT_ZSET_BINARY, _LAYOUT_ZSET_TEXT = 0, 1, 2, 3
+
+
+class CollectionValues(ValueReader):
+    """Lists, sets, sorted sets and hashes."""
+
+    def bulk_skip(self, i: int, n: int, mx: int, layout: int, hist_a: dict, hist_b) -> tuple:
+        """Compiled skip of elements i.. of n lying wholly in the buffer (_speedups.skip_elements,
+        the twin of the per-element skip_string loops below); returns (next i, longest)."""
+        r = self.r
+        r.pos, done, m, ints = skip_elements(r.buf, r.pos, n - i, layout, hist_a, hist_b)
+        r.ints_skipped += ints
+        return i + done, (m if m > mx else mx)
+
+    def v_list_or_set(self, rec: KeyRecord) -> None:
+        r = self.r
+        n = r.length("element count")
+        self.check_count(n, "collection")
+        hist: dict[int, int] = {}
+        mx = 0
+        skip = r.skip_string
+        get = hist.get
+        ints_before = r.ints_skipped
+        fast = skip_elements is not None
+        i = 0
+        while i < n:
+            if fast:
+                # Compiled: every element wholly in the buffer at once; the Python lines
+                # below take the one it stopped at (LZF, or the buffer needs a refill).
+                i, mx = self.bulk_skip(i, n, mx, _LAYOUT_STR, hist, None)
+                if i >= n:
+                    break
+            ln = skip("element")
+            hist[ln] = get(ln, 0) + 1
+            if ln > mx:
+                mx = ln
+            i += 1
+        rec.length = n
+        rec.max_elem = mx
+        rec.elems = hist
+        rec.encoding = C.TYPE_ENCODINGS[rec.rdb_type]
+        if rec.rdb_type == C.RDB_TYPE_SET:
+            # Members Redis stored integer-encoded (canonical integers in the int32 range).
+            rec.extra = {"int_members": r.ints_skipped - ints_before}
+
+    def v_zset(self, rec: KeyRecord) -> None:
+        r = self.r
+        n = r.length("zset member count")
+        self.check_count(n, "zset", 2)
+        hist: dict[int, int] = {}
+        mx = 0
+        skip = r.skip_string
+        get = hist.get
+        binary = rec.rdb_type == C.RDB_TYPE_ZSET_2
+        fast = skip_elements is not None
+        layout = _LAYOUT_ZSET_BINARY if binary else _LAYOUT_ZSET_TEXT
+        i = 0
+        while i < n:
+            if fast:   # compiled bulk skip, as in v_list_or_set
+                i, mx = self.bulk_skip(i, n, mx, layout, hist, None)
+                if i >= n:
+                    break
+            i += 1
+            ln = skip("zset member")
+            hist[ln] = get(ln, 0) + 1
+            if ln > mx:
+                mx = ln
+            if binary:
+                r.skip(8, "zset score")
+            else:
+                sl = r.u8("zset score length")
+                if sl < 253:
+                    r.skip(sl, "zset score")
+        rec.length = n
+        rec.max_elem = mx
+        rec.elems = hist
+        rec.encoding = "skiplist"
+
+    def v_hash(self, rec: KeyRecord) -> None:
+        r = self.r
+        n = r.length("hash field count")
+        self.check_count(n, "hash", 2)
+        fields: dict[int, int] = {}
+        vals: dict[int, int] = {}
+        mx = 0
+        skip = r.skip_string
+        fget, vget = fields.get, vals.get
+        fast = skip_elements is not None
+        i = 0
+        while i < n:
+            if fast:   # compiled bulk skip, as in v_list_or_set
+                i, mx = self.bulk_skip(i, n, mx, _LAYOUT_PAIR, fields, vals)
+                if i >= n:
+                    break
+            i += 1
+            f = skip("hash field")
+            v = skip("hash value")
+            fields[f] = fget(f, 0) + 1
+            vals[v] = vget(v, 0) + 1
+            if f > mx:
+                mx = f
+            if v > mx:
+                mx = v
+        rec.length = n
+        rec.max_elem = mx
+        rec.elems = fields
+        rec.vals = vals
+        rec.encoding = "hashtable"
+
+    def v_blob(self, rec: KeyRecord) -> None:
+        """Types whose value is one blob string: ziplists, listpacks, intsets, zipmaps."""
+        t = rec.rdb_type
+        start = self.r.tell()
+        blob = self.blob("encoded value")
+        try:
+            if t in (C.RDB_TYPE_HASH_LISTPACK, C.RDB_TYPE_ZSET_LISTPACK, C.RDB_TYPE_SET_LISTPACK):
+                count, mx = listpack_scan(blob, t == C.RDB_TYPE_ZSET_LISTPACK)
+                if t != C.RDB_TYPE_SET_LISTPACK:
+                    if count & 1:
+                        raise BlobError(f"{count} entries do not make pairs")
+                    count //= 2
+            elif t == C.RDB_TYPE_SET_INTSET:
+                count, mx = intset_scan(blob)
+            elif t == C.RDB_TYPE_HASH_ZIPMAP:
+                count, mx = zipmap_scan(blob)
+            else:
+                count, mx = ziplist_scan(blob, t == C.RDB_TYPE_ZSET_ZIPLIST)
+                if t != C.RDB_TYPE_LIST_ZIPLIST:
+                    if count & 1:
+                        raise BlobError(f"{count} entries do not make pairs")
+                    count //= 2
+        except BlobError as e:
+            self.recover(self.corrupt(f"{C.RDB_TYPE_LABELS[t]} blob: {e}", start))
+            count = mx = 0
+        rec.length = count
+        rec.max_elem = mx
+        rec.blob = len(blob)
+        rec.encoding = C.TYPE_ENCODINGS[t]
+
+    def v_quicklist(self, rec: KeyRecord) -> None:
+        r = self.r
+        v2 = rec.rdb_type == C.RDB_TYPE_LIST_QUICKLIST_2
+        n = r.length("quicklist node count")
+        self.check_count(n, "quicklist", 2)
+        nodes: dict[int, int] = {}
+        count = 0
+        mx = 0
+        packed = 0
+        entries_bytes = 0   # listpack entries of every node, uncompressed (v2)
+        for _ in range(n):
+            container = C.QUICKLIST_NODE_CONTAINER_PACKED
+            if v2:
+                container = r.length("quicklist node container")
+            if container == C.QUICKLIST_NODE_CONTAINER_PLAIN:
+                ln = r.skip_string("quicklist plain node")
+                nodes[ln] = nodes.get(ln, 0) + 1
+                entries_bytes += lp_string_entry_bytes(ln)
+                count += 1
+                if ln > mx:
+                    mx = ln
+                continue
+            if container != C.QUICKLIST_NODE_CONTAINER_PACKED:
+                raise self.corrupt(f"quicklist node container {container} is neither 1 (plain) "
+                                   f"nor 2 (packed)")
+            start = r.tell()
+            blob = self.blob("quicklist node")
+            try:
+                c, m = listpack_scan(blob) if v2 else ziplist_scan(blob)
+            except BlobError as e:
+                self.recover(self.corrupt(f"quicklist node: {e}", start))
+                c = m = 0
+            packed += 1
+            nodes[len(blob)] = nodes.get(len(blob), 0) + 1
+            entries_bytes += len(blob) - LP_HEADER_AND_END
+            count += c
+            if m > mx:
+                mx = m
+        rec.length = count
+        rec.max_elem = mx
+        rec.nodes = nodes
+        # Redis 7.2+ writes a listpack-encoded list as a one-node quicklist (docs/rdb-format.md section 4.2).
+        if v2 and n == 1 and packed == 1 and self.info.version_tuple() >= (7, 2):
+            rec.encoding = "listpack"
+            rec.blob = next(iter(nodes))
+        else:
+            rec.encoding = "quicklist"
+            if v2 and n >= 2:
+                # The one listpack these nodes' entries would make (a rewrite of the list):
+                # the compact-encoding check needs it uncompressed (nodes may be LZF-compressed).
+                rec.extra = {"listpack_bytes": entries_bytes + LP_HEADER_AND_END}

@@ -1,0 +1,129 @@
+"""What every value reader shares: the reader, errors with the key's context, blob strings that may
+be skipped when damaged, and string values (docs/rdb-format.md sections 3 and 7.2)."""
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from . import constants as C
+from .errors import CorruptError, TruncatedError
+from .reader import I8, I16, I32, LZFError, Reader, int_text_len, lzf_sizes_ok
+
+if TYPE_CHECKING:
+    from .parser import DumpInfo
+    from .records import KeyRecord
+
+
+_CANONICAL_LONG = re.compile(rb"-?[1-9][0-9]{0,18}|0")
+
+
+LONG_MIN, LONG_MAX = -(1 << 63), (1 << 63) - 1
+
+
+COUNT_MAX = 1 << 40    # more keys than any server can hold: a damaged size field
+
+
+class ValueReader:
+    """What every value reader shares."""
+
+    r: Reader
+    info: DumpInfo
+    key: bytes | None
+    rdb_type: int | None
+    skip_bad: bool
+    bad: CorruptError | None
+
+    def corrupt(self, message: str, offset: int | None = None) -> CorruptError:
+        return CorruptError(message, self.r.tell() if offset is None else offset,
+                            key=self.key, rdb_type=self.rdb_type)
+
+    def check_count(self, n: int, what: str, min_bytes: int = 1) -> None:
+        """An element count cannot exceed what is left of the input."""
+        if n > COUNT_MAX:
+            raise self.corrupt(f"{what} claims {n} elements")
+        left = self.r.remaining_known()
+        if left is not None and n * min_bytes > left:
+            # Most often a file cut short (a full disk, an interrupted copy): say so.
+            raise TruncatedError(f"unexpected end of input: {what} of {n} elements needs at "
+                                 f"least {n * min_bytes} bytes but only {left} remain",
+                                 self.r.tell(), key=self.key, rdb_type=self.rdb_type)
+
+    def blob(self, what: str) -> bytes:
+        """A blob string.  With skip_bad an LZF payload that does not decompress (its length
+        is known, so the reader is already past it) marks the value bad and reads as b''."""
+        try:
+            return self.r.string(what)
+        except LZFError as e:
+            e.key, e.rdb_type = self.key, self.rdb_type
+            self.recover(e)
+            return b""
+
+    def recover(self, err: CorruptError) -> None:
+        """A bad value whose extent is known: raise it, or with skip_bad remember it (the
+        first one) and let the caller continue to the end of the value."""
+        if not self.skip_bad:
+            raise err
+        if self.bad is None:
+            self.bad = err
+
+    def string_encoder(self):
+        """How this dump's server encoded a string of a given length (docs/rdb-format.md section 7.2)."""
+        major, minor = self.info.version_tuple()
+        if (major, minor) < (3, 0):
+            limit = -1                       # 2.x: OBJECT ENCODING says raw for all text
+        elif (major, minor) < (3, 2):
+            limit = C.EMBSTR_SIZE_LIMIT_3_0
+        else:
+            limit = C.EMBSTR_SIZE_LIMIT
+        return limit
+
+    def string_value(self, rec: KeyRecord, limit: int) -> None:
+        r = self.r
+        buf, pos = r.buf, r.pos
+        if len(buf) - pos >= 2 and buf[pos] < 0x40 and pos + 1 + buf[pos] <= len(buf):
+            # Fast path: a short raw string entirely in the buffer.
+            n = buf[pos]
+            r.pos = pos + 1 + n
+            rec.length = rec.max_elem = n
+            if n <= 20 and _CANONICAL_LONG.fullmatch(buf, pos + 1, pos + 1 + n) and (
+                    n < 19 or LONG_MIN <= int(buf[pos + 1:pos + 1 + n]) <= LONG_MAX):
+                rec.encoding = "int"
+            else:
+                rec.encoding = "embstr" if n <= limit else "raw"
+            return
+        start = r.tell()
+        n, enc = r.length_enc("string value")
+        if enc:
+            if n == 3:
+                clen = r.length("string value (compressed length)")
+                ulen = r.length("string value (uncompressed length)")
+                if not lzf_sizes_ok(clen, ulen):
+                    raise self.corrupt(f"LZF sizes are impossible (compressed {clen}, "
+                                       f"uncompressed {ulen})", start)
+                r.skip(clen, "string value")
+                rec.length = rec.max_elem = ulen
+                rec.encoding = "embstr" if ulen <= limit else "raw"
+                return
+            if n == 0:
+                v = r.unpack(I8, "string value")
+            elif n == 1:
+                v = r.unpack(I16, "string value")
+            elif n == 2:
+                v = r.unpack(I32, "string value")
+            else:
+                raise self.corrupt(f"unknown string encoding {n}", start)
+            rec.length = rec.max_elem = int_text_len(v)
+            rec.encoding = "int"
+            return
+        if n <= 20:
+            r.need(n, "string value", start)
+            data = r.buf[r.pos:r.pos + n]
+            r.pos += n
+            if _CANONICAL_LONG.fullmatch(data) and LONG_MIN <= int(data) <= LONG_MAX:
+                rec.encoding = "int"
+            else:
+                rec.encoding = "embstr" if n <= limit else "raw"
+        else:
+            r.skip(n, "string value")
+            rec.encoding = "embstr" if n <= limit else "raw"
+        rec.length = rec.max_elem = n
