@@ -33,7 +33,7 @@ def extensions():
         return []
     # The module carries the SHA-256 of the .pyx it was compiled from (SOURCE_SHA256), so that
     # rdbscan/rdb/backend.py can tell a stale build (an editable install after `git pull`).
-    pyx = Path(__file__).parent / "rdbscan" / "_speedups.pyx"
+    pyx = Path(__file__).parent / "rdbscan" / "rdb" / "_speedups.pyx"
     return cythonize([Extension("rdbscan.rdb._speedups", ["rdbscan/rdb/_speedups.pyx"],
                                 extra_compile_args=["-O2"])],
                      compiler_directives={"language_level": 3},

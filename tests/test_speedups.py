@@ -24,7 +24,7 @@ from rdbscan.db.load import load
 from rdbscan.rdb import backend as speedups
 from rdbscan.rdb import blobs, reader
 from rdbscan.rdb import constants as C
-from rdbscan.rdb.blobs import BlobError
+from rdbscan.rdb.errors import BlobError
 
 FIXTURES = Path(__file__).parent / "fixtures"
 DUMPS = sorted(str(p) for p in FIXTURES.rglob("*") if p.suffix in (".rdb", ".aof"))
@@ -51,7 +51,7 @@ def _tables(db: str) -> list:
 @pytest.fixture(scope="module")
 def pure_db(tmp_path_factory) -> str:
     db = str(tmp_path_factory.mktemp("pure") / "pure.duckdb")
-    code = ("import sys; from rdbscan import speedups; assert speedups.compiled is None; "
+    code = ("import sys; from rdbscan.rdb import backend as speedups; assert speedups.compiled is None; "
             "from rdbscan.db.load import load; load(sys.argv[2:], sys.argv[1])")
     env = {**os.environ, "RDBSCAN_PURE_PYTHON": "1"}
     subprocess.run([sys.executable, "-c", code, db, *DUMPS], check=True, env=env)

@@ -25,7 +25,7 @@ from ..model.memory import (
 )
 from ..model.slots import key_slot
 from ..rdb import constants as C
-from ..rdb.backend import compiled
+from ..rdb.backend import KeyColumns
 from .store import KEYS_COLUMNS, KEYS_SCHEMA, STREAM_GROUPS_COLUMNS, STREAMS_COLUMNS
 
 ESTIMATE_CACHE = 100_000   # value shapes whose memory estimate is remembered
@@ -90,14 +90,14 @@ class RowBuilder:
         self.dump_id = dump_id
         self.info = info
         self.target = target
-        self.batch_rows = batch_rows if compiled is not None else min(batch_rows, PURE_BATCH_ROWS)
+        self.batch_rows = batch_rows if KeyColumns is not None else min(batch_rows, PURE_BATCH_ROWS)
         self.profile = None
         self.bucket_share: dict[int, tuple[float, float]] = {}
         self.estimates: dict[tuple, int] = {}   # memory estimate by value shape (add)
         # The compiled batch, which the parser may fill directly (parse(..., sink=)).
-        self.sink = compiled.KeyColumns(batch_rows, self, C.TYPE_NAMES,
+        self.sink = KeyColumns(batch_rows, self, C.TYPE_NAMES,
                                         C.TYPE_ENCODINGS) \
-            if compiled is not None else None
+            if KeyColumns is not None else None
         self.reset()
 
     def reset(self) -> None:

@@ -11,7 +11,7 @@ raises the same BlobError the Python walker raises on IndexError.
 """
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 
-from .blobs import BlobError
+from .errors import BlobError
 from .constants import ENCODING_IDS, MODULE_ENCODING_ID
 
 # SHA-256 of the .pyx this module was compiled from (setup.py's compile_time_env); speedups.py

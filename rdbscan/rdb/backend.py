@@ -1,26 +1,31 @@
-"""Which implementation of the parser's hot loops runs: the compiled twins in _speedups (built
-from _speedups.pyx at install time) or the pure-Python reference code.
+"""The one switch between the compiled core and the pure-Python reference code.
 
-This module is the one place that picks: it imports the compiled module once and binds the
-walkers the parser calls (`listpack_scan`, `ziplist_scan`); nothing else rebinds itself at
-import.  Set RDBSCAN_PURE_PYTHON=1 to force the pure-Python path (tests compare the two).
+The choice is made once, when this module is first imported: the compiled module
+`rdbscan.rdb._speedups` (Cython, built from _speedups.pyx at install time) unless the environment
+sets RDBSCAN_PURE_PYTHON=1, the module was not built (no C compiler at install time), or it is
+stale.  Every caller takes its implementation from here, and nothing rebinds itself afterwards.
+Both paths give identical rows: tests/test_speedups.py runs the fixtures through each and compares
+them, and .ci/run runs the whole suite on both.
 
 A compiled module built from another _speedups.pyx than the one beside it (an editable install
 after `git pull`) is not used: setup.py bakes the SHA-256 of the .pyx it compiled into the
 module (`SOURCE_SHA256`), and a mismatch falls back to pure Python with a one-line warning.
 """
+
 from __future__ import annotations
 
 import hashlib
+import importlib
 import os
 import sys
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
 
 from . import blobs
 
 REBUILD_HINT = "pip install -e . (or python setup.py build_ext --inplace)"
-
-compiled = None
-stale: str | None = None   # why a built module was not used (shown by `rdbscan --version`)
+PURE_PYTHON = os.environ.get("RDBSCAN_PURE_PYTHON", "") not in ("", "0")
 
 
 def source_sha256(path: str) -> str | None:
@@ -32,10 +37,10 @@ def source_sha256(path: str) -> str | None:
         return None
 
 
-def stale_reason(module) -> str | None:
+def stale_reason(module: ModuleType) -> str | None:
     """Why `module` does not match the _speedups.pyx beside it, or None when it does (or when
     there is no .pyx to compare with)."""
-    pyx = os.path.join(os.path.dirname(os.path.abspath(module.__file__)), "_speedups.pyx")
+    pyx = os.path.join(os.path.dirname(os.path.abspath(module.__file__ or "")), "_speedups.pyx")
     want = source_sha256(pyx)
     built = getattr(module, "SOURCE_SHA256", None)
     if want is None or built == want:
@@ -43,22 +48,35 @@ def stale_reason(module) -> str | None:
     return f"{module.__file__} was built from another _speedups.pyx than {pyx}"
 
 
-if not os.environ.get("RDBSCAN_PURE_PYTHON"):
+compiled: ModuleType | None = None
+stale: str | None = None   # why a built module was not used (shown by `rdbscan --version`)
+if not PURE_PYTHON:
     try:
-        from . import _speedups as compiled
-    except ImportError:  # not built (no compiler at install time): pure Python
+        compiled = importlib.import_module("rdbscan.rdb._speedups")
+    except ImportError:  # not built: the pure-Python path
         compiled = None
     if compiled is not None:
         stale = stale_reason(compiled)
         if stale is not None:
             compiled = None
-            sys.stderr.write(f"rdbscan: warning: the compiled speedups are stale (built from "
-                             f"another _speedups.pyx): using pure Python; rebuild with: "
-                             f"{REBUILD_HINT}\n")
+            sys.stderr.write(
+                "rdbscan: warning: the compiled speedups are stale (built from another "
+                f"_speedups.pyx): using pure Python; rebuild with: {REBUILD_HINT}\n"
+            )
 
-# The walkers the parser calls (same results and errors in both implementations).
-listpack_scan = compiled.listpack_scan if compiled is not None else blobs.listpack_scan
-ziplist_scan = compiled.ziplist_scan if compiled is not None else blobs.ziplist_scan
+skip_elements: Callable[..., Any] | None
+KeyColumns: Any
+if compiled is not None:
+    listpack_scan = compiled.listpack_scan
+    ziplist_scan = compiled.ziplist_scan
+    # bulk skip of hashtable-encoded elements, and the batch of key rows the record loop fills
+    skip_elements = compiled.skip_elements
+    KeyColumns = compiled.KeyColumns
+else:
+    listpack_scan = blobs.listpack_scan
+    ziplist_scan = blobs.ziplist_scan
+    skip_elements = None
+    KeyColumns = None
 
 
 def describe() -> str:

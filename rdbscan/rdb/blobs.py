@@ -9,12 +9,8 @@ from __future__ import annotations
 
 from struct import error as StructError
 
+from .errors import BlobError
 from .reader import I16, I32, I64, U32, U32BE, int_text_len
-
-
-class BlobError(ValueError):
-    pass
-
 
 # Text length of every 13-bit listpack integer, indexed by its raw 13-bit pattern.
 _TEXT_LEN_13BIT = [len(str(v - 8192 if v >= 4096 else v)) for v in range(8192)]

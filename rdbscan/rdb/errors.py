@@ -52,3 +52,8 @@ class NotRDBError(RDBError):
     """The input does not start with an RDB magic."""
 
     kind = "not-rdb"
+
+
+class BlobError(ValueError):
+    """A listpack, ziplist, intset or zipmap image that does not decode; the parser turns it into
+    a CorruptError with the file offset of the blob."""
