@@ -191,14 +191,14 @@ def _parsed_keys(path: Path) -> list:
         return out
     try:
         for rec in parse(src.stream, DumpInfo(), size=src.size, initial=src.initial):
-            ex = rec.extra or {}
+            ttl = rec.field_ttls
             # the view's type of a module value is its type name, the parser's `module`
             typ = rec.encoding if rec.type == "module" else rec.type
             # a key name longer than KEY_KEEP is stored as its first bytes (the fixtures' are
             # ASCII), with its full length
             out.append((rec.db, rec.key[:KEY_KEEP], typ, rec.encoding, rec.rdb_type, len(rec.key),
-                        rec.idle, rec.freq, ex.get("fields_with_ttl"), ex.get("min_field_expire_ms"),
-                        ex.get("int_members")))
+                        rec.idle, rec.freq, ttl and ttl.fields_with_ttl, ttl and ttl.min_field_expire_ms,
+                        rec.int_members))
     except RDBError:
         pass   # the rows before the error are what the loader keeps
     finally:

@@ -84,7 +84,9 @@ class Rec:
         self.elems = kw.get("elems")
         self.vals = kw.get("vals")
         self.nodes = kw.get("nodes")
-        self.extra = kw.get("extra")
+        self.field_ttls = kw.get("field_ttls")
+        self.stream = kw.get("stream")
+        self.module = None
         self.offset, self.end = 0, kw.get("serialized", 0)
 
     @property

@@ -57,7 +57,7 @@ def test_vector_sets_as_the_server_saw_them(fixture):
     assert len(sets) == 8
     for e in sets:
         r = recs[e["key"]]
-        f = r.extra["fields"]
+        f = r.module.fields
         v = e["vinfo"]
         assert (r.type, r.encoding, r.length) == ("module", "vectorset", e["length"])
         assert e["length"] == v["size"]
@@ -66,7 +66,7 @@ def test_vector_sets_as_the_server_saw_them(fixture):
         assert f["m"] == v["hnsw-m"]
         assert f["projection_input_dim"] == v["projection-input-dim"]
         assert f["attributes"] == v["attributes-count"]
-    assert {recs[e["key"]].extra["fields"]["quant"] for e in sets} == {"f32", "int8", "bin"}
+    assert {recs[e["key"]].module.fields["quant"] for e in sets} == {"f32", "int8", "bin"}
     assert recs["vs:long-names:4d"].max_elem == len("element-0000-" + "x" * 40)
 
 
@@ -84,7 +84,7 @@ def test_vector_set_memory_is_the_servers_own_estimate(fixture, quantum):
         if e["type"] != "vectorset":
             continue
         r = recs[e["key"]]
-        est = vectorset_mem_usage(r.extra["fields"]["mem_usage_fields"], J)
+        est = vectorset_mem_usage(r.module.fields["mem_usage_fields"], J)
         assert e["memory_usage"] - est in (32, 40, 48), e["key"]
 
 
@@ -97,7 +97,7 @@ def test_vector_set_memory_through_the_memory_model():
     for e in m["keys"]:
         if e["type"] == "vectorset":
             r = recs[e["key"]]
-            got = 16 + vectorset_mem_usage(r.extra["fields"]["mem_usage_fields"], prof.j)
+            got = 16 + vectorset_mem_usage(r.module.fields["mem_usage_fields"], prof.j)
             assert int(value_cost(r, prof)) == got
             assert abs(got - e["memory_usage"]) / e["memory_usage"] < 0.01
 
@@ -164,7 +164,7 @@ def test_hand_built_vector_set():
     _, recs = _parse(_module_dump("vectorset", 0, _vset_items(dim=3, count=4)))
     r = recs[0]
     assert (r.key, r.type, r.encoding, r.length, r.max_elem) == (b"m", "module", "vectorset", 4, 2)
-    assert r.extra["fields"]["dim"] == 3 and r.extra["items"] == 4 + 4 * 8
+    assert r.module.fields["dim"] == 3 and r.module.items == 4 + 4 * 8
     assert recs[1].key == b"after"
 
 
@@ -200,6 +200,6 @@ def test_unknown_module_values_are_skipped_with_their_name(name, encver):
     data = _module_dump(name, encver, items)
     _, recs = _parse(data)
     r = recs[0]
-    assert (r.type, r.encoding, r.length, r.extra["items"], r.extra["fields"]) == \
+    assert (r.type, r.encoding, r.length, r.module.items, r.module.fields) == \
         ("module", name, 1, 4, None)
     assert [x.key for x in recs] == [b"m", b"after"]

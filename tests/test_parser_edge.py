@@ -9,6 +9,7 @@ import rdbwriter as W
 
 from rdbscan.rdb.errors import CorruptError, NotRDBError, TruncatedError, UnsupportedError
 from rdbscan.rdb.parser import DumpInfo, module_type_name, parse
+from rdbscan.rdb.records import FieldTTLs
 
 CHARSET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 
@@ -128,25 +129,24 @@ def test_hash_field_ttl_types():
           W.string("bb") + W.string("22") + struct.pack("<q", 5_000))
     recs, _ = run(W.rdb(W.key(22, "h2", v2), version=80, valkey=True))
     assert (recs[0].length, recs[0].encoding, recs[0].max_elem) == (2, "hashtable", 2)
-    assert recs[0].extra["fields_with_ttl"] == 1 and recs[0].extra["min_field_expire_ms"] == 5000
+    assert recs[0].field_ttls == FieldTTLs(1, 5000)
     # Redis 7.4-rc type 22: LEN absolute ttl (0 none), field, value.
     pre = W.length(2) + W.length(0) + W.string("a") + W.string("1") + W.length(7000) + \
         W.string("b") + W.string("2")
     recs, _ = run(W.rdb(W.key(22, "h", pre), version=12))
-    assert recs[0].extra["min_field_expire_ms"] == 7000 and recs[0].length == 2
+    assert recs[0].field_ttls.min_field_expire_ms == 7000 and recs[0].length == 2
     # Type 24: min expire then relative ttls (+1 offset).
     md = struct.pack("<q", 10_000) + W.length(2) + W.length(1) + W.string("x") + \
         W.string("1") + W.length(0) + W.string("y") + W.string("2")
     recs, _ = run(W.rdb(W.key(24, "h", md), version=12))
-    assert recs[0].extra == {"fields_with_ttl": 1, "min_field_expire_ms": 10_000,
-                             "ttl_field_sizes": {1: 1}}
+    assert recs[0].field_ttls == FieldTTLs(1, 10_000, {1: 1})
     # Types 23 (pre-GA) and 25: listpack triplets, 0 = no ttl.
     lp = W.listpack(["f1", "v1", 9000, "f2", "v22", 0])
     recs, _ = run(W.rdb(W.key(23, "a", W.string(lp)) +
                         W.key(25, "b", struct.pack("<q", 9000) + W.string(lp)), version=12))
     for r in recs:
         assert (r.encoding, r.length, r.max_elem) == ("listpackex", 2, 3)
-        assert r.extra == {"fields_with_ttl": 1, "min_field_expire_ms": 9000}
+        assert r.field_ttls == FieldTTLs(1, 9000)
 
 
 def _stream_value(rdb_type: int) -> bytes:
@@ -178,8 +178,8 @@ def test_stream_versions(rdb_type, version):
     recs, info = run(W.rdb(body, version=version))
     s = recs[0]
     assert (s.type, s.length, s.max_elem) == ("stream", 2, 12)
-    assert s.extra["last_id"] == "1001-0" and s.extra["pending"] == 1
-    assert s.extra["groups"][0]["consumers"][0]["name"] == b"alice"
+    assert s.stream.last_id == "1001-0" and s.stream.pending == 1
+    assert s.stream.groups[0].consumers[0].name == b"alice"
     assert recs[1].key == b"next" and info.checksum == "ok"
 
 

@@ -114,21 +114,21 @@ def test_streams_and_hash_field_ttls():
         r = got[(e["db"], manifest_key(e))]
         if e["type"] == "stream":
             s = e["stream"]
-            assert r.extra["last_id"] == s["last-generated-id"]
-            assert r.extra["entries_added"] == s["entries-added"]
-            assert r.extra["max_deleted_id"] == s["max-deleted-entry-id"]
-            assert len(r.extra["groups"]) == s["groups"]
-            for g, want in zip(sorted(r.extra["groups"], key=lambda g: g["name"]),
+            assert r.stream.last_id == s["last-generated-id"]
+            assert r.stream.entries_added == s["entries-added"]
+            assert r.stream.max_deleted_id == s["max-deleted-entry-id"]
+            assert len(r.stream.groups) == s["groups"]
+            for g, want in zip(sorted(r.stream.groups, key=lambda g: g.name),
                                sorted(s["groups_detail"], key=lambda g: g["name"])):
-                assert g["name"].decode() == want["name"]
-                assert g["pending"] == want["pending"]
-                assert len(g["consumers"]) == want["consumers"]
-                assert g["last_delivered_id"] == want["last-delivered-id"]
+                assert g.name.decode() == want["name"]
+                assert g.pending == want["pending"]
+                assert len(g.consumers) == want["consumers"]
+                assert g.last_delivered_id == want["last-delivered-id"]
             checked += 1
         if "fields_with_ttl" in e or e["encoding"] == "listpackex":
-            assert r.extra["fields_with_ttl"] == e.get("fields_with_ttl", 0)
+            assert r.field_ttls.fields_with_ttl == e.get("fields_with_ttl", 0)
             fe = e.get("field_expires") or {}
-            assert r.extra["min_field_expire_ms"] == (min(fe.values()) if fe else None)
+            assert r.field_ttls.min_field_expire_ms == (min(fe.values()) if fe else None)
             checked += 1
     assert checked >= 20
 

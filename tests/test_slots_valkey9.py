@@ -86,7 +86,7 @@ def _check_against_manifest(dump: Path, manifest: Path, db_dir: Path):
     assert info.slot_volatile_items == want_volatile
     # the fourth number counts the keys read with at least one field TTL
     with_ttl = Counter(key_slot(r.key) for r in recs
-                       if r.extra and r.extra.get("min_field_expire_ms") is not None)
+                       if r.field_ttls and r.field_ttls.min_field_expire_ms is not None)
     assert {s: n for s, n in info.slot_volatile_items.items() if n} == dict(with_ttl)
     # and reaches the database's slot_info table
     db = str(db_dir / "slots.duckdb")

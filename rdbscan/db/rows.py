@@ -53,14 +53,15 @@ class _Shape:
     """The figures of a string or single-blob value (a one-node quicklist included) that its
     memory estimate depends on."""
 
-    __slots__ = ("type", "encoding", "length", "blob", "elems", "vals", "nodes", "extra")
+    __slots__ = ("blob", "elems", "encoding", "field_ttls", "length", "nodes", "stream", "type",
+                 "vals")
 
     def __init__(self, type_name, encoding, length, blob):
         self.type = type_name
         self.encoding = encoding
         self.length = length
         self.blob = blob
-        self.elems = self.vals = self.extra = None
+        self.elems = self.vals = self.field_ttls = self.stream = None
         # a list in a one-node quicklist: that node (the blob)
         self.nodes = {blob: 1} if encoding == "quicklist" else None
 
@@ -173,8 +174,8 @@ class RowBuilder:
         k = rec.key
         db = rec.db
         expire = rec.expire_ms
-        ex = rec.extra
-        if ex is None and rec.elems is None and rec.nodes is None:
+        ttl = rec.field_ttls
+        if rec.elems is None and rec.nodes is None and ttl is None and rec.module is None:
             # Strings and single-blob values: both estimates depend on these figures alone,
             # and dumps repeat them endlessly (5 M `DEBUG POPULATE` keys: 7 shapes).
             shape = (rec.type, rec.encoding, len(k), rec.length, rec.blob, db, expire is None)
@@ -190,11 +191,11 @@ class RowBuilder:
         else:
             mem = estimate(rec, prof)
             tot = total(mem, expire is not None, self._shares(db))
-            if ex is not None and "fields_with_ttl" in ex:
-                fttl, fmin = ex["fields_with_ttl"], ex["min_field_expire_ms"]
+            if ttl is not None:
+                fttl, fmin = ttl.fields_with_ttl, ttl.min_field_expire_ms
             else:
                 fttl = fmin = None
-            ints = ex.get("int_members") if ex is not None else None
+            ints = rec.int_members
             lpb = ex.get("listpack_bytes") if ex is not None else None
         slot = key_slot(k)
         if len(k) > KEY_KEEP:

@@ -636,9 +636,9 @@ def value_cost(rec, prof: Profile) -> float:
             size += cnt * (DICT_ENTRY + sds(ln))
         for ln, cnt in rec.vals.items():
             size += cnt * sds(ln)
-        ex = rec.extra
-        if ex is not None:
-            for ln, cnt in (ex.get("ttl_field_sizes") or {}).items():
+        ttl = rec.field_ttls
+        if ttl is not None and ttl.ttl_field_sizes:
+            for ln, cnt in ttl.ttl_field_sizes.items():
                 size += cnt * (DICT_ENTRY + J(sds_header(ln) + ln + 1 + HFIELD_TTL_META))
         return size
     if enc == "skiplist":
@@ -663,9 +663,9 @@ def value_cost(rec, prof: Profile) -> float:
         return ROBJ      # empty compact value
     # Modules: the module's own mem_usage where rdbscan reads its values (rdbscan/rdb/modules.py),
     # else the serialized size, a lower bound.
-    ex = rec.extra
-    if ex is not None and "module" in ex:
-        return ROBJ + module_value_bytes(ex, rec.serialized_bytes, J)[0]
+    mod = rec.module
+    if mod is not None:
+        return ROBJ + module_value_bytes(mod, rec.serialized_bytes, J)[0]
     return ROBJ + rec.serialized_bytes
 
 
@@ -683,33 +683,33 @@ def rax_cost(ids, count: int, prof: Profile) -> float:
 
 def stream_cost(rec, prof: Profile) -> float:
     """Stream: struct + rax of nodes + listpacks + consumer groups (object.c, docs/rdb-format.md section 8.4)."""
-    ex = rec.extra or {}
+    st = rec.stream
     J = prof.j
     size = ROBJ + prof.stream_struct
-    size += rax_cost(ex.get("node_ids"), ex.get("listpacks", 0), prof)
+    if st is None:   # a stream record always has its StreamInfo
+        return size
+    size += rax_cost(st.node_ids, st.listpacks, prof)
     lps = rec.nodes or {}
     pre = prof.stream_prealloc
     if not prof.stream_lp_alloc and not pre:
         size += sum(nb * cnt for nb, cnt in lps.items())
     else:
-        tail = ex.get("tail_lp_bytes")
-        unfilled = ex.get("lp_unfilled") or {}
+        tail = st.tail_lp_bytes
         for nb, cnt in lps.items():
             size += cnt * (J(nb) if prof.stream_lp_alloc else nb)
         if pre:
             # Live server: the tail listpack, and nodes closed by the byte limit before
             # reaching stream-node-max-entries, keep their preallocated 4 KiB (t_stream.c).
-            for nb, cnt in unfilled.items():
+            for nb, cnt in st.lp_unfilled.items():
                 if nb < pre:
                     size += cnt * (J(pre) - (J(nb) if prof.stream_lp_alloc else nb))
             if tail is not None and tail < pre:
                 size += J(pre) - (J(tail) if prof.stream_lp_alloc else tail)
-    for g in ex.get("groups", ()):
-        pel = g["pending"]
-        size += prof.cg_struct + rax_cost(g.get("pending_ids"), pel, prof) + STREAM_NACK * pel
-        for c in g["consumers"]:
-            size += (prof.consumer_struct + len(c["name"])
-                     + rax_cost(c.get("pending_ids"), c["pending"], prof))
+    for g in st.groups:
+        pel = g.pending
+        size += prof.cg_struct + rax_cost(g.pending_ids, pel, prof) + STREAM_NACK * pel
+        for c in g.consumers:
+            size += prof.consumer_struct + len(c.name) + rax_cost(c.pending_ids, c.pending, prof)
     return size
 
 

@@ -57,7 +57,7 @@ class CollectionValues(ValueReader):
         rec.encoding = C.TYPE_ENCODINGS[rec.rdb_type]
         if rec.rdb_type == C.RDB_TYPE_SET:
             # Members Redis stored integer-encoded (canonical integers in the int32 range).
-            rec.extra = {"int_members": r.ints_skipped - ints_before}
+            rec.int_members = r.ints_skipped - ints_before
 
     def v_zset(self, rec: KeyRecord) -> None:
         r = self.r

@@ -8,6 +8,7 @@ from . import constants as C
 from .blobs import listpack_entries
 from .errors import BlobError
 from .reader import I64, int_text_len
+from .records import FieldTTLs
 from .values import LONG_MAX, LONG_MIN, ValueReader
 
 if TYPE_CHECKING:
@@ -53,8 +54,7 @@ class FieldTTLValues(ValueReader):
         rec.elems = fields
         rec.vals = vals
         rec.encoding = "hashtable"
-        rec.extra = {"fields_with_ttl": with_ttl, "min_field_expire_ms": earliest,
-                     "ttl_field_sizes": ttl_fields}
+        rec.field_ttls = FieldTTLs(with_ttl, earliest, ttl_fields)
 
     def v_hash_2(self, rec: KeyRecord) -> None:
         """Valkey 9 HASH_2 (type 22 under the VALKEY magic): field, value, i64 expiry (-1 none)."""
@@ -83,7 +83,7 @@ class FieldTTLValues(ValueReader):
         rec.elems = fields
         rec.vals = vals
         rec.encoding = "hashtable"
-        rec.extra = {"fields_with_ttl": with_ttl, "min_field_expire_ms": earliest}
+        rec.field_ttls = FieldTTLs(with_ttl, earliest)
 
     def v_hash_listpack_ex(self, rec: KeyRecord) -> None:
         """Types 25 / 23: [i64 min expire] listpack of field, value, ttl triplets (0 = no TTL)."""
@@ -120,4 +120,4 @@ class FieldTTLValues(ValueReader):
         rec.max_elem = mx
         rec.blob = len(blob)
         rec.encoding = "listpackex"
-        rec.extra = {"fields_with_ttl": with_ttl, "min_field_expire_ms": earliest}
+        rec.field_ttls = FieldTTLs(with_ttl, earliest)

@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING
 
 from . import constants as C
 from .modules import ModuleFormatError, module_type_name, reader_for
+from .records import ModuleInfo
 from .values import ValueReader
 
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ class ModuleValues(ValueReader):
         rec.length = 1 if fields is None else fields["length"]
         rec.max_elem = 0 if fields is None else fields["max_elem"]
         rec.encoding = name
-        rec.extra = {"module": name, "encver": encver, "items": items, "fields": fields}
+        rec.module = ModuleInfo(name, encver, items, fields)
 
     def skip_module_opcodes(self, what: str, visit=None) -> int:
         """Skip a module opcode stream up to its EOF opcode (docs/rdb-format.md section 6.2); returns its items.

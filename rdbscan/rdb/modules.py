@@ -9,7 +9,12 @@ skipped with its type name kept; its memory is then its serialized size, a lower
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from . import constants as C
+
+if TYPE_CHECKING:
+    from .records import ModuleInfo
 
 # moduleTypeEncodeId (Redis src/module.c): 9 characters of 6 bits, then a 10-bit encoding version.
 MODULE_CHARSET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
@@ -201,11 +206,11 @@ def reader_for(name: str, encver: int):
     return known[1]()
 
 
-def value_bytes(extra: dict, serialized: int, J) -> tuple[int, bool]:
+def value_bytes(module: ModuleInfo, serialized: int, J) -> tuple[int, bool]:
     """(bytes of a module value without its object header, whether that is only a lower
     bound): the module's own memory estimate where rdbscan reads the type, else the serialized
     size."""
-    fields = extra.get("fields")
-    if fields is not None and extra["module"] == "vectorset":
+    fields = module.fields
+    if fields is not None and module.name == "vectorset":
         return vectorset_mem_usage(fields["mem_usage_fields"], J), False
     return serialized, True

@@ -7,6 +7,7 @@ from . import constants as C
 from .blobs import listpack_entries
 from .errors import BlobError
 from .reader import I64, int_text_len
+from .records import ConsumerInfo
 from .values import COUNT_MAX, LONG_MAX, ValueReader
 
 if TYPE_CHECKING:
@@ -180,8 +181,7 @@ class StreamValues(ValueReader):
                         cids.append(rid)
                 if keep_c:
                     consumers_kept += 1
-                    consumers.append({"name": cname, "seen_ms": seen, "active_ms": active,
-                                      "pending": cpel, "pending_ids": cids})
+                    consumers.append(ConsumerInfo(cname, seen, active, cpel, cids))
             consumers_total += n_cons
             pending_total += pel
             if kept:
