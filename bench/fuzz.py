@@ -366,10 +366,10 @@ def run_parse(data: bytes, known_size: bool, skip_bad: bool = False,
             if rec is not None:
                 builder.add(rec)
             if builder.full:
-                arrow_batch(KEYS_SCHEMA, builder.keys)   # what the loader hands DuckDB
+                arrow_batch(KEYS_SCHEMA, builder.take_keys())   # what the loader hands DuckDB
                 builder.reset()
     if builder is not None:
-        arrow_batch(KEYS_SCHEMA, builder.keys)
+        arrow_batch(KEYS_SCHEMA, builder.take_keys())
 
 
 def run_source(data: bytes, how: int) -> None:

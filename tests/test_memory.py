@@ -80,7 +80,7 @@ class Rec:
 
     def __init__(self, key, type, encoding, length, **kw):
         self.key, self.type, self.encoding, self.length = key, type, encoding, length
-        self.blob = kw.get("blob", 0)
+        self.blob_bytes = kw.get("blob", 0)
         self.elems = kw.get("elems")
         self.vals = kw.get("vals")
         self.nodes = kw.get("nodes")

@@ -49,7 +49,7 @@ def test_listpack_count_65535_is_counted_by_walking():
     recs, _ = run(W.rdb(W.key(16, "h", W.string(lp)), version=10))
     assert (recs[0].type, recs[0].encoding, recs[0].length, recs[0].max_elem) == (
         "hash", "listpack", 70, 8)
-    assert recs[0].blob == len(lp)
+    assert recs[0].blob_bytes == len(lp)
 
 
 def test_lzf_key_and_lzf_blob():

@@ -193,7 +193,7 @@ def test_intset_twin(width, values, junk, cut):
 
 
 def _batch(rows: RowBuilder) -> list:
-    cols = rows.keys
+    cols = rows.take_keys()
     rows.reset()
     out = arrow_batch(KEYS_SCHEMA, cols).to_pylist()
     for r in out:   # type and encoding as the view `keys` computes them

@@ -272,7 +272,7 @@ def _finish_input(result: DumpResult, info: DumpInfo, source: Source) -> None:
 
 def _flush(writer: BulkWriter, rows: RowBuilder) -> None:
     if rows.count:
-        writer.add("keys", KEYS_SCHEMA, rows.keys)
+        writer.add("keys", KEYS_SCHEMA, rows.take_keys())
         writer.add("streams", STREAMS_SCHEMA, rows.streams)
         writer.add("stream_groups", STREAM_GROUPS_SCHEMA, rows.groups)
         rows.reset()

@@ -53,14 +53,14 @@ class _Shape:
     """The figures of a string or single-blob value (a one-node quicklist included) that its
     memory estimate depends on."""
 
-    __slots__ = ("blob", "elems", "encoding", "field_ttls", "length", "nodes", "stream", "type",
+    __slots__ = ("blob_bytes", "elems", "encoding", "field_ttls", "length", "nodes", "stream", "type",
                  "vals")
 
     def __init__(self, type_name, encoding, length, blob):
         self.type = type_name
         self.encoding = encoding
         self.length = length
-        self.blob = blob
+        self.blob_bytes = blob
         self.elems = self.vals = self.field_ttls = self.stream = None
         # a list in a one-node quicklist: that node (the blob)
         self.nodes = {blob: 1} if encoding == "quicklist" else None
@@ -118,8 +118,7 @@ class RowBuilder:
             return self.sink.full
         return len(self.rows) >= self.batch_rows or self.key_bytes >= KEY_DATA_SOFT
 
-    @property
-    def keys(self) -> list:
+    def take_keys(self) -> list:
         """The batch as columns (KEYS_COLUMNS order): Arrow arrays from the compiled batch, or
         lists from the tuples (transposed once per batch, which costs far less than appending
         to 20 lists per key).  Taking the compiled batch empties it."""
@@ -178,7 +177,7 @@ class RowBuilder:
         if rec.elems is None and rec.nodes is None and ttl is None and rec.module is None:
             # Strings and single-blob values: both estimates depend on these figures alone,
             # and dumps repeat them endlessly (5 M `DEBUG POPULATE` keys: 7 shapes).
-            shape = (rec.type, rec.encoding, len(k), rec.length, rec.blob, db, expire is None)
+            shape = (rec.type, rec.encoding, len(k), rec.length, rec.blob_bytes, db, expire is None)
             mem_tot = self.estimates.get(shape)
             if mem_tot is None:
                 if len(self.estimates) >= ESTIMATE_CACHE:

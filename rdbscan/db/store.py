@@ -6,7 +6,6 @@ batches; `executemany` is never used (it is ~1000x slower).
 """
 from __future__ import annotations
 
-import json
 import os
 import queue
 import threading
@@ -378,9 +377,6 @@ class Store:
     def close(self) -> None:
         self.con.close()
 
-
-def dumps_json(value) -> str:
-    return json.dumps(value, default=str)
 
 
 def arrow_batch(schema: pa.Schema, columns: list) -> pa.RecordBatch:

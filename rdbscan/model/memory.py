@@ -538,7 +538,6 @@ LIST_NODE = 24
 STREAM_NACK = 24
 LISTPACKEX = 32      # 7.4 listpackEx header (docs/rdb-format.md section 8.3)
 HFIELD_TTL_META = 2 + 16   # mstr flags + ExpireMeta of a hash field with a TTL (7.4)
-STREAM_NODE_MAX_ENTRIES = 100
 
 
 
@@ -602,7 +601,7 @@ def value_cost(rec, prof: Profile) -> float:
                 return ROBJ + n + 2     # <= 6.2: sizeof(robj) + sdsAllocSize(), unrounded
             return J(ROBJ + 3 + n + 1)
         return ROBJ + prof.sds(n)
-    blob = rec.blob
+    blob = rec.blob_bytes
     if blob and enc in ("listpack", "ziplist", "intset", "zipmap", "listpackex"):
         size = ROBJ + (J(blob) if prof.round_blobs else blob)
         if enc == "listpackex":

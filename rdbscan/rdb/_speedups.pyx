@@ -1111,7 +1111,7 @@ cdef class KeyColumns:
              Py_ssize_t max_item, bint listpack_lists, bytes embed=None):
         """Read the records at buf[pos:] that this loop handles (see the comment above the
         class) into the batch, until the batch is full.  `base` is the file offset of buf[0],
-        `embstr_limit` the parser's string_encoder(), `listpack_lists` whether a one-node
+        `embstr_limit` the parser's embstr_limit(), `listpack_lists` whether a one-node
         quicklist 2 is a listpack-encoded list (Redis 7.2+), `embed` the parser's embed table
         (kv.embed_table: whether a string of that key length, value length and TTL is embstr)
         or None.  Returns (position after the last record taken, records taken)."""

@@ -150,7 +150,7 @@ class CollectionValues(ValueReader):
             count = mx = 0
         rec.length = count
         rec.max_elem = mx
-        rec.blob = len(blob)
+        rec.blob_bytes = len(blob)
         rec.encoding = C.TYPE_ENCODINGS[t]
 
     def v_quicklist(self, rec: KeyRecord) -> None:
@@ -197,7 +197,7 @@ class CollectionValues(ValueReader):
         # Redis 7.2+ writes a listpack-encoded list as a one-node quicklist (docs/rdb-format.md section 4.2).
         if v2 and n == 1 and packed == 1 and self.info.version_tuple() >= (7, 2):
             rec.encoding = "listpack"
-            rec.blob = next(iter(nodes))
+            rec.blob_bytes = next(iter(nodes))
         else:
             rec.encoding = "quicklist"
             if v2 and n >= 2:

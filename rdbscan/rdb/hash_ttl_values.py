@@ -118,6 +118,6 @@ class FieldTTLValues(ValueReader):
                     earliest = t
         rec.length = len(items) // 3
         rec.max_elem = mx
-        rec.blob = len(blob)
+        rec.blob_bytes = len(blob)
         rec.encoding = "listpackex"
         rec.field_ttls = FieldTTLs(with_ttl, earliest)

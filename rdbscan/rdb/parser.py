@@ -204,7 +204,7 @@ class _Parser(CollectionValues, FieldTTLValues, StreamValues, ModuleValues):
         db = 0
         expire = idle = freq = None
         start = None
-        string_encoding = self.string_encoder()
+        string_encoding = self.embstr_limit()
         embed = None        # Redis 8.6 / Valkey 8.1+: embstr by key, value and TTL (kv.py)
         handlers = self.handlers()
         sink = self.sink

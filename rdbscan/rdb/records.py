@@ -71,7 +71,7 @@ class KeyRecord:
     (a histogram of element lengths for values that allocate per element, the blob size of
     compact values)."""
 
-    __slots__ = ("blob", "db", "elems", "encoding", "end", "expire_ms", "field_ttls", "freq",
+    __slots__ = ("blob_bytes", "db", "elems", "encoding", "end", "expire_ms", "field_ttls", "freq",
                  "idle", "int_members", "key", "length", "max_elem", "module", "nodes",
                  "offset", "rdb_type", "stream", "type", "vals")
 
@@ -87,7 +87,7 @@ class KeyRecord:
     expire_ms: int | None
     idle: int | None
     freq: int | None
-    blob: int                   # bytes of the value's single compact blob, 0 when it has none
+    blob_bytes: int                   # bytes of the value's single compact blob, 0 when it has none
     elems: dict[int, int] | None    # {element text length: count}
     vals: dict[int, int] | None     # hashtable hashes: {value length: count}
     nodes: dict[int, int] | None    # quicklists: {node bytes: count}; streams: {listpack bytes: count}
@@ -98,7 +98,7 @@ class KeyRecord:
 
     def __init__(self) -> None:
         self.elems = self.vals = self.nodes = None
-        self.blob = 0
+        self.blob_bytes = 0
         self.int_members = None
         self.field_ttls = None
         self.stream = None

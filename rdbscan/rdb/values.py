@@ -66,8 +66,8 @@ class ValueReader:
         if self.bad is None:
             self.bad = err
 
-    def string_encoder(self):
-        """How this dump's server encoded a string of a given length (docs/rdb-format.md section 7.2)."""
+    def embstr_limit(self) -> int:
+        """The longest string this dump's server stores as embstr (-1: none; any longer is raw) (docs/rdb-format.md section 7.2)."""
         major, minor = self.info.version_tuple()
         if (major, minor) < (3, 0):
             limit = -1                       # 2.x: OBJECT ENCODING says raw for all text
