@@ -1,5 +1,5 @@
 """keys.family and keys.plain_key: the loader's key families and plain-key flags
-(rdbscan/db/family.py and their compiled twins) against the key_pattern macro and the regex they
+(tests/family_reference.py and their compiled twins) against the key_pattern macro and the regex they
 stand in for, and the columns in loaded databases."""
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 import pytest
+from family_reference import FAMILY_MAX_KEY, PLAIN_KEY_REGEX, fast_family, plain_key
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rdbscan.db.family import FAMILY_MAX_KEY, PLAIN_KEY_REGEX, fast_family, plain_key
 from rdbscan.db.load import load
 from rdbscan.db.macros import MACROS
 from rdbscan.rdb import backend as speedups

@@ -12,10 +12,10 @@ import statistics
 import duckdb
 import pyarrow as pa
 import pytest
+from family_reference import plain_key
 from report_truth import MKey, manifest, naming_violations
 
 from rdbscan.db import macros
-from rdbscan.db.family import plain_key
 from rdbscan.db.load import load
 from rdbscan.rdb import constants as C
 from rdbscan.reports import querylib

@@ -16,10 +16,10 @@ from pathlib import Path
 import duckdb
 import pytest
 import rdbwriter as W
+from family_reference import fast_family, plain_key
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rdbscan.db.family import fast_family, plain_key
 from rdbscan.db.load import load
 from rdbscan.rdb import backend as speedups
 from rdbscan.rdb import blobs, reader

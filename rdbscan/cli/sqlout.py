@@ -4,32 +4,16 @@ width), CSV and JSON for scripts.  Tables and blocks escape what a terminal coul
 from __future__ import annotations
 
 import csv
-import datetime as dt
-import decimal
 import json
 import sys
 
-from ..reports.render import escape_text
-
-
-def _jsonable(v):
-    if isinstance(v, (bytes, bytearray, memoryview)):
-        return bytes(v).decode("utf-8", "backslashreplace")
-    if isinstance(v, (dt.datetime, dt.date, dt.time)):
-        return v.isoformat()
-    if isinstance(v, decimal.Decimal):
-        return float(v)
-    if isinstance(v, dict):
-        return {str(k): _jsonable(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [_jsonable(x) for x in v]
-    return v
+from ..reports.render import escape_text, plain
 
 
 def _text(v) -> str:
     if v is None:
         return "NULL"
-    v = _jsonable(v)
+    v = plain(v)
     if isinstance(v, (dict, list)):
         return json.dumps(v, ensure_ascii=False)
     return str(v)
@@ -48,7 +32,7 @@ def print_result(columns: list[str], rows: list[tuple], fmt: str = "table", out=
         for row in rows:
             w.writerow(["" if v is None else _text(v) for v in row])
     elif fmt == "json":
-        json.dump([dict(zip(columns, (_jsonable(v) for v in row))) for row in rows], out,
+        json.dump([dict(zip(columns, (plain(v) for v in row))) for row in rows], out,
                   ensure_ascii=False, indent=1)
         out.write("\n")
     else:

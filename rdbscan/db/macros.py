@@ -102,6 +102,12 @@ MACROS: list[str] = [
     "CREATE OR REPLACE MACRO delim_class(delimiters) AS "
     "regexp_replace(delimiters, '([\\]\\[\\\\^-])', '\\\\\\1', 'g')",
 
+    # Is the key lowercase words (a-z, 0-9, `_`) joined by `delimiter`, starting with a letter,
+    # with at least one delimiter (`user:1000:profile`)?  Such a key breaks none of the naming
+    # rules' character rules; the loader stores the answer for `:` in keys.plain_key.
+    "CREATE OR REPLACE MACRO is_plain_key(key, delimiter := ':') AS regexp_full_match(key, "
+    "'[a-z][a-z0-9_]*(?:[' || delim_class(delimiter) || '][a-z0-9_]*)+')",
+
     # Family of a key: id-like segments (numbers, dates, UUIDs, long hex, random tokens) replaced by
     # {id} / {date}.  key_pattern('user:1000:profile') = 'user:{id}:profile'.
     f"CREATE OR REPLACE MACRO key_pattern(key, delimiters := ':') AS {_key_pattern_sql()}",

@@ -15,7 +15,6 @@ import pyarrow as pa
 
 from ..rdb import constants as C
 from ..rdb.modules import ESTIMATED as ESTIMATED_MODULES
-from .family import PLAIN_KEY_REGEX
 
 # 2: the key rows are stored in table key_rows and read through the view `keys`, which computes
 # key_bytes, key_length, type, encoding and the five extras columns (from key_raw, rdb_type,
@@ -428,12 +427,12 @@ class BulkWriter:
         try:
             reader = pa.RecordBatchReader.from_batches(KEYS_SCHEMA, self._stream(self.batches))
             self.cursor.register("_rdbscan_keys", reader)
-            # family and plain_key: the loader's (rdbscan/db/family.py) or, where it left a null
+            # family and plain_key: the loader's (the compiled batch) or, where it left a null
             # (the pure-Python path), DuckDB's
             self.cursor.execute(
                 f"INSERT INTO key_rows ({', '.join(KEYS_COLUMNS)}) "
                 f"SELECT * REPLACE (coalesce(family, key_pattern(key)) AS family, "
-                f"coalesce(plain_key, regexp_full_match(key, '{PLAIN_KEY_REGEX}')) AS plain_key) "
+                f"coalesce(plain_key, is_plain_key(key)) AS plain_key) "
                 f"FROM _rdbscan_keys")
         except BaseException as e:  # reported to the parsing thread by _put / close
             self.error = e

@@ -529,7 +529,7 @@ def intset_scan(bytes blob):
 
 # --- keys.family: the compiled twin of family.fast_family -----------------------------------
 
-DEF FAMILY_MAX_KEY = 4096   # family.FAMILY_MAX_KEY
+DEF FAMILY_MAX_KEY = 4096   # tests/family_reference.py FAMILY_MAX_KEY
 
 
 cdef inline bint _is_digit(uint8_t c) noexcept nogil:

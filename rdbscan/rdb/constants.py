@@ -3,6 +3,10 @@
 See docs: docs/rdb-format.md sections 1-4.
 """
 
+from __future__ import annotations
+
+import re
+
 # Newest RDB version this parser understands for each magic.
 RDB_VERSION_MAX = 13            # REDIS0001 .. REDIS0013
 VALKEY_RDB_VERSIONS = (80,)     # VALKEY080
@@ -120,3 +124,19 @@ EMBSTR_SIZE_LIMIT = 44
 EMBSTR_SIZE_LIMIT_3_0 = 39
 
 CLUSTER_SLOTS = 16384
+
+# The server release line that writes each RDB version (docs/rdb-format.md section 1.3): what a
+# dump without a redis-ver / valkey-ver aux field is taken for.  A version several lines write
+# maps to the newest of them (9: Redis 5.0-6.2).
+RDB_VERSION_SERVERS = {1: (2, 0), 2: (2, 4), 3: (2, 6), 4: (2, 6), 5: (2, 6), 6: (2, 8),
+                       7: (3, 2), 8: (4, 0), 9: (6, 2), 10: (7, 0), 11: (7, 2), 12: (7, 4),
+                       13: (8, 6), 80: (9, 0)}
+
+
+def server_version(text: str | None, rdb_version: int | None) -> tuple[int, int] | None:
+    """(major, minor) of the server that wrote a dump: from its aux version text ('7.2.4'), else
+    from its RDB version; None when neither tells."""
+    m = re.match(r"\s*(\d+)\.(\d+)", text or "")
+    if m:
+        return int(m.group(1)), int(m.group(2))
+    return RDB_VERSION_SERVERS.get(rdb_version or 0)

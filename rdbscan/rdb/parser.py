@@ -122,24 +122,8 @@ class DumpInfo:
         Remembered until the aux version or RDB version changes (the parser asks per record)."""
         key = (self.server_version, self.rdb_version)
         if key != self._version_key:
-            self._version_key, self._version = key, _version_of(*key)
+            self._version_key, self._version = key, C.server_version(*key) or (7, 0)
         return self._version
-
-
-_RDB_VERSION_SERVERS = {1: (2, 0), 2: (2, 4), 3: (2, 6), 4: (2, 6), 5: (2, 6), 6: (2, 8),
-                        7: (3, 2), 8: (4, 0), 9: (6, 2), 10: (7, 0), 11: (7, 2), 12: (7, 4),
-                        13: (8, 6), 80: (9, 0)}
-
-
-def _version_of(server_version: str | None, rdb_version: int | None) -> tuple[int, int]:
-    if server_version:
-        parts = re.findall(r"\d+", server_version)
-        if len(parts) >= 2:
-            return int(parts[0]), int(parts[1])
-    return _RDB_VERSION_SERVERS.get(rdb_version or 9, (7, 0))
-
-
-
 
 
 class _Parser(CollectionValues, FieldTTLValues, StreamValues, ModuleValues):

@@ -7,9 +7,33 @@ dict itself (docs/json.md).
 from __future__ import annotations
 
 import datetime as _dt
+import decimal
 import json
+import math
 import re
 from dataclasses import dataclass, field
+
+
+def plain(value):
+    """A value from DuckDB as JSON has it: timestamps as ISO 8601, decimals as numbers, NaN and
+    infinities as null, integral floats as integers, bytes as text; the one conversion of report
+    dicts and of `rdbscan sql/query --format json` rows."""
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, (_dt.datetime, _dt.date, _dt.time)):
+        return value.isoformat()
+    if isinstance(value, decimal.Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            return None
+        return int(value) if value.is_integer() and abs(value) < 2**53 else round(value, 6)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value).decode("utf-8", "backslashreplace")
+    return value
+
 
 # --- value formatting ------------------------------------------------------------------------
 

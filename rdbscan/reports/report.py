@@ -8,10 +8,7 @@ writes the "what to do" advice.
 from __future__ import annotations
 
 import datetime as _dt
-import decimal
-import math
 import os
-import re
 import tempfile
 import time
 import uuid
@@ -24,24 +21,23 @@ import duckdb
 from ..db.macros import create_macros
 from ..db.store import StoreError, check_schema
 from ..errors import EXIT_FINDINGS
+from ..rdb import constants as C
 from . import findings, querylib
-from .render import fmt_bytes
-from .rules import NamingConfig
+from .render import fmt_bytes, plain
+from .rules import BIG_KEY_PARAMS, NamingConfig
 
 REPORT_FORMAT = 1
 
 SECTIONS = ("overview", "big_keys", "patterns", "ttl", "encodings", "naming", "cold", "slots", "streams")
 
 
-BIG_KEY_DEFAULTS = {
-    # field conventions (landscape §4): Alibaba/Huawei/BytePlus 10 KB strings, 5 000 elements,
-    # Huawei 50 MB per collection; critical tier 1 MB strings, 100 000 elements.
-    "string_bytes": 10 * 1024,
-    "string_critical_bytes": 1024 * 1024,
-    "collection_length": 5000,
-    "collection_critical_length": 100_000,
-    "collection_memory": 50 * 1024 * 1024,
-}
+
+# The big-key thresholds are parameters of queries/big_keys.sql; its header holds their defaults,
+# which follow the big-key guidance of the cloud Redis services (Alibaba Cloud, Huawei Cloud,
+# BytePlus: strings over 10 KB, collections over 5,000 elements, Huawei: 50 MB per collection;
+# a critical tier at 1 MB and 100,000 elements).
+BIG_KEY_DEFAULTS = {name: querylib.get_query("big_keys").params[name].default
+                    for name in BIG_KEY_PARAMS}
 
 
 # --- encoding thresholds (docs/rdb-format.md section 7.1) ---------------------------------------------------------
@@ -79,20 +75,9 @@ SETTING_NAMES = {
     "list_max_ziplist_entries": "list-max-ziplist-entries",
     "list_max_ziplist_value": "list-max-ziplist-value",
 }
-# rdb version -> oldest server writing it, for dumps without aux redis-ver (docs/rdb-format.md section 1.3)
-_RDB_VERSION_SERVER = {6: (2, 6), 7: (3, 2), 8: (4, 0), 9: (5, 0), 10: (7, 0), 11: (7, 2), 12: (7, 4), 13: (8, 6)}
-
-
-def parse_version(text: str | None) -> tuple[int, int] | None:
-    m = re.match(r"\s*(\d+)\.(\d+)", text or "")
-    return (int(m.group(1)), int(m.group(2))) if m else None
-
-
 def server_semantics(server: str | None, version: str | None, rdb_version: int | None) -> tuple[int, int]:
     """The Redis version whose encoding rules apply (Valkey 7.2+/8.x behave as Redis 7.2)."""
-    v = parse_version(version)
-    if v is None:
-        v = _RDB_VERSION_SERVER.get(rdb_version or 0, (7, 2) if (rdb_version or 0) > 13 else (2, 6))
+    v = C.server_version(version, rdb_version) or ((7, 2) if (rdb_version or 0) > 13 else (2, 6))
     if (server or "").lower() == "valkey":
         v = (7, 2) if v >= (7, 2) else v
     return v
@@ -219,30 +204,6 @@ def open_database(path: str, read_only: bool = False) -> duckdb.DuckDBPyConnecti
     return con
 
 
-def _plain(value):
-    """JSON-friendly scalars: timestamps as ISO 8601, decimals as numbers, NaN as null."""
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, _dt.datetime):
-        return value.isoformat()
-    if isinstance(value, (_dt.date, _dt.time)):
-        return value.isoformat()
-    if isinstance(value, decimal.Decimal):
-        return int(value) if value == value.to_integral_value() else float(value)
-    if isinstance(value, float):
-        if math.isnan(value) or math.isinf(value):
-            return None
-        if value.is_integer() and abs(value) < 2**53:
-            return int(value)
-        # six decimals, but six significant digits for tiny values (p-values, thresholds)
-        return round(value, 6) if abs(value) >= 1e-3 else float(f"{value:.6g}")
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "backslashreplace")
-    return value
-
-
 class _Runner:
     """Runs bundled queries on one connection with the report's parameter values."""
 
@@ -256,7 +217,7 @@ class _Runner:
         q = self.queries[name]
         values = {**self.values, **overrides}
         querylib.prepare(self.con, values, needs=querylib.relations_used(q), created=self.created)
-        return [_plain(r) for r in querylib.run_dicts(self.con, q, values)]
+        return [plain(r) for r in querylib.run_dicts(self.con, q, values)]
 
     def one(self, name: str, **overrides) -> dict:
         rows = self.rows(name, **overrides)

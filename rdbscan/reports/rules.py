@@ -73,7 +73,8 @@ _RULE_KEYS = {
     "generic-name": {"names": ("generic_names", list)},
     "mixed-delimiters": {"candidates": ("mixed_candidates", str)},
 }
-_BIG_KEYS = ("string_bytes", "string_critical_bytes", "collection_length",
+# The big-key thresholds a rules file may set (queries/big_keys.sql parameters).
+BIG_KEY_PARAMS = ("string_bytes", "string_critical_bytes", "collection_length",
              "collection_critical_length", "collection_memory")
 
 
@@ -114,8 +115,8 @@ def parse_rules(data: dict, origin: str = "rules file") -> RulesFile:
             else:
                 raise ValueError(f"{origin}: unknown setting rules.{rid}.{key}")
     for key, value in (data.get("big-keys") or {}).items():
-        if key not in _BIG_KEYS:
-            raise ValueError(f"{origin}: unknown setting big-keys.{key} (known: {', '.join(_BIG_KEYS)})")
+        if key not in BIG_KEY_PARAMS:
+            raise ValueError(f"{origin}: unknown setting big-keys.{key} (known: {', '.join(BIG_KEY_PARAMS)})")
         if not isinstance(value, int) or isinstance(value, bool):
             raise ValueError(f"{origin}: big-keys.{key} must be an integer")
         out.big_keys[key] = value

@@ -34,7 +34,7 @@ CREATE OR REPLACE TEMP MACRO rnaming_fast_ok(delimiters, allowed_chars, mixed_ca
 CREATE OR REPLACE TEMP MACRO rnaming_fast(key, plain_key, delimiters, allowed_chars, mixed_candidates) AS
     rnaming_fast_ok(delimiters, allowed_chars, mixed_candidates)
     AND CASE WHEN left(delimiters, 1) = ':' AND plain_key IS NOT NULL THEN plain_key
-             ELSE regexp_full_match(key, '[a-z][a-z0-9_]*(?:[' || delim_class(left(delimiters, 1)) || '][a-z0-9_]*)+') END;
+             ELSE is_plain_key(key, left(delimiters, 1)) END;
 -- first segment (generic-name): the text before the first of $delimiters
 CREATE OR REPLACE TEMP MACRO rnaming_first(key, fast, delimiters) AS
     CASE WHEN NOT fast THEN regexp_extract(key, '^[^' || delim_class(delimiters) || ']*')

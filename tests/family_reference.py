@@ -1,4 +1,6 @@
-"""Columns the loader derives from a key name: `family` and `plain_key`.
+"""The reference of two columns the compiled loader derives from a key name, `family` and
+`plain_key`: tests hold the compiled twins (rdbscan/rdb/_speedups.pyx) and the SQL macros
+(key_pattern, is_plain_key) to these.
 
 A key's family as the loader computes it: `key_pattern(key)` with the default delimiter `:`,
 for the keys that take key_pattern's first fast path (macros._FAST_SEG), in Python.
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from .macros import _DATE8
+from rdbscan.db.macros import _DATE8
 
 # Longer keys are left to DuckDB: their family could outgrow the batch's string buffer.
 FAMILY_MAX_KEY = 4096
@@ -46,7 +48,7 @@ def fast_family(key: bytes) -> str | None:
     return b":".join(out).decode("ascii")
 
 
-# plain_key's test, also run by the INSERT when the loader leaves the column null (store.BulkWriter).
+# The is_plain_key macro's pattern for the delimiter `:`.
 PLAIN_KEY_REGEX = "[a-z][a-z0-9_]*(?::[a-z0-9_]*)+"
 _PLAIN = re.compile(PLAIN_KEY_REGEX.encode())
 
