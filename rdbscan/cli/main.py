@@ -23,13 +23,7 @@ from ..errors import (
     database_fault,
 )
 from ..rdb.backend import describe as describe_speedups
-
-
-def say(line: str) -> None:
-    """One line on standard error; text from a dump in it (a key, a tar member's name) is
-    escaped, each line on its own (render.escape_text)."""
-    from ..reports.render import escape_text
-    click.echo("\n".join(escape_text(part) for part in str(line).split("\n")), err=True)
+from .output import make_progress, say
 
 
 class Failure(click.ClickException):
@@ -71,51 +65,8 @@ class Group(click.Group):
             raise failure from e
 
 
-class RichProgress:
-    """A one-line progress display on stderr (bytes, keys, keys/s, ETA)."""
-
-    def __init__(self):
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            DownloadColumn,
-            Progress,
-            TextColumn,
-            TimeRemainingColumn,
-            TransferSpeedColumn,
-        )
-        self.progress = Progress(
-            TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
-            TransferSpeedColumn(), TextColumn("{task.fields[keys]:,} keys"),
-            TextColumn("{task.fields[rate]:,.0f} keys/s"), TimeRemainingColumn(),
-            console=Console(stderr=True), transient=True)
-        self.task = None
-        self.t0 = 0.0
-
-    def start(self, name, size):
-        import time
-        self.t0 = time.perf_counter()
-        self.progress.start()
-        from rich.markup import escape
-
-        from ..reports.render import escape_text
-        label = escape(escape_text(os.path.basename(name)))   # a tar member's name is the dump's
-        self.task = self.progress.add_task(label, total=size, keys=0, rate=0.0)
-
-    def update(self, bytes_read, keys):
-        import time
-        dt = time.perf_counter() - self.t0
-        self.progress.update(self.task, completed=bytes_read, keys=keys,
-                             rate=keys / dt if dt > 0 else 0.0)
-
-    def finish(self):
-        self.progress.stop()
 
 
-def make_progress(quiet: bool):
-    if quiet or not sys.stderr.isatty():
-        return None
-    return RichProgress()
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})

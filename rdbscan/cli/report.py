@@ -2,12 +2,10 @@
 rdbscan.reports.querylib and rdbscan.reports.render."""
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import click
@@ -26,6 +24,7 @@ from ..errors import (
 from ..reports import querylib, render
 from ..reports import report as rpt
 from ..reports.rules import RulesFile, load_rules
+from .output import make_progress, say, section_status
 
 
 def _is_duckdb(path: str) -> bool:
@@ -187,14 +186,13 @@ def report_cmd(sources, db_path, fmt, top, dump_id, delimiters, config_path, set
         try:
             # What `load` would say about the dumps of the database not loaded just now (a
             # database given, or older dumps in -o): the same lines and exit code.
-            from .main import say
             held = _held_outcome(con, dump_id, skip={r.dump_id for r in loaded})
             for line in held.lines(quiet=True):
                 say(line)
             load_code = worst_exit(load_code, held.code)
             if not _has_dumps(con, dump_id):
                 sys.exit(load_code or EXIT_DAMAGED)   # nothing was read: the errors only
-            with _section_status(quiet) as on_section:
+            with section_status(quiet) as on_section:
                 report = rpt.build_report(con, options, fail_on=checks, on_section=on_section,
                                           charts=fmt == "html" or bool(html_path))
         except ValueError as e:   # a --set or --config value the report cannot use
@@ -252,34 +250,16 @@ def _release_load_memory() -> None:
     pa.default_memory_pool().release_unused()
 
 
-@contextlib.contextmanager
-def _section_status(quiet: bool):
-    """A spinner on stderr naming the section whose queries run (a terminal only, not with
-    --quiet): on tens of millions of keys the queries take as long as the load."""
-    if quiet or not sys.stderr.isatty():
-        yield None
-        return
-    from rich.console import Console
-    started = time.perf_counter()
-    with Console(stderr=True).status("report: overview") as status:
-        def on_section(name: str) -> None:
-            status.update(f"report: {name} ({time.perf_counter() - started:.0f} s)")
-        yield on_section
 
 
 def _load(paths: list[str], db_path: str, target: str | None, quiet: bool,
           replace: bool, allow_ratio: bool = False) -> tuple[int, list]:
     """Load dumps with the loader, say what `load` says; returns its exit code and results."""
     from ..db.load import load as load_dumps
-    from .main import say
     from .outcome import outcome
     progress = None
     if not quiet:
-        try:
-            from .main import make_progress
-            progress = make_progress(quiet)
-        except ImportError:  # pragma: no cover
-            progress = None
+        progress = make_progress(quiet)
     results = load_dumps(paths, db_path, progress=progress, target=target,
                          existing="replace" if replace else "reuse", allow_ratio=allow_ratio)
     done = outcome(results, summary=_summary)
