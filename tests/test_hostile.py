@@ -260,6 +260,7 @@ def _stream_with_groups(n_groups: int, n_cons: int) -> bytes:
 def _accumulating_dump() -> bytes:
     """Each record kind the parser accumulates, past its bound (parser.MAX_KEPT_*)."""
     from rdbscan.rdb import parser as P
+    from rdbscan.rdb import stream_values as SV
     aux = b"\xfa" + W.string("long") + W.string("x" * (P.MAX_AUX_VALUE + 1))
     aux += b"".join(b"\xfa" + W.string(f"aux-{i}") + W.string(str(i))
                     for i in range(P.MAX_KEPT_AUX + 499))
@@ -295,10 +296,10 @@ def test_accumulations_keep_a_bounded_sample_and_count_the_rest():
     assert len(info.functions) == P.MAX_KEPT_FUNCTIONS and info.functions[-1] == "lib999"
     assert len(info.module_aux) == P.MAX_KEPT_MODULE_AUX
     assert len(info.resizedb) == 16_384 and info.resizedb[1] == (7, 2)
-    ex = rec.extra
-    assert (ex["group_count"], len(ex["groups"]), ex["consumers"]) == (1_500, 1_000, 15_000)
-    assert sum(len(g["consumers"]) for g in ex["groups"]) == P.MAX_KEPT_CONSUMERS
-    assert all(g["consumer_count"] == 10 for g in ex["groups"])
+    st = rec.stream
+    assert (st.group_count, len(st.groups), st.consumers) == (1_500, 1_000, 15_000)
+    assert sum(len(g.consumers) for g in st.groups) == SV.MAX_KEPT_CONSUMERS
+    assert all(g.consumer_count == 10 for g in st.groups)
 
 
 def test_a_load_records_what_was_cut(tmp_path):

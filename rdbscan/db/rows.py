@@ -195,7 +195,7 @@ class RowBuilder:
             else:
                 fttl = fmin = None
             ints = rec.int_members
-            lpb = ex.get("listpack_bytes") if ex is not None else None
+            lpb = rec.listpack_bytes
         slot = key_slot(k)
         if len(k) > KEY_KEEP:
             full_len, digest = len(k), key_digest(k)
@@ -211,21 +211,19 @@ class RowBuilder:
         else:
             self.rows.append(row)
             self.key_bytes += len(k)
-        if ex is not None and rec.type == "stream":
-            self._add_stream(rec, text)
+        if rec.stream is not None:
+            self._add_stream(rec, rec.stream, text)
 
-    def _add_stream(self, rec, key_text: str) -> None:
-        ex = rec.extra
+    def _add_stream(self, rec, st, key_text: str) -> None:
         for col, value in zip(self.streams, (
-                self.dump_id, rec.db, key_text, rec.length, ex["listpacks"], ex["first_id"],
-                ex["last_id"], ex["max_deleted_id"], ex["entries_added"], ex["group_count"],
-                ex["consumers"], ex["pending"])):
+                self.dump_id, rec.db, key_text, rec.length, st.listpacks, st.first_id,
+                st.last_id, st.max_deleted_id, st.entries_added, st.group_count,
+                st.consumers, st.pending)):
             col.append(value)
-        for g in ex["groups"]:
+        for g in st.groups:
             for col, value in zip(self.groups, (
-                    self.dump_id, rec.db, key_text, g["name"].decode("utf-8", "backslashreplace"),
-                    g["last_delivered_id"], g["entries_read"], g["consumer_count"],
-                    g["pending"])):
+                    self.dump_id, rec.db, key_text, g.name.decode("utf-8", "backslashreplace"),
+                    g.last_delivered_id, g.entries_read, g.consumer_count, g.pending)):
                 col.append(value)
 
 

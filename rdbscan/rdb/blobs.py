@@ -288,3 +288,12 @@ def zipmap_scan(b: bytes) -> tuple[int, int]:
         raise BlobError(f"zipmap end marker at {p}, expected at {n - 1}")
     return pairs, mx
 
+
+LP_HEADER_AND_END = 7           # listpack: 4-byte total bytes, 2-byte count, 1-byte end mark
+
+
+def lp_string_entry_bytes(n: int) -> int:
+    """Bytes of a listpack entry holding a string of n bytes (listpack.c lpEncodeString:
+    a 1, 2 or 5-byte header, the bytes, the back-length of both)."""
+    head = 1 if n <= 63 else (2 if n <= 4095 else 5)
+    return head + n + _backlen(head + n)

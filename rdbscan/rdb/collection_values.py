@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from . import constants as C
 from .backend import listpack_scan, skip_elements, ziplist_scan
-from .blobs import intset_scan, zipmap_scan
+from .blobs import LP_HEADER_AND_END, intset_scan, lp_string_entry_bytes, zipmap_scan
 from .errors import BlobError
 from .values import ValueReader
 
@@ -203,4 +203,4 @@ class CollectionValues(ValueReader):
             if v2 and n >= 2:
                 # The one listpack these nodes' entries would make (a rewrite of the list):
                 # the compact-encoding check needs it uncompressed (nodes may be LZF-compressed).
-                rec.extra = {"listpack_bytes": entries_bytes + LP_HEADER_AND_END}
+                rec.listpack_bytes = entries_bytes + LP_HEADER_AND_END

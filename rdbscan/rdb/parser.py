@@ -19,7 +19,6 @@ from collections.abc import Iterator
 
 from ..model.kv import EMBED_KEYS, EMBED_VALUES, embed_table, kv_layout
 from . import constants as C
-from .blobs import _backlen
 from .collection_values import CollectionValues
 from .errors import CorruptError, NotRDBError, RDBError, TruncatedError, UnsupportedError
 from .hash_ttl_values import FieldTTLValues
@@ -51,16 +50,8 @@ MAX_KEPT_FUNCTIONS = 1_000      # function libraries named
 MAX_KEPT_MODULE_AUX = 1_000     # module aux records named
 MAX_KEPT_SLOT_INFO = C.CLUSTER_SLOTS   # slot-info records (a real dump has one per slot)
 MAX_KEPT_DBS = C.CLUSTER_SLOTS  # databases with RESIZEDB sizes
-MAX_KEPT_GROUPS = 1_000         # consumer groups of one stream kept in detail
-MAX_KEPT_CONSUMERS = 10_000     # consumers of one stream (all its groups) kept in detail
-LP_HEADER_AND_END = 7           # listpack: 4-byte total bytes, 2-byte count, 1-byte end mark
 
 
-def lp_string_entry_bytes(n: int) -> int:
-    """Bytes of a listpack entry holding a string of n bytes (listpack.c lpEncodeString:
-    a 1, 2 or 5-byte header, the bytes, the back-length of both)."""
-    head = 1 if n <= 63 else (2 if n <= 4095 else 5)
-    return head + n + _backlen(head + n)
 
 
 

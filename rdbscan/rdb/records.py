@@ -36,7 +36,8 @@ class GroupInfo:
     entries_read: int | None
     pending: int
     pending_ids: list[bytes] | None   # None when there are too many to keep
-    consumers: list[ConsumerInfo]
+    consumers: list[ConsumerInfo]     # the first ones (MAX_KEPT_CONSUMERS per stream)
+    consumer_count: int = 0           # all of them
 
 
 @dataclass(slots=True)
@@ -54,6 +55,7 @@ class StreamInfo:
     pending: int
     tail_lp_bytes: int | None           # the last node's listpack, preallocated on a live server
     lp_unfilled: dict[int, int]         # {listpack bytes: count} of nodes closed before full
+    group_count: int = 0                # every group (`groups` keeps the first MAX_KEPT_GROUPS)
 
 
 @dataclass(slots=True)
@@ -72,7 +74,7 @@ class KeyRecord:
     compact values)."""
 
     __slots__ = ("blob_bytes", "db", "elems", "encoding", "end", "expire_ms", "field_ttls", "freq",
-                 "idle", "int_members", "key", "length", "max_elem", "module", "nodes",
+                 "idle", "int_members", "key", "listpack_bytes", "length", "max_elem", "module", "nodes",
                  "offset", "rdb_type", "stream", "type", "vals")
 
     db: int
@@ -92,6 +94,7 @@ class KeyRecord:
     vals: dict[int, int] | None     # hashtable hashes: {value length: count}
     nodes: dict[int, int] | None    # quicklists: {node bytes: count}; streams: {listpack bytes: count}
     int_members: int | None         # hashtable sets: members stored as integers
+    listpack_bytes: int | None      # quicklists of 2+ nodes: their entries as one listpack
     field_ttls: FieldTTLs | None
     stream: StreamInfo | None
     module: ModuleInfo | None
@@ -100,6 +103,7 @@ class KeyRecord:
         self.elems = self.vals = self.nodes = None
         self.blob_bytes = 0
         self.int_members = None
+        self.listpack_bytes = None
         self.field_ttls = None
         self.stream = None
         self.module = None

@@ -7,7 +7,7 @@ from . import constants as C
 from .blobs import listpack_entries
 from .errors import BlobError
 from .reader import I64, int_text_len
-from .records import ConsumerInfo
+from .records import ConsumerInfo, GroupInfo, StreamInfo
 from .values import COUNT_MAX, LONG_MAX, ValueReader
 
 if TYPE_CHECKING:
@@ -16,6 +16,10 @@ if TYPE_CHECKING:
 
 # PEL / node id lists longer than this are counted but not kept (memory bound).
 MAX_KEPT_IDS = 100_000
+# Consumer groups and consumers of one stream kept in detail (counted in full: DumpInfo.cut,
+# docs/hostile-inputs.md).
+MAX_KEPT_GROUPS = 1_000
+MAX_KEPT_CONSUMERS = 10_000
 
 
 STREAM_ITEM_FLAG_DELETED = 1
@@ -185,10 +189,8 @@ class StreamValues(ValueReader):
             consumers_total += n_cons
             pending_total += pel
             if kept:
-                groups.append({"name": name, "last_delivered_id": delivered,
-                               "entries_read": entries_read, "pending": pel,
-                               "pending_ids": pel_ids, "consumers": consumers,
-                               "consumer_count": n_cons})
+                groups.append(GroupInfo(name, delivered, entries_read, pel, pel_ids, consumers,
+                                        n_cons))
             else:   # counted in the stream's totals; its consumers are not kept either
                 info.cut["stream_consumers"] = info.cut.get("stream_consumers", 0) + n_cons
         if t >= C.RDB_TYPE_STREAM_LISTPACKS_4:
@@ -199,11 +201,8 @@ class StreamValues(ValueReader):
         rec.encoding = "stream"
         if self.info.version_tuple()[:2] == (5, 0) and self.info.server == "redis":
             rec.encoding = "unknown"     # Redis 5.0's OBJECT ENCODING did not name streams
-        rec.extra = {"listpacks": n_lp, "node_ids": node_ids, "last_id": last_id,
-                     "first_id": first_id, "max_deleted_id": max_deleted,
-                     "entries_added": entries_added, "groups": groups, "group_count": n_groups,
-                     "consumers": consumers_total, "pending": pending_total,
-                     "tail_lp_bytes": tail_lp, "lp_unfilled": lp_unfilled}
+        rec.stream = StreamInfo(n_lp, node_ids, last_id, first_id, max_deleted, entries_added, groups,
+                                consumers_total, pending_total, tail_lp, lp_unfilled, n_groups)
 
     def skip_stream_idmp(self) -> None:
         """Redis 8.6 stream IDMP trailer (type 26), skipped."""
