@@ -232,8 +232,8 @@ def value_bytes(rec, prof: Profile) -> float:
             return members + hashtable_bytes(n, prof)
         size = hashtable_bytes(n, prof, 8 if prof.kv == "valkey-9" else 0)  # field TTL set
         elems = dict(rec.elems)
-        ex = rec.extra or {}
-        for ln, cnt in (ex.get("ttl_field_sizes") or {}).items():
+        ttl_sizes = rec.field_ttls.ttl_field_sizes if rec.field_ttls is not None else None
+        for ln, cnt in (ttl_sizes or {}).items():
             elems[ln] = elems.get(ln, 0) + cnt
         for fl, vl, cnt in _pairs(elems, rec.vals, n):
             size += cnt * hash_entry(fl, vl, prof)
@@ -284,8 +284,7 @@ def _redis86_dict(rec, prof: Profile) -> float:
             size += cnt * sum(0.75 * 0.25 ** (lv - 1) * J(16 + 16 * lv + hdr)
                               for lv in range(1, 33))
         return size
-    ex = rec.extra or {}
-    ttl = ex.get("ttl_field_sizes") or {}
+    ttl = (rec.field_ttls.ttl_field_sizes if rec.field_ttls is not None else None) or {}
     for fl, vl, cnt in _pairs(rec.elems, rec.vals, n):
         size += cnt * _entry86(fl, vl, False, prof)
     return size + sum(cnt * (_entry86(fl, 8, True, prof)) for fl, cnt in ttl.items())
@@ -347,24 +346,24 @@ def _name_rax(names, prof: Profile) -> float:
 def _redis86_stream(rec, prof: Profile) -> float:
     """Redis 8.6 stream: `s->alloc_size`, which t_stream.c keeps: the struct, the rax of
     nodes, each listpack at its length (no preallocation counted), consumer groups."""
-    ex = rec.extra or {}
-    size = STREAM86 + _id_rax(ex.get("node_ids"), ex.get("listpacks", 0), prof)
+    st = rec.stream
+    size = STREAM86 + _id_rax(st.node_ids if st else None, st.listpacks if st else 0, prof)
     size += sum(nb * cnt for nb, cnt in (rec.nodes or {}).items())
-    groups = ex.get("groups") or ()
+    groups = st.groups if st else []
     if groups:
-        size += _name_rax([g["name"] for g in groups], prof)
+        size += _name_rax([g.name for g in groups], prof)
         pending = 0
         for g in groups:
-            pel = g["pending"]
+            pel = g.pending
             pending += pel
-            size += STREAM_CG86 + _id_rax(g.get("pending_ids"), pel, prof)
+            size += STREAM_CG86 + _id_rax(g.pending_ids, pel, prof)
             size += STREAM_NACK86 * pel
-            size += _name_rax([c["name"] for c in g["consumers"]], prof)
-            for c in g["consumers"]:
-                size += CONSUMER86 + prof.sds(len(c["name"]))
-                size += _id_rax(c.get("pending_ids"), c["pending"], prof)
+            size += _name_rax([c.name for c in g.consumers], prof)
+            for c in g.consumers:
+                size += CONSUMER86 + prof.sds(len(c.name))
+                size += _id_rax(c.pending_ids, c.pending, prof)
         if pending:     # the index of pending ids to their groups
-            ids = [i for g in groups for i in (g.get("pending_ids") or ())]
+            ids = [i for g in groups for i in (g.pending_ids or ())]
             size += _id_rax(sorted(set(ids)) if len(ids) == pending else None,
                             len(set(ids)) if len(ids) == pending else pending, prof)
     return size
