@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from rdbscan.model import memory
+from rdbscan.model.estimate import estimate
 from rdbscan.model.memory import (
     PROFILES,
     TARGETS,
@@ -97,15 +98,15 @@ class Rec:
 def test_documented_72_examples():
     """redis.io MEMORY USAGE examples (section 8.1)."""
     p = PROFILES["7.2"]
-    assert memory.estimate(Rec(b"", "string", "embstr", 0), p) == 56
-    assert memory.estimate(Rec(b"foo", "string", "embstr", 3), p) == 56
-    assert memory.estimate(Rec(b"foo2", "string", "embstr", 5), p) == 64
-    assert memory.estimate(Rec(b"foo3", "string", "raw", 100), p) == 160
+    assert estimate(Rec(b"", "string", "embstr", 0), p) == 56
+    assert estimate(Rec(b"foo", "string", "embstr", 3), p) == 56
+    assert estimate(Rec(b"foo2", "string", "embstr", 5), p) == 64
+    assert estimate(Rec(b"foo3", "string", "raw", 100), p) == 160
 
 
 def test_valkey_80_key_is_embedded_in_the_entry():
     # counter:1 (10 bytes) holding an int: robj 16 + entry J(17 + 3 + 10 + 1) = 32
-    assert memory.estimate(Rec(b"counter:10", "string", "int", 2), PROFILES["valkey-8.0"]) == 48
+    assert estimate(Rec(b"counter:10", "string", "int", 2), PROFILES["valkey-8.0"]) == 48
 
 
 def test_quicklist_node_is_40_bytes_since_70():
@@ -117,7 +118,7 @@ def test_quicklist_node_is_40_bytes_since_70():
     for name, node in (("6.2", 32), ("7.0", 40), ("7.4", 40), ("8.0", 40), ("valkey-8.0", 40)):
         p = PROFILES[name]
         want = memory.key_cost(1, p) + 16 + 40 + 53_685 * node + node_bytes
-        assert memory.estimate(lst, p) == want, name
+        assert estimate(lst, p) == want, name
 
 
 def test_allocator_quantum_from_the_target():
@@ -157,15 +158,15 @@ def test_key_inside_the_object_strings():
     # memory: (key 10 bytes, value 20 bytes)
     emb = Rec(b"k" * 10, "string", "embstr", 20)
     emb.expire_ms = None
-    assert memory.estimate(emb, r86) == 56           # J(16 + 1 + 1+10+1 + 3+20+1 = 53)
-    assert memory.estimate(emb, v81) == 56           # the same allocation, all counted
-    assert memory.estimate(emb, v9) == 48            # J(45): the value pointer reused
+    assert estimate(emb, r86) == 56           # J(16 + 1 + 1+10+1 + 3+20+1 = 53)
+    assert estimate(emb, v81) == 56           # the same allocation, all counted
+    assert estimate(emb, v9) == 48            # J(45): the value pointer reused
     num = Rec(b"counter:10", "string", "int", 2)
     num.expire_ms = None
-    assert memory.estimate(num, v81) == 16           # only sizeof(robj): the key not counted
-    assert memory.estimate(num, r86) == 32           # J(16 + 1 + 1+10+1)
+    assert estimate(num, v81) == 16           # only sizeof(robj): the key not counted
+    assert estimate(num, r86) == 32           # J(16 + 1 + 1+10+1)
     num.expire_ms = 1
-    assert memory.estimate(num, r86) == 40           # + the expiry slot
+    assert estimate(num, r86) == 40           # + the expiry slot
 
 
 def test_key_inside_the_object_hashtables():
@@ -334,7 +335,7 @@ def test_cost_has_no_per_element_work():
     """The estimate walks histograms, not elements: a 10**6-element hash costs the same."""
     p = PROFILES["7.4"]
     big = Rec(b"h", "hash", "hashtable", 10 ** 6, elems={8: 10 ** 6}, vals={100: 10 ** 6})
-    assert memory.estimate(big, p) > 10 ** 8
+    assert estimate(big, p) > 10 ** 8
 
 
 # -- the report says which model it used ------------------------------------------------------

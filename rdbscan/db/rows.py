@@ -13,11 +13,11 @@ import struct
 
 import pyarrow as pa
 
+from ..model.estimate import estimate
 from ..model.kv import kv_estimate
 from ..model.memory import (
     EXPIRES_ENTRY,
     bucket_shares,
-    estimate,
     key_cost,
     select_profile,
     total,

@@ -580,12 +580,6 @@ def key_cost(key_len: int, prof: Profile) -> int:
     return cost
 
 
-def estimate(rec, prof: Profile) -> int:
-    """Estimated `MEMORY USAGE key SAMPLES 0` of one key (bytes)."""
-    if prof.kv:
-        from .kv import kv_estimate  # kv builds on this module
-        return kv_estimate(rec, len(rec.key), rec.expire_ms is not None, prof)
-    return key_cost(len(rec.key), prof) + int(value_cost(rec, prof))
 
 
 def value_cost(rec, prof: Profile) -> float:
