@@ -272,7 +272,7 @@ def _accumulating_dump() -> bytes:
                           for _ in range(P.MAX_KEPT_MODULE_AUX + 100))
     dbs = b"".join(b"\xfe" + W.length(db) + b"\xfb" + W.length(7) + W.length(2)
                    for db in range(1, 20_001))
-    stream = b"\xfe\x00" + W.key(15, "s", _stream_with_groups(P.MAX_KEPT_GROUPS + 500, 10))
+    stream = b"\xfe\x00" + W.key(15, "s", _stream_with_groups(SV.MAX_KEPT_GROUPS + 500, 10))
     return W.rdb(aux + slots + functions + module_aux + dbs + stream, version=11)
 
 
@@ -285,6 +285,7 @@ def test_accumulations_keep_a_bounded_sample_and_count_the_rest():
     import io
 
     from rdbscan.rdb import parser as P
+    from rdbscan.rdb import stream_values as SV
     from rdbscan.rdb.parser import DumpInfo, parse
     info = DumpInfo()
     [rec] = list(parse(io.BytesIO(_accumulating_dump()), info))
