@@ -1,5 +1,20 @@
-"""rdbscan: offline analyzer for Redis and Valkey RDB dump files.
+"""rdbscan: an offline analyzer for Redis and Valkey RDB dump files.
 
-source bytes -> streaming parser -> key rows -> Arrow batches -> DuckDB -> bundled SQL -> renderers
+    source bytes -> streaming parser -> key rows -> Arrow batches -> DuckDB -> bundled SQL -> renderers
+
+The library API, which the `rdbscan` command line wraps:
+
+    import rdbscan
+    results = rdbscan.load(["dump.rdb"], "dump.duckdb")   # one DumpResult per dump
+    report = rdbscan.report("dump.duckdb")                # the report (docs/json.md), a dict
+
+Each step of the pipeline is a package: rdb/ (bytes to records), model/ (what a key is and
+costs), db/ (DuckDB), reports/ (bundled SQL, the report, renderers), cli/ (the command line);
+docs/architecture.md.
 """
+
+from .api import load, report
+
 __version__ = "0.1.0"
+
+__all__ = ["__version__", "load", "report"]

@@ -10,6 +10,8 @@ import traceback
 import click
 import duckdb
 
+import rdbscan
+
 from .. import __version__
 from ..db.store import StoreError
 from ..errors import (
@@ -122,7 +124,6 @@ def load(ctx, dumps, db_path, quiet, no_verify_crc, target, skip_bad, jobs, repl
 
     Example: rdbscan load shard1.rdb shard2.rdb -o cluster.duckdb
     """
-    from ..db.load import load as load_dumps
     from ..model.memory import validate_target
     try:
         validate_target(target)
@@ -135,7 +136,7 @@ def load(ctx, dumps, db_path, quiet, no_verify_crc, target, skip_bad, jobs, repl
     if parallel and not quiet:
         click.echo(f"rdbscan: loading {len(dumps)} dumps, {min(jobs, len(dumps))} at a time",
                    err=True)
-    results = load_dumps(list(dumps), db_path, progress=None if parallel else make_progress(quiet),
+    results = rdbscan.load(list(dumps), db_path, progress=None if parallel else make_progress(quiet),
                          verify_crc=not no_verify_crc, target=target, skip_bad=skip_bad,
                          jobs=jobs, existing="replace" if replace else "refuse",
                          allow_ratio=allow_ratio)

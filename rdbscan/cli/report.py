@@ -10,6 +10,8 @@ from pathlib import Path
 
 import click
 
+import rdbscan
+
 from ..errors import (
     EXIT_DAMAGED,
     EXIT_DATABASE,
@@ -193,7 +195,7 @@ def report_cmd(sources, db_path, fmt, top, dump_id, delimiters, config_path, set
             if not _has_dumps(con, dump_id):
                 sys.exit(load_code or EXIT_DAMAGED)   # nothing was read: the errors only
             with section_status(quiet) as on_section:
-                report = rpt.build_report(con, options, fail_on=checks, on_section=on_section,
+                report = rdbscan.report(con, options, fail_on=checks, on_section=on_section,
                                           charts=fmt == "html" or bool(html_path))
         except ValueError as e:   # a --set or --config value the report cannot use
             raise CommandError(str(e), EXIT_USAGE) from None
@@ -255,12 +257,11 @@ def _release_load_memory() -> None:
 def _load(paths: list[str], db_path: str, target: str | None, quiet: bool,
           replace: bool, allow_ratio: bool = False) -> tuple[int, list]:
     """Load dumps with the loader, say what `load` says; returns its exit code and results."""
-    from ..db.load import load as load_dumps
     from .outcome import outcome
     progress = None
     if not quiet:
         progress = make_progress(quiet)
-    results = load_dumps(paths, db_path, progress=progress, target=target,
+    results = rdbscan.load(paths, db_path, progress=progress, target=target,
                          existing="replace" if replace else "reuse", allow_ratio=allow_ratio)
     done = outcome(results, summary=_summary)
     for line in done.lines(quiet):
