@@ -3,6 +3,7 @@
 Everything else is in pyproject.toml.  Without a C compiler the build carries on and rdbscan
 runs its pure-Python path (identical rows, slower); `rdbscan --version` says which is in use.
 """
+
 import hashlib
 from pathlib import Path
 
@@ -34,11 +35,15 @@ def extensions():
     # The module carries the SHA-256 of the .pyx it was compiled from (SOURCE_SHA256), so that
     # rdbscan/rdb/backend.py can tell a stale build (an editable install after `git pull`).
     pyx = Path(__file__).parent / "rdbscan" / "rdb" / "_speedups.pyx"
-    return cythonize([Extension("rdbscan.rdb._speedups", ["rdbscan/rdb/_speedups.pyx"],
-                                extra_compile_args=["-O2"])],
-                     compiler_directives={"language_level": 3},
-                     compile_time_env={"RDBSCAN_PYX_SHA256":
-                                       hashlib.sha256(pyx.read_bytes()).hexdigest()})
+    return cythonize(
+        [
+            Extension(
+                "rdbscan.rdb._speedups", ["rdbscan/rdb/_speedups.pyx"], extra_compile_args=["-O2"]
+            )
+        ],
+        compiler_directives={"language_level": 3},
+        compile_time_env={"RDBSCAN_PYX_SHA256": hashlib.sha256(pyx.read_bytes()).hexdigest()},
+    )
 
 
 setup(ext_modules=extensions(), cmdclass={"build_ext": OptionalBuildExt})

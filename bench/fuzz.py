@@ -21,6 +21,7 @@ A crash (an unexpected exception, a hang over --timeout seconds, a MemoryError u
 --max-memory address-space limit) is written to the crashes directory with its traceback
 and counted; the exit status is 1 if any crash was found.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -51,8 +52,30 @@ import rdbwriter as W  # noqa: E402  (tests/rdbwriter.py: byte-exact record buil
 
 FIXTURES = ROOT / "tests" / "fixtures"
 MAX_SEED_BYTES = 6000
-SPECIAL = [0x00, 0x01, 0x3F, 0x40, 0x7F, 0x80, 0x81, 0xC0, 0xC1, 0xC2, 0xC3, 0xC4, 0xF0, 0xF4,
-           0xF5, 0xF7, 0xFA, 0xFB, 0xFC, 0xFD, 0xFE, 0xFF]
+SPECIAL = [
+    0x00,
+    0x01,
+    0x3F,
+    0x40,
+    0x7F,
+    0x80,
+    0x81,
+    0xC0,
+    0xC1,
+    0xC2,
+    0xC3,
+    0xC4,
+    0xF0,
+    0xF4,
+    0xF5,
+    0xF7,
+    0xFA,
+    0xFB,
+    0xFC,
+    0xFD,
+    0xFE,
+    0xFF,
+]
 
 
 def seed_files(max_bytes: int = MAX_SEED_BYTES) -> list[Path]:
@@ -100,9 +123,9 @@ def inflate_length(rng: random.Random, b: bytearray) -> None:
     else:  # a 14-bit length near its maximum
         rep = bytes([0x7F, rng.randrange(256)])
     if rng.random() < 0.5:
-        b[i:i + 1] = rep
+        b[i : i + 1] = rep
     else:
-        b[i:i + len(rep)] = rep
+        b[i : i + len(rep)] = rep
 
 
 def mutate(rng: random.Random, data: bytes, seeds: list[bytes]) -> bytes:
@@ -113,37 +136,37 @@ def mutate(rng: random.Random, data: bytes, seeds: list[bytes]) -> bytes:
         if n == 0:
             b.extend(rng.randbytes(4))
             continue
-        if op < 0.25:                       # flip a bit
+        if op < 0.25:  # flip a bit
             i = rng.randrange(n)
             b[i] ^= 1 << rng.randrange(8)
-        elif op < 0.40:                     # random byte
+        elif op < 0.40:  # random byte
             b[rng.randrange(n)] = rng.randrange(256)
-        elif op < 0.50:                     # special byte
+        elif op < 0.50:  # special byte
             b[rng.randrange(n)] = rng.choice(SPECIAL)
-        elif op < 0.62:                     # length-field inflation
+        elif op < 0.62:  # length-field inflation
             inflate_length(rng, b)
-        elif op < 0.70:                     # truncate
-            del b[rng.randrange(n):]
-        elif op < 0.78:                     # delete a run
+        elif op < 0.70:  # truncate
+            del b[rng.randrange(n) :]
+        elif op < 0.78:  # delete a run
             i = rng.randrange(n)
-            del b[i:i + rng.randrange(1, 16)]
-        elif op < 0.85:                     # insert random bytes
+            del b[i : i + rng.randrange(1, 16)]
+        elif op < 0.85:  # insert random bytes
             i = rng.randrange(n)
             b[i:i] = rng.randbytes(rng.randrange(1, 16))
-        elif op < 0.90:                     # duplicate a run
+        elif op < 0.90:  # duplicate a run
             i = rng.randrange(n)
             j = min(n, i + rng.randrange(1, 64))
             b[j:j] = b[i:j]
-        elif op < 0.95:                     # splice with another seed
+        elif op < 0.95:  # splice with another seed
             other = rng.choice(seeds)
             i = rng.randrange(n)
             j = rng.randrange(len(other))
-            b[i:] = other[j:j + rng.randrange(1, 512)]
-        else:                               # a 16/32/64-bit little-endian field set to an extreme
+            b[i:] = other[j : j + rng.randrange(1, 512)]
+        else:  # a 16/32/64-bit little-endian field set to an extreme
             i = rng.randrange(n)
             width = rng.choice((2, 4, 8))
             val = rng.choice((0, 1, (1 << (8 * width)) - 1, 1 << (8 * width - 1)))
-            b[i:i + width] = val.to_bytes(width, "little")
+            b[i : i + width] = val.to_bytes(width, "little")
     return bytes(b)
 
 
@@ -156,8 +179,9 @@ def _num(rng: random.Random) -> int:
     if r < 0.75:
         return -rng.randrange(1, 9)
     if r < 0.85:
-        return rng.choice([127, 128, 4095, -4096, 32767, -32768, 1 << 31, -(1 << 31),
-                           (1 << 63) - 1, -(1 << 63)])
+        return rng.choice(
+            [127, 128, 4095, -4096, 32767, -32768, 1 << 31, -(1 << 31), (1 << 63) - 1, -(1 << 63)]
+        )
     return rng.randrange(-1000, 1000)
 
 
@@ -191,7 +215,7 @@ def _stream_lp(rng: random.Random) -> bytes:
             entry += [k] + [_elem(rng) for _ in range(2 * k)]
         entry.append(len(entry) - 1)
         v += entry
-    if rng.random() < 0.5:   # poke one number
+    if rng.random() < 0.5:  # poke one number
         i = rng.randrange(len(v))
         v[i] = _num(rng)
     return W.listpack(v)
@@ -216,8 +240,11 @@ def _ziplist(rng: random.Random) -> bytes:
     if rng.random() < 0.3 and body:
         body[rng.randrange(len(body))] = rng.randrange(256)
     total = 10 + len(body) + 1
-    return struct.pack("<IIH", total, 10, n if rng.random() < 0.8 else _num(rng) & 0xFFFF) + \
-        bytes(body) + b"\xff"
+    return (
+        struct.pack("<IIH", total, 10, n if rng.random() < 0.8 else _num(rng) & 0xFFFF)
+        + bytes(body)
+        + b"\xff"
+    )
 
 
 def _intset(rng: random.Random) -> bytes:
@@ -256,7 +283,7 @@ def _value(rng: random.Random, t: int) -> bytes:
             out += W.string(rng.randbytes(3))
             if t == 5:
                 out += struct.pack("<d", rng.random())
-            else:   # a text score: length byte (253-255 are nan/inf/-inf) and text
+            else:  # a text score: length byte (253-255 are nan/inf/-inf) and text
                 out += bytes([rng.choice([3, 253, 254, 255])]) + b"1.5"
         return out
     if t == 4:
@@ -267,16 +294,21 @@ def _value(rng: random.Random, t: int) -> bytes:
         for _ in range(rng.randrange(0, 4)):
             op = rng.choice([1, 2, 3, 4, 5, 9])
             out += W.length(op)
-            out += {1: W.length(5), 2: W.length(7), 3: b"\0" * 4, 4: b"\0" * 8,
-                    5: W.string(b"abc"), 9: b""}[op]
+            out += {
+                1: W.length(5),
+                2: W.length(7),
+                3: b"\0" * 4,
+                4: b"\0" * 8,
+                5: W.string(b"abc"),
+                9: b"",
+            }[op]
         return out + W.length(0)
     if t in (10, 12, 13):
         return _blob(rng, _ziplist(rng))
     if t == 11:
         return _blob(rng, _intset(rng))
     if t == 9:
-        return _blob(rng, bytes([rng.randrange(3)]) + rng.randbytes(rng.randrange(0, 12)) +
-                     b"\xff")
+        return _blob(rng, bytes([rng.randrange(3)]) + rng.randbytes(rng.randrange(0, 12)) + b"\xff")
     if t in (14, 18):
         n = rng.randrange(0, 3)
         out = _len(rng, n)
@@ -299,8 +331,13 @@ def _value(rng: random.Random, t: int) -> bytes:
     if t in (22, 24):
         pre = struct.pack("<q", _num(rng)) if t == 24 else b""
         n = rng.randrange(0, 3)
-        return pre + _len(rng, n) + b"".join(W.length(rng.randrange(0, 99)) + W.string(b"f") +
-                                             W.string(b"v") for _ in range(n))
+        return (
+            pre
+            + _len(rng, n)
+            + b"".join(
+                W.length(rng.randrange(0, 99)) + W.string(b"f") + W.string(b"v") for _ in range(n)
+            )
+        )
     # streams 15, 19, 21, 26
     n = rng.randrange(0, 3)
     out = _len(rng, n)
@@ -329,8 +366,7 @@ def _value(rng: random.Random, t: int) -> bytes:
     return out
 
 
-TYPES = [0, 1, 2, 3, 4, 5, 7, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25,
-         26]
+TYPES = [0, 1, 2, 3, 4, 5, 7, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26]
 
 
 def generate(rng: random.Random) -> bytes:
@@ -351,22 +387,23 @@ def generate(rng: random.Random) -> bytes:
 
 
 # -- targets ---------------------------------------------------------------------------------
-LOAD_SHARE = 0.002   # inputs that also go through load() into DuckDB (slow: ~30 ms each)
+LOAD_SHARE = 0.002  # inputs that also go through load() into DuckDB (slow: ~30 ms each)
 
-def run_parse(data: bytes, known_size: bool, skip_bad: bool = False,
-              rows: bool = False) -> None:
+
+def run_parse(data: bytes, known_size: bool, skip_bad: bool = False, rows: bool = False) -> None:
     """Parse data; with rows, as the loader does: key rows built by RowBuilder, strings and
     blobs through the compiled record loop (when built) and whole batches taken."""
     info = DumpInfo()
     size = len(data) if known_size else None
     builder = RowBuilder(1, info, batch_rows=7) if rows else None
-    for rec in parse(io.BytesIO(data), info, size=size, skip_bad=skip_bad,
-                     sink=builder.sink if builder else None):
+    for rec in parse(
+        io.BytesIO(data), info, size=size, skip_bad=skip_bad, sink=builder.sink if builder else None
+    ):
         if builder is not None:
             if rec is not None:
                 builder.add(rec)
             if builder.full:
-                arrow_batch(KEYS_SCHEMA, builder.take_keys())   # what the loader hands DuckDB
+                arrow_batch(KEYS_SCHEMA, builder.take_keys())  # what the loader hands DuckDB
                 builder.reset()
     if builder is not None:
         arrow_batch(KEYS_SCHEMA, builder.take_keys())
@@ -376,6 +413,7 @@ def run_source(data: bytes, how: int) -> None:
     """Through open_source on 'stdin': gzip-compressed (0), behind a replication header (1, 2),
     compressed with any codec and then damaged (3), behind a mangled header (4)."""
     from rdbscan.rdb import source as src_mod
+
     rng = random.Random(zlib_crc(data) ^ how)
     if how == 0:
         payload = gzip.compress(data, compresslevel=1)
@@ -389,15 +427,22 @@ def run_source(data: bytes, how: int) -> None:
             if payload:
                 payload[rng.randrange(len(payload))] = rng.randrange(256)
         if rng.random() < 0.3:
-            del payload[rng.randrange(len(payload) + 1):]
+            del payload[rng.randrange(len(payload) + 1) :]
         payload = bytes(payload)
     else:
-        head = rng.choice([b"+FULLRESYNC abc 0\r\n", b"", b"\n" * rng.randrange(1, 9),
-                           b"+CONTINUE\r\n\n"])
-        frame = rng.choice([b"$EOF:" + rng.randbytes(rng.randrange(30, 45)) + b"\r\n",
-                            b"$%d\r\n" % rng.choice([0, 1, len(data), len(data) + 5, 1 << 62]),
-                            b"$" + rng.randbytes(rng.randrange(0, 6)) + b"\r\n",
-                            b"*1\r\n$4\r\nPING\r\n", b"PK\x03\x04", b""])
+        head = rng.choice(
+            [b"+FULLRESYNC abc 0\r\n", b"", b"\n" * rng.randrange(1, 9), b"+CONTINUE\r\n\n"]
+        )
+        frame = rng.choice(
+            [
+                b"$EOF:" + rng.randbytes(rng.randrange(30, 45)) + b"\r\n",
+                b"$%d\r\n" % rng.choice([0, 1, len(data), len(data) + 5, 1 << 62]),
+                b"$" + rng.randbytes(rng.randrange(0, 6)) + b"\r\n",
+                b"*1\r\n$4\r\nPING\r\n",
+                b"PK\x03\x04",
+                b"",
+            ]
+        )
         payload = head + frame + data
     old = sys.stdin
     sys.stdin = io.TextIOWrapper(io.BytesIO(payload))
@@ -418,12 +463,14 @@ def run_source(data: bytes, how: int) -> None:
 
 def zlib_crc(data: bytes) -> int:
     import zlib
+
     return zlib.crc32(data)
 
 
 def _compress(codec: int, data: bytes) -> bytes:
     import bz2
     import lzma
+
     if codec == 0:
         return gzip.compress(data, compresslevel=1)
     if codec == 1:
@@ -432,8 +479,10 @@ def _compress(codec: int, data: bytes) -> bytes:
         return lzma.compress(data, preset=0)
     if codec == 3:
         import zstandard
+
         return zstandard.ZstdCompressor(level=1).compress(data)
     import lz4.frame
+
     return lz4.frame.compress(data)
 
 
@@ -441,6 +490,7 @@ def run_load(data: bytes) -> None:
     """The whole loader into a scratch DuckDB: it must return a result (error and all), never
     raise; so RDBError here is a crash too."""
     from rdbscan.db.load import load
+
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "dump.rdb")
         with open(path, "wb") as f:
@@ -506,12 +556,20 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=5.0, help="seconds per input before a hang")
-    ap.add_argument("--max-memory", type=int, default=3 << 30,
-                    help="address-space limit per worker in bytes (0: none)")
-    ap.add_argument("--crashes",
-                    default=os.path.join(tempfile.gettempdir(), "rdbscan-fuzz-crashes"))
-    ap.add_argument("--corpus", default=os.path.join(tempfile.gettempdir(), "rdbscan-fuzz-corpus"),
-                    help="atheris corpus directory (seeded from the fixtures)")
+    ap.add_argument(
+        "--max-memory",
+        type=int,
+        default=3 << 30,
+        help="address-space limit per worker in bytes (0: none)",
+    )
+    ap.add_argument(
+        "--crashes", default=os.path.join(tempfile.gettempdir(), "rdbscan-fuzz-crashes")
+    )
+    ap.add_argument(
+        "--corpus",
+        default=os.path.join(tempfile.gettempdir(), "rdbscan-fuzz-corpus"),
+        help="atheris corpus directory (seeded from the fixtures)",
+    )
     ap.add_argument("--atheris", action="store_true", help="coverage-guided (atheris) mode")
     ap.add_argument("rest", nargs="*", help="arguments for atheris/libFuzzer after --")
     args = ap.parse_args(argv)
@@ -520,8 +578,10 @@ def main(argv=None) -> int:
     seeds = load_seeds()
     print(f"{len(seeds)} seed files, {args.iterations} inputs, {args.jobs} jobs", flush=True)
     started = time.time()
-    per = [args.iterations // args.jobs + (1 if w < args.iterations % args.jobs else 0)
-           for w in range(args.jobs)]
+    per = [
+        args.iterations // args.jobs + (1 if w < args.iterations % args.jobs else 0)
+        for w in range(args.jobs)
+    ]
     tasks = []
     chunk = 50_000
     wid = 0
@@ -541,12 +601,16 @@ def main(argv=None) -> int:
             total += n
             crashes += cr
             rate = total / max(time.time() - started, 1e-9)
-            print(f"{total} inputs: {total_ok} parsed, {total_err} RDBError, {len(crashes)} "
-                  f"crashes ({rate:,.0f}/s)", flush=True)
+            print(
+                f"{total} inputs: {total_ok} parsed, {total_err} RDBError, {len(crashes)} "
+                f"crashes ({rate:,.0f}/s)",
+                flush=True,
+            )
             for c in cr:
                 print("  CRASH", c, flush=True)
-    print(f"done: {total} inputs in {time.time() - started:.0f} s, {len(crashes)} crashes",
-          flush=True)
+    print(
+        f"done: {total} inputs in {time.time() - started:.0f} s, {len(crashes)} crashes", flush=True
+    )
     return 1 if crashes else 0
 
 
@@ -556,7 +620,7 @@ def run_atheris(args) -> int:
     except ImportError:
         print("atheris is not installed; use the default engine", file=sys.stderr)
         return 2
-    atheris.instrument_all()   # rdbscan is already imported: instrument what is loaded
+    atheris.instrument_all()  # rdbscan is already imported: instrument what is loaded
 
     def target(data: bytes) -> None:
         if len(data) < 2:
@@ -572,9 +636,10 @@ def run_atheris(args) -> int:
         corpus.mkdir(parents=True)
         for i, s in enumerate(load_seeds()):
             (corpus / f"seed{i}").write_bytes(b"\x00" + s)
-    atheris.Setup([sys.argv[0], str(corpus), "-rss_limit_mb=3072", "-timeout=5",
-                   "-max_len=8192"] + args.rest,
-                  target)
+    atheris.Setup(
+        [sys.argv[0], str(corpus), "-rss_limit_mb=3072", "-timeout=5", "-max_len=8192"] + args.rest,
+        target,
+    )
     atheris.Fuzz()
     return 0
 

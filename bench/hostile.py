@@ -9,6 +9,7 @@ os.wait4) and, in the benchmark, seconds per input MB.
 
 Exit status 1 if a case misses its bound.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -17,9 +18,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
@@ -28,20 +29,20 @@ import rdbwriter as W  # noqa: E402  (tests/rdbwriter.py: byte-exact record buil
 sys.path.insert(0, str(ROOT))
 from rdbscan.errors import EXIT_DAMAGED  # noqa: E402  (docs/exit-codes.md)
 
-MAX_RSS_MB = 300          # every case: peak RSS of the loading process
+MAX_RSS_MB = 300  # every case: peak RSS of the loading process
 MAX_SECONDS_PER_MB = 2.0  # the benchmark's bound on load time per MB of input (not in tests)
 
 
 @dataclass
 class Case:
     name: str
-    make: Callable[[Path], Path]       # writes the input under a directory, returns its path
+    make: Callable[[Path], Path]  # writes the input under a directory, returns its path
     exit_code: int = 0
-    keys: int | None = None            # rows the load must keep
-    check: Callable | None = None      # (duckdb connection) -> None, asserts what is stored
-    fast: bool = True                  # run by tests/test_hostile.py
+    keys: int | None = None  # rows the load must keep
+    check: Callable | None = None  # (duckdb connection) -> None, asserts what is stored
+    fast: bool = True  # run by tests/test_hostile.py
     args: list = field(default_factory=list)
-    says: str | None = None            # what stderr must contain
+    says: str | None = None  # what stderr must contain
     seconds_per_mb: float = MAX_SECONDS_PER_MB
 
 
@@ -59,36 +60,45 @@ def _long_keys(n: int, size: int, small: int = 100):
         keys = [((b"k%08d:" % i) + b"x" * (size - 10), b"v") for i in range(n)]
         keys += [(b"small:%d" % i, b"v") for i in range(small)]
         return _keys_dump(d / f"long_{n}x{size}.rdb", keys)
+
     return make
 
 
 def _check_long(n: int, size: int):
     def check(con) -> None:
         from rdbscan.db.rows import KEY_KEEP
-        got = con.execute("SELECT count(*) FILTER (WHERE key_truncated), "
-                          "count(DISTINCT key_hash), max(key_length), max(strlen(key)) "
-                          "FROM keys").fetchone()
+
+        got = con.execute(
+            "SELECT count(*) FILTER (WHERE key_truncated), "
+            "count(DISTINCT key_hash), max(key_length), max(strlen(key)) "
+            "FROM keys"
+        ).fetchone()
         assert got == (n, n, size, KEY_KEEP), got
+
     return check
 
 
 def _gzip_bomb(small: int, zeros: int, values: int = 1):
     """gzip of an RDB: `small` keys, then `values` strings of `zeros` zero bytes in all (gzip:
     ~1000:1), written as it goes; checksum 0 (disabled)."""
+
     def make(d: Path) -> Path:
         import gzip
+
         path = d / f"bomb_{zeros >> 20}MiB.rdb.gz"
-        mib = gzip.compress(bytes(1 << 20), compresslevel=9)   # concatenated gzip members
+        mib = gzip.compress(bytes(1 << 20), compresslevel=9)  # concatenated gzip members
         with open(path, "wb") as f:
             head = b"".join(W.key(0, b"small:%d" % i, W.string(b"v")) for i in range(small))
             f.write(gzip.compress(b"REDIS0011\xfe\x00" + head))
             for v in range(values):
-                f.write(gzip.compress(b"\x00" + W.string(b"zeros:%d" % v) +
-                                      W.length(zeros // values)))
+                f.write(
+                    gzip.compress(b"\x00" + W.string(b"zeros:%d" % v) + W.length(zeros // values))
+                )
                 for _ in range((zeros // values) >> 20):
                     f.write(mib)
             f.write(gzip.compress(b"\xff" + bytes(8)))
         return path
+
     return make
 
 
@@ -96,95 +106,174 @@ def _xz_dict(small: int, dict_mib: int):
     """xz of an RDB of `small` keys whose block header asks for a `dict_mib` MiB dictionary
     (a power of two or 1.5 times one; the data itself needs less, so a decoder that accepts
     the header reads it)."""
+
     def make(d: Path) -> Path:
         import lzma
         import zlib
-        rdb = W.rdb(b"\xfe\x00" + b"".join(W.key(0, b"small:%d" % i, W.string(b"v"))
-                                           for i in range(small)))
+
+        rdb = W.rdb(
+            b"\xfe\x00" + b"".join(W.key(0, b"small:%d" % i, W.string(b"v")) for i in range(small))
+        )
         xz = bytearray(lzma.compress(rdb, format=lzma.FORMAT_XZ, preset=0))
         size = dict_mib << 20
-        shift = size.bit_length() - 2       # size = (2 | odd) << shift
+        shift = size.bit_length() - 2  # size = (2 | odd) << shift
         code = 2 * (shift - 11) + (size >> shift & 1)
         assert (2 | (code & 1)) << (code // 2 + 11) == size
-        hdr = 12                            # the block header follows the 12-byte stream header
+        hdr = 12  # the block header follows the 12-byte stream header
         n = (xz[hdr] + 1) * 4
-        assert xz[hdr + 2] == 0x21 and xz[hdr + 3] == 1    # one LZMA2 filter, 1 property byte
+        assert xz[hdr + 2] == 0x21 and xz[hdr + 3] == 1  # one LZMA2 filter, 1 property byte
         xz[hdr + 4] = code
-        xz[hdr + n - 4:hdr + n] = zlib.crc32(bytes(xz[hdr:hdr + n - 4])).to_bytes(4, "little")
+        xz[hdr + n - 4 : hdr + n] = zlib.crc32(bytes(xz[hdr : hdr + n - 4])).to_bytes(4, "little")
         path = d / f"dict_{dict_mib}MiB.rdb.xz"
         path.write_bytes(bytes(xz))
         return path
+
     return make
 
 
 def _records(name: str, record, n: int, tail: bytes = b""):
     """An RDB of `n` records record(i) (opcodes the parser accumulates), then 100 keys in db 0
     and `tail` (more keys)."""
+
     def make(d: Path) -> Path:
         body = b"".join(record(i) for i in range(n))
-        keys = b"\xfe\x00" + b"".join(W.key(0, b"small:%d" % i, W.string(b"v"))
-                                      for i in range(100))
+        keys = b"\xfe\x00" + b"".join(W.key(0, b"small:%d" % i, W.string(b"v")) for i in range(100))
         path = d / f"{name}.rdb"
         path.write_bytes(W.rdb(body + keys + tail, version=11))
         return path
+
     return make
 
 
 def _stream_groups(n_groups: int, n_cons: int) -> bytes:
     """A stream key (type 15) with `n_groups` groups of `n_cons` consumers, no pending ids."""
     import struct
-    lp = W.listpack([2, 0, 2, "temp", "hum", 0] + [2, 0, 0, 20, 40, 6] +
-                    [0, 1, 0, 1, "longer-field", "v", 6])     # two entries, as Redis writes
+
+    lp = W.listpack(
+        [2, 0, 2, "temp", "hum", 0] + [2, 0, 0, 20, 40, 6] + [0, 1, 0, 1, "longer-field", "v", 6]
+    )  # two entries, as Redis writes
     out = W.length(1) + W.string(struct.pack(">QQ", 1000, 0)) + W.string(lp)
     out += W.length(2) + W.length(1001) + W.length(0) + W.length(n_groups)
-    cons = b"".join(W.string(b"c%d" % c) + struct.pack("<q", 5) + W.length(0)
-                    for c in range(n_cons))
-    out += b"".join(W.string(b"g%d" % g) + W.length(1) + W.length(0) + W.length(0) +
-                    W.length(n_cons) + cons for g in range(n_groups))
+    cons = b"".join(
+        W.string(b"c%d" % c) + struct.pack("<q", 5) + W.length(0) for c in range(n_cons)
+    )
+    out += b"".join(
+        W.string(b"g%d" % g) + W.length(1) + W.length(0) + W.length(0) + W.length(n_cons) + cons
+        for g in range(n_groups)
+    )
     return W.key(15, "stream", out)
 
 
 CASES = [
     Case("long_key_40MiB", _long_keys(1, 40 << 20), keys=101, check=_check_long(1, 40 << 20)),
-    Case("long_keys_50x1MiB", _long_keys(50, 1 << 20), keys=150,
-         check=_check_long(50, 1 << 20)),
-    Case("long_keys_2000x100KiB", _long_keys(2000, 100 << 10), keys=2100,
-         check=_check_long(2000, 100 << 10), fast=False),
-    Case("long_keys_20000x10KiB", _long_keys(20000, 10 << 10), keys=20100,
-         check=_check_long(20000, 10 << 10), fast=False),
+    Case("long_keys_50x1MiB", _long_keys(50, 1 << 20), keys=150, check=_check_long(50, 1 << 20)),
+    Case(
+        "long_keys_2000x100KiB",
+        _long_keys(2000, 100 << 10),
+        keys=2100,
+        check=_check_long(2000, 100 << 10),
+        fast=False,
+    ),
+    Case(
+        "long_keys_20000x10KiB",
+        _long_keys(20000, 10 << 10),
+        keys=20100,
+        check=_check_long(20000, 10 << 10),
+        fast=False,
+    ),
     # Decompression (source.MAX_RATIO after RATIO_FLOOR, source.XZ_MEMLIMIT): refused with one
     # line, exit 4, the keys read before kept; --allow-ratio reads the bomb.
-    Case("gzip_1000x_32MiB", _gzip_bomb(100, 32 << 20), exit_code=EXIT_DAMAGED, keys=100,
-         says="expands more than 200:1"),
-    Case("gzip_1000x_32MiB_allowed", _gzip_bomb(100, 32 << 20), keys=101,
-         args=["--allow-ratio"]),
-    Case("gzip_1000x_4GiB", _gzip_bomb(100, 4 << 30, values=8), exit_code=EXIT_DAMAGED, keys=100,
-         says="expands more than 200:1", fast=False),
-    Case("xz_dict_384MiB", _xz_dict(100, 384), exit_code=EXIT_DAMAGED, keys=0, says="decoder memory"),
+    Case(
+        "gzip_1000x_32MiB",
+        _gzip_bomb(100, 32 << 20),
+        exit_code=EXIT_DAMAGED,
+        keys=100,
+        says="expands more than 200:1",
+    ),
+    Case("gzip_1000x_32MiB_allowed", _gzip_bomb(100, 32 << 20), keys=101, args=["--allow-ratio"]),
+    Case(
+        "gzip_1000x_4GiB",
+        _gzip_bomb(100, 4 << 30, values=8),
+        exit_code=EXIT_DAMAGED,
+        keys=100,
+        says="expands more than 200:1",
+        fast=False,
+    ),
+    Case(
+        "xz_dict_384MiB", _xz_dict(100, 384), exit_code=EXIT_DAMAGED, keys=0, says="decoder memory"
+    ),
     Case("xz_dict_64MiB", _xz_dict(100, 64), keys=100),
     # Accumulations (parser.MAX_KEPT_*): counted, a bounded sample kept, dumps.cut says the rest.
     # These records (6-17 bytes each) are read one by one in Python: seconds, not memory, grow
     # with them, so the time bound here is looser (10 s/MB).
-    Case("slot_info_2M", _records("slot_info_2M", lambda i: b"\xf4" + W.length(i % 16384) +
-                                  W.length(3) + W.length(1), 2_000_000),
-         keys=100, says="counted but not kept", fast=False, seconds_per_mb=10),
-    Case("aux_1M", _records("aux_1M", lambda i: b"\xfa" + W.string(b"a%d" % i) + W.string(b"1"),
-                            1_000_000), keys=100, says="counted but not kept", fast=False, seconds_per_mb=10),
-    Case("module_aux_1M", _records("module_aux_1M", lambda i: b"\xf7" + W.length(12345 << 10) +
-                                   W.length(0), 1_000_000),
-         keys=100, says="counted but not kept", fast=False, seconds_per_mb=10),
-    Case("resizedb_1M_dbs", _records("resizedb_1M", lambda i: b"\xfe" + W.length(i + 1) +
-                                     b"\xfb" + W.length(1) + W.length(0), 1_000_000),
-         keys=100, says="counted but not kept", fast=False, seconds_per_mb=10),
-    Case("functions_500k", _records("functions_500k", lambda i: b"\xf5" + W.string(
-        b"#!lua name=l%d\nreturn 1" % i), 500_000),
-         keys=100, says="counted but not kept", fast=False, seconds_per_mb=10),
-    Case("stream_1M_groups", _records("stream_1M_groups", lambda i: b"", 0,
-                                      _stream_groups(1_000_000, 0)),
-         keys=101, says="counted but not kept", fast=False, seconds_per_mb=10),
-    Case("stream_1M_consumers", _records("stream_1M_consumers", lambda i: b"", 0,
-                                         _stream_groups(1, 1_000_000)),
-         keys=101, says="counted but not kept", fast=False, seconds_per_mb=10),
+    Case(
+        "slot_info_2M",
+        _records(
+            "slot_info_2M",
+            lambda i: b"\xf4" + W.length(i % 16384) + W.length(3) + W.length(1),
+            2_000_000,
+        ),
+        keys=100,
+        says="counted but not kept",
+        fast=False,
+        seconds_per_mb=10,
+    ),
+    Case(
+        "aux_1M",
+        _records("aux_1M", lambda i: b"\xfa" + W.string(b"a%d" % i) + W.string(b"1"), 1_000_000),
+        keys=100,
+        says="counted but not kept",
+        fast=False,
+        seconds_per_mb=10,
+    ),
+    Case(
+        "module_aux_1M",
+        _records(
+            "module_aux_1M", lambda i: b"\xf7" + W.length(12345 << 10) + W.length(0), 1_000_000
+        ),
+        keys=100,
+        says="counted but not kept",
+        fast=False,
+        seconds_per_mb=10,
+    ),
+    Case(
+        "resizedb_1M_dbs",
+        _records(
+            "resizedb_1M",
+            lambda i: b"\xfe" + W.length(i + 1) + b"\xfb" + W.length(1) + W.length(0),
+            1_000_000,
+        ),
+        keys=100,
+        says="counted but not kept",
+        fast=False,
+        seconds_per_mb=10,
+    ),
+    Case(
+        "functions_500k",
+        _records(
+            "functions_500k", lambda i: b"\xf5" + W.string(b"#!lua name=l%d\nreturn 1" % i), 500_000
+        ),
+        keys=100,
+        says="counted but not kept",
+        fast=False,
+        seconds_per_mb=10,
+    ),
+    Case(
+        "stream_1M_groups",
+        _records("stream_1M_groups", lambda i: b"", 0, _stream_groups(1_000_000, 0)),
+        keys=101,
+        says="counted but not kept",
+        fast=False,
+        seconds_per_mb=10,
+    ),
+    Case(
+        "stream_1M_consumers",
+        _records("stream_1M_consumers", lambda i: b"", 0, _stream_groups(1, 1_000_000)),
+        keys=101,
+        says="counted but not kept",
+        fast=False,
+        seconds_per_mb=10,
+    ),
 ]
 
 
@@ -224,12 +313,23 @@ def run(case: Case, workdir: Path, env: dict | None = None) -> Result:
     if out.exists():
         out.unlink()
     hwm = workdir / "peak_rss"
-    cmd = [sys.executable, "-c", _CHILD, str(hwm), "load", str(inp), "-o", str(out), "--quiet",
-           *case.args]
+    cmd = [
+        sys.executable,
+        "-c",
+        _CHILD,
+        str(hwm),
+        "load",
+        str(inp),
+        "-o",
+        str(out),
+        "--quiet",
+        *case.args,
+    ]
     with open(workdir / "stderr", "w+b") as err:
         t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err,
-                                env={**os.environ, **(env or {})}, cwd=ROOT)
+        proc = subprocess.Popen(
+            cmd, stdout=subprocess.DEVNULL, stderr=err, env={**os.environ, **(env or {})}, cwd=ROOT
+        )
         proc.wait()
         seconds = time.perf_counter() - t0
         err.seek(0)
@@ -245,6 +345,7 @@ def run(case: Case, workdir: Path, env: dict | None = None) -> Result:
     keys = None
     if out.exists():
         import duckdb
+
         con = duckdb.connect(str(out), read_only=True)
         try:
             keys = con.execute("SELECT count(*) FROM keys").fetchone()[0]
@@ -259,8 +360,16 @@ def run(case: Case, workdir: Path, env: dict | None = None) -> Result:
             con.close()
     elif case.keys:
         failures.append("no database written")
-    return Result(case.name, inp.stat().st_size / 1e6, proc.returncode, seconds, rss_mb, keys,
-                  stderr.decode(errors="replace").strip(), failures)
+    return Result(
+        case.name,
+        inp.stat().st_size / 1e6,
+        proc.returncode,
+        seconds,
+        rss_mb,
+        keys,
+        stderr.decode(errors="replace").strip(),
+        failures,
+    )
 
 
 def main(argv=None) -> int:
@@ -273,17 +382,20 @@ def main(argv=None) -> int:
     bad = 0
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(a.dir or tmp)
-        print(f"| case | input MB | exit | keys | seconds | s/MB | peak RSS MB | result |")
-        print(f"|---|---:|---:|---:|---:|---:|---:|---|")
+        print("| case | input MB | exit | keys | seconds | s/MB | peak RSS MB | result |")
+        print("|---|---:|---:|---:|---:|---:|---:|---|")
         for c in cases:
             r = run(c, base / c.name)
             per_mb = r.seconds / max(r.input_mb, 0.001)
             if per_mb > c.seconds_per_mb and r.input_mb >= 1:
                 r.failures.append(f"{per_mb:.2f} s/MB > {c.seconds_per_mb}")
             bad += bool(r.failures)
-            print(f"| {r.name} | {r.input_mb:.1f} | {r.exit_code} | {r.keys} | {r.seconds:.1f} | "
-                  f"{per_mb:.2f} | {r.peak_rss_mb:.0f} | "
-                  f"{'ok' if not r.failures else '; '.join(r.failures)} |", flush=True)
+            print(
+                f"| {r.name} | {r.input_mb:.1f} | {r.exit_code} | {r.keys} | {r.seconds:.1f} | "
+                f"{per_mb:.2f} | {r.peak_rss_mb:.0f} | "
+                f"{'ok' if not r.failures else '; '.join(r.failures)} |",
+                flush=True,
+            )
             for f in (base / c.name).iterdir():
                 f.unlink()
     return 1 if bad else 0

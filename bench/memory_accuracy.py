@@ -20,6 +20,7 @@ Cluster dumps of Redis 7.0/7.2 carry no cluster marker, so the operator has to s
 `server.mode = cluster`, as an operator would.  Damaged dumps are compared on the keys read
 before the damage.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -110,7 +111,7 @@ def evaluate(d: Path, target: str | None = None) -> dict | None:
     """Per-key relative errors of one dump; None when the manifest has no MEMORY USAGE."""
     manifest, path, info, recs, error = read_dump(d)
     prof = profile_for_dump(manifest, info, target)
-    if prof.quantum != 8:      # the allocator also decides some encodings (kv.py): read again
+    if prof.quantum != 8:  # the allocator also decides some encodings (kv.py): read again
         manifest, path, info, recs, error = read_dump(d, prof.quantum)
     want = {(e["db"], manifest_key(e)): e for e in manifest["keys"]}
     errors = []
@@ -119,9 +120,15 @@ def evaluate(d: Path, target: str | None = None) -> dict | None:
     enc_wrong = []
     for r in recs:
         e = want.get((r.db, r.key))
-        if e is not None and r.encoding != e["encoding"] and not (
-                e["encoding"] == "raw" and r.encoding == "embstr"
-                and r.key.startswith(GROWN_IN_PLACE)):
+        if (
+            e is not None
+            and r.encoding != e["encoding"]
+            and not (
+                e["encoding"] == "raw"
+                and r.encoding == "embstr"
+                and r.key.startswith(GROWN_IN_PLACE)
+            )
+        ):
             enc_wrong.append(r.key)
         if e is None or e.get("memory_usage") is None:
             continue
@@ -136,15 +143,26 @@ def evaluate(d: Path, target: str | None = None) -> dict | None:
         return None
     errors.sort()
     return {
-        "dir": d, "path": path, "manifest": manifest, "info": info, "profile": prof,
-        "error": error, "n": len(errors), "median": statistics.median(errors),
-        "p95": pct(errors, 0.95), "total": (est_total - mu_total) / mu_total,
-        "est_total": est_total, "mu_total": mu_total, "by_enc": by_enc, "want": want,
+        "dir": d,
+        "path": path,
+        "manifest": manifest,
+        "info": info,
+        "profile": prof,
+        "error": error,
+        "n": len(errors),
+        "median": statistics.median(errors),
+        "p95": pct(errors, 0.95),
+        "total": (est_total - mu_total) / mu_total,
+        "est_total": est_total,
+        "mu_total": mu_total,
+        "by_enc": by_enc,
+        "want": want,
         "enc_wrong": enc_wrong,
     }
 
 
 # -- rdbtools ---------------------------------------------------------------------------------
+
 
 def rdbtools_errors(path: Path, info, want: dict) -> dict | None:
     """Errors of rdbtools' memory profiler on the same dump (RDB <= 9 only)."""
@@ -188,11 +206,16 @@ def rdbtools_errors(path: Path, info, want: dict) -> dict | None:
     if not errors:
         return None
     errors.sort()
-    return {"n": len(errors), "median": statistics.median(errors), "p95": pct(errors, 0.95),
-            "total": (est_total - mu_total) / mu_total}
+    return {
+        "n": len(errors),
+        "median": statistics.median(errors),
+        "p95": pct(errors, 0.95),
+        "total": (est_total - mu_total) / mu_total,
+    }
 
 
 # -- output -----------------------------------------------------------------------------------
+
 
 def fmt(x: float, signed: bool = False) -> str:
     if x != x:
@@ -202,7 +225,7 @@ def fmt(x: float, signed: bool = False) -> str:
 
 def version_label(r: dict) -> str:
     parts = r["dir"].parts
-    for i, p in enumerate(parts):
+    for _i, p in enumerate(parts):
         if p.startswith(("redis-", "valkey-")):
             return p
     return r["info"].server_version or "?"
@@ -232,25 +255,35 @@ def main(argv=None) -> int:
         if r is None:
             skipped.append(d)
             continue
-        r["rdbtools"] = None if args.no_rdbtools else rdbtools_errors(r["path"], r["info"],
-                                                                      r["want"])
+        r["rdbtools"] = (
+            None if args.no_rdbtools else rdbtools_errors(r["path"], r["info"], r["want"])
+        )
         results.append(r)
 
     print("### Per dump\n")
-    print("| dump | profile | keys | median | p95 | total | encodings wrong | rdbtools median "
-          "| rdbtools p95 | rdbtools total |")
+    print(
+        "| dump | profile | keys | median | p95 | total | encodings wrong | rdbtools median "
+        "| rdbtools p95 | rdbtools total |"
+    )
     print("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|")
     for r in results:
         t = r["rdbtools"]
         note = " (damaged: keys before the damage)" if r["error"] else ""
-        print(f"| {dump_label(r, root)}{note} | {r['profile'].name} | {r['n']} | "
-              f"{fmt(r['median'])} | {fmt(r['p95'])} | {fmt(r['total'], True)} | "
-              f"{len(r['enc_wrong'])} | "
-              + (f"{fmt(t['median'])} | {fmt(t['p95'])} | {fmt(t['total'], True)} |" if t
-                 else "- | - | - |"))
+        print(
+            f"| {dump_label(r, root)}{note} | {r['profile'].name} | {r['n']} | "
+            f"{fmt(r['median'])} | {fmt(r['p95'])} | {fmt(r['total'], True)} | "
+            f"{len(r['enc_wrong'])} | "
+            + (
+                f"{fmt(t['median'])} | {fmt(t['p95'])} | {fmt(t['total'], True)} |"
+                if t
+                else "- | - | - |"
+            )
+        )
     if skipped:
-        print(f"\nNo MEMORY USAGE in the manifest (not compared): "
-              f"{', '.join(dump_label({'dir': d}, root) for d in skipped)}")
+        print(
+            f"\nNo MEMORY USAGE in the manifest (not compared): "
+            f"{', '.join(dump_label({'dir': d}, root) for d in skipped)}"
+        )
 
     print("\n### Per server version and type/encoding (all its dumps)\n")
     print("| version | type/encoding | keys | median | p95 | max |")
@@ -263,8 +296,10 @@ def main(argv=None) -> int:
     for ver in sorted(grouped, key=_version_key):
         for (typ, enc), errs in sorted(grouped[ver].items()):
             errs.sort()
-            print(f"| {ver} | {typ}/{enc} | {len(errs)} | {fmt(statistics.median(errs))} | "
-                  f"{fmt(pct(errs, 0.95))} | {fmt(errs[-1])} |")
+            print(
+                f"| {ver} | {typ}/{enc} | {len(errs)} | {fmt(statistics.median(errs))} | "
+                f"{fmt(pct(errs, 0.95))} | {fmt(errs[-1])} |"
+            )
     return 0
 
 

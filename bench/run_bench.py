@@ -19,6 +19,7 @@
    MB/s, peak RSS and the ratio to redis-check-rdb.  A markdown copy of the table goes to
    bench/out/bench-<date>.md.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,25 +38,34 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 PORT = 16399
-DUMPS = {"mixed": "populate_mixed.py --seed 42", "pop5m": "DEBUG POPULATE 5000000",
-         "pop20m": "DEBUG POPULATE 20000000",
-         "biglist": "one list of 4,000,000 x 1 KiB elements (4 GB), rdbcompression no",
-         "bighash": "one hash of 50,000,000 fields (hashtable encoding)"}
+DUMPS = {
+    "mixed": "populate_mixed.py --seed 42",
+    "pop5m": "DEBUG POPULATE 5000000",
+    "pop20m": "DEBUG POPULATE 20000000",
+    "biglist": "one list of 4,000,000 x 1 KiB elements (4 GB), rdbcompression no",
+    "bighash": "one hash of 50,000,000 fields (hashtable encoding)",
+}
 # The bounded-memory case: one 4 GB list, pushed by a Lua loop in 1,000 steps.
-BIGLIST_LUA = ("for i = 1, 4000 do local t = {} for j = 1, 1000 do t[j] = string.format("
-               "'%010d', i * 1000 + j) .. string.rep('v', 1014) end "
-               "redis.call('RPUSH', KEYS[1], unpack(t)) end return redis.call('LLEN', KEYS[1])")
+BIGLIST_LUA = (
+    "for i = 1, 4000 do local t = {} for j = 1, 1000 do t[j] = string.format("
+    "'%010d', i * 1000 + j) .. string.rep('v', 1014) end "
+    "redis.call('RPUSH', KEYS[1], unpack(t)) end return redis.call('LLEN', KEYS[1])"
+)
 # The other bounded-memory case: one hash of 50 M fields, set by a Lua loop in 50,000 steps.
-BIGHASH_LUA = ("for i = 0, 49999 do local t = {} for j = 1, 1000 do local n = i * 1000 + j "
-               "t[2 * j - 1] = string.format('f%09d', n) t[2 * j] = tostring(n % 1000) end "
-               "redis.call('HSET', KEYS[1], unpack(t)) end return redis.call('HLEN', KEYS[1])")
+BIGHASH_LUA = (
+    "for i = 0, 49999 do local t = {} for j = 1, 1000 do local n = i * 1000 + j "
+    "t[2 * j - 1] = string.format('f%09d', n) t[2 * j] = tostring(n % 1000) end "
+    "redis.call('HSET', KEYS[1], unpack(t)) end return redis.call('HLEN', KEYS[1])"
+)
 
 
 # --- making the dumps -----------------------------------------------------------------------
 
+
 def _cli(*args: str) -> str:
-    return subprocess.run(["redis-cli", "-p", str(PORT), *args], check=True,
-                          capture_output=True, text=True).stdout.strip()
+    return subprocess.run(
+        ["redis-cli", "-p", str(PORT), *args], check=True, capture_output=True, text=True
+    ).stdout.strip()
 
 
 def _wait_port(port: int, timeout: float = 30) -> None:
@@ -76,18 +86,42 @@ def make_dumps(names: list[str], out: Path) -> None:
     if not shutil.which("redis-server"):
         sys.exit("redis-server not found: apt-get install redis-server (Debian's 7.0)")
     out.mkdir(parents=True, exist_ok=True)
-    server = subprocess.Popen(["redis-server", "--port", str(PORT), "--save", "", "--appendonly",
-                               "no", "--dir", str(out), "--dbfilename", "bench-tmp.rdb",
-                               "--enable-debug-command", "local"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [
+            "redis-server",
+            "--port",
+            str(PORT),
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(out),
+            "--dbfilename",
+            "bench-tmp.rdb",
+            "--enable-debug-command",
+            "local",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         _wait_port(PORT)
         for name in todo:
             t0 = time.time()
             _cli("FLUSHALL")
             if name == "mixed":
-                subprocess.run([sys.executable, str(HERE / "populate_mixed.py"), "--port",
-                                str(PORT), "--seed", "42"], check=True)
+                subprocess.run(
+                    [
+                        sys.executable,
+                        str(HERE / "populate_mixed.py"),
+                        "--port",
+                        str(PORT),
+                        "--seed",
+                        "42",
+                    ],
+                    check=True,
+                )
             elif name == "biglist":
                 _cli("EVAL", BIGLIST_LUA, "1", "biglist")
             elif name == "bighash":
@@ -97,8 +131,9 @@ def make_dumps(names: list[str], out: Path) -> None:
             _cli("CONFIG", "SET", "rdbcompression", "yes" if name != "biglist" else "no")
             _cli("SAVE")
             os.replace(out / "bench-tmp.rdb", out / f"{name}.rdb")
-            print(f"made {out / name}.rdb ({DUMPS[name]}, {time.time() - t0:.0f} s)",
-                  file=sys.stderr)
+            print(
+                f"made {out / name}.rdb ({DUMPS[name]}, {time.time() - t0:.0f} s)", file=sys.stderr
+            )
     finally:
         server.terminate()
         server.wait()
@@ -106,11 +141,16 @@ def make_dumps(names: list[str], out: Path) -> None:
 
 # --- timing ---------------------------------------------------------------------------------
 
+
 def timed(cmd: list[str]) -> tuple[float, int]:
     """(wall seconds, peak RSS bytes) of one command, from /usr/bin/time -v."""
     with tempfile.NamedTemporaryFile("r", suffix=".time") as tf:
-        p = subprocess.run(["/usr/bin/time", "-v", "-o", tf.name, *cmd],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        p = subprocess.run(
+            ["/usr/bin/time", "-v", "-o", tf.name, *cmd],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         text = tf.read()
     if p.returncode not in (0, 3, 5):
         sys.exit(f"{' '.join(cmd)} failed with exit code {p.returncode}: {p.stderr[-2000:]}")
@@ -122,8 +162,11 @@ def timed(cmd: list[str]) -> tuple[float, int]:
 
 def measure(cmd_for_run, runs: int) -> dict:
     results = [timed(cmd_for_run(i)) for i in range(runs)]
-    return {"wall": statistics.median(r[0] for r in results), "runs": [r[0] for r in results],
-            "rss": max(r[1] for r in results)}
+    return {
+        "wall": statistics.median(r[0] for r in results),
+        "runs": [r[0] for r in results],
+        "rss": max(r[1] for r in results),
+    }
 
 
 def rdbscan_cmd() -> list[str]:
@@ -133,6 +176,7 @@ def rdbscan_cmd() -> list[str]:
 
 def count_keys(db: str) -> int:
     import duckdb
+
     con = duckdb.connect(db, read_only=True)
     try:
         return con.execute("SELECT count(*) FROM keys").fetchone()[0]
@@ -153,24 +197,42 @@ def bench_dump(dump: Path, runs: int, work: Path) -> list[dict]:
 
     base = measure(lambda i: ["redis-check-rdb", str(dump)], runs)
     load = measure(lambda i: [*rdbscan_cmd(), "load", "-q", str(dump), "-o", db(i)], runs)
-    keys = count_keys(str(work / f"run{runs - 1}.duckdb"))   # what the last load wrote
-    tools = [("redis-check-rdb", base), ("rdbscan load", load),
-             ("rdbscan report", measure(lambda i: [*rdbscan_cmd(), "report", str(dump),
-                                                   "-o", db(i)], runs))]
+    keys = count_keys(str(work / f"run{runs - 1}.duckdb"))  # what the last load wrote
+    tools = [
+        ("redis-check-rdb", base),
+        ("rdbscan load", load),
+        (
+            "rdbscan report",
+            measure(lambda i: [*rdbscan_cmd(), "report", str(dump), "-o", db(i)], runs),
+        ),
+    ]
     for name, m in tools:
-        rows.append({"dump": dump.stem, "size": size, "keys": keys, "tool": name, **m,
-                     "ratio": m["wall"] / base["wall"]})
+        rows.append(
+            {
+                "dump": dump.stem,
+                "size": size,
+                "keys": keys,
+                "tool": name,
+                **m,
+                "ratio": m["wall"] / base["wall"],
+            }
+        )
     return rows
 
 
 def table(rows: list[dict]) -> str:
-    out = ["| dump | size | keys | command | wall (median) | keys/s | MB/s | peak RSS | "
-           "x redis-check-rdb |", "|---|---:|---:|---|---:|---:|---:|---:|---:|"]
+    out = [
+        "| dump | size | keys | command | wall (median) | keys/s | MB/s | peak RSS | "
+        "x redis-check-rdb |",
+        "|---|---:|---:|---|---:|---:|---:|---:|---:|",
+    ]
     for r in rows:
-        out.append(f"| {r['dump']} | {r['size'] / 1e6:.0f} MB | {r['keys']:,} | {r['tool']} | "
-                   f"{r['wall']:.2f} s | {r['keys'] / r['wall']:,.0f} | "
-                   f"{r['size'] / 1e6 / r['wall']:.1f} | {r['rss'] / 1e6:.0f} MB | "
-                   f"{r['ratio']:.2f} |")
+        out.append(
+            f"| {r['dump']} | {r['size'] / 1e6:.0f} MB | {r['keys']:,} | {r['tool']} | "
+            f"{r['wall']:.2f} s | {r['keys'] / r['wall']:,.0f} | "
+            f"{r['size'] / 1e6 / r['wall']:.1f} | {r['rss'] / 1e6:.0f} MB | "
+            f"{r['ratio']:.2f} |"
+        )
     return "\n".join(out)
 
 
@@ -182,8 +244,11 @@ def machine() -> str:
         pass
     from rdbscan import __version__
     from rdbscan.rdb import backend as speedups
-    return (f"{dt.date.today().isoformat()}, {os.cpu_count()} cores ({cpu}), Python "
-            f"{platform.python_version()}, rdbscan {__version__} ({speedups.describe()})")
+
+    return (
+        f"{dt.date.today().isoformat()}, {os.cpu_count()} cores ({cpu}), Python "
+        f"{platform.python_version()}, rdbscan {__version__} ({speedups.describe()})"
+    )
 
 
 def profile(dump: str) -> None:
@@ -194,6 +259,7 @@ def profile(dump: str) -> None:
     import tempfile
 
     from rdbscan.db.load import load
+
     with tempfile.TemporaryDirectory() as tmp:
         pr = cProfile.Profile()
         pr.enable()
@@ -205,8 +271,11 @@ def profile(dump: str) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dir", default="/tmp/rdbscan-bench", help="where the dumps are made")
-    ap.add_argument("--dumps", default="mixed,pop5m",
-                    help="comma-separated: mixed, pop5m, pop20m, biglist, bighash")
+    ap.add_argument(
+        "--dumps",
+        default="mixed,pop5m",
+        help="comma-separated: mixed, pop5m, pop20m, biglist, bighash",
+    )
     ap.add_argument("--make-20m", action="store_true", help="add pop20m (20 M keys, ~0.5 GB)")
     ap.add_argument("--only", metavar="DUMP", help="time this dump file instead")
     ap.add_argument("--runs", type=int, default=3)

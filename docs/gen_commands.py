@@ -27,8 +27,9 @@ when something fails; without it every error is one line on standard error. Exit
 
 
 def _help(command: click.Command, name: str, parent: click.Context | None) -> str:
-    ctx = click.Context(command, info_name=name, parent=parent, terminal_width=WIDTH,
-                        max_content_width=WIDTH)
+    ctx = click.Context(
+        command, info_name=name, parent=parent, terminal_width=WIDTH, max_content_width=WIDTH
+    )
     return command.get_help(ctx)
 
 
@@ -36,8 +37,13 @@ def render() -> str:
     """The whole page: the group's help, then one section per command in alphabetical order."""
     from rdbscan.cli.main import main
 
-    root = click.Context(main, info_name="rdbscan", terminal_width=WIDTH, max_content_width=WIDTH,
-                         **main.context_settings)
+    root = click.Context(
+        main,
+        info_name="rdbscan",
+        terminal_width=WIDTH,
+        max_content_width=WIDTH,
+        **main.context_settings,
+    )
     parts = [HEADER, "## rdbscan\n", "```\n" + main.get_help(root) + "\n```\n"]
     for name in sorted(main.commands):
         command = main.commands[name]

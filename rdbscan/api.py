@@ -30,9 +30,14 @@ def load(paths: Sequence[str], db_path: str, **options: Any) -> list[DumpResult]
     return load_dumps(list(paths), db_path, **options)
 
 
-def report(database: str | duckdb.DuckDBPyConnection, options: ReportOptions | None = None, *,
-           fail_on: list[tuple[str, str]] | None = None,
-           on_section: Callable[[str], None] | None = None, **build: Any) -> dict[str, Any]:
+def report(
+    database: str | duckdb.DuckDBPyConnection,
+    options: ReportOptions | None = None,
+    *,
+    fail_on: list[tuple[str, str]] | None = None,
+    on_section: Callable[[str], None] | None = None,
+    **build: Any,
+) -> dict[str, Any]:
     """The report (the `--format json` object, docs/json.md) on a database written by load():
     its path, or a connection from rdbscan.reports.report.open_database, which stays open.
 

@@ -1,45 +1,55 @@
 """Errors a dump can end with.  Each carries the byte offset and what was expected, so the
 command line can print one line: FILE: byte N: what went wrong (key, type), K keys read."""
+
 from __future__ import annotations
 
 # Exit codes: the one table (docs/exit-codes.md is checked against it by a test).  With several
 # dumps, or a load followed by a report, the code that comes first in EXIT_PRECEDENCE wins.
 EXIT_OK = 0
-EXIT_INTERNAL = 1       # a bug in rdbscan: the message says "internal error" and how to report it
-EXIT_USAGE = 2          # the command line, a rules file, a config file or an SQL query is wrong
-EXIT_FINDINGS = 3       # report --fail-on: findings exceed their thresholds
-EXIT_DAMAGED = 4        # a dump could not be read to its end; the keys read before are kept
-EXIT_CHECKSUM = 5       # read to the end, but the CRC64 does not match or --skip-bad left keys out
-EXIT_INPUT = 6          # an input (dump or database) does not exist or cannot be read
-EXIT_DATABASE = 7       # the database cannot be created, opened or written
+EXIT_INTERNAL = 1  # a bug in rdbscan: the message says "internal error" and how to report it
+EXIT_USAGE = 2  # the command line, a rules file, a config file or an SQL query is wrong
+EXIT_FINDINGS = 3  # report --fail-on: findings exceed their thresholds
+EXIT_DAMAGED = 4  # a dump could not be read to its end; the keys read before are kept
+EXIT_CHECKSUM = 5  # read to the end, but the CRC64 does not match or --skip-bad left keys out
+EXIT_INPUT = 6  # an input (dump or database) does not exist or cannot be read
+EXIT_DATABASE = 7  # the database cannot be created, opened or written
 EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT): 128 + SIGINT, as shells report it
 
 EXIT_CODES = {
     EXIT_OK: "success (for `report`: no `--fail-on` check failed)",
     EXIT_INTERNAL: "internal error: a bug in rdbscan (please report it with the `--debug` output)",
     EXIT_USAGE: "usage error: an unknown option, a missing argument, a value out of range (`--top 0`, "
-                "`--set x=abc`), a rules or config file that is wrong (bad TOML, an invalid regex), "
-                "an SQL error in a query you gave; `load`: a dump the database already holds, "
-                "refused without `--replace` ([loading.md](loading.md))",
+    "`--set x=abc`), a rules or config file that is wrong (bad TOML, an invalid regex), "
+    "an SQL error in a query you gave; `load`: a dump the database already holds, "
+    "refused without `--replace` ([loading.md](loading.md))",
     EXIT_FINDINGS: "`report --fail-on`: findings exceed their thresholds (the report is still written)",
     EXIT_DAMAGED: "a dump could not be read to its end (truncated, corrupt, unsupported version, not "
-                  "an RDB file, damaged compressed data): the keys read before the damage are kept and "
-                  "`dumps.complete` is false",
+    "an RDB file, damaged compressed data): the keys read before the damage are kept and "
+    "`dumps.complete` is false",
     EXIT_CHECKSUM: "every dump was read to its end, but one is damaged: its CRC64 does not match, or "
-                   "`--skip-bad` left keys out",
+    "`--skip-bad` left keys out",
     EXIT_INPUT: "an input does not exist or cannot be read (a mistyped path, no permission): "
-                "the same in `load`, `report`, `sql` and `query`; nothing is loaded from it",
+    "the same in `load`, `report`, `sql` and `query`; nothing is loaded from it",
     EXIT_DATABASE: "the DuckDB database cannot be created, opened or written: its directory does not "
-                   "exist or is read-only, the disk is full, another process holds it, or the file is "
-                   "not a database rdbscan wrote (`-o notes.txt`, or a DuckDB database with tables "
-                   "of its own, left untouched); `report --html FILE`: FILE cannot be written, or "
-                   "is a file rdbscan did not write (left untouched)",
+    "exist or is read-only, the disk is full, another process holds it, or the file is "
+    "not a database rdbscan wrote (`-o notes.txt`, or a DuckDB database with tables "
+    "of its own, left untouched); `report --html FILE`: FILE cannot be written, or "
+    "is a file rdbscan did not write (left untouched)",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C): dumps loaded completely before are kept",
 }
 
 # Which code a run reports when several apply (first listed wins).
-EXIT_PRECEDENCE = (EXIT_INTERRUPTED, EXIT_INTERNAL, EXIT_DATABASE, EXIT_USAGE, EXIT_INPUT,
-                   EXIT_DAMAGED, EXIT_CHECKSUM, EXIT_FINDINGS, EXIT_OK)
+EXIT_PRECEDENCE = (
+    EXIT_INTERRUPTED,
+    EXIT_INTERNAL,
+    EXIT_DATABASE,
+    EXIT_USAGE,
+    EXIT_INPUT,
+    EXIT_DAMAGED,
+    EXIT_CHECKSUM,
+    EXIT_FINDINGS,
+    EXIT_OK,
+)
 
 
 def worst_exit(*codes: int) -> int:
@@ -65,12 +75,19 @@ _DATABASE_FAULTS = (
     ("disk quota exceeded", "the disk quota is exceeded"),
     ("read-only file system", "the file system is read-only"),
     ("permission denied", "permission denied (the file or its directory is not writable)"),
-    ("could not set lock", "another process has the database open{pid}: wait for it to finish, "
-                           "or use another file"),
-    ("not a valid duckdb database", "not a DuckDB database (for -o: give a new file name such as "
-                                    "dump.duckdb, or a database rdbscan wrote)"),
-    ("trying to read a database file with version", "written by another DuckDB version than the "
-                                                    "one installed"),
+    (
+        "could not set lock",
+        "another process has the database open{pid}: wait for it to finish, or use another file",
+    ),
+    (
+        "not a valid duckdb database",
+        "not a DuckDB database (for -o: give a new file name such as "
+        "dump.duckdb, or a database rdbscan wrote)",
+    ),
+    (
+        "trying to read a database file with version",
+        "written by another DuckDB version than the one installed",
+    ),
     ("no such file or directory", "its directory does not exist"),
     ("not a directory", "its directory does not exist"),
 )
@@ -81,7 +98,8 @@ def database_fault(exc: BaseException, path: str | None = None) -> CommandError 
     fault of the machine or the user's file (then it is a bug)."""
     import errno
     import re
-    if isinstance(exc, OSError) and exc.errno is not None:   # the OS's word, not DuckDB's
+
+    if isinstance(exc, OSError) and exc.errno is not None:  # the OS's word, not DuckDB's
         if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM):
             return None
         text = exc.strerror or str(exc)
@@ -100,9 +118,15 @@ def database_fault(exc: BaseException, path: str | None = None) -> CommandError 
 
 def exit_code_table() -> str:
     """EXIT_CODES as the Markdown table of docs/exit-codes.md."""
-    rows = [f"| {code} | `{name}` | {EXIT_CODES[code]} |" for code, name in sorted(
-        (v, k) for k, v in globals().items() if k.startswith("EXIT_") and isinstance(v, int))]
+    rows = [
+        f"| {code} | `{name}` | {EXIT_CODES[code]} |"
+        for code, name in sorted(
+            (v, k) for k, v in globals().items() if k.startswith("EXIT_") and isinstance(v, int)
+        )
+    ]
     order = ", ".join(str(c) for c in EXIT_PRECEDENCE)
-    return ("| code | name | meaning |\n|---|---|---|\n" + "\n".join(rows) + "\n\n"
-            f"When several codes apply (several dumps, or a load followed by a report) the first of "
-            f"this order wins: {order}.\n")
+    return (
+        "| code | name | meaning |\n|---|---|---|\n" + "\n".join(rows) + "\n\n"
+        f"When several codes apply (several dumps, or a load followed by a report) the first of "
+        f"this order wins: {order}.\n"
+    )

@@ -17,6 +17,7 @@ a None is never wrong, only slower; tests compare both twins with the macro.
 this function is its reference (tests/test_family.py).  The pure-Python path leaves every family
 to the INSERT: a Python regex per key costs more than DuckDB's macro.
 """
+
 from __future__ import annotations
 
 import re

@@ -1,5 +1,6 @@
 """Compare parsed KeyRecords with a corpus manifest.json; shared by the fixture tests and the
 opt-in whole-corpus test."""
+
 from __future__ import annotations
 
 import base64
@@ -45,9 +46,11 @@ def compare(dump_path: str, manifest_path: str) -> tuple[list[str], DumpInfo, li
         e, r = want[k], got[k]
         if r.type != e["type"]:
             problems.append(f"{k}: type {r.type} != {e['type']}")
-        enc_ok = r.encoding == e["encoding"] or (
-            e["encoding"] == "raw" and r.encoding == "embstr" and e["length"] <= 44) or (
-            e["encoding"] == "raw" and r.encoding == "embstr" and grown_in_place(r.key))
+        enc_ok = (
+            r.encoding == e["encoding"]
+            or (e["encoding"] == "raw" and r.encoding == "embstr" and e["length"] <= 44)
+            or (e["encoding"] == "raw" and r.encoding == "embstr" and grown_in_place(r.key))
+        )
         if not enc_ok:
             problems.append(f"{k}: encoding {r.encoding} != {e['encoding']} (len {e['length']})")
         if r.length != e["length"]:

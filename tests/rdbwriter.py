@@ -1,6 +1,7 @@
 """A tiny RDB writer for tests: builds byte-exact records for cases no fixture covers
 (64-bit lengths, listpack counts of 65535, Valkey HASH_2, KEY_META, hostile lengths, ...).
 Written from rdb-format.md, independently of the parser under test."""
+
 from __future__ import annotations
 
 import struct
@@ -40,7 +41,7 @@ def lzf_string(data: bytes) -> bytes:
     """An LZF record made of literal runs only (valid LZF, no compression)."""
     out = bytearray()
     for i in range(0, len(data), 32):
-        chunk = data[i:i + 32]
+        chunk = data[i : i + 32]
         out.append(len(chunk) - 1)
         out += chunk
     return b"\xc3" + length(len(out)) + length(len(data)) + bytes(out)
@@ -85,8 +86,13 @@ def listpack(entries, count: int | None = None) -> bytes:
     return struct.pack("<IH", total, n) + body + b"\xff"
 
 
-def rdb(body: bytes, version: int = 11, valkey: bool = False, aux: dict | None = None,
-        checksum: bool = True) -> bytes:
+def rdb(
+    body: bytes,
+    version: int = 11,
+    valkey: bool = False,
+    aux: dict | None = None,
+    checksum: bool = True,
+) -> bytes:
     magic = f"VALKEY{version:03d}".encode() if valkey else f"REDIS{version:04d}".encode()
     head = magic
     for k, v in (aux or {}).items():

@@ -4,6 +4,7 @@ Nothing here calls rdbscan: every expected value is derived independently from w
 reported (TYPE, STRLEN/LLEN/..., PEXPIRETIME, CLUSTER KEYSLOT, OBJECT FREQ/IDLETIME) and from the
 rules as documented in the README, so the tests compare the SQL against a second implementation.
 """
+
 from __future__ import annotations
 
 import base64
@@ -59,9 +60,21 @@ def manifest(rel: str) -> Manifest:
     keys = []
     for k in data["keys"]:
         raw = base64.b64decode(k["key_b64"]) if "key_b64" in k else k["key"].encode()
-        keys.append(MKey(k["db"], raw, k["type"], k["encoding"], k["length"], k.get("expire_at_ms"),
-                         k.get("memory_usage"), k.get("slot"), k.get("value"), k.get("lfu_freq"),
-                         k.get("lru_idle_s")))
+        keys.append(
+            MKey(
+                k["db"],
+                raw,
+                k["type"],
+                k["encoding"],
+                k["length"],
+                k.get("expire_at_ms"),
+                k.get("memory_usage"),
+                k.get("slot"),
+                k.get("value"),
+                k.get("lfu_freq"),
+                k.get("lru_idle_s"),
+            )
+        )
     return Manifest(path, data, keys)
 
 
@@ -70,8 +83,9 @@ def manifest(rel: str) -> Manifest:
 COLLECTIONS = ("list", "set", "zset", "hash", "stream")
 
 
-def big_key_rules(k: MKey, string_bytes=10240, string_critical=1048576, coll_len=5000,
-                  coll_critical=100_000) -> set[str]:
+def big_key_rules(
+    k: MKey, string_bytes=10240, string_critical=1048576, coll_len=5000, coll_critical=100_000
+) -> set[str]:
     out = set()
     if k.type == "string":
         if k.length > string_bytes:
@@ -88,6 +102,7 @@ def big_key_rules(k: MKey, string_bytes=10240, string_critical=1048576, coll_len
 
 # --- cluster hashtag (format §9) -----------------------------------------------------------
 
+
 def hashtag(raw: bytes) -> bytes | None:
     s = raw.find(b"{")
     if s < 0:
@@ -95,7 +110,7 @@ def hashtag(raw: bytes) -> bytes | None:
     e = raw.find(b"}", s + 1)
     if e < 0 or e == s + 1:
         return None
-    return raw[s + 1:e]
+    return raw[s + 1 : e]
 
 
 # --- naming rules (README "Naming rules") --------------------------------------------------
@@ -106,12 +121,27 @@ GENERIC = {"data", "temp", "tmp", "config", "test", "default", "foo", "bar"}
 MIXED = b":./|#"
 
 
-def naming_violations(keys: list[MKey], max_length=128, recommended=30, generic=GENERIC) -> dict[str, set]:
+def naming_violations(
+    keys: list[MKey], max_length=128, recommended=30, generic=GENERIC
+) -> dict[str, set]:
     """rule id -> set of (db, raw key) breaking it."""
-    out: dict[str, set] = {r: set() for r in (
-        "disallowed-chars", "special-chars", "not-letter-start", "uppercase", "max-length",
-        "recommended-length", "no-delimiter", "hashtag", "invalid-utf8", "control-chars",
-        "generic-name", "mixed-delimiters")}
+    out: dict[str, set] = {
+        r: set()
+        for r in (
+            "disallowed-chars",
+            "special-chars",
+            "not-letter-start",
+            "uppercase",
+            "max-length",
+            "recommended-length",
+            "no-delimiter",
+            "hashtag",
+            "invalid-utf8",
+            "control-chars",
+            "generic-name",
+            "mixed-delimiters",
+        )
+    }
     roots: dict[bytes, dict[str, int]] = {}
     info = []
     for k in keys:
@@ -119,7 +149,9 @@ def naming_violations(keys: list[MKey], max_length=128, recommended=30, generic=
         ident = (k.db, raw)
         if any(b not in ALLOWED for b in raw):
             out["disallowed-chars"].add(ident)
-        if any(b in SPECIAL for b in raw) or (any(b in b"{}" for b in raw) and hashtag(raw) is None):
+        if any(b in SPECIAL for b in raw) or (
+            any(b in b"{}" for b in raw) and hashtag(raw) is None
+        ):
             out["special-chars"].add(ident)
         if not raw[:1].isalpha():  # bytes.isalpha: ASCII letters only
             out["not-letter-start"].add(ident)

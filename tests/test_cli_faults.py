@@ -1,5 +1,6 @@
 """User mistakes and machine faults through the real command line: one line on stderr, the
 exit code of docs/exit-codes.md, never "internal error", nothing of the user's changed."""
+
 from __future__ import annotations
 
 import contextlib
@@ -25,8 +26,9 @@ DUMP_C = str(FIXTURES / "redis-7.2.6" / "small" / "dump.rdb")
 
 
 def rdbscan(*args, **kw) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "rdbscan", *map(str, args)], capture_output=True,
-                          text=True, **kw)
+    return subprocess.run(
+        [sys.executable, "-m", "rdbscan", *map(str, args)], capture_output=True, text=True, **kw
+    )
 
 
 def test_docs_page_is_the_table_in_errors_py():
@@ -35,8 +37,11 @@ def test_docs_page_is_the_table_in_errors_py():
 
 
 def test_exit_codes_are_defined_in_errors_py_only():
-    defined = {p.name for p in (ROOT / "rdbscan").glob("*.py")
-               if re.search(r"^EXIT_\w+\s*=\s*\d", p.read_text(), re.M)}
+    defined = {
+        p.name
+        for p in (ROOT / "rdbscan").glob("*.py")
+        if re.search(r"^EXIT_\w+\s*=\s*\d", p.read_text(), re.M)
+    }
     assert defined == {"errors.py"}
     assert set(errors.EXIT_PRECEDENCE) == set(errors.EXIT_CODES)
 
@@ -46,7 +51,10 @@ def test_output_directory_that_does_not_exist(tmp_path):
     for cmd in (["load", "-q", DUMP], ["report", "-q", DUMP]):
         p = rdbscan(*cmd, "-o", out)
         assert (p.returncode, p.stderr, p.stdout) == (
-            EXIT_DATABASE, f"rdbscan: error: {out}: its directory does not exist\n", "")
+            EXIT_DATABASE,
+            f"rdbscan: error: {out}: its directory does not exist\n",
+            "",
+        )
 
 
 def test_output_that_is_not_a_database_is_left_alone(tmp_path):
@@ -55,14 +63,19 @@ def test_output_that_is_not_a_database_is_left_alone(tmp_path):
     for cmd in (["load", "-q", DUMP], ["report", "-q", DUMP]):
         p = rdbscan(*cmd, "-o", notes)
         assert (p.returncode, p.stderr, p.stdout) == (
-            EXIT_DATABASE, f"rdbscan: error: {notes}: not a DuckDB database (for -o: give a new file "
-                           f"name such as dump.duckdb, or a database rdbscan wrote)\n", "")
+            EXIT_DATABASE,
+            f"rdbscan: error: {notes}: not a DuckDB database (for -o: give a new file "
+            f"name such as dump.duckdb, or a database rdbscan wrote)\n",
+            "",
+        )
     assert notes.read_text() == "my notes\n"
     assert sorted(os.listdir(tmp_path)) == ["notes.txt"]
     p = rdbscan("sql", notes, "SELECT 1")
     assert (p.returncode, p.stderr) == (
-        EXIT_DATABASE, f"rdbscan: error: {notes}: not a DuckDB database (for -o: give a new file "
-                       f"name such as dump.duckdb, or a database rdbscan wrote)\n")
+        EXIT_DATABASE,
+        f"rdbscan: error: {notes}: not a DuckDB database (for -o: give a new file "
+        f"name such as dump.duckdb, or a database rdbscan wrote)\n",
+    )
 
 
 def test_html_file_that_cannot_be_written(tmp_path):
@@ -71,26 +84,34 @@ def test_html_file_that_cannot_be_written(tmp_path):
     out = tmp_path / "no" / "such" / "r.html"
     p = rdbscan("report", "-q", db, "--html", out)
     assert (p.returncode, p.stderr, p.stdout) == (
-        EXIT_DATABASE, f"rdbscan: error: {out}: its directory does not exist\n", "")
+        EXIT_DATABASE,
+        f"rdbscan: error: {out}: its directory does not exist\n",
+        "",
+    )
     mine = tmp_path / "notes.html"
     mine.write_text("my notes\n")
     p = rdbscan("report", "-q", db, "--html", mine)
     assert (p.returncode, p.stderr) == (
-        EXIT_DATABASE, f"rdbscan: error: {mine}: exists and is not an rdbscan HTML report; "
-                       f"not overwritten\n")
+        EXIT_DATABASE,
+        f"rdbscan: error: {mine}: exists and is not an rdbscan HTML report; not overwritten\n",
+    )
     assert mine.read_text() == "my notes\n"
 
 
 def test_missing_input_has_one_code_in_every_command(tmp_path):
     want = (EXIT_INPUT, "rdbscan: error: missing.rdb: No such file or directory\n")
-    for cmd in (["load", "-q", "missing.rdb", "-o", tmp_path / "x.duckdb"],
-                ["report", "-q", "missing.rdb"]):
+    for cmd in (
+        ["load", "-q", "missing.rdb", "-o", tmp_path / "x.duckdb"],
+        ["report", "-q", "missing.rdb"],
+    ):
         p = rdbscan(*cmd, cwd=tmp_path)
         assert (p.returncode, p.stderr) == want, cmd
     for cmd in (["sql", "missing.duckdb", "SELECT 1"], ["query", "missing.duckdb", "big_keys"]):
         p = rdbscan(*cmd, cwd=tmp_path)
         assert (p.returncode, p.stderr) == (
-            EXIT_INPUT, "rdbscan: error: missing.duckdb: No such file or directory\n"), cmd
+            EXIT_INPUT,
+            "rdbscan: error: missing.duckdb: No such file or directory\n",
+        ), cmd
 
 
 def test_sql_error_is_a_usage_error(tmp_path):
@@ -98,15 +119,21 @@ def test_sql_error_is_a_usage_error(tmp_path):
     assert rdbscan("load", "-q", DUMP, "-o", db).returncode == 0
     p = rdbscan("sql", db, "SELEC 1")
     assert p.returncode == EXIT_USAGE and p.stderr.startswith(
-        'rdbscan: error: SQL error: Parser Error: syntax error at or near "SELEC"')
+        'rdbscan: error: SQL error: Parser Error: syntax error at or near "SELEC"'
+    )
 
 
 @contextlib.contextmanager
 def _mounted_tmpfs(path: Path, options: str):
     """A small tmpfs at `path` (root only): a read-only or a full file system."""
     path.mkdir()
-    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs",
-                                            str(path)], capture_output=True).returncode != 0:
+    if (
+        os.geteuid() != 0
+        or subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(path)], capture_output=True
+        ).returncode
+        != 0
+    ):
         pytest.skip("needs root to mount a tmpfs")
     try:
         yield path
@@ -118,7 +145,9 @@ def test_read_only_directory(tmp_path):
     with _mounted_tmpfs(tmp_path / "ro", "ro,size=1m") as ro:
         p = rdbscan("load", "-q", DUMP, "-o", ro / "x.duckdb")
         assert (p.returncode, p.stderr) == (
-            EXIT_DATABASE, f"rdbscan: error: {ro / 'x.duckdb'}: the file system is read-only\n")
+            EXIT_DATABASE,
+            f"rdbscan: error: {ro / 'x.duckdb'}: the file system is read-only\n",
+        )
 
 
 def test_html_on_a_read_only_file_system(tmp_path):
@@ -127,27 +156,43 @@ def test_html_on_a_read_only_file_system(tmp_path):
     with _mounted_tmpfs(tmp_path / "ro", "ro,size=1m") as ro:
         p = rdbscan("report", "-q", db, "--html", ro / "r.html")
         assert (p.returncode, p.stderr) == (
-            EXIT_DATABASE, f"rdbscan: error: {ro / 'r.html'}: the file system is read-only\n")
+            EXIT_DATABASE,
+            f"rdbscan: error: {ro / 'r.html'}: the file system is read-only\n",
+        )
 
 
 def test_full_disk(tmp_path):
     with _mounted_tmpfs(tmp_path / "full", "size=100k") as full:
         p = rdbscan("load", "-q", DUMP, "-o", full / "x.duckdb")
         assert p.returncode == EXIT_DATABASE, p.stderr
-        assert re.fullmatch(rf"rdbscan: error: {re.escape(str(full))}/x\.duckdb(\.wal)?: the disk is "
-                            rf"full \(No space left on device\)\n", p.stderr), p.stderr
+        assert re.fullmatch(
+            rf"rdbscan: error: {re.escape(str(full))}/x\.duckdb(\.wal)?: the disk is "
+            rf"full \(No space left on device\)\n",
+            p.stderr,
+        ), p.stderr
 
 
 def test_locked_database(tmp_path):
     db = tmp_path / "x.duckdb"
     assert rdbscan("load", "-q", DUMP, "-o", db).returncode == 0
-    holder = subprocess.Popen([sys.executable, "-c", "import duckdb, sys; c = duckdb.connect(sys.argv[1]); "
-                               "print('open', flush=True); sys.stdin.read()", str(db)],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import duckdb, sys; c = duckdb.connect(sys.argv[1]); "
+            "print('open', flush=True); sys.stdin.read()",
+            str(db),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline() == "open\n"
-        want = (f"another process has the database open (PID {holder.pid}): wait for it to finish, "
-                f"or use another file\n")
+        want = (
+            f"another process has the database open (PID {holder.pid}): wait for it to finish, "
+            f"or use another file\n"
+        )
         for cmd in (["load", "-q", DUMP, "-o", db], ["sql", db, "SELECT 1"], ["report", db]):
             p = rdbscan(*cmd)
             assert p.returncode == EXIT_DATABASE, (cmd, p.stderr)
@@ -158,8 +203,13 @@ def test_locked_database(tmp_path):
 
 def test_closed_stdin(tmp_path):
     for cmd in (["load", "-", "-o", tmp_path / "x.duckdb"], ["report", "-q", "-"]):
-        p = subprocess.run([sys.executable, "-m", "rdbscan", *map(str, cmd)], stdin=subprocess.DEVNULL,
-                           capture_output=True, text=True, preexec_fn=lambda: os.close(0))
+        p = subprocess.run(
+            [sys.executable, "-m", "rdbscan", *map(str, cmd)],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            preexec_fn=lambda: os.close(0),
+        )
         assert p.returncode == EXIT_INPUT, p.stderr
         assert p.stderr.startswith("rdbscan: error: <stdin>: standard input is closed\n"), p.stderr
 
@@ -171,20 +221,32 @@ def test_invalid_regex_in_rules_file(tmp_path):
     rules.write_text('[rules.disallowed-chars]\nallowed = "z-a"\n')
     p = rdbscan("report", db, "--rules", rules)
     assert (p.returncode, p.stderr, p.stdout) == (
-        EXIT_USAGE, f"rdbscan: error: {rules}: rules.disallowed-chars.allowed: 'z-a' is not a "
-                    f"regular-expression character class (invalid character class range: z-a)\n", "")
+        EXIT_USAGE,
+        f"rdbscan: error: {rules}: rules.disallowed-chars.allowed: 'z-a' is not a "
+        f"regular-expression character class (invalid character class range: z-a)\n",
+        "",
+    )
 
 
-@pytest.mark.parametrize("args, line", [
-    (["--set", "collection_length=99999999999999999999999"],
-     "rdbscan: error: --set collection_length: 99999999999999999999999 is out of range "
-     "(0 to 9223372036854775807)\n"),
-    (["--set", "collection_length=-5"],
-     "rdbscan: error: --set collection_length: -5 is out of range (0 to 9223372036854775807)\n"),
-    (["--set", "margin=nan"], "rdbscan: error: --set margin: nan is not a finite number\n"),
-    (["--set", "hash-max-listpack-entries=99999999999999999999"],
-     "rdbscan: error: --set: hash-max-listpack-entries 99999999999999999999 is out of range\n"),
-])
+@pytest.mark.parametrize(
+    "args, line",
+    [
+        (
+            ["--set", "collection_length=99999999999999999999999"],
+            "rdbscan: error: --set collection_length: 99999999999999999999999 is out of range "
+            "(0 to 9223372036854775807)\n",
+        ),
+        (
+            ["--set", "collection_length=-5"],
+            "rdbscan: error: --set collection_length: -5 is out of range (0 to 9223372036854775807)\n",
+        ),
+        (["--set", "margin=nan"], "rdbscan: error: --set margin: nan is not a finite number\n"),
+        (
+            ["--set", "hash-max-listpack-entries=99999999999999999999"],
+            "rdbscan: error: --set: hash-max-listpack-entries 99999999999999999999 is out of range\n",
+        ),
+    ],
+)
 def test_out_of_range_settings(tmp_path, args, line):
     db = tmp_path / "x.duckdb"
     assert rdbscan("load", "-q", DUMP, "-o", db).returncode == 0
@@ -195,8 +257,9 @@ def test_out_of_range_settings(tmp_path, args, line):
 def test_out_of_range_top(tmp_path):
     p = rdbscan("report", DUMP, "--top", "99999999999999999999")
     assert p.returncode == EXIT_USAGE
-    assert p.stderr.endswith("Error: Invalid value for '--top': 99999999999999999999 is not in the "
-                             "range 1<=x<=100000.\n")
+    assert p.stderr.endswith(
+        "Error: Invalid value for '--top': 99999999999999999999 is not in the range 1<=x<=100000.\n"
+    )
     assert "internal error" not in p.stderr
 
 
@@ -207,6 +270,7 @@ def test_interrupted_report_exits_130(tmp_path, monkeypatch, capsys):
 
     def interrupted(*args, **kw):
         raise KeyboardInterrupt
+
     monkeypatch.setattr(rpt, "build_report", interrupted)
     monkeypatch.setattr(sys, "argv", ["rdbscan", "report", "-q", DUMP])
     assert cli._run(debug=False) == EXIT_INTERRUPTED
@@ -220,7 +284,10 @@ def test_apostrophe_in_output_path_with_jobs(tmp_path):
     p = rdbscan("load", "-q", "-j", "2", DUMP_B, DUMP_C, "-o", out)
     assert (p.returncode, p.stderr) == (0, "")
     con = duckdb.connect(str(out), read_only=True)
-    assert con.execute("SELECT dump_id, complete FROM dumps ORDER BY 1").fetchall() == [(1, True), (2, True)]
+    assert con.execute("SELECT dump_id, complete FROM dumps ORDER BY 1").fetchall() == [
+        (1, True),
+        (2, True),
+    ]
     con.close()
 
 
@@ -229,7 +296,7 @@ def _stuck_dump(tmp_path) -> tuple[Path, int]:
     Returns the path and the descriptor that keeps it open (close it when done)."""
     fifo = tmp_path / "stuck.rdb"
     os.mkfifo(fifo)
-    fd = os.open(fifo, os.O_RDWR)   # a writer that never blocks and never closes
+    fd = os.open(fifo, os.O_RDWR)  # a writer that never blocks and never closes
     os.write(fd, Path(DUMP).read_bytes()[:4096])
     return fifo, fd
 
@@ -254,9 +321,12 @@ def _parallel_load_with_a_stuck_dump(tmp_path):
     fifo, fd = _stuck_dump(tmp_path)
     out = tmp_path / "out" / "x.duckdb"
     out.parent.mkdir()
-    proc = subprocess.Popen([sys.executable, "-m", "rdbscan", "load", "-q", "-j", "2", str(fifo),
-                             DUMP, "-o", str(out)], stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rdbscan", "load", "-q", "-j", "2", str(fifo), DUMP, "-o", str(out)],
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         _wait_merged(out.parent, 1, proc)
     except BaseException:
@@ -303,14 +373,19 @@ def test_kill_9_of_parent_ends_workers_and_next_load_cleans_up(tmp_path):
         assert _group_gone(proc.pid), "a worker outlived its parent"
     finally:
         os.close(fd)
-    assert [p.name.startswith(".rdbscan-parts-") for p in out.parent.iterdir() if p.is_dir()] == [True]
+    assert [p.name.startswith(".rdbscan-parts-") for p in out.parent.iterdir() if p.is_dir()] == [
+        True
+    ]
     # (DUMP is dump 2 already: loading it again would be refused, so two other dumps)
     p = rdbscan("load", "-q", "-j", "2", DUMP_B, DUMP_C, "-o", out)
     assert (p.returncode, p.stderr) == (0, "")
     assert os.listdir(out.parent) == ["x.duckdb"]
     con = duckdb.connect(str(out), read_only=True)
-    assert con.execute("SELECT dump_id, complete FROM dumps ORDER BY 1").fetchall() == \
-        [(2, True), (3, True), (4, True)]
+    assert con.execute("SELECT dump_id, complete FROM dumps ORDER BY 1").fetchall() == [
+        (2, True),
+        (3, True),
+        (4, True),
+    ]
     con.close()
 
 
@@ -320,9 +395,13 @@ def test_double_ctrl_c_exits_130_with_a_consistent_database(tmp_path):
     fifo, fd = _stuck_dump(tmp_path)
     out = tmp_path / "x.duckdb"
     try:
-        proc = subprocess.Popen([sys.executable, "-m", "rdbscan", "load", "-q", str(fifo), "-o",
-                                 str(out)], stderr=subprocess.PIPE, text=True, start_new_session=True)
-        for _ in range(1200):   # the dump is being read when its database exists
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "rdbscan", "load", "-q", str(fifo), "-o", str(out)],
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        for _ in range(1200):  # the dump is being read when its database exists
             if out.exists() or proc.poll() is not None:
                 break
             time.sleep(0.05)
@@ -336,4 +415,3 @@ def test_double_ctrl_c_exits_130_with_a_consistent_database(tmp_path):
     con = duckdb.connect(str(out), read_only=True)
     assert con.execute("SELECT count(*) FROM dumps").fetchone()[0] <= 1
     con.close()
-

@@ -1,5 +1,6 @@
 """Damaged and hostile input: one-line errors at the offsets the corpus manifests record,
 partial rows kept, exit codes, --debug, --skip-bad, and cuts at thousands of offsets."""
+
 from __future__ import annotations
 
 import gzip
@@ -29,8 +30,9 @@ def _manifest(name: str) -> dict:
 
 
 def _cli(*args, stdin: bytes | None = None):
-    return subprocess.run([sys.executable, "-m", "rdbscan", *args], input=stdin,
-                          capture_output=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "rdbscan", *args], input=stdin, capture_output=True, timeout=300
+    )
 
 
 def _q(db: Path, sql: str):
@@ -92,7 +94,7 @@ def test_corrupt_type_variant(tmp_path):
     assert proc.returncode == 4
     assert err.count("\n") == 1 and "Traceback" not in err
     assert f"byte {c['offset']}:" in err and f"type or opcode {c['new_byte']}" in err
-    assert "224 keys read" in err   # redis-check-rdb: "[info] 224 keys read"
+    assert "224 keys read" in err  # redis-check-rdb: "[info] 224 keys read"
     assert _q(db, "SELECT count(*) FROM keys")[0][0] == 224
     assert _q(db, "SELECT complete, error_offset FROM dumps")[0] == (False, c["offset"])
 
@@ -107,13 +109,16 @@ def test_corrupt_value_variant(tmp_path):
     assert "checksum mismatch" in err and "Traceback" not in err
     stored, computed = _q(db, "SELECT checksum_stored, checksum_computed FROM dumps")[0]
     assert stored != computed and stored in err and computed in err
-    assert _q(db, "SELECT keys, checksum, complete FROM dumps")[0] == \
-        (m["key_count"], "mismatch", True)
+    assert _q(db, "SELECT keys, checksum, complete FROM dumps")[0] == (
+        m["key_count"],
+        "mismatch",
+        True,
+    )
 
 
 def test_missing_file_and_directory(tmp_path):
     proc = _cli("load", str(tmp_path / "nope.rdb"), "-o", str(tmp_path / "x.duckdb"))
-    assert proc.returncode == 6 and b"Traceback" not in proc.stderr   # EXIT_INPUT
+    assert proc.returncode == 6 and b"Traceback" not in proc.stderr  # EXIT_INPUT
     assert b"nope.rdb" in proc.stderr
 
 
@@ -127,14 +132,14 @@ def _corrupt_one_listpack(data: bytes) -> tuple[bytes, bytes, int]:
         p = rec.offset + 1
         if data[p] >= 0x40:
             continue
-        p += 1 + data[p]                   # past the key name
+        p += 1 + data[p]  # past the key name
         b0 = data[p]
         if b0 >= 0x80:
-            continue                       # LZF or a 32-bit length: look further
-        start = p                          # the blob string (errors point here)
-        p += 1 if b0 < 0x40 else 2         # the blob's bytes start here
+            continue  # LZF or a 32-bit length: look further
+        start = p  # the blob string (errors point here)
+        p += 1 if b0 < 0x40 else 2  # the blob's bytes start here
         bad = bytearray(data)
-        bad[p] ^= 0x01                     # the blob's own size field no longer matches
+        bad[p] ^= 0x01  # the blob's own size field no longer matches
         return bytes(bad), rec.key, start
     raise AssertionError("no listpack value found")
 
@@ -158,8 +163,12 @@ def test_skip_bad_skips_a_damaged_blob(tmp_path):
     assert proc.returncode == 5, err
     assert "1 damaged keys skipped" in err and repr(key.decode()) in err
     assert "Traceback" not in err
-    assert _q(db2, "SELECT keys, skipped_keys, complete, checksum FROM dumps")[0] == \
-        (total - 1, 1, True, "mismatch")
+    assert _q(db2, "SELECT keys, skipped_keys, complete, checksum FROM dumps")[0] == (
+        total - 1,
+        1,
+        True,
+        "mismatch",
+    )
     assert _q(db2, "SELECT count(*) FROM keys")[0][0] == total - 1
     assert _q(db2, f"SELECT count(*) FROM keys WHERE key = '{key.decode()}'")[0][0] == 0
 
@@ -169,7 +178,7 @@ def test_skip_bad_lzf_blob_that_does_not_decompress():
     blob = bytearray(W.lzf_string(lp))
     # \xc3 LEN(clen) LEN(ulen) then the first literal-run control byte.
     ctrl = 1 + len(W.length(len(lp) + (len(lp) + 31) // 32)) + len(W.length(len(lp)))
-    blob[ctrl] = 0xE0                      # a back-reference before the start: invalid
+    blob[ctrl] = 0xE0  # a back-reference before the start: invalid
     body = W.key(16, "broken", bytes(blob)) + W.key(0, "fine", W.string("ok"))
     data = W.rdb(body, version=10)
     with pytest.raises(CorruptError, match="LZF"):
@@ -191,7 +200,7 @@ def _small_public_fixtures(limit: int = 6000) -> list[Path]:
             for _ in parse(io.BytesIO(data), DumpInfo(), size=len(data)):
                 pass
         except RDBError:
-            continue   # fixtures that are damaged or unsupported on purpose
+            continue  # fixtures that are damaged or unsupported on purpose
         out.append(p)
     return out
 
@@ -208,7 +217,7 @@ def _check_cut(data: bytes, cut: int, end: int, known: bool) -> None:
         assert e.describe().startswith(f"byte {e.offset}:")
         return
     except RDBError as e:  # pragma: no cover - the assertion message is the point
-        raise AssertionError(f"cut at {cut}: {type(e).__name__} {e.describe()}")
+        raise AssertionError(f"cut at {cut}: {type(e).__name__} {e.describe()}") from None
     assert cut >= end, f"cut at {cut} parsed although the RDB ends at {end}"
 
 
@@ -235,8 +244,9 @@ def test_cut_a_real_dump_at_spread_offsets():
     # (each parse reads up to the cut, so this is the slow one).
     data = SMALL.read_bytes()
     n = len(data)
-    offsets = sorted({i * n // 600 for i in range(600)} | set(range(0, 120))
-                     | set(range(n - 120, n + 1)))
+    offsets = sorted(
+        {i * n // 600 for i in range(600)} | set(range(0, 120)) | set(range(n - 120, n + 1))
+    )
     assert len(offsets) >= 800
     for cut in offsets:
         _check_cut(data, cut, n, known=True)
@@ -264,8 +274,9 @@ def _parse_stream(data: bytes, known: bool):
 
 
 @pytest.mark.parametrize("known", [True, False])
-@pytest.mark.parametrize("case", ["string64", "string32", "lzf_ratio", "count", "listpack",
-                                  "stream_pel", "module"])
+@pytest.mark.parametrize(
+    "case", ["string64", "string32", "lzf_ratio", "count", "listpack", "stream_pel", "module"]
+)
 def test_hostile_lengths_fail_fast_without_allocating(case, known):
     body = {
         "string64": W.key(0, "s", b"\x81" + (1 << 62).to_bytes(8, "big") + b"x" * 10),
@@ -273,9 +284,19 @@ def test_hostile_lengths_fail_fast_without_allocating(case, known):
         "lzf_ratio": W.key(16, "h", b"\xc3" + W.length(10) + W.length(900_000_000) + b"x" * 10),
         "count": W.key(2, "set", W.length(1 << 39) + W.string("a") * 3),
         "listpack": W.key(16, "h", W.length(1 << 29) + b"\x00" * 10),
-        "stream_pel": W.key(15, "st", W.length(0) + W.length(0) + W.length(0) + W.length(0)
-                            + W.length(1) + W.string("g") + W.length(0) + W.length(0)
-                            + W.length(1 << 38)),
+        "stream_pel": W.key(
+            15,
+            "st",
+            W.length(0)
+            + W.length(0)
+            + W.length(0)
+            + W.length(0)
+            + W.length(1)
+            + W.string("g")
+            + W.length(0)
+            + W.length(0)
+            + W.length(1 << 38),
+        ),
         "module": W.key(7, "m", W.length(12345 << 10) + W.length(5) + W.string("x" * 3) * 4),
     }[case]
     data = W.rdb(body, version=9)
@@ -288,6 +309,7 @@ def test_hostile_lengths_fail_fast_without_allocating(case, known):
 
 def test_garbage_after_valid_header_is_an_error_not_a_hang():
     import random
+
     rng = random.Random(5)
     for _ in range(200):
         data = b"REDIS0009" + rng.randbytes(rng.randrange(0, 4000))
@@ -299,8 +321,13 @@ def test_garbage_after_valid_header_is_an_error_not_a_hang():
 
 
 def test_empty_and_tiny_inputs(tmp_path):
-    for payload, kind in [(b"", "truncated"), (b"RED", "truncated"), (b"REDIS00", "truncated"),
-                          (b"hello world", "not-rdb"), (b"\x00" * 100, "not-rdb")]:
+    for payload, kind in [
+        (b"", "truncated"),
+        (b"RED", "truncated"),
+        (b"REDIS00", "truncated"),
+        (b"hello world", "not-rdb"),
+        (b"\x00" * 100, "not-rdb"),
+    ]:
         path = tmp_path / "tiny.rdb"
         path.write_bytes(payload)
         [r] = load([str(path)], str(tmp_path / "t.duckdb"))
@@ -310,27 +337,40 @@ def test_empty_and_tiny_inputs(tmp_path):
 def test_shared_copy_unchanged(tmp_path):
     # Loading never touches the fixture (sanity: its bytes are the manifest's).
     import hashlib
+
     m = _manifest("truncated")
     path = V70 / "truncated" / "dump.rdb"
     copy = tmp_path / "d.rdb"
     shutil.copy(path, copy)
     load([str(copy)], str(tmp_path / "x.duckdb"))
-    assert hashlib.sha256(copy.read_bytes()).hexdigest() == hashlib.sha256(
-        path.read_bytes()).hexdigest()
+    assert (
+        hashlib.sha256(copy.read_bytes()).hexdigest()
+        == hashlib.sha256(path.read_bytes()).hexdigest()
+    )
     assert m["corruption"]["truncated_size"] == copy.stat().st_size
 
 
 # -- regressions found by bench/fuzz.py ----------------------------------------------------------
-@pytest.mark.parametrize("entries", [
-    [2, 1, -4, 5, 0],                                 # negative master field count: looped forever
-    [0, 0, 1, b"f", 0, 0, 1, 1, -3, b"x", 4],         # negative entry field count
-    [0, 0, 0, 0, 0, 5, 5, -1],
-    [b"x", 0, 0, 0],                                  # master counts that are not integers
-])
+@pytest.mark.parametrize(
+    "entries",
+    [
+        [2, 1, -4, 5, 0],  # negative master field count: looped forever
+        [0, 0, 1, b"f", 0, 0, 1, 1, -3, b"x", 4],  # negative entry field count
+        [0, 0, 0, 0, 0, 5, 5, -1],
+        [b"x", 0, 0, 0],  # master counts that are not integers
+    ],
+)
 @pytest.mark.parametrize("skip_bad", [False, True])
 def test_stream_listpack_with_negative_counts(entries, skip_bad):
-    value = (W.length(1) + W.string(b"\0" * 16) + W.string(W.listpack(entries))
-             + W.length(1) + W.length(5) + W.length(1) + W.length(0))
+    value = (
+        W.length(1)
+        + W.string(b"\0" * 16)
+        + W.string(W.listpack(entries))
+        + W.length(1)
+        + W.length(5)
+        + W.length(1)
+        + W.length(0)
+    )
     data = W.rdb(W.key(15, "st", value) + W.key(0, "after", W.string("ok")), version=9)
     if skip_bad:
         info = DumpInfo()
@@ -343,10 +383,18 @@ def test_stream_listpack_with_negative_counts(entries, skip_bad):
 
 def test_listpack_of_millions_of_entries_is_refused_not_decoded():
     from rdbscan.rdb import blobs
+
     entries = [0] * (blobs.MAX_DECODED_ENTRIES // 2 + 10)
-    lp = W.listpack([0, 0, 0, 0] + entries * 2, count=65535)   # ~8 MB of 1-byte entries
-    value = (W.length(1) + W.string(b"\0" * 16) + W.string(lp)
-             + W.length(1) + W.length(5) + W.length(1) + W.length(0))
+    lp = W.listpack([0, 0, 0, 0] + entries * 2, count=65535)  # ~8 MB of 1-byte entries
+    value = (
+        W.length(1)
+        + W.string(b"\0" * 16)
+        + W.string(lp)
+        + W.length(1)
+        + W.length(5)
+        + W.length(1)
+        + W.length(0)
+    )
     data = W.rdb(W.key(15, "st", value), version=9)
     with pytest.raises(CorruptError, match="decodes entry by entry"):
         _parse_stream(data, False)

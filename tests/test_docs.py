@@ -101,10 +101,11 @@ def test_every_table_column_is_documented(tmp_path):
         page = (DOCS / "tables.md").read_text(encoding="utf-8")
         for table in ("keys", "dumps", "streams", "stream_groups", "slot_info", "db_sizes"):
             for (column,) in store.run(
-                    "SELECT column_name FROM information_schema.columns WHERE table_name = ?",
-                    [table]):
-                assert f"`{column}`" in page or re.search(
-                    rf"\b{column}\b", page), f"docs/tables.md does not document {table}.{column}"
+                "SELECT column_name FROM information_schema.columns WHERE table_name = ?", [table]
+            ):
+                assert f"`{column}`" in page or re.search(rf"\b{column}\b", page), (
+                    f"docs/tables.md does not document {table}.{column}"
+                )
     finally:
         store.close()
 
@@ -121,8 +122,10 @@ def test_every_macro_is_documented():
 @pytest.fixture(scope="module")
 def report_json(tmp_path_factory) -> dict:
     db = tmp_path_factory.mktemp("docs") / "r.duckdb"
-    res = CliRunner().invoke(main, ["report", str(SAMPLE), "-o", str(db), "-q", "--format", "json",
-                                    "--fail-on", "big-keys"])
+    res = CliRunner().invoke(
+        main,
+        ["report", str(SAMPLE), "-o", str(db), "-q", "--format", "json", "--fail-on", "big-keys"],
+    )
     assert res.exit_code in (0, 3), res.output
     return json.loads(res.stdout)
 
@@ -135,7 +138,7 @@ def test_every_json_field_is_documented(report_json):
         if isinstance(value, dict):
             for key, sub in value.items():
                 if where.endswith(("keys_by_db", "thresholds", "threshold_sources")):
-                    continue   # maps keyed by data
+                    continue  # maps keyed by data
                 if not re.search(rf"(?<![\w-]){re.escape(key)}(?![\w-])", page):
                     missing.append(f"{where}.{key}")
                 walk(sub, f"{where}.{key}")

@@ -2,6 +2,7 @@
 tests/rdbwriter.py) whose key names and aux fields hold escape sequences, Rich markup and
 invisible Unicode, through every renderer: text and markdown reports, `sql` and `query` tables,
 errors on stderr (a tar member's name).  JSON and CSV keep the exact strings."""
+
 from __future__ import annotations
 
 import io
@@ -18,24 +19,30 @@ from rdbscan.cli.main import main
 from rdbscan.db.load import load
 from rdbscan.reports.render import escape_text, fmt_key
 
-OSC8 = b"\x1b]8;;https://evil.example\x07click\x1b]8;;\x07"   # a hyperlink escape
-LINK = b"[link=https://evil.example]click[/link]"              # Rich markup
-CLOSE = b"[/]"                                                 # a Rich closing tag alone
-BIDI = "\u202eevil".encode()                                   # right-to-left override
-CSI = b"csi\xc2\x9b31m"                                        # U+009B, the 8-bit CSI
-VER = "7.2.4\x1b[2J\x1b[H"                                     # clear screen, cursor home
+OSC8 = b"\x1b]8;;https://evil.example\x07click\x1b]8;;\x07"  # a hyperlink escape
+LINK = b"[link=https://evil.example]click[/link]"  # Rich markup
+CLOSE = b"[/]"  # a Rich closing tag alone
+BIDI = "\u202eevil".encode()  # right-to-left override
+CSI = b"csi\xc2\x9b31m"  # U+009B, the 8-bit CSI
+VER = "7.2.4\x1b[2J\x1b[H"  # clear screen, cursor home
 BIG = b"big\x1b[5m:1"
 # What must never reach a terminal: ESC, BEL, the 8-bit CSI (in UTF-8), the bidi override.
 RAW = ("\x1b", "\x07", "\x9b", "\u202e")
 
 
 def _evil_rdb() -> bytes:
-    keys = [LINK, CLOSE, BIDI, CSI] + [b"{\x1b[31mred}:%d" % i for i in range(12)] + \
-           [OSC8 + b":%d" % i for i in range(20)]
+    keys = (
+        [LINK, CLOSE, BIDI, CSI]
+        + [b"{\x1b[31mred}:%d" % i for i in range(12)]
+        + [OSC8 + b":%d" % i for i in range(20)]
+    )
     body = b"\xfe\x00" + b"".join(W.key(0, k, W.string(b"v")) for k in keys)
-    body += W.key(0, BIG, W.string(b"x" * 20000))   # a big key: listed and named in advice
-    return W.rdb(body, version=11, aux={"redis-ver": VER, "redis-bits": "64",
-                                         "ctime": "1700000000", "used-mem": "1000000"})
+    body += W.key(0, BIG, W.string(b"x" * 20000))  # a big key: listed and named in advice
+    return W.rdb(
+        body,
+        version=11,
+        aux={"redis-ver": VER, "redis-bits": "64", "ctime": "1700000000", "used-mem": "1000000"},
+    )
 
 
 @pytest.fixture(scope="module")
@@ -54,9 +61,11 @@ def run(*args):
 
 
 def test_escape_text():
-    assert escape_text("a\x1b[31mb\x07\n\t\x7f\x9b\u202e\u200b\ufeffé€") == \
-        "a\\x1b[31mb\\x07\\x0a\\x09\\x7f\\x9b\\u202e\\u200b\\ufeffé€"
-    assert escape_text(LINK.decode()) == LINK.decode()   # markup is not escaped: never interpreted
+    assert (
+        escape_text("a\x1b[31mb\x07\n\t\x7f\x9b\u202e\u200b\ufeffé€")
+        == "a\\x1b[31mb\\x07\\x0a\\x09\\x7f\\x9b\\u202e\\u200b\\ufeffé€"
+    )
+    assert escape_text(LINK.decode()) == LINK.decode()  # markup is not escaped: never interpreted
     # shortening never cuts an escape in two
     assert fmt_key(OSC8.decode() + ":1", 40) == "\\x1b]8;;https://evil.example\\x07click…"
 
@@ -89,7 +98,8 @@ def test_markdown_report(evil):
     lines = out.splitlines()
     assert "- **Server:** redis 7.2.4\\\\x1b\\[2J\\\\x1b\\[H" in lines
     assert [line for line in lines if line.startswith("| \\[link=")][0].startswith(
-        "| \\[link=https://evil.example\\]click\\[/link\\] | 1 | ")
+        "| \\[link=https://evil.example\\]click\\[/link\\] | 1 | "
+    )
     assert any(line.startswith("| \\[/\\] | 1 | ") for line in lines)
 
 
@@ -98,14 +108,23 @@ def test_json_report_keeps_exact_strings(evil):
     rep = json.loads(run("report", db, "-f", "json", "--top", "50").stdout)
     assert rep["overview"]["server_version"] == VER
     patterns = {p["pattern"] for p in rep["patterns"]["items"]}
-    assert {OSC8.decode() + ":{id}", LINK.decode(), CLOSE.decode(), "{\x1b[31mred}:{id}"} <= patterns
+    assert {
+        OSC8.decode() + ":{id}",
+        LINK.decode(),
+        CLOSE.decode(),
+        "{\x1b[31mred}:{id}",
+    } <= patterns
     assert rep["big_keys"]["items"][0]["key"] == BIG.decode()
 
 
 def test_sql_table_shows_markup_literally(evil):
     dump, db = evil
-    res = run("sql", db, "SELECT key FROM keys WHERE key IN ('[/]', '[link=https://evil.example]"
-                         "click[/link]') OR key LIKE 'csi%' OR key LIKE '%evil' ORDER BY key")
+    res = run(
+        "sql",
+        db,
+        "SELECT key FROM keys WHERE key IN ('[/]', '[link=https://evil.example]"
+        "click[/link]') OR key LIKE 'csi%' OR key LIKE '%evil' ORDER BY key",
+    )
     assert res.exit_code == 0, res.output
     assert res.stdout == (
         "┏━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━┓\n"
@@ -116,7 +135,8 @@ def test_sql_table_shows_markup_literally(evil):
         "│ csi\\x9b31m                              │\n"
         "│ \\u202eevil                              │\n"
         "└─────────────────────────────────────────┘\n"
-        "(4 rows)\n")
+        "(4 rows)\n"
+    )
     # a column named like markup
     res = run("sql", db, "SELECT 1 AS \"[bold]x[/]\", '\x1b[2J' AS y")
     assert res.stdout.splitlines()[1] == "┃ [bold]x[/] ┃ y       ┃"
@@ -126,14 +146,14 @@ def test_sql_table_shows_markup_literally(evil):
 def test_sql_records_csv_and_json(evil):
     dump, db = evil
     res = run("sql", db, "SELECT key, repeat('x', 90) AS pad FROM keys WHERE key LIKE 'big%'")
-    assert res.stdout == ("-[ row 1 ]\n"
-                          "key  big\\x1b[5m:1\n"
-                          f"pad  {'x' * 90}\n"
-                          "(1 row)\n")
-    assert run("sql", db, "SELECT key FROM keys WHERE key LIKE 'big%'", "-f", "csv").stdout == \
-        "key\n" + BIG.decode() + "\n"
-    assert json.loads(run("sql", db, "SELECT key FROM keys WHERE key LIKE 'big%'",
-                          "-f", "json").stdout) == [{"key": BIG.decode()}]
+    assert res.stdout == (f"-[ row 1 ]\nkey  big\\x1b[5m:1\npad  {'x' * 90}\n(1 row)\n")
+    assert (
+        run("sql", db, "SELECT key FROM keys WHERE key LIKE 'big%'", "-f", "csv").stdout
+        == "key\n" + BIG.decode() + "\n"
+    )
+    assert json.loads(
+        run("sql", db, "SELECT key FROM keys WHERE key LIKE 'big%'", "-f", "json").stdout
+    ) == [{"key": BIG.decode()}]
 
 
 def test_query_table(evil):
@@ -151,15 +171,21 @@ def test_tar_member_name_on_stderr(tmp_path):
     with tarfile.open(fileobj=buf, mode="w", format=tarfile.GNU_FORMAT) as t:
         t.addfile(info, io.BytesIO(data))
     tar = tmp_path / "evil.tar"
-    tar.write_bytes(buf.getvalue() + b"trailing")   # a tar with bytes after it: still one dump
+    tar.write_bytes(buf.getvalue() + b"trailing")  # a tar with bytes after it: still one dump
     cut = tmp_path / "cut.tar"
-    cut.write_bytes(buf.getvalue()[:512 + len(data) - 100])
-    p = subprocess.run([sys.executable, "-m", "rdbscan", "load", "-q", str(cut), "-o",
-                        str(tmp_path / "x.duckdb")], capture_output=True, text=True)
+    cut.write_bytes(buf.getvalue()[: 512 + len(data) - 100])
+    p = subprocess.run(
+        [sys.executable, "-m", "rdbscan", "load", "-q", str(cut), "-o", str(tmp_path / "x.duckdb")],
+        capture_output=True,
+        text=True,
+    )
     assert p.returncode == 4
     assert p.stderr.startswith(f"rdbscan: error: {cut}:dump\\x1b[2J.rdb: byte ")
     assert "\x1b" not in p.stderr
-    p = subprocess.run([sys.executable, "-m", "rdbscan", "load", str(tar), "-o",
-                        str(tmp_path / "y.duckdb")], capture_output=True, text=True)
+    p = subprocess.run(
+        [sys.executable, "-m", "rdbscan", "load", str(tar), "-o", str(tmp_path / "y.duckdb")],
+        capture_output=True,
+        text=True,
+    )
     assert p.returncode == 0, p.stderr
     assert p.stderr.startswith(f"{tar}:dump\\x1b[2J.rdb: 37 keys, checksum ok, ")

@@ -1,6 +1,7 @@
 """keys.family and keys.plain_key: the loader's key families and plain-key flags
 (tests/family_reference.py and their compiled twins) against the key_pattern macro and the regex they
 stand in for, and the columns in loaded databases."""
+
 from __future__ import annotations
 
 import random
@@ -20,13 +21,57 @@ from rdbscan.rdb import backend as speedups
 FIXTURES = Path(__file__).parent / "fixtures"
 # Characters that decide key_pattern's paths: delimiters, braces, digits, '-', hex letters,
 # a space, a newline, DEL, a marker character, and bytes that are not UTF-8.
-ALPHABET = [b"a", b"f", b"z", b"Q", b":", b"{", b"}", b"-", b"_", b".", b" ", b"\n", b"\x7f",
-            b"0", b"1", b"2", b"3", b"9", "\ue000".encode(), b"\xff"]
-KEYS = st.lists(st.sampled_from(ALPHABET), max_size=16).map(b"".join) | st.sampled_from([
-    b"", b":", b"user:1000:profile", b"x:20240131", b"x:{20240131}", b"x:20241301",
-    b"x:19991232", b"x:21000101", b"{user:42}:cart", b"1:2:3", b"{{1", b"1}", b"a::1",
-    b"n:" + b"7" * 30, b"k:" + b"9" * (FAMILY_MAX_KEY - 2), b"k:" + b"9" * (FAMILY_MAX_KEY - 1),
-    b"a:", b"a::b", b"a_b:c_9", b"a", b"_a:b", b"0a:b", b"a:B", b"\xc3\xa9:a", b"ab:c\n"])
+ALPHABET = [
+    b"a",
+    b"f",
+    b"z",
+    b"Q",
+    b":",
+    b"{",
+    b"}",
+    b"-",
+    b"_",
+    b".",
+    b" ",
+    b"\n",
+    b"\x7f",
+    b"0",
+    b"1",
+    b"2",
+    b"3",
+    b"9",
+    "\ue000".encode(),
+    b"\xff",
+]
+KEYS = st.lists(st.sampled_from(ALPHABET), max_size=16).map(b"".join) | st.sampled_from(
+    [
+        b"",
+        b":",
+        b"user:1000:profile",
+        b"x:20240131",
+        b"x:{20240131}",
+        b"x:20241301",
+        b"x:19991232",
+        b"x:21000101",
+        b"{user:42}:cart",
+        b"1:2:3",
+        b"{{1",
+        b"1}",
+        b"a::1",
+        b"n:" + b"7" * 30,
+        b"k:" + b"9" * (FAMILY_MAX_KEY - 2),
+        b"k:" + b"9" * (FAMILY_MAX_KEY - 1),
+        b"a:",
+        b"a::b",
+        b"a_b:c_9",
+        b"a",
+        b"_a:b",
+        b"0a:b",
+        b"a:B",
+        b"\xc3\xa9:a",
+        b"ab:c\n",
+    ]
+)
 
 
 @pytest.fixture(scope="module")
@@ -60,12 +105,14 @@ def _check(con, keys: list[bytes]) -> int:
 
 def test_fast_family_is_key_pattern(con):
     rnd = random.Random(2026)
-    keys = [b"".join(rnd.choice(ALPHABET[:12] + ALPHABET[13:18]) for _ in range(rnd.randint(0, 14)))
-            for _ in range(100_000)]
+    keys = [
+        b"".join(rnd.choice(ALPHABET[:12] + ALPHABET[13:18]) for _ in range(rnd.randint(0, 14)))
+        for _ in range(100_000)
+    ]
     keys += [b"user:%d:profile" % i for i in range(0, 10**9, 9_999_991)]
-    keys += [b"x:%08d" % d for d in range(19_000_000, 21_100_000, 3_307)]   # dates and near misses
+    keys += [b"x:%08d" % d for d in range(19_000_000, 21_100_000, 3_307)]  # dates and near misses
     given_ = _check(con, keys)
-    assert given_ > 20_000   # the fast path is taken, not only refused
+    assert given_ > 20_000  # the fast path is taken, not only refused
 
 
 @settings(max_examples=400, deadline=None)
@@ -91,7 +138,8 @@ def test_family_and_plain_key_columns_in_loaded_databases(tmp_path):
     c = duckdb.connect(db, read_only=True)
     keys, wrong, nulls = c.execute(
         "SELECT count(*), count(*) FILTER (WHERE family IS DISTINCT FROM key_pattern(key)), "
-        "count(*) FILTER (WHERE family IS NULL) FROM keys").fetchone()
+        "count(*) FILTER (WHERE family IS NULL) FROM keys"
+    ).fetchone()
     assert keys > 1000 and (wrong, nulls) == (0, 0)
     # both ways are exercised: keys the loader handles and keys left to the macro
     texts = [k for (k,) in c.execute("SELECT key_bytes FROM keys").fetchall()]
@@ -100,10 +148,12 @@ def test_family_and_plain_key_columns_in_loaded_databases(tmp_path):
     keys, wrong, plain = c.execute(
         f"SELECT count(*), count(*) FILTER (WHERE plain_key IS DISTINCT FROM "
         f"regexp_full_match(key, '{PLAIN_KEY_REGEX}')), count(*) FILTER (WHERE plain_key) "
-        f"FROM keys").fetchone()
-    assert wrong == 0 and 0 < plain < keys   # fixtures hold keys of both kinds
-    assert [plain_key(k) for (k,) in c.execute("SELECT key_bytes FROM keys ORDER BY ALL").fetchall()] == \
-        [f for (f,) in c.execute("SELECT plain_key FROM keys ORDER BY key_bytes").fetchall()]
+        f"FROM keys"
+    ).fetchone()
+    assert wrong == 0 and 0 < plain < keys  # fixtures hold keys of both kinds
+    assert [
+        plain_key(k) for (k,) in c.execute("SELECT key_bytes FROM keys ORDER BY ALL").fetchall()
+    ] == [f for (f,) in c.execute("SELECT plain_key FROM keys ORDER BY key_bytes").fetchall()]
 
 
 def _regex_flags(con, keys: list[bytes]) -> list[bool]:
@@ -111,22 +161,45 @@ def _regex_flags(con, keys: list[bytes]) -> list[bool]:
     texts = [k.decode("utf-8", "backslashreplace") for k in keys]
     con.register("ks", pa.table({"i": list(range(len(texts))), "k": texts}))
     try:
-        return [f for _, f in con.execute(f"SELECT i, regexp_full_match(k, '{PLAIN_KEY_REGEX}') "
-                                          "FROM ks ORDER BY i").fetchall()]
+        return [
+            f
+            for _, f in con.execute(
+                f"SELECT i, regexp_full_match(k, '{PLAIN_KEY_REGEX}') FROM ks ORDER BY i"
+            ).fetchall()
+        ]
     finally:
         con.unregister("ks")
 
 
 def test_plain_key_is_the_regex(con):
     rnd = random.Random(2030)
-    alphabet = [b"a", b"q", b"z", b"0", b"9", b"_", b":", b"A", b"-", b".", b" ", b"\xff", "\u00e9".encode()]
+    alphabet = [
+        b"a",
+        b"q",
+        b"z",
+        b"0",
+        b"9",
+        b"_",
+        b":",
+        b"A",
+        b"-",
+        b".",
+        b" ",
+        b"\xff",
+        "\u00e9".encode(),
+    ]
     keys = [b"".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 8))) for _ in range(50_000)]
     keys += [b"user:%d:profile" % i for i in range(1000)] + [b"user", b"user:", b":user", b"User:1"]
     flags = [plain_key(k) for k in keys]
     assert flags == _regex_flags(con, keys)
-    assert 1000 < sum(flags) < len(keys) - 1000   # both answers are common
-    assert (plain_key(b"user:1000:profile"), plain_key(b"user"), plain_key(b"user:1:Profile"),
-            plain_key(b"1user:x"), plain_key(b"a::b")) == (True, False, False, False, True)
+    assert 1000 < sum(flags) < len(keys) - 1000  # both answers are common
+    assert (
+        plain_key(b"user:1000:profile"),
+        plain_key(b"user"),
+        plain_key(b"user:1:Profile"),
+        plain_key(b"1user:x"),
+        plain_key(b"a::b"),
+    ) == (True, False, False, False, True)
 
 
 @settings(max_examples=400, deadline=None)

@@ -1,5 +1,6 @@
 """Brief fuzzing in the test suite (the long run is `python bench/fuzz.py --iterations N`):
 mutated fixtures either parse or raise an RDBError -- no other exception, no hang."""
+
 from __future__ import annotations
 
 import gzip
@@ -31,9 +32,14 @@ def _parse(data: bytes, known: bool, skip_bad: bool, rows: bool = False) -> None
 
 
 edits = st.lists(
-    st.tuples(st.sampled_from(["flip", "set", "delete", "insert", "truncate", "inflate"]),
-              st.integers(min_value=0, max_value=1 << 20), st.integers(0, 255)),
-    min_size=1, max_size=6)
+    st.tuples(
+        st.sampled_from(["flip", "set", "delete", "insert", "truncate", "inflate"]),
+        st.integers(min_value=0, max_value=1 << 20),
+        st.integers(0, 255),
+    ),
+    min_size=1,
+    max_size=6,
+)
 
 
 def _apply(data: bytes, ops) -> bytes:
@@ -47,20 +53,28 @@ def _apply(data: bytes, ops) -> bytes:
         elif op == "set":
             b[i] = val
         elif op == "delete":
-            del b[i:i + 1 + val % 16]
+            del b[i : i + 1 + val % 16]
         elif op == "insert":
             b[i:i] = bytes([val]) * (1 + val % 8)
         elif op == "truncate":
             del b[i:]
         else:  # a 32- or 64-bit length where a length byte may be
-            b[i:i + 1] = (b"\x80" + (0xFFFFFFFF - val).to_bytes(4, "big")) if val & 1 else \
-                (b"\x81" + ((1 << 63) + val).to_bytes(8, "big"))
+            b[i : i + 1] = (
+                (b"\x80" + (0xFFFFFFFF - val).to_bytes(4, "big"))
+                if val & 1
+                else (b"\x81" + ((1 << 63) + val).to_bytes(8, "big"))
+            )
     return bytes(b)
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
-@given(seed=st.integers(0, len(SEEDS) - 1), ops=edits, known=st.booleans(),
-       skip_bad=st.booleans(), rows=st.booleans())
+@given(
+    seed=st.integers(0, len(SEEDS) - 1),
+    ops=edits,
+    known=st.booleans(),
+    skip_bad=st.booleans(),
+    rows=st.booleans(),
+)
 def test_mutated_fixtures_parse_or_raise_rdberror(seed, ops, known, skip_bad, rows):
     _parse(_apply(SEEDS[seed], ops), known, skip_bad, rows)
 
@@ -83,13 +97,15 @@ def test_mutated_inputs_through_open_source(seed, ops, how):
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
-@given(seed=st.integers(0, len(SEEDS) - 1), cut=st.integers(0, 1 << 16),
-       flip=st.integers(0, 1 << 16))
+@given(
+    seed=st.integers(0, len(SEEDS) - 1), cut=st.integers(0, 1 << 16), flip=st.integers(0, 1 << 16)
+)
 def test_damaged_gzip_streams(seed, cut, flip):
     from rdbscan.rdb import source as S
+
     comp = bytearray(gzip.compress(SEEDS[seed]))
     comp[flip % len(comp)] ^= 0x10
-    comp = bytes(comp[:max(2, cut % (len(comp) + 1))])
+    comp = bytes(comp[: max(2, cut % (len(comp) + 1))])
     old = sys.stdin
     sys.stdin = io.TextIOWrapper(io.BytesIO(comp))
     try:
@@ -113,4 +129,4 @@ def test_harness_modes_run(mode):
     try:
         fuzz.one(SEEDS[0], mode)
     except RDBError:
-        assert mode >= 12    # damaged compressed data or a mangled header
+        assert mode >= 12  # damaged compressed data or a mangled header

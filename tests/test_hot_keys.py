@@ -1,4 +1,5 @@
 """Hot keys by LFU counter (the cold section's counterpart), against the lfu fixture's manifest."""
+
 from __future__ import annotations
 
 import re
@@ -17,7 +18,9 @@ def test_hot_keys_and_families_match_manifest(tmp_path):
     assert load([str(m.dump)], db)[0].complete
     con = rpt.open_database(db)
     try:
-        rep = rpt.build_report(con, rpt.ReportOptions(sections=("cold",), top=10, settings={"hot_freq": "9"}))
+        rep = rpt.build_report(
+            con, rpt.ReportOptions(sections=("cold",), top=10, settings={"hot_freq": "9"})
+        )
     finally:
         con.close()
     c = rep["cold"]
@@ -31,8 +34,9 @@ def test_hot_keys_and_families_match_manifest(tmp_path):
     assert fams["counter:{id}"]["keys"] == len(counters)
     assert fams["counter:{id}"]["hot_keys"] == sum(1 for k in counters if k.lfu_freq >= 9)
     assert fams["counter:{id}"]["hottest_key"] == min(k.text for k in counters if k.lfu_freq == top)
-    assert [f["max_freq"] for f in c["hot_families"]] == sorted((f["max_freq"] for f in c["hot_families"]),
-                                                               reverse=True)
+    assert [f["max_freq"] for f in c["hot_families"]] == sorted(
+        (f["max_freq"] for f in c["hot_families"]), reverse=True
+    )
 
 
 def test_no_hot_keys_without_lfu(tmp_path):

@@ -5,6 +5,7 @@ the HTML against the JSON report of the same database, for references a browser 
 in a real headless Chromium (Debian's `chromium`; `.ci/run` installs it and sets
 RDBSCAN_REQUIRE_BROWSER=1 so that the browser test cannot be skipped there).
 """
+
 from __future__ import annotations
 
 import json
@@ -23,7 +24,7 @@ from rdbscan.db.load import load
 from rdbscan.reports import html as rhtml
 from rdbscan.reports import report as rpt
 
-SAMPLE = "redis-7.4.1/small"          # the same bytes as sample_dumps/redis-7.4.1.rdb
+SAMPLE = "redis-7.4.1/small"  # the same bytes as sample_dumps/redis-7.4.1.rdb
 LFU = "redis-7.0.15/variants/lfu"
 LRU = "redis-7.0.15/variants/lru"
 CLUSTER = "redis-7.4.1/variants/cluster"
@@ -54,6 +55,7 @@ def _report(db, **kw):
 
 # --- findings ---------------------------------------------------------------------------------
 
+
 def test_findings_contract_and_big_keys_against_the_manifest(dbs):
     m = manifest(SAMPLE)
     rep = _report(dbs[SAMPLE])
@@ -71,7 +73,9 @@ def test_findings_contract_and_big_keys_against_the_manifest(dbs):
     assert not critical
     names = [k.text for k in big]
     con = duckdb.connect(dbs[SAMPLE], read_only=True)
-    mem = con.execute("SELECT sum(memory_bytes) FROM keys WHERE key IN (SELECT unnest(?))", [names]).fetchone()[0]
+    mem = con.execute(
+        "SELECT sum(memory_bytes) FROM keys WHERE key IN (SELECT unnest(?))", [names]
+    ).fetchone()[0]
     con.close()
     [f] = [f for f in found if f["id"] == "big-keys"]
     assert (f["keys"], f["memory_bytes"]) == (len(big), mem)
@@ -83,8 +87,11 @@ def test_critical_big_keys_come_first(dbs):
     """Lower the critical threshold so that the sample has critical keys: they lead the list."""
     m = manifest(SAMPLE)
     rep = _report(dbs[SAMPLE], big_keys={"collection_critical_length": 5000})
-    crit = [k for k in m.keys if big_key_rules(k, coll_critical=5000) & {"big-collection-critical",
-                                                                          "big-string-critical"}]
+    crit = [
+        k
+        for k in m.keys
+        if big_key_rules(k, coll_critical=5000) & {"big-collection-critical", "big-string-critical"}
+    ]
     assert crit
     first = rep["findings"][0]
     assert first["id"] == "big-keys-critical" and first["severity"] == "critical"
@@ -101,23 +108,37 @@ def test_cold_findings_from_lfu_and_lru_data(dbs):
         assert f["keys"] == len(cold)
     else:
         assert f is None
-    assert sum(r["keys"] for r in rep["charts"]["lfu"]) == sum(1 for k in m.keys if k.lfu_freq is not None)
+    assert sum(r["keys"] for r in rep["charts"]["lfu"]) == sum(
+        1 for k in m.keys if k.lfu_freq is not None
+    )
     rep = _report(dbs[LRU])
     m = manifest(LRU)
-    assert sum(r["keys"] for r in rep["charts"]["idle"]) == sum(1 for k in m.keys if k.lru_idle_s is not None)
+    assert sum(r["keys"] for r in rep["charts"]["idle"]) == sum(
+        1 for k in m.keys if k.lru_idle_s is not None
+    )
 
 
 def test_text_report_opens_with_the_findings_in_25_lines(tmp_path):
     """An 80x25 terminal shows the summary line and every finding before anything else."""
     dump = FIXTURES / SAMPLE / "dump.rdb"
-    res = subprocess.run(["rdbscan", "report", str(dump), "-q"], capture_output=True, text=True,
-                         env={**os.environ, "COLUMNS": "80", "LINES": "25"})
+    res = subprocess.run(
+        ["rdbscan", "report", str(dump), "-q"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "80", "LINES": "25"},
+    )
     assert res.returncode == 0, res.stderr
     lines = res.stdout.splitlines()
     first = [ln for ln in lines if ln.strip()][0]
     assert first.startswith("Findings: redis 7.4.1, 584 keys")
-    rep = json.loads(subprocess.run(["rdbscan", "report", str(dump), "-q", "--format", "json"],
-                                    capture_output=True, text=True, check=True).stdout)
+    rep = json.loads(
+        subprocess.run(
+            ["rdbscan", "report", str(dump), "-q", "--format", "json"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )
     overview = next(i for i, ln in enumerate(lines) if ln.startswith("Overview"))
     assert overview <= 25
     block = " ".join(" ".join(ln.split()) for ln in lines[:overview])
@@ -129,26 +150,33 @@ def test_text_report_opens_with_the_findings_in_25_lines(tmp_path):
 def test_empty_sections_print_one_line(dbs):
     rep = _report(dbs[SAMPLE])
     from rdbscan.reports.render import document
+
     blocks = document(rep)
-    slots = blocks.index(next(b for b in blocks if b.kind == "section" and b.text == "Cluster slots"))
+    slots = blocks.index(
+        next(b for b in blocks if b.kind == "section" and b.text == "Cluster slots")
+    )
     # the sample is standalone but has hashtags: the hashtag table stays
     assert rep["slots"]["hashtags"]
-    assert any(b.kind == "table" for b in blocks[slots + 1: slots + 6])
+    assert any(b.kind == "table" for b in blocks[slots + 1 : slots + 6])
     # a report with no streams: one line
     rep["streams"] = {"items": [], "hash_field_ttl": [], "advice": []}
     rep["slots"] = {**rep["slots"], "hashtags": [], "announced_slots": 0}
     blocks = document(rep)
-    for title, text in (("Streams and hash field TTLs", "No streams and no hashes with field TTLs."),
-                        ("Cluster slots", "Standalone dump: its 584 keys would use")):
+    for title, text in (
+        ("Streams and hash field TTLs", "No streams and no hashes with field TTLs."),
+        ("Cluster slots", "Standalone dump: its 584 keys would use"),
+    ):
         i = blocks.index(next(b for b in blocks if b.kind == "section" and b.text == title))
-        nxt = blocks[i + 1:]
-        body = nxt[:next((j for j, b in enumerate(nxt) if b.kind == "section"), len(nxt))]
+        nxt = blocks[i + 1 :]
+        body = nxt[: next((j for j, b in enumerate(nxt) if b.kind == "section"), len(nxt))]
         assert len(body) == 1 and body[0].kind == "note" and body[0].text.startswith(text)
 
 
 # --- the HTML file ----------------------------------------------------------------------------
 
-_FETCHABLE = re.compile(r"""(?:src|href|action|poster|data)\s*=\s*["']?\s*(?:https?:)?//|url\(|@import""", re.I)
+_FETCHABLE = re.compile(
+    r"""(?:src|href|action|poster|data)\s*=\s*["']?\s*(?:https?:)?//|url\(|@import""", re.I
+)
 
 
 def _embedded(page: str) -> dict:
@@ -185,11 +213,26 @@ def test_html_is_self_contained_and_holds_the_json_report(dbs, rel, tmp_path):
 
 
 def test_html_names_from_the_dump_are_escaped():
-    rep = {"overview": {"keys": 1, "memory_bytes": 1, "dumps": [{"path": "<b>x</b>", "dump_id": 1}],
-                        "types": []},
-           "findings": [{"id": "x", "severity": "info", "section": "overview", "memory_bytes": 1, "keys": 1,
-                         "message": "key </script><script>alert(1)</script>", "advice": "a"}],
-           "options": {"sections": ["overview"]}}
+    rep = {
+        "overview": {
+            "keys": 1,
+            "memory_bytes": 1,
+            "dumps": [{"path": "<b>x</b>", "dump_id": 1}],
+            "types": [],
+        },
+        "findings": [
+            {
+                "id": "x",
+                "severity": "info",
+                "section": "overview",
+                "memory_bytes": 1,
+                "keys": 1,
+                "message": "key </script><script>alert(1)</script>",
+                "advice": "a",
+            }
+        ],
+        "options": {"sections": ["overview"]},
+    }
     page = rhtml.render_html(rep)
     assert "<script>alert(1)" not in page and "<b>x</b>" not in page
     assert _embedded(page)["findings"][0]["message"] == "key </script><script>alert(1)</script>"
@@ -200,7 +243,9 @@ def test_html_never_overwrites_a_file_it_did_not_write(dbs, tmp_path):
     mine.write_text("<html>my notes</html>")
     res = run("report", dbs[SAMPLE], "-q", "--html", mine)
     assert (res.exit_code, res.output) == (
-        7, f"rdbscan: error: {mine}: exists and is not an rdbscan HTML report; not overwritten\n")
+        7,
+        f"rdbscan: error: {mine}: exists and is not an rdbscan HTML report; not overwritten\n",
+    )
     assert mine.read_text() == "<html>my notes</html>"
     ours = tmp_path / "r.html"
     assert run("report", dbs[SAMPLE], "-q", "--html", ours).exit_code == 0
@@ -216,17 +261,36 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 def _browser(url: str, tmp_path, *extra: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr", "--v=0",
-         # no network: every host resolves to nothing and any proxy request goes to a closed port
-         "--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=127.0.0.1:9",
-         f"--log-net-log={tmp_path / 'net.json'}", *extra, url],
-        capture_output=True, text=True, timeout=120)
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--enable-logging=stderr",
+            "--v=0",
+            # no network: every host resolves to nothing and any proxy request goes to a closed port
+            "--host-resolver-rules=MAP * ~NOTFOUND",
+            "--proxy-server=127.0.0.1:9",
+            f"--log-net-log={tmp_path / 'net.json'}",
+            *extra,
+            url,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
-@pytest.mark.skipif(not CHROMIUM and os.environ.get("RDBSCAN_REQUIRE_BROWSER") != "1",
-                    reason="no chromium (apt-get install chromium); .ci/run installs it")
+@pytest.mark.skipif(
+    not CHROMIUM and os.environ.get("RDBSCAN_REQUIRE_BROWSER") != "1",
+    reason="no chromium (apt-get install chromium); .ci/run installs it",
+)
 @pytest.mark.parametrize("rel", [SAMPLE, CLUSTER])
 def test_html_in_headless_chromium(dbs, rel, tmp_path):
     assert CHROMIUM, "RDBSCAN_REQUIRE_BROWSER=1 but no chromium on PATH"
@@ -245,7 +309,11 @@ def test_html_in_headless_chromium(dbs, rel, tmp_path):
     # nothing but the file itself was requested (the browser's own calls home are not the page's)
     urls = set(re.findall(r'"url":"([^"]*)"', (tmp_path / "net.json").read_text()))
     own = re.compile(r"^https?://([a-z0-9-]+\.)*(google\.com|gstatic\.com|googleapis\.com)/")
-    assert {u for u in urls if not u.startswith(("file:", "data:", "about:", "chrome")) and not own.match(u)} == set()
+    assert {
+        u
+        for u in urls
+        if not u.startswith(("file:", "data:", "about:", "chrome")) and not own.match(u)
+    } == set()
     shot = tmp_path / "r.png"
     res = _browser(out.as_uri(), tmp_path, f"--screenshot={shot}", "--window-size=1300,2000")
     assert res.returncode == 0 and shot.stat().st_size > 20_000

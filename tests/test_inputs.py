@@ -1,5 +1,6 @@
 """Every input a user has: compressed (by magic bytes), piped, AOF preamble, appendonlydir,
 replication captures, tar; the input is never written to."""
+
 from __future__ import annotations
 
 import bz2
@@ -31,8 +32,10 @@ SMALL = FIXTURES / "redis-7.0.15" / "small" / "dump.rdb"
 AOF62 = FIXTURES / "redis-6.2.16" / "variants" / "aof-preamble"
 AOF70 = FIXTURES / "redis-7.0.15" / "variants" / "aof-preamble"
 
-ROW_SQL = ("SELECT db, key_bytes, type, encoding, length, max_elem_bytes, serialized_bytes, "
-           "memory_bytes, expire_at_ms, file_offset FROM keys ORDER BY file_offset")
+ROW_SQL = (
+    "SELECT db, key_bytes, type, encoding, length, max_elem_bytes, serialized_bytes, "
+    "memory_bytes, expire_at_ms, file_offset FROM keys ORDER BY file_offset"
+)
 
 COMPRESSORS = {
     "gzip": gzip.compress,
@@ -73,8 +76,9 @@ def plain_rows(tmp_path_factory):
 
 def _run_cli(args, stdin: bytes | None = None):
     """The installed entry point, in a subprocess (real pipes, real exit codes)."""
-    return subprocess.run([sys.executable, "-m", "rdbscan", *args], input=stdin,
-                          capture_output=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "rdbscan", *args], input=stdin, capture_output=True, timeout=300
+    )
 
 
 @pytest.mark.parametrize("kind", sorted(COMPRESSORS))
@@ -87,8 +91,12 @@ def test_compressed_files_give_identical_rows(tmp_path, plain_rows, kind):
     [r] = load([str(path)], str(db))
     assert r.error is None and r.complete and r.compression == kind
     assert _rows(db) == plain_rows
-    assert _dump_row(db, "compression, framing, checksum, bytes_read") == \
-        (kind, "rdb", "ok", len(data))
+    assert _dump_row(db, "compression, framing, checksum, bytes_read") == (
+        kind,
+        "rdb",
+        "ok",
+        len(data),
+    )
 
 
 @pytest.mark.parametrize("kind", ["gzip", "zstd", "lz4", "xz"])
@@ -121,8 +129,7 @@ def test_stdin_gives_identical_rows(tmp_path, plain_rows, kind):
     assert proc.returncode == 0, proc.stderr.decode()
     assert b"Traceback" not in proc.stderr
     assert _rows(db) == plain_rows
-    assert _dump_row(db, "path, compression, file_size, complete") == \
-        ("<stdin>", kind, None, True)
+    assert _dump_row(db, "path, compression, file_size, complete") == ("<stdin>", kind, None, True)
 
 
 class _Pipe(io.RawIOBase):
@@ -149,7 +156,7 @@ class _Pipe(io.RawIOBase):
     def read(self, n=-1):
         self.reads += 1
         n = len(self.data) - self.pos if n < 0 else min(n, self.step)
-        out = self.data[self.pos:self.pos + n]
+        out = self.data[self.pos : self.pos + n]
         self.pos += len(out)
         return out
 
@@ -189,19 +196,25 @@ def test_aof_preamble_single_file_62(tmp_path):
 def test_aof_preamble_through_stdin(tmp_path):
     m = json.loads((AOF62 / "manifest.json").read_text())
     db = tmp_path / "a.duckdb"
-    proc = _run_cli(["load", "-", "-o", str(db)],
-                    stdin=gzip.compress((AOF62 / "appendonly.aof").read_bytes()))
+    proc = _run_cli(
+        ["load", "-", "-o", str(db)], stdin=gzip.compress((AOF62 / "appendonly.aof").read_bytes())
+    )
     assert proc.returncode == 0, proc.stderr.decode()
-    assert _dump_row(db, "keys, framing, tail_bytes") == \
-        (m["key_count"], "aof-preamble", m["file_size"] - m["rdb_preamble_length"])
+    assert _dump_row(db, "keys, framing, tail_bytes") == (
+        m["key_count"],
+        "aof-preamble",
+        m["file_size"] - m["rdb_preamble_length"],
+    )
 
 
 @pytest.mark.parametrize("which", ["dir", "manifest", "datadir"])
 def test_aof_dir_70(tmp_path, which):
     m = json.loads((AOF70 / "manifest.json").read_text())
-    target = {"dir": AOF70 / "appendonlydir",
-              "manifest": AOF70 / "appendonlydir" / "appendonly.aof.manifest",
-              "datadir": AOF70}[which]
+    target = {
+        "dir": AOF70 / "appendonlydir",
+        "manifest": AOF70 / "appendonlydir" / "appendonly.aof.manifest",
+        "datadir": AOF70,
+    }[which]
     db = tmp_path / "d.duckdb"
     [r] = load([str(target)], str(db))
     assert r.error is None and r.complete and r.keys == m["key_count"]
@@ -235,7 +248,8 @@ def test_aof_manifest_problems(tmp_path):
         S.open_source(str(empty))
     # Quoted names (Redis writes names with spaces in quotes).
     base, incr = S.parse_aof_manifest(
-        b'file "my aof.1.base.rdb" seq 1 type b\nfile x.1.incr.aof seq 1 type i\n', "m")
+        b'file "my aof.1.base.rdb" seq 1 type b\nfile x.1.incr.aof seq 1 type i\n', "m"
+    )
     assert base == "my aof.1.base.rdb" and incr == ["x.1.incr.aof"]
 
 
@@ -246,15 +260,24 @@ def _repl_payloads(data: bytes) -> dict[str, bytes]:
         "eof": b"$EOF:" + mark + b"\r\n" + data + mark,
         "length": b"$%d\r\n" % len(data) + data,
         "fullresync-eof": b"+FULLRESYNC 8de1787ba490483314a4d30f1c628bc5025eb761 2443808505\r\n"
-                          + b"\n" * 5 + b"$EOF:" + mark + b"\r\n" + data + mark,
+        + b"\n" * 5
+        + b"$EOF:"
+        + mark
+        + b"\r\n"
+        + data
+        + mark,
         "fullresync-length": b"+FULLRESYNC 8de1787ba490483314a4d30f1c628bc5025eb761 0\r\n\n\n"
-                             + b"$%d\r\n" % len(data) + data + b"*1\r\n$4\r\nPING\r\n",
+        + b"$%d\r\n" % len(data)
+        + data
+        + b"*1\r\n$4\r\nPING\r\n",
         # `redis-cli --rdb -` (7.0) from a diskless master: no header, the mark left at the end
         "redis-cli-eof": data + mark,
     }
 
 
-@pytest.mark.parametrize("name", ["eof", "length", "fullresync-eof", "fullresync-length", "redis-cli-eof"])
+@pytest.mark.parametrize(
+    "name", ["eof", "length", "fullresync-eof", "fullresync-length", "redis-cli-eof"]
+)
 def test_replication_framings(tmp_path, plain_rows, name):
     data = SMALL.read_bytes()
     payload = _repl_payloads(data)[name]
@@ -274,7 +297,9 @@ def test_replication_framings(tmp_path, plain_rows, name):
     assert _rows(db2) == plain_rows
 
 
-@pytest.mark.parametrize("tail", [b"x" * 40, b"5dd5e08805e2c2903476af96f1d87a220a87b8a", b"5dd5e0" * 8])
+@pytest.mark.parametrize(
+    "tail", [b"x" * 40, b"5dd5e08805e2c2903476af96f1d87a220a87b8a", b"5dd5e0" * 8]
+)
 def test_other_trailing_bytes_are_reported(tmp_path, tail):
     """Bytes after the RDB that are not an AOF tail nor a replication EOF mark (40 lowercase hex
     characters): kept out, counted and reported as a warning."""
@@ -282,7 +307,9 @@ def test_other_trailing_bytes_are_reported(tmp_path, tail):
     path.write_bytes(SMALL.read_bytes() + tail)
     [r] = load([str(path)], str(tmp_path / "t.duckdb"))
     assert r.complete and r.error is None and r.framing == "rdb" and r.tail_bytes == len(tail)
-    assert r.warnings == [f"{path}: {len(tail)} bytes follow the RDB's end marker and were not read"]
+    assert r.warnings == [
+        f"{path}: {len(tail)} bytes follow the RDB's end marker and were not read"
+    ]
 
 
 def test_replication_length_shorter_than_declared(tmp_path):
@@ -315,15 +342,22 @@ def test_input_is_never_written(tmp_path):
         p.chmod(0o444) if p.is_file() else None
 
     def snapshot():
-        return {str(p): (p.stat().st_mtime_ns, p.stat().st_size,
-                         hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else None)
-                for p in sorted(src_dir.rglob("*"))}
+        return {
+            str(p): (
+                p.stat().st_mtime_ns,
+                p.stat().st_size,
+                hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else None,
+            )
+            for p in sorted(src_dir.rglob("*"))
+        }
 
     before = snapshot()
     out = tmp_path / "out"
     out.mkdir()
-    res = load([str(src_dir / "dump.rdb"), str(src_dir / "dump.rdb.gz"),
-                str(src_dir / "appendonlydir")], str(out / "x.duckdb"))
+    res = load(
+        [str(src_dir / "dump.rdb"), str(src_dir / "dump.rdb.gz"), str(src_dir / "appendonlydir")],
+        str(out / "x.duckdb"),
+    )
     assert all(r.complete for r in res)
     assert snapshot() == before
 
@@ -373,12 +407,12 @@ def test_truncated_compressed_file(tmp_path, kind):
     data = SMALL.read_bytes()
     comp = COMPRESSORS[kind](data)
     path = tmp_path / "cut.bin"
-    path.write_bytes(comp[:len(comp) * 2 // 3])
+    path.write_bytes(comp[: len(comp) * 2 // 3])
     db = tmp_path / "x.duckdb"
     [r] = load([str(path)], str(db))
     assert not r.complete and r.error_kind == "truncated", r.error
     assert f"the {kind} stream itself ends early" in r.error
-    if kind == "bzip2":   # one 900 KiB block: not one byte of the RDB came out, so no dumps row
+    if kind == "bzip2":  # one 900 KiB block: not one byte of the RDB came out, so no dumps row
         assert _dump_row(db, "complete, keys") is None
     else:
         assert _dump_row(db, "complete, keys")[0] is False
@@ -397,7 +431,7 @@ def test_cli_names_compression_in_help():
 
 
 def test_xz_decoder_memory_is_limited(monkeypatch):
-    payload = lzma.compress(SMALL.read_bytes(), preset=6)   # an 8 MiB dictionary
+    payload = lzma.compress(SMALL.read_bytes(), preset=6)  # an 8 MiB dictionary
     monkeypatch.setattr(S, "XZ_MEMLIMIT", 1 << 20)
     monkeypatch.setattr(sys, "stdin", _FakeStdin(io.BytesIO(payload)))
     with pytest.raises(S.DecompressionError, match="decoder memory"):

@@ -1,6 +1,7 @@
 """How rdbscan is installed and which implementation of the hot loops it runs: the compiled
 walkers are bound when the module is built (also in a process started as the CLI is), a stale
 build falls back to pure Python with a warning, and the runtime dependencies need no compiler."""
+
 from __future__ import annotations
 
 import os
@@ -16,13 +17,16 @@ from rdbscan.rdb import backend as speedups
 ROOT = Path(__file__).resolve().parent.parent
 needs_compiled = pytest.mark.skipif(
     speedups.compiled is None,
-    reason="rdbscan.rdb._speedups is not built (pip install -e . needs Cython and a C compiler)")
+    reason="rdbscan.rdb._speedups is not built (pip install -e . needs Cython and a C compiler)",
+)
 
 # What the parser binds, printed by a process that imports rdbscan as the `rdbscan` script
 # does (rdbscan.cli.main first).
-PROBE = ("import rdbscan.cli.main; from rdbscan import parser, speedups; "
-         "print(type(parser.listpack_scan).__name__, type(parser.ziplist_scan).__name__, "
-         "speedups.describe())")
+PROBE = (
+    "import rdbscan.cli.main; from rdbscan import parser, speedups; "
+    "print(type(parser.listpack_scan).__name__, type(parser.ziplist_scan).__name__, "
+    "speedups.describe())"
+)
 
 
 def _probe(env_extra: dict | None = None, pythonpath: str | None = None):
@@ -30,16 +34,25 @@ def _probe(env_extra: dict | None = None, pythonpath: str | None = None):
     env.update(env_extra or {})
     if pythonpath:
         env["PYTHONPATH"] = pythonpath
-    return subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True,
-                          env=env, cwd=pythonpath or ROOT, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", PROBE],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=pythonpath or ROOT,
+        timeout=120,
+    )
 
 
 @needs_compiled
 def test_cli_process_binds_the_compiled_walkers():
     out = _probe()
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["cython_function_or_method", "cython_function_or_method",
-                                  "compiled"]
+    assert out.stdout.split() == [
+        "cython_function_or_method",
+        "cython_function_or_method",
+        "compiled",
+    ]
     assert out.stderr == ""
 
 
@@ -54,8 +67,9 @@ def test_stale_compiled_module_falls_back_with_one_warning(tmp_path):
     """A copy of the package whose .pyx changed after the build (`git pull` on an editable
     install) runs pure Python and says how to rebuild; the unchanged copy runs compiled."""
     pkg = tmp_path / "rdbscan"
-    shutil.copytree(Path(speedups.__file__).parent, pkg,
-                    ignore=shutil.ignore_patterns("__pycache__", "*.c"))
+    shutil.copytree(
+        Path(speedups.__file__).parent, pkg, ignore=shutil.ignore_patterns("__pycache__", "*.c")
+    )
     fresh = _probe(pythonpath=str(tmp_path))
     assert fresh.returncode == 0, fresh.stderr
     assert fresh.stdout.split()[-1] == "compiled" and fresh.stderr == ""

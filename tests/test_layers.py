@@ -40,7 +40,7 @@ def _imports(module: str) -> set[str]:
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     out = set()
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    for node in ast.walk(tree):   # imports for type checkers only never run: leave them out
+    for node in ast.walk(tree):  # imports for type checkers only never run: leave them out
         if isinstance(node, ast.If) and getattr(node.test, "id", "") == "TYPE_CHECKING":
             node.body = []
     for node in ast.walk(tree):
@@ -66,7 +66,9 @@ GRAPH = {m: _imports(m) for m in MODULES}
 def test_the_layers_are_packages():
     for layer in ("rdb", "model", "db", "reports", "cli"):
         assert (PKG / layer / "__init__.py").exists(), layer
-    assert not [p.name for p in PKG.glob("*.py") if p.stem not in ("__init__", "__main__", "api", "errors")]
+    assert not [
+        p.name for p in PKG.glob("*.py") if p.stem not in ("__init__", "__main__", "api", "errors")
+    ]
 
 
 def test_each_layer_imports_only_the_layers_below_it():
@@ -98,7 +100,7 @@ def test_no_import_cycle():
             if d == m:
                 continue
             if state.get(d) == 1:
-                raise AssertionError("import cycle: " + " -> ".join(stack[stack.index(d):] + [d]))
+                raise AssertionError("import cycle: " + " -> ".join(stack[stack.index(d) :] + [d]))
             if d not in state:
                 visit(d)
         stack.pop()

@@ -1,5 +1,6 @@
 """The loader and the `load` / `sql` commands: rows in DuckDB, the dumps table, exit codes,
 one-line errors."""
+
 from __future__ import annotations
 
 import base64
@@ -33,9 +34,13 @@ def test_keys_table_matches_manifest(tmp_path):
     [res] = load([str(d / "dump.rdb")], str(db))
     assert res.complete and res.error is None and res.keys == m["key_count"]
     con = duckdb.connect(str(db), read_only=True)
-    rows = {(r[0], bytes(r[1])): r[2:] for r in con.execute(
-        "SELECT db, key_bytes, key, type, encoding, length, expire_at_ms, slot, key_length "
-        "FROM keys").fetchall()}
+    rows = {
+        (r[0], bytes(r[1])): r[2:]
+        for r in con.execute(
+            "SELECT db, key_bytes, key, type, encoding, length, expire_at_ms, slot, key_length "
+            "FROM keys"
+        ).fetchall()
+    }
     assert len(rows) == m["key_count"]
     for e in m["keys"]:
         kb = base64.b64decode(e["key_b64"]) if "key_b64" in e else e["key"].encode()
@@ -44,36 +49,58 @@ def test_keys_table_matches_manifest(tmp_path):
         assert (typ, length, expire) == (e["type"], e["length"], e.get("expire_at_ms"))
         assert slot == key_slot(kb) and key_length == len(kb)
     # Invalid UTF-8 keys are shown with \xNN escapes and kept exactly in key_bytes.
-    assert con.execute("SELECT count(*) FROM keys WHERE key LIKE '%\\x%' ESCAPE '!' "
-                       "AND key_bytes <> encode(key)").fetchone()[0] >= 1
+    assert (
+        con.execute(
+            "SELECT count(*) FROM keys WHERE key LIKE '%\\x%' ESCAPE '!' "
+            "AND key_bytes <> encode(key)"
+        ).fetchone()[0]
+        >= 1
+    )
     # Records tile the file: each key's record ends where the next one starts.
-    offs = con.execute("SELECT file_offset, serialized_bytes FROM keys ORDER BY file_offset"
-                       ).fetchall()
+    offs = con.execute(
+        "SELECT file_offset, serialized_bytes FROM keys ORDER BY file_offset"
+    ).fetchall()
     assert all(a + n <= b for (a, n), (b, _) in zip(offs, offs[1:]))
     dump = con.execute(
         "SELECT path, rdb_version, magic, server, server_version, bits, complete, checksum, keys,"
-        " expires, map_extract(aux, 'ctime')[1], used_mem, functions FROM dumps").fetchone()
-    assert dump[:10] == (str(d / "dump.rdb"), 12, "REDIS0012", "redis", "7.4.1", 64, True, "ok",
-                         m["key_count"], sum(1 for e in m["keys"] if e.get("expire_at_ms")))
+        " expires, map_extract(aux, 'ctime')[1], used_mem, functions FROM dumps"
+    ).fetchone()
+    assert dump[:10] == (
+        str(d / "dump.rdb"),
+        12,
+        "REDIS0012",
+        "redis",
+        "7.4.1",
+        64,
+        True,
+        "ok",
+        m["key_count"],
+        sum(1 for e in m["keys"] if e.get("expire_at_ms")),
+    )
     assert int(dump[10]) == m["save_time_ms"] // 1000
     assert dump[11] > 0 and dump[12] == ["rdbscan_lib"]
     streams = con.execute("SELECT count(*), sum(groups) FROM streams").fetchone()
     want = [e for e in m["keys"] if e["type"] == "stream"]
     assert streams == (len(want), sum(e["stream"]["groups"] for e in want))
-    assert con.execute("SELECT count(*) FROM keys WHERE fields_with_ttl > 0").fetchone()[0] == \
-        sum(1 for e in m["keys"] if e.get("fields_with_ttl"))
+    assert con.execute("SELECT count(*) FROM keys WHERE fields_with_ttl > 0").fetchone()[0] == sum(
+        1 for e in m["keys"] if e.get("fields_with_ttl")
+    )
 
 
 def test_several_dumps_share_one_database(tmp_path):
     db = str(tmp_path / "c.duckdb")
-    paths = [str(FIXTURES / v / "variants" / "cluster" / "dump.rdb")
-             for v in ("redis-7.4.1", "valkey-8.0.1")]
+    paths = [
+        str(FIXTURES / v / "variants" / "cluster" / "dump.rdb")
+        for v in ("redis-7.4.1", "valkey-8.0.1")
+    ]
     results = load(paths, db)
     assert [r.dump_id for r in results] == [1, 2]
     con = duckdb.connect(db, read_only=True)
     counts = dict(con.execute("SELECT dump_id, count(*) FROM keys GROUP BY 1").fetchall())
-    assert counts == {1: _manifest(Path(paths[0]).parent)["key_count"],
-                      2: _manifest(Path(paths[1]).parent)["key_count"]}
+    assert counts == {
+        1: _manifest(Path(paths[0]).parent)["key_count"],
+        2: _manifest(Path(paths[1]).parent)["key_count"],
+    }
     announced = con.execute("SELECT sum(keys) FROM slot_info WHERE dump_id = 1").fetchone()[0]
     assert announced == counts[1]
 
@@ -87,14 +114,17 @@ def test_load_command_exit_codes(tmp_path):
     assert bad.exit_code == 5
     assert "checksum mismatch" in bad.output
     con = duckdb.connect(db, read_only=True)
-    assert con.execute("SELECT checksum, complete, keys FROM dumps ORDER BY dump_id").fetchall() \
-        == [("disabled", True, 562), ("mismatch", True, 562)]
+    assert con.execute(
+        "SELECT checksum, complete, keys FROM dumps ORDER BY dump_id"
+    ).fetchall() == [("disabled", True, 562), ("mismatch", True, 562)]
     con.close()
     cut = runner.invoke(main, ["load", "-q", str(V70 / "truncated" / "dump.rdb"), "-o", db])
     assert cut.exit_code == 4
     con = duckdb.connect(db, read_only=True)
-    row = con.execute("SELECT complete, error_offset, keys, (SELECT count(*) FROM keys k WHERE "
-                      "k.dump_id = d.dump_id) FROM dumps d WHERE dump_id = 3").fetchone()
+    row = con.execute(
+        "SELECT complete, error_offset, keys, (SELECT count(*) FROM keys k WHERE "
+        "k.dump_id = d.dump_id) FROM dumps d WHERE dump_id = 3"
+    ).fetchone()
     assert row == (False, 344925, 389, 389)
 
 
@@ -102,15 +132,24 @@ def test_aux_numbers_a_column_cannot_hold_read_as_null(tmp_path):
     """A damaged aux field must not stop the dumps row from being written, nor the report."""
     sys.path.insert(0, str(Path(__file__).parent))
     import rdbwriter as W
+
     dump = tmp_path / "aux.rdb"
-    dump.write_bytes(W.rdb(W.key(0, "k", W.string("v")), aux={
-        "ctime": str(1 << 62), "used-mem": str(1 << 70), "redis-bits": str(1 << 40)}))
+    dump.write_bytes(
+        W.rdb(
+            W.key(0, "k", W.string("v")),
+            aux={"ctime": str(1 << 62), "used-mem": str(1 << 70), "redis-bits": str(1 << 40)},
+        )
+    )
     db = str(tmp_path / "aux.duckdb")
     [result] = load([str(dump)], db)
     assert (result.error, result.keys) == (None, 1)
     con = duckdb.connect(db, read_only=True)
-    assert con.execute("SELECT ctime, snapshot_time, used_mem, bits FROM dumps").fetchone() == \
-        (1 << 62, None, None, None)
+    assert con.execute("SELECT ctime, snapshot_time, used_mem, bits FROM dumps").fetchone() == (
+        1 << 62,
+        None,
+        None,
+        None,
+    )
     con.close()
     res = CliRunner().invoke(main, ["report", db, "-f", "json"])
     assert res.exit_code == 0, res.output
@@ -164,15 +203,21 @@ def test_every_public_fixture_loads_or_fails_in_one_line(tmp_path):
     assert con.execute("SELECT count(*) FROM keys WHERE rdb_type = 7").fetchone()[0] >= 2
 
 
-@pytest.mark.parametrize("data,message", [
-    (b"not an rdb file at all", "not an RDB file"),
-    (b"REDIS0019\xff", "unsupported RDB version 19"),
-])
+@pytest.mark.parametrize(
+    "data,message",
+    [
+        (b"not an rdb file at all", "not an RDB file"),
+        (b"REDIS0019\xff", "unsupported RDB version 19"),
+    ],
+)
 def test_cli_errors_are_one_line_without_traceback(tmp_path, data, message):
     f = tmp_path / "in.rdb"
     f.write_bytes(data)
-    p = subprocess.run([sys.executable, "-m", "rdbscan", "load", str(f), "-o",
-                        str(tmp_path / "o.duckdb")], capture_output=True, text=True)
+    p = subprocess.run(
+        [sys.executable, "-m", "rdbscan", "load", str(f), "-o", str(tmp_path / "o.duckdb")],
+        capture_output=True,
+        text=True,
+    )
     assert p.returncode == 4
     assert p.stderr.count("\n") == 1 and message in p.stderr
     assert "Traceback" not in p.stderr
@@ -184,6 +229,7 @@ def _parsed_keys(path: Path) -> list:
     from rdbscan.rdb.errors import RDBError
     from rdbscan.rdb.parser import DumpInfo, parse
     from rdbscan.rdb.source import open_source
+
     out = []
     try:
         src = open_source(str(path))
@@ -196,11 +242,23 @@ def _parsed_keys(path: Path) -> list:
             typ = rec.encoding if rec.type == "module" else rec.type
             # a key name longer than KEY_KEEP is stored as its first bytes (the fixtures' are
             # ASCII), with its full length
-            out.append((rec.db, rec.key[:KEY_KEEP], typ, rec.encoding, rec.rdb_type, len(rec.key),
-                        rec.idle, rec.freq, ttl and ttl.fields_with_ttl, ttl and ttl.min_field_expire_ms,
-                        rec.int_members))
+            out.append(
+                (
+                    rec.db,
+                    rec.key[:KEY_KEEP],
+                    typ,
+                    rec.encoding,
+                    rec.rdb_type,
+                    len(rec.key),
+                    rec.idle,
+                    rec.freq,
+                    ttl and ttl.fields_with_ttl,
+                    ttl and ttl.min_field_expire_ms,
+                    rec.int_members,
+                )
+            )
     except RDBError:
-        pass   # the rows before the error are what the loader keeps
+        pass  # the rows before the error are what the loader keeps
     finally:
         src.close()
     return out
@@ -216,9 +274,10 @@ def test_view_columns_read_as_the_parser_saw_them(tmp_path):
     con = duckdb.connect(db, read_only=True)
     got = {}
     for path, *row in con.execute(
-            "SELECT d.path, k.db, k.key_bytes, k.type, k.encoding, k.rdb_type, k.key_length, "
-            "k.idle_seconds, k.lfu_freq, k.fields_with_ttl, k.min_field_expire_ms, k.int_members, "
-            "k.key_raw, k.key FROM keys k JOIN dumps d USING (dump_id)").fetchall():
+        "SELECT d.path, k.db, k.key_bytes, k.type, k.encoding, k.rdb_type, k.key_length, "
+        "k.idle_seconds, k.lfu_freq, k.fields_with_ttl, k.min_field_expire_ms, k.int_members, "
+        "k.key_raw, k.key FROM keys k JOIN dumps d USING (dump_id)"
+    ).fetchall():
         got.setdefault(path, []).append(tuple(row))
     invalid = 0
     for p in dumps:
@@ -229,37 +288,52 @@ def test_view_columns_read_as_the_parser_saw_them(tmp_path):
             valid = kb.decode("utf-8", "replace").encode() == kb
             assert (raw is None) == valid and text == kb.decode("utf-8", "backslashreplace")
             invalid += raw is not None
-    assert invalid >= 1   # keys that are not UTF-8 are in the fixtures
+    assert invalid >= 1  # keys that are not UTF-8 are in the fixtures
     # and key names longer than KEY_KEEP, marked
     truncated, wrong, unhashed = con.execute(
         "SELECT count(*) FILTER (WHERE key_truncated), "
         "count(*) FILTER (WHERE key_truncated <> (key_length > ?)), "
         "count(*) FILTER (WHERE key_truncated AND key_hash IS NULL) "
-        "FROM keys", [KEY_KEEP]).fetchone()
+        "FROM keys",
+        [KEY_KEEP],
+    ).fetchone()
     assert truncated >= 1 and wrong == 0 and unhashed == 0
     # ... and so are module values and every extras column
-    assert 0 not in con.execute("SELECT count(*) FILTER (WHERE rdb_type = 7), "
-                                "count(idle_seconds), count(lfu_freq), count(fields_with_ttl), "
-                                "count(min_field_expire_ms), count(int_members) FROM keys").fetchone()
+    assert (
+        0
+        not in con.execute(
+            "SELECT count(*) FILTER (WHERE rdb_type = 7), "
+            "count(idle_seconds), count(lfu_freq), count(fields_with_ttl), "
+            "count(min_field_expire_ms), count(int_members) FROM keys"
+        ).fetchone()
+    )
 
 
 def test_database_of_another_schema_is_refused_in_one_line(tmp_path):
     db = str(tmp_path / "old.duckdb")
     con = duckdb.connect(db)
-    con.execute("CREATE TABLE rdbscan_meta (name VARCHAR PRIMARY KEY, value VARCHAR); "
-                f"INSERT INTO rdbscan_meta VALUES ('schema_version', '{SCHEMA_VERSION - 1}'); "
-                "CREATE TABLE keys (dump_id INTEGER, key VARCHAR, key_bytes BLOB); "
-                "CREATE TABLE dumps (dump_id INTEGER)")
+    con.execute(
+        "CREATE TABLE rdbscan_meta (name VARCHAR PRIMARY KEY, value VARCHAR); "
+        f"INSERT INTO rdbscan_meta VALUES ('schema_version', '{SCHEMA_VERSION - 1}'); "
+        "CREATE TABLE keys (dump_id INTEGER, key VARCHAR, key_bytes BLOB); "
+        "CREATE TABLE dumps (dump_id INTEGER)"
+    )
     con.close()
     dump = str(FIXTURES / "redis-7.0.15" / "small" / "dump.rdb")
-    want = (f"{db}: written by an rdbscan with database schema {SCHEMA_VERSION - 1}, this one uses "
-            f"schema {SCHEMA_VERSION}: "
-            f"load the dumps into a new database file")
-    p = subprocess.run([sys.executable, "-m", "rdbscan", "load", "-q", dump, "-o", db],
-                       capture_output=True, text=True)
+    want = (
+        f"{db}: written by an rdbscan with database schema {SCHEMA_VERSION - 1}, this one uses "
+        f"schema {SCHEMA_VERSION}: "
+        f"load the dumps into a new database file"
+    )
+    p = subprocess.run(
+        [sys.executable, "-m", "rdbscan", "load", "-q", dump, "-o", db],
+        capture_output=True,
+        text=True,
+    )
     assert (p.returncode, p.stderr) == (7, f"rdbscan: error: {want}\n")
-    p = subprocess.run([sys.executable, "-m", "rdbscan", "report", db],
-                       capture_output=True, text=True)
+    p = subprocess.run(
+        [sys.executable, "-m", "rdbscan", "report", db], capture_output=True, text=True
+    )
     assert (p.returncode, p.stderr) == (7, f"rdbscan: error: {want}\n")
-    con = duckdb.connect(db, read_only=True)   # left as it was
+    con = duckdb.connect(db, read_only=True)  # left as it was
     assert con.execute("SELECT count(*) FROM keys").fetchone() == (0,)

@@ -1,5 +1,6 @@
 """The memory model against MEMORY USAGE (fixture manifests) and against rdb-format.md section 8
 (size classes, sds headers, the documented 7.2 examples)."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -24,8 +25,9 @@ from rdbscan.model.memory import (
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).parent / "fixtures"
 
-_spec = importlib.util.spec_from_file_location("memory_accuracy",
-                                               ROOT / "bench" / "memory_accuracy.py")
+_spec = importlib.util.spec_from_file_location(
+    "memory_accuracy", ROOT / "bench" / "memory_accuracy.py"
+)
 accuracy = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(accuracy)
 
@@ -34,9 +36,43 @@ MEDIAN_MAX, P95_MAX, TOTAL_MAX = 0.01, 0.05, 0.02
 
 # -- size classes and headers (section 8.2 / 8.3) --------------------------------------------
 
-DOC_CLASSES = [8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384,
-               448, 512, 640, 768, 896, 1024, 1280, 4096, 5120, 6144, 7168, 8192, 10240, 12288,
-               14336, 16384, 20480]
+DOC_CLASSES = [
+    8,
+    16,
+    24,
+    32,
+    40,
+    48,
+    56,
+    64,
+    80,
+    96,
+    112,
+    128,
+    160,
+    192,
+    224,
+    256,
+    320,
+    384,
+    448,
+    512,
+    640,
+    768,
+    896,
+    1024,
+    1280,
+    4096,
+    5120,
+    6144,
+    7168,
+    8192,
+    10240,
+    12288,
+    14336,
+    16384,
+    20480,
+]
 
 
 def test_jemalloc_classes_from_the_doc():
@@ -52,8 +88,17 @@ def test_jemalloc_classes_from_the_doc():
 
 def test_jemalloc_16_byte_quantum():
     # Redis 3.x / system jemalloc: 17-32 -> 32, 33-48 -> 48 (section 8.2)
-    assert [jemalloc_class(n, 16) for n in (8, 9, 17, 32, 33, 48, 49, 65, 129)] == \
-        [8, 16, 32, 32, 48, 48, 64, 80, 160]
+    assert [jemalloc_class(n, 16) for n in (8, 9, 17, 32, 33, 48, 49, 65, 129)] == [
+        8,
+        16,
+        32,
+        32,
+        48,
+        48,
+        64,
+        80,
+        160,
+    ]
 
 
 def test_precomputed_tables_match_the_rule():
@@ -66,14 +111,14 @@ def test_precomputed_tables_match_the_rule():
 
 
 def test_sds_headers():
-    assert [sds_header(n) for n in (0, 1, 31, 32, 255, 256, 65535, 65536, (1 << 32) - 1,
-                                    1 << 32)] == [1, 1, 1, 3, 3, 5, 5, 9, 9, 17]
+    assert [
+        sds_header(n) for n in (0, 1, 31, 32, 255, 256, 65535, 65536, (1 << 32) - 1, 1 << 32)
+    ] == [1, 1, 1, 3, 3, 5, 5, 9, 9, 17]
     assert sds_header(10, old=True) == 8
 
 
 def test_next_pow2():
-    assert [next_pow2(n) for n in (0, 1, 4, 5, 8, 9, 513, 3000)] == [4, 4, 4, 8, 8, 16, 1024,
-                                                                     4096]
+    assert [next_pow2(n) for n in (0, 1, 4, 5, 8, 9, 513, 3000)] == [4, 4, 4, 8, 8, 16, 1024, 4096]
 
 
 class Rec:
@@ -112,7 +157,7 @@ def test_valkey_80_key_is_embedded_in_the_entry():
 def test_quicklist_node_is_40_bytes_since_70():
     """quicklist.h: `sz` became a size_t in 7.0 (node 32 -> 40 bytes); live MEMORY USAGE of a
     30 M-element list was exactly 8 x 53,685 nodes above the 32-byte figure."""
-    nodes = {8192: 53_685}      # a size class: rounded or not, the same bytes
+    nodes = {8192: 53_685}  # a size class: rounded or not, the same bytes
     lst = Rec(b"l", "list", "quicklist", 30_000_000, nodes=nodes)
     node_bytes = 53_685 * 8192
     for name, node in (("6.2", 32), ("7.0", 40), ("7.4", 40), ("8.0", 40), ("valkey-8.0", 40)):
@@ -125,15 +170,15 @@ def test_allocator_quantum_from_the_target():
     """`--target 8.0/16`: the same layout with the system jemalloc's 16-byte quantum."""
     p = select_profile(Info("redis", (8, 0)), "8.0/16")
     assert (p.name, p.quantum) == ("8.0/16", 16)
-    assert select_profile(Info("redis", (8, 0))).quantum == 8        # official builds
+    assert select_profile(Info("redis", (8, 0))).quantum == 8  # official builds
     assert select_profile(Info("redis", (7, 2)), "redis-8.0/8").name == "8.0"
     # a 20-byte value with a 10-byte key: embstr J(16 + 3 + 20 + 1) = 40 / 48
     s = Rec(b"k" * 10, "string", "embstr", 20)
     assert memory.value_cost(s, PROFILES["8.0"]) == 40
     assert memory.value_cost(s, p) == 48
-    assert PROFILES["8.0"].quantum == 8 and PROFILES["8.0"].j(33) == 40   # copy is separate
+    assert PROFILES["8.0"].quantum == 8 and PROFILES["8.0"].j(33) == 40  # copy is separate
     c = select_profile(Info("redis", (8, 0), [(0, 1, 0)]), "8.0/16")
-    assert c.quantum == 16 and c.cluster is False      # 8.0 has no per-key cluster bytes
+    assert c.quantum == 16 and c.cluster is False  # 8.0 has no per-key cluster bytes
     with pytest.raises(ValueError, match="unknown memory target"):
         select_profile(Info("redis", (8, 0)), "8.0/12")
 
@@ -141,42 +186,52 @@ def test_allocator_quantum_from_the_target():
 def test_key_inside_the_object_strings():
     """Redis 8.6 kvobj, Valkey 8.1 / 9 robj with embedded key (object.c of each)."""
     from rdbscan.model.kv import string_embedded
+
     r86, v81, v9 = PROFILES["8.6"], PROFILES["valkey-8.1"], PROFILES["valkey-9.0"]
     # redis 8.6: 16 + key + 3 + 4 + value <= 64
     assert string_embedded(20, 21, False, "redis-8.6", 8)
     assert not string_embedded(20, 22, False, "redis-8.6", 8)
-    assert string_embedded(20, 21, True, "redis-8.6", 8)        # the TTL is not counted
+    assert string_embedded(20, 21, True, "redis-8.6", 8)  # the TTL is not counted
     # valkey 8.1: the TTL's 8 bytes count unless the first allocation had room for them
     assert string_embedded(20, 21, False, "valkey-8.1", 8)
-    assert not string_embedded(20, 21, True, "valkey-8.1", 8)    # 44 -> class 48: no room
+    assert not string_embedded(20, 21, True, "valkey-8.1", 8)  # 44 -> class 48: no room
     assert string_embedded(20, 13, True, "valkey-8.1", 8)
-    assert string_embedded(20, 21, True, "valkey-8.1", 16) is False   # J16(64) = 64
-    assert string_embedded(10, 20, True, "valkey-8.1", 16)      # 53 -> 64: room for 8
+    assert string_embedded(20, 21, True, "valkey-8.1", 16) is False  # J16(64) = 64
+    assert string_embedded(10, 20, True, "valkey-8.1", 16)  # 53 -> 64: room for 8
     # valkey 9: up to 128 bytes of object; values to ~100 bytes with a short key
     assert string_embedded(10, 100, False, "valkey-9", 8)
     assert not string_embedded(10, 110, False, "valkey-9", 8)
     # memory: (key 10 bytes, value 20 bytes)
     emb = Rec(b"k" * 10, "string", "embstr", 20)
     emb.expire_ms = None
-    assert estimate(emb, r86) == 56           # J(16 + 1 + 1+10+1 + 3+20+1 = 53)
-    assert estimate(emb, v81) == 56           # the same allocation, all counted
-    assert estimate(emb, v9) == 48            # J(45): the value pointer reused
+    assert estimate(emb, r86) == 56  # J(16 + 1 + 1+10+1 + 3+20+1 = 53)
+    assert estimate(emb, v81) == 56  # the same allocation, all counted
+    assert estimate(emb, v9) == 48  # J(45): the value pointer reused
     num = Rec(b"counter:10", "string", "int", 2)
     num.expire_ms = None
-    assert estimate(num, v81) == 16           # only sizeof(robj): the key not counted
-    assert estimate(num, r86) == 32           # J(16 + 1 + 1+10+1)
+    assert estimate(num, v81) == 16  # only sizeof(robj): the key not counted
+    assert estimate(num, r86) == 32  # J(16 + 1 + 1+10+1)
     num.expire_ms = 1
-    assert estimate(num, r86) == 40           # + the expiry slot
+    assert estimate(num, r86) == 40  # + the expiry slot
 
 
 def test_key_inside_the_object_hashtables():
     """Valkey 8.1+ hashtable: 72-byte struct (80 in 9.x) and 64-byte buckets of 7."""
     from rdbscan.model.kv import hashtable_bytes, ht_buckets
-    assert [ht_buckets(n) for n in (1, 7, 8, 14, 15, 129, 513, 3000)] == \
-        [1, 1, 2, 2, 4, 32, 128, 512]
+
+    assert [ht_buckets(n) for n in (1, 7, 8, 14, 15, 129, 513, 3000)] == [
+        1,
+        1,
+        2,
+        2,
+        4,
+        32,
+        128,
+        512,
+    ]
     v81 = PROFILES["valkey-8.1"]
-    assert hashtable_bytes(7, v81) > 72 + 64         # a full bucket may chain
-    assert hashtable_bytes(2000, v81) >= 72 + 64 * (256 + 512)   # still rehashing from 256
+    assert hashtable_bytes(7, v81) > 72 + 64  # a full bucket may chain
+    assert hashtable_bytes(2000, v81) >= 72 + 64 * (256 + 512)  # still rehashing from 256
 
 
 def test_profiles_for_todays_servers():
@@ -188,8 +243,8 @@ def test_profiles_for_todays_servers():
     assert select_profile(Info("valkey", (9, 1))).name == "valkey-9.0"
     p = select_profile(Info("redis", (8, 6)), "redis-8.6/16p")
     assert (p.name, p.quantum, p.large_pages) == ("8.6/16p", 16, True)
-    assert p.j(70_009) == 73_728                                     # jemalloc 5.3.1 (sid)
-    assert PROFILES["8.6"].with_quantum(16).j(70_009) == 81_920      # jemalloc 5.3.0
+    assert p.j(70_009) == 73_728  # jemalloc 5.3.1 (sid)
+    assert PROFILES["8.6"].with_quantum(16).j(70_009) == 81_920  # jemalloc 5.3.0
     assert memory.target_quantum("valkey-9.1/16") == 16
     assert memory.target_quantum("8.6") == 8 and memory.target_quantum(None) == 8
 
@@ -203,6 +258,7 @@ def test_memory_total_adds_buckets_and_expires():
 
 
 # -- rax node count ---------------------------------------------------------------------------
+
 
 def _brute_rax(keys) -> int:
     trie: dict = {}
@@ -224,6 +280,7 @@ def _brute_rax(keys) -> int:
                 total += 1
             total += count(cur)
         return total
+
     return count(trie)
 
 
@@ -243,6 +300,7 @@ def test_rax_nodes_against_a_trie():
 
 
 # -- profile selection ------------------------------------------------------------------------
+
 
 class Info:
     def __init__(self, server, version, slot_info=()):
@@ -264,7 +322,7 @@ def test_unknown_target_is_a_clear_error(target):
 
 
 def test_profile_from_aux():
-    assert select_profile(Info("redis", (7, 9))).name == "8.0"          # 8.0-m01 = 7.9.224
+    assert select_profile(Info("redis", (7, 9))).name == "8.0"  # 8.0-m01 = 7.9.224
     assert select_profile(Info("valkey", (255, 255))).name == "valkey-8.1"
     assert select_profile(Info("valkey", (8, 0))).name == "valkey-8.0"
     assert select_profile(Info("redis", (6, 2))).name == "6.2"
@@ -277,15 +335,16 @@ def test_profile_from_aux():
 
 # -- accuracy against the fixtures' MEMORY USAGE ----------------------------------------------
 
+
 def _bounded_dumps(root: Path) -> list[Path]:
     out = []
     for d in accuracy.find_dumps(root):
         label = d.relative_to(root).parts[0]
-        if label == "live":    # a few dozen keys each, made for the parser (slot-info, module
-            continue           # values); tests/test_modules.py checks module memory itself
+        if label == "live":  # a few dozen keys each, made for the parser (slot-info, module
+            continue  # values); tests/test_modules.py checks module memory itself
         if label.startswith("redis-"):
             major = int(label.split("-")[1].split(".")[0])
-            if major < 5:      # 4.0 measured the wrong argument; 2.8/3.2 have no MEMORY USAGE
+            if major < 5:  # 4.0 measured the wrong argument; 2.8/3.2 have no MEMORY USAGE
                 continue
         out.append(d)
     return out
@@ -307,10 +366,23 @@ def _check(d: Path):
 
 def test_fixture_set_is_complete():
     labels = {d.relative_to(FIXTURES).parts[0] for d in FIXTURE_DUMPS}
-    assert {"redis-5.0.14", "redis-6.0.20", "redis-6.2.16", "redis-7.0.15", "redis-7.2.6",
-            "redis-7.4.1", "redis-8.0-m01", "valkey-7.2.7", "valkey-8.0.1",
-            "valkey-unstable-20241025", "redis-8.0.2", "redis-8.2.3", "redis-8.6.3",
-            "valkey-8.1.1", "valkey-9.1.2"} <= labels
+    assert {
+        "redis-5.0.14",
+        "redis-6.0.20",
+        "redis-6.2.16",
+        "redis-7.0.15",
+        "redis-7.2.6",
+        "redis-7.4.1",
+        "redis-8.0-m01",
+        "valkey-7.2.7",
+        "valkey-8.0.1",
+        "valkey-unstable-20241025",
+        "redis-8.0.2",
+        "redis-8.2.3",
+        "redis-8.6.3",
+        "valkey-8.1.1",
+        "valkey-9.1.2",
+    } <= labels
     assert sum(1 for d in FIXTURE_DUMPS if d.name == "cluster") == 4
 
 
@@ -334,36 +406,57 @@ def test_memory_usage_bounds_whole_corpus():
 def test_cost_has_no_per_element_work():
     """The estimate walks histograms, not elements: a 10**6-element hash costs the same."""
     p = PROFILES["7.4"]
-    big = Rec(b"h", "hash", "hashtable", 10 ** 6, elems={8: 10 ** 6}, vals={100: 10 ** 6})
-    assert estimate(big, p) > 10 ** 8
+    big = Rec(b"h", "hash", "hashtable", 10**6, elems={8: 10**6}, vals={100: 10**6})
+    assert estimate(big, p) > 10**8
 
 
 # -- the report says which model it used ------------------------------------------------------
 
+
 def _newer_dump(tmp_path, version: str) -> str:
     import rdbwriter as W
+
     body = W.key(0, b"k1", W.string(b"v" * 20)) + W.key(0, b"n", W.string(b"12"))
     path = tmp_path / "newer.rdb"
     path.write_bytes(W.rdb(body, version=13, aux={"redis-ver": version}))
     return str(path)
 
 
-@pytest.mark.parametrize("version,target,line", [
-    ("8.8.0", None, "memory model: redis 8.6 profile for redis 8.8.0 (no exact profile), "
-                    "8-byte allocator quantum (official builds; --target VERSION/16 for "
-                    "distribution packages)"),
-    ("8.6.3", None, "memory model: redis 8.6 profile, 8-byte allocator quantum (official "
-                    "builds; --target VERSION/16 for distribution packages)"),
-    ("8.6.3", "8.6/16", "memory model: redis 8.6 profile (--target 8.6/16), 16-byte allocator "
-                        "quantum"),
-    ("8.6.3", "redis-8.6/16p", "memory model: redis 8.6 profile (--target redis-8.6/16p), "
-                               "16-byte allocator quantum, large allocations in whole pages"),
-])
+@pytest.mark.parametrize(
+    "version,target,line",
+    [
+        (
+            "8.8.0",
+            None,
+            "memory model: redis 8.6 profile for redis 8.8.0 (no exact profile), "
+            "8-byte allocator quantum (official builds; --target VERSION/16 for "
+            "distribution packages)",
+        ),
+        (
+            "8.6.3",
+            None,
+            "memory model: redis 8.6 profile, 8-byte allocator quantum (official "
+            "builds; --target VERSION/16 for distribution packages)",
+        ),
+        (
+            "8.6.3",
+            "8.6/16",
+            "memory model: redis 8.6 profile (--target 8.6/16), 16-byte allocator quantum",
+        ),
+        (
+            "8.6.3",
+            "redis-8.6/16p",
+            "memory model: redis 8.6 profile (--target redis-8.6/16p), "
+            "16-byte allocator quantum, large allocations in whole pages",
+        ),
+    ],
+)
 def test_dumps_table_and_report_name_the_model(tmp_path, version, target, line):
     import duckdb
 
     from rdbscan.db.load import load
     from rdbscan.reports import report as rpt
+
     db = str(tmp_path / "x.duckdb")
     load([_newer_dump(tmp_path, version)], db, target=target)
     con = duckdb.connect(db)

@@ -2,6 +2,7 @@
 dimensions, the server's own memory estimate), every other module type skipped with its name
 kept and its memory marked a lower bound.  Against dumps of live servers (tests/fixtures/live)
 and hand-built values."""
+
 from __future__ import annotations
 
 import io
@@ -42,8 +43,19 @@ def _records(name: str) -> tuple[DumpInfo, dict]:
         return info, {r.key.decode(): r for r in parse(f, info)}
 
 
-@pytest.mark.parametrize("name", ["vectorset", "graphdata", "ReJSON-RL", "TSDB-TYPE",
-                                  "MBbloom--", "CMSk-TYPE", "TopK-TYPE", "hellotype"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "vectorset",
+        "graphdata",
+        "ReJSON-RL",
+        "TSDB-TYPE",
+        "MBbloom--",
+        "CMSk-TYPE",
+        "TopK-TYPE",
+        "hellotype",
+    ],
+)
 def test_type_names_round_trip(name):
     for encver in (0, 1, 1023):
         assert module_type_name(module_id(name, encver)) == (name, encver)
@@ -70,8 +82,9 @@ def test_vector_sets_as_the_server_saw_them(fixture):
     assert recs["vs:long-names:4d"].max_elem == len("element-0000-" + "x" * 40)
 
 
-@pytest.mark.parametrize("fixture,quantum", [("redis-8.2-vectorset", 8),
-                                             ("redis-8.6-vectorset", 16)])
+@pytest.mark.parametrize(
+    "fixture,quantum", [("redis-8.2-vectorset", 8), ("redis-8.6-vectorset", 16)]
+)
 def test_vector_set_memory_is_the_servers_own_estimate(fixture, quantum):
     """VectorSetMemUsage recomputed from the dump equals MEMORY USAGE but for the key's object
     header (one allocation of 32-48 bytes for these short keys, the memory profile's part)."""
@@ -80,6 +93,7 @@ def test_vector_set_memory_is_the_servers_own_estimate(fixture, quantum):
 
     def J(n):
         return jemalloc_class(n, quantum)
+
     for e in m["keys"]:
         if e["type"] != "vectorset":
             continue
@@ -110,10 +124,15 @@ def test_module_keys_in_the_database_and_the_report(tmp_path):
     [res] = load([str(LIVE / "redis-8.2-falkordb" / "dump.rdb")], db)
     assert res.complete
     con = duckdb.connect(db)
-    rows = {k: (t, n, lb) for k, t, n, lb in con.execute(
-        "SELECT key, type, length, memory_is_lower_bound FROM keys").fetchall()}
-    assert rows == {e["key"]: (e["type"], e.get("length", 1), e["type"] == "graphdata")
-                    for e in m["keys"]}
+    rows = {
+        k: (t, n, lb)
+        for k, t, n, lb in con.execute(
+            "SELECT key, type, length, memory_is_lower_bound FROM keys"
+        ).fetchall()
+    }
+    assert rows == {
+        e["key"]: (e["type"], e.get("length", 1), e["type"] == "graphdata") for e in m["keys"]
+    }
     assert rows["graph:small"] == ("graphdata", 1, True)
     assert rows["vs:beside-graph"] == ("vectorset", 1, False)
     ser = dict(con.execute("SELECT key, serialized_bytes FROM keys").fetchall())
@@ -126,8 +145,9 @@ def test_module_keys_in_the_database_and_the_report(tmp_path):
     finally:
         con.close()
     notes = report["overview"]["notes"]
-    assert any(n.startswith("Memory of 2 module key(s) (graphdata; ") and "lower bound" in n
-               for n in notes)
+    assert any(
+        n.startswith("Memory of 2 module key(s) (graphdata; ") and "lower bound" in n for n in notes
+    )
     top = {r["key"]: r for r in report["big_keys"]["top_by_memory"]}
     assert top["graph:chain"]["memory_is_lower_bound"] is True
     assert top["graph:chain"]["type"] == "graphdata"
@@ -142,8 +162,13 @@ def _vset_items(dim=2, count=2, quant=1, m=16, flags=0, vector=None, extra=b"", 
 
     def string(b):
         return W.length(5) + W.string(b)
-    body = uint(dim) + uint(count if claimed is None else claimed) + uint(quant | (m << 8)) + \
-        uint(flags)
+
+    body = (
+        uint(dim)
+        + uint(count if claimed is None else claimed)
+        + uint(quant | (m << 8))
+        + uint(flags)
+    )
     for i in range(count):
         body += string(f"e{i}") + string(b"\x01" * (dim if vector is None else vector))
         body += uint(5) + uint(i) + uint(0) + uint(0) + uint(32) + uint(0)
@@ -168,15 +193,20 @@ def test_hand_built_vector_set():
     assert recs[1].key == b"after"
 
 
-@pytest.mark.parametrize("items,message", [
-    (_vset_items(vector=3), "vectorset vector of 3 bytes, not 2"),
-    (_vset_items(claimed=3), "vectorset value ends after 2 of 3 elements"),
-    (_vset_items(quant=7), "vectorset quantization 7 is not 0, 1 or 2"),
-    (_vset_items(dim=0, count=0), r"vectorset dimension 0 is outside 1\.\.65536"),
-    (_vset_items(extra=W.length(2) + W.length(1)), "goes on after its 2 elements"),
-    (W.length(5) + W.string("x"), "vectorset dimension: expected a unsigned integer, found a "
-                                  "string"),
-])
+@pytest.mark.parametrize(
+    "items,message",
+    [
+        (_vset_items(vector=3), "vectorset vector of 3 bytes, not 2"),
+        (_vset_items(claimed=3), "vectorset value ends after 2 of 3 elements"),
+        (_vset_items(quant=7), "vectorset quantization 7 is not 0, 1 or 2"),
+        (_vset_items(dim=0, count=0), r"vectorset dimension 0 is outside 1\.\.65536"),
+        (_vset_items(extra=W.length(2) + W.length(1)), "goes on after its 2 elements"),
+        (
+            W.length(5) + W.string("x"),
+            "vectorset dimension: expected a unsigned integer, found a string",
+        ),
+    ],
+)
 def test_a_vector_set_its_loader_would_refuse_is_corrupt(items, message):
     with pytest.raises(CorruptError, match=message) as e:
         _parse(_module_dump("vectorset", 0, items))
@@ -190,16 +220,26 @@ def test_a_huge_claimed_element_count_is_not_an_allocation():
         _parse(_module_dump("vectorset", 0, items))
 
 
-@pytest.mark.parametrize("name,encver", [("ReJSON-RL", 3), ("TSDB-TYPE", 6),
-                                         ("MBbloom--", 4), ("vectorset", 1)])
+@pytest.mark.parametrize(
+    "name,encver", [("ReJSON-RL", 3), ("TSDB-TYPE", 6), ("MBbloom--", 4), ("vectorset", 1)]
+)
 def test_unknown_module_values_are_skipped_with_their_name(name, encver):
     """A type (or an encoding version) rdbscan cannot read: walked item by item, 1 as its
     length, its serialized size as a lower bound of its memory."""
-    items = (W.length(2) + W.length(7)) + (W.length(5) + W.string(b"{" * 300)) + \
-        (W.length(4) + b"\x00" * 8) + (W.length(3) + b"\x00" * 4)
+    items = (
+        (W.length(2) + W.length(7))
+        + (W.length(5) + W.string(b"{" * 300))
+        + (W.length(4) + b"\x00" * 8)
+        + (W.length(3) + b"\x00" * 4)
+    )
     data = _module_dump(name, encver, items)
     _, recs = _parse(data)
     r = recs[0]
-    assert (r.type, r.encoding, r.length, r.module.items, r.module.fields) == \
-        ("module", name, 1, 4, None)
+    assert (r.type, r.encoding, r.length, r.module.items, r.module.fields) == (
+        "module",
+        name,
+        1,
+        4,
+        None,
+    )
     assert [x.key for x in recs] == [b"m", b"after"]

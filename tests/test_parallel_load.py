@@ -1,5 +1,6 @@
 """`rdbscan load --jobs N`: several dumps in worker processes give the same database as a
 sequential load (same dump_ids, rows, errors), damaged dumps included."""
+
 from __future__ import annotations
 
 import subprocess
@@ -13,7 +14,14 @@ from rdbscan.db.load import load
 ROOT = Path(__file__).parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
 DUMPS = [str(p) for p in sorted((ROOT / "sample_dumps").glob("*.rdb"))] + [
-    str(FIXTURES / "public" / "redis-rdb-tools" / "tests" / "dumps" / "ziplist_that_doesnt_compress.rdb"),
+    str(
+        FIXTURES
+        / "public"
+        / "redis-rdb-tools"
+        / "tests"
+        / "dumps"
+        / "ziplist_that_doesnt_compress.rdb"
+    ),
     str(FIXTURES / "public" / "redis-tests-assets" / "tests" / "assets" / "corrupt_ziplist.rdb"),
 ]
 QUERIES = [
@@ -40,8 +48,9 @@ def test_parallel_load_equals_sequential(tmp_path):
     seq, par = str(tmp_path / "seq.duckdb"), str(tmp_path / "par.duckdb")
     r_seq = load(DUMPS, seq, jobs=1)
     r_par = load(DUMPS, par, jobs=2)
-    assert [(r.dump_id, r.keys, r.error) for r in r_par] == \
-        [(r.dump_id, r.keys, r.error) for r in r_seq]
+    assert [(r.dump_id, r.keys, r.error) for r in r_par] == [
+        (r.dump_id, r.keys, r.error) for r in r_seq
+    ]
     assert [r.dump_id for r in r_par] == [1, 2, 3, 4, 5, 6]
     assert r_par[-1].error_kind == "corrupt" and r_par[-1].traceback_text
     a, b = _tables(seq), _tables(par)
@@ -53,10 +62,16 @@ def test_parallel_load_equals_sequential(tmp_path):
 
 def test_cli_jobs_exit_code_and_summary(tmp_path):
     db = str(tmp_path / "cli.duckdb")
-    p = subprocess.run([sys.executable, "-m", "rdbscan", "load", *DUMPS, "-o", db, "-j", "2"],
-                       capture_output=True, text=True)
+    p = subprocess.run(
+        [sys.executable, "-m", "rdbscan", "load", *DUMPS, "-o", db, "-j", "2"],
+        capture_output=True,
+        text=True,
+    )
     assert p.returncode == 4
     assert "loading 6 dumps, 2 at a time" in p.stderr
     assert "corrupt_ziplist.rdb" in p.stderr and "Traceback" not in p.stderr
     con = duckdb.connect(db, read_only=True)
-    assert con.execute("SELECT count(*), count(*) FILTER (complete) FROM dumps").fetchone() == (6, 5)
+    assert con.execute("SELECT count(*), count(*) FILTER (complete) FROM dumps").fetchone() == (
+        6,
+        5,
+    )

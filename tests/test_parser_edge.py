@@ -1,4 +1,5 @@
 """Format corners no fixture dump covers, built byte by byte with tests/rdbwriter.py."""
+
 from __future__ import annotations
 
 import io
@@ -28,10 +29,18 @@ def module_id(name: str, encver: int) -> int:
 
 
 def test_64bit_lengths_empty_and_binary_keys():
-    body = (W.key(0, b"", W.string(b"")) +
-            bytes([0]) + W.string(b"\xff\xfe bin\x00", force64=True) + W.string(b"x" * 70, True) +
-            bytes([2]) + W.string(b"s") + W.length(3, force64=True) +
-            W.string(b"a") + W.string(b"bb") + W.int_string(-1234))
+    body = (
+        W.key(0, b"", W.string(b""))
+        + bytes([0])
+        + W.string(b"\xff\xfe bin\x00", force64=True)
+        + W.string(b"x" * 70, True)
+        + bytes([2])
+        + W.string(b"s")
+        + W.length(3, force64=True)
+        + W.string(b"a")
+        + W.string(b"bb")
+        + W.int_string(-1234)
+    )
     recs, info = run(W.rdb(body, version=9))
     assert [(r.key, r.type, r.encoding, r.length, r.max_elem) for r in recs] == [
         (b"", "string", "embstr", 0, 0),
@@ -48,7 +57,11 @@ def test_listpack_count_65535_is_counted_by_walking():
     lp = W.listpack(entries, count=65535)
     recs, _ = run(W.rdb(W.key(16, "h", W.string(lp)), version=10))
     assert (recs[0].type, recs[0].encoding, recs[0].length, recs[0].max_elem) == (
-        "hash", "listpack", 70, 8)
+        "hash",
+        "listpack",
+        70,
+        8,
+    )
     assert recs[0].blob_bytes == len(lp)
 
 
@@ -91,15 +104,33 @@ def test_type_6_module_is_refused():
 def test_module_values_and_module_aux_are_skipped():
     mid = module_id("ReJSON-RL", 3)
     assert module_type_name(mid) == ("ReJSON-RL", 3)
-    value = (W.length(mid) + W.length(2) + W.length(7) + W.length(5) + W.string("{}") +
-             W.length(4) + struct.pack("<d", 1.5) + W.length(3) + struct.pack("<f", 2.5) +
-             W.length(0))
-    aux = (b"\xf7" + W.length(mid) + W.length(2) + W.length(1) + W.length(5) + W.string("x") +
-           W.length(0))
+    value = (
+        W.length(mid)
+        + W.length(2)
+        + W.length(7)
+        + W.length(5)
+        + W.string("{}")
+        + W.length(4)
+        + struct.pack("<d", 1.5)
+        + W.length(3)
+        + struct.pack("<f", 2.5)
+        + W.length(0)
+    )
+    aux = (
+        b"\xf7"
+        + W.length(mid)
+        + W.length(2)
+        + W.length(1)
+        + W.length(5)
+        + W.string("x")
+        + W.length(0)
+    )
     body = aux + W.key(7, "json", value) + W.key(0, "after", W.string("ok"))
     recs, info = run(W.rdb(body, version=9))
     assert [(r.key, r.type, r.encoding) for r in recs] == [
-        (b"json", "module", "ReJSON-RL"), (b"after", "string", "embstr")]
+        (b"json", "module", "ReJSON-RL"),
+        (b"after", "string", "embstr"),
+    ]
     assert recs[0].serialized_bytes == 1 + 5 + len(value)
     assert info.module_aux == ["ReJSON-RL"]
 
@@ -111,39 +142,78 @@ def test_unknown_module_opcode_is_corrupt():
 
 
 def test_key_meta_rdb13_and_valkey_slot_import():
-    meta = (b"\xf3" + W.length(1) + struct.pack("<I", 0x12345678) + W.length(2) + W.length(42) +
-            W.length(0))
+    meta = (
+        b"\xf3"
+        + W.length(1)
+        + struct.pack("<I", 0x12345678)
+        + W.length(2)
+        + W.length(42)
+        + W.length(0)
+    )
     body = b"\xfc" + struct.pack("<q", 4_000_000_000_000) + meta + W.key(0, "k", W.string("v"))
     recs, _ = run(W.rdb(body, version=13))
     assert recs[0].expire_ms == 4_000_000_000_000 and recs[0].key == b"k"
     assert recs[0].offset == 9 and recs[0].serialized_bytes == len(body)
-    slot_import = (b"\xf3" + W.string("j" * 40) + W.length(2) + W.length(0) + W.length(99) +
-                   W.length(100) + W.length(200))
+    slot_import = (
+        b"\xf3"
+        + W.string("j" * 40)
+        + W.length(2)
+        + W.length(0)
+        + W.length(99)
+        + W.length(100)
+        + W.length(200)
+    )
     recs, _ = run(W.rdb(slot_import + W.key(0, "k", W.string("v")), version=80, valkey=True))
     assert [r.key for r in recs] == [b"k"]
 
 
 def test_hash_field_ttl_types():
     # Valkey HASH_2 (type 22 under VALKEY magic): field, value, i64 expiry (-1 none).
-    v2 = (W.length(2) + W.string("a") + W.string("1") + struct.pack("<q", -1) +
-          W.string("bb") + W.string("22") + struct.pack("<q", 5_000))
+    v2 = (
+        W.length(2)
+        + W.string("a")
+        + W.string("1")
+        + struct.pack("<q", -1)
+        + W.string("bb")
+        + W.string("22")
+        + struct.pack("<q", 5_000)
+    )
     recs, _ = run(W.rdb(W.key(22, "h2", v2), version=80, valkey=True))
     assert (recs[0].length, recs[0].encoding, recs[0].max_elem) == (2, "hashtable", 2)
     assert recs[0].field_ttls == FieldTTLs(1, 5000)
     # Redis 7.4-rc type 22: LEN absolute ttl (0 none), field, value.
-    pre = W.length(2) + W.length(0) + W.string("a") + W.string("1") + W.length(7000) + \
-        W.string("b") + W.string("2")
+    pre = (
+        W.length(2)
+        + W.length(0)
+        + W.string("a")
+        + W.string("1")
+        + W.length(7000)
+        + W.string("b")
+        + W.string("2")
+    )
     recs, _ = run(W.rdb(W.key(22, "h", pre), version=12))
     assert recs[0].field_ttls.min_field_expire_ms == 7000 and recs[0].length == 2
     # Type 24: min expire then relative ttls (+1 offset).
-    md = struct.pack("<q", 10_000) + W.length(2) + W.length(1) + W.string("x") + \
-        W.string("1") + W.length(0) + W.string("y") + W.string("2")
+    md = (
+        struct.pack("<q", 10_000)
+        + W.length(2)
+        + W.length(1)
+        + W.string("x")
+        + W.string("1")
+        + W.length(0)
+        + W.string("y")
+        + W.string("2")
+    )
     recs, _ = run(W.rdb(W.key(24, "h", md), version=12))
     assert recs[0].field_ttls == FieldTTLs(1, 10_000, {1: 1})
     # Types 23 (pre-GA) and 25: listpack triplets, 0 = no ttl.
     lp = W.listpack(["f1", "v1", 9000, "f2", "v22", 0])
-    recs, _ = run(W.rdb(W.key(23, "a", W.string(lp)) +
-                        W.key(25, "b", struct.pack("<q", 9000) + W.string(lp)), version=12))
+    recs, _ = run(
+        W.rdb(
+            W.key(23, "a", W.string(lp)) + W.key(25, "b", struct.pack("<q", 9000) + W.string(lp)),
+            version=12,
+        )
+    )
     for r in recs:
         assert (r.encoding, r.length, r.max_elem) == ("listpackex", 2, 3)
         assert r.field_ttls == FieldTTLs(1, 9000)
@@ -151,7 +221,7 @@ def test_hash_field_ttl_types():
 
 def _stream_value(rdb_type: int) -> bytes:
     master = [2, 0, 2, "temp", "hum", 0]
-    e1 = [2, 0, 0, 20, 40, 6]              # same fields as the master
+    e1 = [2, 0, 0, 20, 40, 6]  # same fields as the master
     e2 = [0, 1, 0, 1, "longer-field", "v", 6]
     lp = W.listpack(master + e1 + e2)
     out = W.length(1) + W.string(struct.pack(">QQ", 1000, 0)) + W.string(lp)
@@ -167,8 +237,18 @@ def _stream_value(rdb_type: int) -> bytes:
         out += struct.pack("<q", 6)
     out += W.length(1) + struct.pack(">QQ", 1000, 0)
     if rdb_type >= 26:
-        out += W.length(100) + W.length(10) + W.length(1) + W.string("p1") + W.length(1) + \
-            W.string("iid") + W.length(1000) + W.length(0) + W.length(1) + W.length(0)
+        out += (
+            W.length(100)
+            + W.length(10)
+            + W.length(1)
+            + W.string("p1")
+            + W.length(1)
+            + W.string("iid")
+            + W.length(1000)
+            + W.length(0)
+            + W.length(1)
+            + W.length(0)
+        )
     return out
 
 
@@ -184,15 +264,30 @@ def test_stream_versions(rdb_type, version):
 
 
 def test_functions_pre_ga_and_function2():
-    body = (b"\xf6" + W.string("myfunc") + W.string("LUA") + W.length(1) + W.string("desc") +
-            W.string("return 1") + b"\xf5" + W.string("#!lua name=lib2\nredis.register..."))
+    body = (
+        b"\xf6"
+        + W.string("myfunc")
+        + W.string("LUA")
+        + W.length(1)
+        + W.string("desc")
+        + W.string("return 1")
+        + b"\xf5"
+        + W.string("#!lua name=lib2\nredis.register...")
+    )
     _, info = run(W.rdb(body, version=10))
     assert info.functions == ["myfunc", "lib2"]
 
 
 def test_quicklist2_plain_and_packed_nodes():
-    value = (W.length(3) + W.length(1) + W.string(b"P" * 9000) + W.length(2) +
-             W.string(W.listpack(["a", "bcd", 77])) + W.length(2) + W.string(W.listpack([])))
+    value = (
+        W.length(3)
+        + W.length(1)
+        + W.string(b"P" * 9000)
+        + W.length(2)
+        + W.string(W.listpack(["a", "bcd", 77]))
+        + W.length(2)
+        + W.string(W.listpack([]))
+    )
     recs, _ = run(W.rdb(W.key(18, "l", value), version=12, aux={"redis-ver": "7.4.1"}))
     r = recs[0]
     assert (r.length, r.max_elem, r.encoding) == (4, 9000, "quicklist")
@@ -209,10 +304,10 @@ def test_hostile_lengths_fail_before_allocating():
     huge_value = W.rdb(W.key(0, "k", b"\x81" + struct.pack(">Q", 1 << 60) + b"abc"), version=9)
     with pytest.raises(CorruptError, match="impossible"):
         run(huge_value)
-    with pytest.raises(TruncatedError):       # size unknown: skipped, never held, ends at EOF
+    with pytest.raises(TruncatedError):  # size unknown: skipped, never held, ends at EOF
         run(huge_value, sized=False)
     huge_key = W.rdb(bytes([0]) + b"\x81" + struct.pack(">Q", 1 << 60) + b"abc", version=9)
-    with pytest.raises(CorruptError, match="exceeds"):   # must be held: the hard cap applies
+    with pytest.raises(CorruptError, match="exceeds"):  # must be held: the hard cap applies
         run(huge_key, sized=False)
     many = W.rdb(W.key(2, "s", W.length(1 << 50)), version=9)
     with pytest.raises(CorruptError, match="claims"):
@@ -222,16 +317,25 @@ def test_hostile_lengths_fail_before_allocating():
         run(lzf)
 
 
-@pytest.mark.parametrize("record,message", [
-    (b"\xfe" + W.length(1 << 31), "database number 2147483648 is out of range"),
-    (b"\xf8" + W.length(1 << 63) + W.key(0, "k", W.string("v")),
-     "LRU idle time 9223372036854775808 s is out of range"),
-    (b"\xfb" + W.length(1 << 41) + W.length(0), "RESIZEDB claims 2199023255552 keys"),
-    (b"\xf4" + W.length(16384) + W.length(1) + W.length(0),
-     "slot info for slot 16384, outside 0..16383"),
-    (b"\xfa" + W.string("slot-info") + W.string("5,%d,0" % (1 << 41)),
-     "slot info claims 2199023255552 keys and 0 expires"),
-])
+@pytest.mark.parametrize(
+    "record,message",
+    [
+        (b"\xfe" + W.length(1 << 31), "database number 2147483648 is out of range"),
+        (
+            b"\xf8" + W.length(1 << 63) + W.key(0, "k", W.string("v")),
+            "LRU idle time 9223372036854775808 s is out of range",
+        ),
+        (b"\xfb" + W.length(1 << 41) + W.length(0), "RESIZEDB claims 2199023255552 keys"),
+        (
+            b"\xf4" + W.length(16384) + W.length(1) + W.length(0),
+            "slot info for slot 16384, outside 0..16383",
+        ),
+        (
+            b"\xfa" + W.string("slot-info") + W.string("5,%d,0" % (1 << 41)),
+            "slot info claims 2199023255552 keys and 0 expires",
+        ),
+    ],
+)
 def test_out_of_range_numbers_are_corrupt(record, message):
     """Numbers no server writes (a damaged length) end the parse with a CorruptError at the
     record, not a failure later where a table column cannot hold them."""
@@ -242,22 +346,27 @@ def test_out_of_range_numbers_are_corrupt(record, message):
 
 
 def test_field_expiry_beyond_64_bits_is_corrupt():
-    value = struct.pack("<q", 1 << 62) + W.length(1) + W.length(1 << 63) + W.string("f") + \
-        W.string("v")
+    value = (
+        struct.pack("<q", 1 << 62) + W.length(1) + W.length(1 << 63) + W.string("f") + W.string("v")
+    )
     data = W.rdb(W.key(24, "h", value), version=12)
-    with pytest.raises(CorruptError, match=r"hash field expiry 13835058055282163711 ms is out "
-                                           r"of range") as e:
+    with pytest.raises(
+        CorruptError,
+        match=r"hash field expiry 13835058055282163711 ms is out "
+        r"of range",
+    ) as e:
         run(data)
     assert e.value.key == b"h"
 
 
 def test_truncated_inside_a_value_names_the_key():
-    data = W.rdb(W.key(0, "a", W.string("1")) + W.key(0, "big", W.string(b"z" * 5000)),
-                 version=9)[:-600]
+    data = W.rdb(W.key(0, "a", W.string("1")) + W.key(0, "big", W.string(b"z" * 5000)), version=9)[
+        :-600
+    ]
     with pytest.raises(TruncatedError) as e:
         run(data)
     assert e.value.key == b"big" and e.value.rdb_type == 0
-    assert e.value.offset == 9 + 5 + 1 + 4 + 2       # where the 5000 value bytes start
+    assert e.value.offset == 9 + 5 + 1 + 4 + 2  # where the 5000 value bytes start
     assert "key 'big'" in e.value.describe()
 
 
@@ -265,18 +374,41 @@ def test_checksum_mismatch_and_disabled():
     good = W.rdb(W.key(0, "k", W.string("v")), version=9)
     bad = good[:-8] + bytes(8 - 1) + b"\x01"
     assert run(bad)[1].checksum == "mismatch"
-    assert run(W.rdb(W.key(0, "k", W.string("v")), version=9, checksum=False))[1].checksum == \
-        "disabled"
+    assert (
+        run(W.rdb(W.key(0, "k", W.string("v")), version=9, checksum=False))[1].checksum
+        == "disabled"
+    )
 
 
 def test_string_encodings():
-    body = b"".join(W.key(0, f"k{i}", W.string(v)) for i, v in enumerate([
-        b"12345678901234567890",     # beyond int64: not int
-        b"1234567890123456789",      # int64
-        b"-9223372036854775808",     # LONG_MIN: int
-        b"007", b"+5", b"-0", b"3.14", b"x" * 44, b"x" * 45]))
+    body = b"".join(
+        W.key(0, f"k{i}", W.string(v))
+        for i, v in enumerate(
+            [
+                b"12345678901234567890",  # beyond int64: not int
+                b"1234567890123456789",  # int64
+                b"-9223372036854775808",  # LONG_MIN: int
+                b"007",
+                b"+5",
+                b"-0",
+                b"3.14",
+                b"x" * 44,
+                b"x" * 45,
+            ]
+        )
+    )
     body += W.key(0, "i", W.int_string(-70000))
     recs, _ = run(W.rdb(body, version=11, aux={"redis-ver": "7.2.4"}))
-    assert [r.encoding for r in recs] == ["embstr", "int", "int", "embstr", "embstr", "embstr",
-                                          "embstr", "embstr", "raw", "int"]
+    assert [r.encoding for r in recs] == [
+        "embstr",
+        "int",
+        "int",
+        "embstr",
+        "embstr",
+        "embstr",
+        "embstr",
+        "embstr",
+        "raw",
+        "int",
+    ]
     assert recs[-1].length == 6

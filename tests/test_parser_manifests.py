@@ -1,5 +1,6 @@
 """Every key of every fixture dump against the manifest the server wrote next to it:
 db, type, encoding, length, expiry, LFU counter, per-db counts, checksum status."""
+
 from __future__ import annotations
 
 import json
@@ -18,8 +19,11 @@ DAMAGED = {"truncated", "corrupt-value", "corrupt-type", "aof-preamble"}
 
 def _intact(root: Path):
     out = []
-    for m in sorted(root.glob("*/small/manifest.json")) + sorted(
-            root.glob("*/variants/*/manifest.json")) + sorted(root.glob("*/seed1/manifest.json")):
+    for m in (
+        sorted(root.glob("*/small/manifest.json"))
+        + sorted(root.glob("*/variants/*/manifest.json"))
+        + sorted(root.glob("*/seed1/manifest.json"))
+    ):
         if m.parent.name in DAMAGED:
             continue
         if (m.parent / "dump.rdb").exists():
@@ -35,8 +39,11 @@ def test_every_version_has_a_fixture():
     assert len(versions) == 18
 
 
-@pytest.mark.parametrize("manifest", FIXTURE_MANIFESTS,
-                         ids=[str(m.parent.relative_to(FIXTURES)) for m in FIXTURE_MANIFESTS])
+@pytest.mark.parametrize(
+    "manifest",
+    FIXTURE_MANIFESTS,
+    ids=[str(m.parent.relative_to(FIXTURES)) for m in FIXTURE_MANIFESTS],
+)
 def test_fixture_matches_manifest(manifest):
     problems, info, recs = compare(str(manifest.parent / "dump.rdb"), str(manifest))
     assert problems == []
@@ -59,8 +66,10 @@ def test_lru_and_lfu_variants():
         d = FIXTURES / "redis-7.0.15" / "variants" / name
         problems, info, recs = compare(str(d / "dump.rdb"), str(d / "manifest.json"))
         assert problems == []
-        want = {(e["db"], manifest_key(e)): e[field]
-                for e in json.loads((d / "manifest.json").read_text())["keys"]}
+        want = {
+            (e["db"], manifest_key(e)): e[field]
+            for e in json.loads((d / "manifest.json").read_text())["keys"]
+        }
         got = {(r.db, r.key): getattr(r, attr) for r in recs}
         assert all(v is not None for v in got.values())
         if name == "lfu":
@@ -70,8 +79,9 @@ def test_lru_and_lfu_variants():
             assert all(0 <= got[k] - want[k] <= 30 for k in want)
 
 
-@pytest.mark.parametrize("version", ["redis-7.0.15", "redis-7.4.1", "redis-8.0-m01",
-                                     "valkey-8.0.1"])
+@pytest.mark.parametrize(
+    "version", ["redis-7.0.15", "redis-7.4.1", "redis-8.0-m01", "valkey-8.0.1"]
+)
 def test_cluster_slots(version):
     d = FIXTURES / version / "variants" / "cluster"
     m = json.loads((d / "manifest.json").read_text())
@@ -84,14 +94,15 @@ def test_cluster_slots(version):
     announced = {slot: keys for slot, keys, _ in info.slot_info}
     records = m["cluster"]["rdb_slot_records"]
     if version == "redis-7.0.15":
-        assert announced == {}          # 7.0 writes no slot records
+        assert announced == {}  # 7.0 writes no slot records
     else:
         assert len(info.slot_info) == len(records["records"])
         assert announced == dict(computed)
         expires = Counter(key_slot(r.key) for r in recs if r.expire_ms is not None)
         assert {s: e for s, _, e in info.slot_info if e} == dict(expires)
-        assert info.slot_info_source == ("aux-slot-info" if version.startswith("valkey")
-                                         else "opcode-244")
+        assert info.slot_info_source == (
+            "aux-slot-info" if version.startswith("valkey") else "opcode-244"
+        )
 
 
 def test_quicklist_plain_nodes():
@@ -118,8 +129,10 @@ def test_streams_and_hash_field_ttls():
             assert r.stream.entries_added == s["entries-added"]
             assert r.stream.max_deleted_id == s["max-deleted-entry-id"]
             assert len(r.stream.groups) == s["groups"]
-            for g, want in zip(sorted(r.stream.groups, key=lambda g: g.name),
-                               sorted(s["groups_detail"], key=lambda g: g["name"])):
+            for g, want in zip(
+                sorted(r.stream.groups, key=lambda g: g.name),
+                sorted(s["groups_detail"], key=lambda g: g["name"]),
+            ):
                 assert g.name.decode() == want["name"]
                 assert g.pending == want["pending"]
                 assert len(g.consumers) == want["consumers"]
@@ -133,8 +146,10 @@ def test_streams_and_hash_field_ttls():
     assert checked >= 20
 
 
-@pytest.mark.skipif(not os.environ.get("RDBSCAN_CORPUS"),
-                    reason="set RDBSCAN_CORPUS to the shared dumps folder to walk the corpus")
+@pytest.mark.skipif(
+    not os.environ.get("RDBSCAN_CORPUS"),
+    reason="set RDBSCAN_CORPUS to the shared dumps folder to walk the corpus",
+)
 def test_whole_corpus():
     root = Path(os.environ["RDBSCAN_CORPUS"])
     manifests = _intact(root)

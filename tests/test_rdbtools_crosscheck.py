@@ -1,5 +1,6 @@
 """On RDB <= 9 dumps, keys, types and lengths agree with rdbtools, the reference peer
 (it cannot read Redis 7 dumps, so it is a test-only dependency)."""
+
 from __future__ import annotations
 
 import os
@@ -33,8 +34,10 @@ class Collect(RdbCallback):
         self.db = db_number
 
     def set(self, key, value, expiry, info):
-        self.keys[(self.db, _k(key))] = ("string", len(value) if isinstance(value, bytes)
-                                     else len(str(value)))
+        self.keys[(self.db, _k(key))] = (
+            "string",
+            len(value) if isinstance(value, bytes) else len(str(value)),
+        )
 
     def _start(self, kind, key):
         self.cur = [kind, _k(key), 0]
@@ -92,15 +95,14 @@ class Collect(RdbCallback):
         self.keys[(self.db, _k(key))] = ("stream", items)
 
     def start_module(self, key, module_name, expiry, info):
-        if key is not None:          # rdbtools reports MODULE_AUX records with key None
+        if key is not None:  # rdbtools reports MODULE_AUX records with key None
             self.keys[(self.db, _k(key))] = ("module", 1)
         return False
 
 
 def _rdb_le9():
     out = []
-    for p in sorted(FIXTURES.glob("*/small/dump.rdb")) + sorted(
-            FIXTURES.glob("public/**/*.rdb")):
+    for p in sorted(FIXTURES.glob("*/small/dump.rdb")) + sorted(FIXTURES.glob("public/**/*.rdb")):
         with open(p, "rb") as f:
             head = f.read(9)
         if head[:5] == b"REDIS" and head[5:9].isdigit() and int(head[5:9]) <= 9:
@@ -109,8 +111,13 @@ def _rdb_le9():
 
 
 CASES = _rdb_le9()
-KNOWN_RDBTOOLS_FAILURES = {"module.rdb", "redis_40_with_module.rdb", "corrupt_ziplist.rdb",
-                           "dump-module-2.rdb", "invalid_chksum_v8.rdb"}
+KNOWN_RDBTOOLS_FAILURES = {
+    "module.rdb",
+    "redis_40_with_module.rdb",
+    "corrupt_ziplist.rdb",
+    "dump-module-2.rdb",
+    "invalid_chksum_v8.rdb",
+}
 
 
 @pytest.mark.parametrize("path", CASES, ids=[str(p.relative_to(FIXTURES)) for p in CASES])
@@ -124,12 +131,20 @@ def test_agrees_with_rdbtools(path):
         raise
     info = DumpInfo()
     with open(path, "rb") as f:
-        ours = {(r.db, r.key): (r.type, r.length if r.type != "module" else 1)
-                for r in parse(f, info, size=os.path.getsize(path))}
+        ours = {
+            (r.db, r.key): (r.type, r.length if r.type != "module" else 1)
+            for r in parse(f, info, size=os.path.getsize(path))
+        }
     assert ours == cb.keys
 
 
 def test_crosscheck_covers_the_small_dumps():
     names = {p.parts[-3] for p in CASES if p.parent.name == "small"}
-    assert names == {"redis-2.8.24", "redis-3.2.13", "redis-4.0.14", "redis-5.0.14",
-                     "redis-6.0.20", "redis-6.2.16"}
+    assert names == {
+        "redis-2.8.24",
+        "redis-3.2.13",
+        "redis-4.0.14",
+        "redis-5.0.14",
+        "redis-6.0.20",
+        "redis-6.2.16",
+    }

@@ -1,5 +1,6 @@
 """`rdbscan report / queries / query` through click, the JSON contract, --fail-on exit codes,
 rules and config files, and the macros; expected values come from the manifests."""
+
 from __future__ import annotations
 
 import collections
@@ -37,7 +38,9 @@ def test_report_json_contract_from_dump(tmp_path):
     rep = json.loads(res.stdout)
     o = rep["overview"]
     assert o["keys"] == len(m.keys)
-    assert o["keys_by_db"] == {str(k): v for k, v in sorted(collections.Counter(k.db for k in m.keys).items())}
+    assert o["keys_by_db"] == {
+        str(k): v for k, v in sorted(collections.Counter(k.db for k in m.keys).items())
+    }
     assert o["rdb_version"] == 10 and isinstance(o["memory_bytes"], int)
     for item in rep["big_keys"]["items"]:
         assert {"db", "key", "type", "length", "memory_bytes"} <= set(item)
@@ -51,12 +54,24 @@ def test_report_json_contract_from_dump(tmp_path):
         assert {"db", "key", "type", "encoding", "savings_bytes"} <= set(c)
     for r in rep["naming"]["rules"]:
         assert {"rule", "keys", "examples"} <= set(r)
-    assert set(rep) >= {"overview", "big_keys", "patterns", "ttl", "encodings", "naming", "cold", "slots", "streams"}
+    assert set(rep) >= {
+        "overview",
+        "big_keys",
+        "patterns",
+        "ttl",
+        "encodings",
+        "naming",
+        "cold",
+        "slots",
+        "streams",
+    }
 
 
 def test_report_output_database_kept(tmp_path):
     out = tmp_path / "kept.duckdb"
-    res = run("report", manifest(REL).dump, "-o", out, "--format", "json", "-q", "--section", "overview")
+    res = run(
+        "report", manifest(REL).dump, "-o", out, "--format", "json", "-q", "--section", "overview"
+    )
     assert res.exit_code == 0
     con = duckdb.connect(str(out), read_only=True)
     assert con.execute("SELECT count(*) FROM keys").fetchone()[0] == len(manifest(REL).keys)
@@ -65,8 +80,17 @@ def test_report_output_database_kept(tmp_path):
 def test_report_text_and_markdown(db):
     res = run("report", db)
     assert res.exit_code == 0, res.output
-    for heading in ("Overview", "Big keys", "Key families", "TTL", "Compact encodings", "Naming", "Cold keys",
-                    "Cluster slots", "Streams"):
+    for heading in (
+        "Overview",
+        "Big keys",
+        "Key families",
+        "TTL",
+        "Compact encodings",
+        "Naming",
+        "Cold keys",
+        "Cluster slots",
+        "Streams",
+    ):
         assert heading in res.stdout
     assert "user:{id}:profile" in res.stdout
     assert "What to do:" in res.stdout
@@ -88,12 +112,28 @@ def test_fail_on_exit_codes(db):
     checks = json.loads(res.stdout)["fail_on"]["checks"]
     assert checks[0]["value"] == n_big and checks[0]["failed"]
     assert "findings exceed" in res.stderr
-    assert run("report", db, "--fail-on", f"big-keys={n_big}", "--section", "overview").exit_code == 0
-    assert run("report", db, "--fail-on", f"naming:uppercase={n_upper - 1}", "--section", "overview").exit_code == 3
-    assert run("report", db, "--fail-on", f"naming:uppercase={n_upper}", "--section", "overview").exit_code == 0
+    assert (
+        run("report", db, "--fail-on", f"big-keys={n_big}", "--section", "overview").exit_code == 0
+    )
+    assert (
+        run(
+            "report", db, "--fail-on", f"naming:uppercase={n_upper - 1}", "--section", "overview"
+        ).exit_code
+        == 3
+    )
+    assert (
+        run(
+            "report", db, "--fail-on", f"naming:uppercase={n_upper}", "--section", "overview"
+        ).exit_code
+        == 0
+    )
     # share of memory without TTL: nearly all memory in this fixture
-    assert run("report", db, "--fail-on", "no-ttl-share=99.9%", "--section", "overview").exit_code == 0
-    assert run("report", db, "--fail-on", "no-ttl-share=50%", "--section", "overview").exit_code == 3
+    assert (
+        run("report", db, "--fail-on", "no-ttl-share=99.9%", "--section", "overview").exit_code == 0
+    )
+    assert (
+        run("report", db, "--fail-on", "no-ttl-share=50%", "--section", "overview").exit_code == 3
+    )
     bad = run("report", db, "--fail-on", "bogus")
     assert bad.exit_code == 2 and "unknown rule" in bad.output and "Traceback" not in bad.output
 
@@ -101,8 +141,10 @@ def test_fail_on_exit_codes(db):
 def test_rules_file(db, tmp_path):
     m = manifest(REL)
     rules = tmp_path / "rules.toml"
-    rules.write_text('[rules.uppercase]\nenabled = false\n\n[rules.max-length]\nmax_bytes = 100\n\n'
-                     '[big-keys]\ncollection_length = 500\n\n[fail-on]\nnaming = 1000000\n')
+    rules.write_text(
+        "[rules.uppercase]\nenabled = false\n\n[rules.max-length]\nmax_bytes = 100\n\n"
+        "[big-keys]\ncollection_length = 500\n\n[fail-on]\nnaming = 1000000\n"
+    )
     res = run("report", db, "--rules", rules, "--format", "json", "--top", "100")
     assert res.exit_code == 0, res.output
     rep = json.loads(res.stdout)
@@ -110,7 +152,9 @@ def test_rules_file(db, tmp_path):
     assert "uppercase" not in got
     assert got["max-length"] == len(naming_violations(m.keys, max_length=100)["max-length"])
     big = {r["rule"]: r["keys"] for r in rep["big_keys"]["rules"]}
-    assert big["big-collection"] == sum(1 for k in m.keys if "big-collection" in big_key_rules(k, coll_len=500))
+    assert big["big-collection"] == sum(
+        1 for k in m.keys if "big-collection" in big_key_rules(k, coll_len=500)
+    )
     assert rep["fail_on"]["checks"][0]["rule"] == "naming" and not rep["fail_on"]["failed"]
     bad = tmp_path / "bad.toml"
     bad.write_text("[rules.no-such-rule]\nenabled = false\n")
@@ -120,9 +164,23 @@ def test_rules_file(db, tmp_path):
 
 def test_config_file_and_set(db, tmp_path):
     conf = tmp_path / "redis.conf"
-    conf.write_text("# test\nhash-max-ziplist-entries 1024\nzset-max-listpack-value \"128\"\nmaxmemory 1gb\n")
-    res = run("report", db, "--config", conf, "--set", "hash-max-listpack-value=128", "--format", "json",
-              "--section", "encodings", "--top", "200")
+    conf.write_text(
+        '# test\nhash-max-ziplist-entries 1024\nzset-max-listpack-value "128"\nmaxmemory 1gb\n'
+    )
+    res = run(
+        "report",
+        db,
+        "--config",
+        conf,
+        "--set",
+        "hash-max-listpack-value=128",
+        "--format",
+        "json",
+        "--section",
+        "encodings",
+        "--top",
+        "200",
+    )
     assert res.exit_code == 0, res.output
     e = json.loads(res.stdout)["encodings"]
     assert e["thresholds"]["hash-max-listpack-entries"] == 1024
@@ -157,7 +215,9 @@ def test_query_command(db):
     assert len(rows) == 1
     res = run("query", db, "big_keys_summary", "--param", "collection_length=100", "-f", "json")
     got = {r["rule"]: r["keys"] for r in json.loads(res.stdout)}
-    assert got["big-collection"] == sum(1 for k in m.keys if "big-collection" in big_key_rules(k, coll_len=100))
+    assert got["big-collection"] == sum(
+        1 for k in m.keys if "big-collection" in big_key_rules(k, coll_len=100)
+    )
     res = run("query", db, "naming_rules", "-f", "csv")
     assert res.exit_code == 0 and res.stdout.startswith("rule,description,keys")
     assert run("query", db, "nope").exit_code == 2
@@ -175,7 +235,7 @@ def test_wide_results_print_one_block_per_row(db):
     lines = res.stdout.splitlines()
     assert lines[0].startswith("-[ row 1 ]") and lines[-1] == f"({len(want)} rows)"
     assert sum(1 for ln in lines if ln.startswith("-[ row ")) == len(want) == 2
-    first = dict(re.match(r"(\S+)\s+(.*)$", ln).groups() for ln in lines[1:1 + len(want[0])])
+    first = dict(re.match(r"(\S+)\s+(.*)$", ln).groups() for ln in lines[1 : 1 + len(want[0])])
     assert list(first) == list(want[0])
     assert first["key"] == want[0]["key"] and first["memory_bytes"] == str(want[0]["memory_bytes"])
     narrow = run("sql", db, "SELECT type, count(*) AS n FROM keys GROUP BY ALL ORDER BY n DESC")
@@ -184,9 +244,11 @@ def test_wide_results_print_one_block_per_row(db):
 
 def test_query_own_sql_file(db, tmp_path):
     sql = tmp_path / "mine.sql"
-    sql.write_text("-- name: mine\n-- answers: How many keys per family prefix?\n-- params:\n"
-                   "--   depth (1)   prefix depth\n"
-                   "SELECT key_prefix(pattern, $depth) AS prefix, count(*) AS keys FROM rkeys GROUP BY 1 ORDER BY 2 DESC\n")
+    sql.write_text(
+        "-- name: mine\n-- answers: How many keys per family prefix?\n-- params:\n"
+        "--   depth (1)   prefix depth\n"
+        "SELECT key_prefix(pattern, $depth) AS prefix, count(*) AS keys FROM rkeys GROUP BY 1 ORDER BY 2 DESC\n"
+    )
     res = run("query", db, sql, "-p", "depth=1", "-f", "json")
     assert res.exit_code == 0, res.output
     rows = {r["prefix"]: r["keys"] for r in json.loads(res.stdout)}
@@ -206,7 +268,7 @@ def test_macros_in_loaded_database(db):
     assert q("SELECT key_pattern('a.1|b', delimiters := '.|')") == "a.{id}|b"
     # key_family: the stored family for ':', key_pattern afresh for other delimiters
     assert q("SELECT key_family('a.1:b', 'stored')") == "stored"
-    assert q("SELECT key_family('a.1:b', NULL)") is None   # the stored family, even when null
+    assert q("SELECT key_family('a.1:b', NULL)") is None  # the stored family, even when null
     assert q("SELECT key_family('a.1:b', 'stored', delimiters := '.:')") == "a.{id}:b"
     assert q("SELECT count(*) FROM keys WHERE key_family(key, family) <> key_pattern(key)") == 0
     assert q("SELECT key_prefix('user:1000:profile', 2)") == "user:1000"
@@ -217,7 +279,14 @@ def test_macros_in_loaded_database(db):
     assert q("SELECT key_hashtag('foo{}{bar}')") is None
     assert q("SELECT key_hashtag('foo{{bar}}zap')") == "{bar"
     assert q("SELECT key_hashtag('foo{bar}{zap}')") == "bar"
-    assert [q(f"SELECT jemalloc_size({n})") for n in (1, 9, 65, 129, 1025, 5000)] == [8, 16, 80, 160, 1280, 5120]
+    assert [q(f"SELECT jemalloc_size({n})") for n in (1, 9, 65, 129, 1025, 5000)] == [
+        8,
+        16,
+        80,
+        160,
+        1280,
+        5120,
+    ]
     m = manifest(REL)
     fam = collections.Counter()
     for k in m.keys:

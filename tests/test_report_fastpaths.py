@@ -3,6 +3,7 @@ against its regex passes, the naming rules' fast path (with and without keys.pla
 report_truth, big_keys_top's per-type ORDER BY ... LIMIT against a ranking of every key (with many
 ties), strings_to_hashes' per-family parents against per-key parents, rfamilies' per-TTL grouping
 against figures computed from the rows."""
+
 from __future__ import annotations
 
 import random
@@ -31,24 +32,62 @@ def _keys_for_patterns(n: int, seed: int) -> list[str]:
         return "".join(rnd.choice("0123456789abcdef") for _ in range(k))
 
     def seg() -> str:
-        return rnd.choice([
-            "user", "Session", "", "x", "{", "}", "a b", "é", "deadbeef", "DEADBEEFcafe", "\ue000",
-            str(rnd.randint(0, 10 ** rnd.randint(1, 12))), "20240131", "12345678", "2024-01-31",
-            "2024-01", "1999-12-31T10", hexs(rnd.randint(5, 40)), hexs(8).upper(), hexs(7) + "g",
-            "%08x-%04x-%04x-%04x-%012x" % tuple(rnd.getrandbits(b) for b in (32, 16, 16, 16, 48)),
-            "abcdefab-abcd-abcd-abcd-abcdefabcdef", "ab12345678cd", "tok3nABCDEFGHIJKLMNOP",
-            "1234-5678-9012-3456", "-1", "+5", "3.5", "ff_00",
-            # 8 digits: dates and their near misses (month, day, century), ids
-            "19991231", "20000101", "19991301", "20241200", "20240132", "20240100", "19000229",
-            "18991231", "21000101", "10000000", "%08d" % rnd.randint(0, 10 ** 8 - 1),
-            "20%02d%02d%02d" % (rnd.randint(0, 99), rnd.randint(0, 14), rnd.randint(0, 40))])
+        return rnd.choice(
+            [
+                "user",
+                "Session",
+                "",
+                "x",
+                "{",
+                "}",
+                "a b",
+                "é",
+                "deadbeef",
+                "DEADBEEFcafe",
+                "\ue000",
+                str(rnd.randint(0, 10 ** rnd.randint(1, 12))),
+                "20240131",
+                "12345678",
+                "2024-01-31",
+                "2024-01",
+                "1999-12-31T10",
+                hexs(rnd.randint(5, 40)),
+                hexs(8).upper(),
+                hexs(7) + "g",
+                "%08x-%04x-%04x-%04x-%012x"
+                % tuple(rnd.getrandbits(b) for b in (32, 16, 16, 16, 48)),
+                "abcdefab-abcd-abcd-abcd-abcdefabcdef",
+                "ab12345678cd",
+                "tok3nABCDEFGHIJKLMNOP",
+                "1234-5678-9012-3456",
+                "-1",
+                "+5",
+                "3.5",
+                "ff_00",
+                # 8 digits: dates and their near misses (month, day, century), ids
+                "19991231",
+                "20000101",
+                "19991301",
+                "20241200",
+                "20240132",
+                "20240100",
+                "19000229",
+                "18991231",
+                "21000101",
+                "10000000",
+                "%08d" % rnd.randint(0, 10**8 - 1),
+                "20%02d%02d%02d" % (rnd.randint(0, 99), rnd.randint(0, 14), rnd.randint(0, 40)),
+            ]
+        )
 
     keys = set()
     while len(keys) < n:
         parts = []
         for _ in range(rnd.randint(1, 5)):
             s = seg()
-            parts.append(("{" if rnd.random() < 0.1 else "") + s + ("}" if rnd.random() < 0.1 else ""))
+            parts.append(
+                ("{" if rnd.random() < 0.1 else "") + s + ("}" if rnd.random() < 0.1 else "")
+            )
         seps = [rnd.choice(":./|-#_ ") for _ in parts]
         same = rnd.random() < 0.7
         keys.add("".join(p + (seps[0] if same else seps[i]) for i, p in enumerate(parts))[:-1])
@@ -58,20 +97,27 @@ def _keys_for_patterns(n: int, seed: int) -> list[str]:
 def test_key_pattern_fast_paths_match_the_passes():
     con = duckdb.connect()
     macros.create_macros(con)
-    con.execute(f"CREATE MACRO key_pattern_passes(key, delimiters) AS {macros._key_pattern_passes_sql()}")
+    con.execute(
+        f"CREATE MACRO key_pattern_passes(key, delimiters) AS {macros._key_pattern_passes_sql()}"
+    )
     con.register("corpus", pa.table({"key": _keys_for_patterns(8000, 1)}))
     con.execute("CREATE TABLE k AS SELECT * FROM corpus")
     sql = macros._key_pattern_sql()
-    fast1 = sql.split(" THEN ")[0][len("CASE WHEN "):]           # the conditions of the fast paths
+    fast1 = sql.split(" THEN ")[0][len("CASE WHEN ") :]  # the conditions of the fast paths
     fast2 = sql.split(" THEN ")[1].split(" WHEN ", 1)[1]
     taken = [0, 0]
     for d in DELIMITER_SETS:
-        diff = con.execute("SELECT key, key_pattern(key, delimiters := $d) AS fast, key_pattern_passes(key, $d) AS passes "
-                           "FROM k WHERE fast IS DISTINCT FROM passes LIMIT 5", {"d": d}).fetchall()
+        diff = con.execute(
+            "SELECT key, key_pattern(key, delimiters := $d) AS fast, key_pattern_passes(key, $d) AS passes "
+            "FROM k WHERE fast IS DISTINCT FROM passes LIMIT 5",
+            {"d": d},
+        ).fetchall()
         assert diff == [], (d, diff)
-        lit = "'" + d.replace("'", "''") + "'"   # a constant, for the regexes to compile once
-        n1, n2 = con.execute(f"SELECT count(*) FILTER (WHERE {fast1}), count(*) FILTER (WHERE NOT ({fast1}) AND {fast2}) "
-                             "FROM k".replace("delimiters", lit)).fetchall()[0]
+        lit = "'" + d.replace("'", "''") + "'"  # a constant, for the regexes to compile once
+        n1, n2 = con.execute(
+            f"SELECT count(*) FILTER (WHERE {fast1}), count(*) FILTER (WHERE NOT ({fast1}) AND {fast2}) "
+            "FROM k".replace("delimiters", lit)
+        ).fetchall()[0]
         taken[0] += n1
         taken[1] += n2
     assert taken[0] > 1000 and taken[1] > 1000, taken  # both fast paths were exercised
@@ -90,15 +136,34 @@ def keys_db(tmp_path):
         con = duckdb.connect(str(db))
         dump_id = con.execute("SELECT min(dump_id) FROM dumps").fetchall()[0][0]
         rows = [_stored(r) for r in rows]
-        cols = ["dump_id", "db", "key", "key_raw", "rdb_type", "encoding_id", "module_type",
-                "length", "memory_bytes", "slot", "plain_key", "expire_at_ms"]
-        con.register("new_rows", pa.table({c: [r.get(c, dump_id if c == "dump_id" else None) for r in rows]
-                                           for c in cols}))
+        cols = [
+            "dump_id",
+            "db",
+            "key",
+            "key_raw",
+            "rdb_type",
+            "encoding_id",
+            "module_type",
+            "length",
+            "memory_bytes",
+            "slot",
+            "plain_key",
+            "expire_at_ms",
+        ]
+        con.register(
+            "new_rows",
+            pa.table(
+                {c: [r.get(c, dump_id if c == "dump_id" else None) for r in rows] for c in cols}
+            ),
+        )
         con.execute("DELETE FROM key_rows")
-        con.execute(f"INSERT INTO key_rows ({', '.join(cols)}, family) "
-                    f"SELECT {', '.join(cols)}, key_pattern(key) FROM new_rows")
+        con.execute(
+            f"INSERT INTO key_rows ({', '.join(cols)}, family) "
+            f"SELECT {', '.join(cols)}, key_pattern(key) FROM new_rows"
+        )
         con.close()
         return str(db)
+
     return make
 
 
@@ -118,29 +183,81 @@ def _stored(row: dict) -> dict:
 
 
 def _naming_rows(raw_keys: list[bytes], with_plain: bool) -> list[dict]:
-    return [{"db": i % 2, "key": raw.decode("utf-8", "backslashreplace"), "key_bytes": raw,
-             "key_length": len(raw), "type": "string", "encoding": "raw", "length": 1,
-             "memory_bytes": 100 + i, "slot": 0, "plain_key": plain_key(raw) if with_plain else None}
-            for i, raw in enumerate(raw_keys)]
+    return [
+        {
+            "db": i % 2,
+            "key": raw.decode("utf-8", "backslashreplace"),
+            "key_bytes": raw,
+            "key_length": len(raw),
+            "type": "string",
+            "encoding": "raw",
+            "length": 1,
+            "memory_bytes": 100 + i,
+            "slot": 0,
+            "plain_key": plain_key(raw) if with_plain else None,
+        }
+        for i, raw in enumerate(raw_keys)
+    ]
 
 
 @pytest.mark.parametrize("with_plain", [True, False], ids=["plain_key", "regex"])
 def test_naming_fast_path(keys_db, with_plain):
     """With keys.plain_key as the loader stores it, and without (the regex in its place)."""
-    raw = [b"user:1", b"user:2:profile", b"user_3:x", b"ab:cd:ef", b"x:", b"data:1", b"data_7:x",
-           b"tmp12:x", b"temp:x", b"test1:y", b"foo:bar", b"default9:z",
-           b"abcdefghijklmnopqrstuvwxyz:0123", b"k:" + b"a" * 130,
-           # mixed-delimiters: root `cart` mostly `:`, root `shop` mostly `.`
-           b"cart:1", b"cart:2", b"cart:3", b"cart.4", b"cart/5:6", b"shop.1", b"shop.2", b"shop:3",
-           # fast keys whose family starts with a placeholder (checked key by key): hex ids, a
-           # token; root `deadbeef12` is mostly `.`, so its `:` keys break mixed-delimiters
-           b"deadbeef12:x", b"deadbeef12:y", b"deadbeef12.z", b"deadbeef12.w", b"deadbeef12.v",
-           b"abcdef0123456789abcdef:y", b"ab12345678cd:z",
-           # roots `tie`, `eit`: `:` and `.` as often; the tie goes to `:` (the last in byte order)
-           b"tie:1", b"tie.2", b"eit.1", b"eit:2",
-           # keys off the fast path
-           b"User:1", b"user-1:x", b"1user:x", b"user", b"us er:x", b"{tag}:1", b"x{y:1", b"a\tb:1",
-           b"k:\xff\xfe", b"\xc3\xa9t\xc3\xa9:1", b"user:1.2", b"user:*", b"it's:1", b"a|b", b"Data:2"]
+    raw = [
+        b"user:1",
+        b"user:2:profile",
+        b"user_3:x",
+        b"ab:cd:ef",
+        b"x:",
+        b"data:1",
+        b"data_7:x",
+        b"tmp12:x",
+        b"temp:x",
+        b"test1:y",
+        b"foo:bar",
+        b"default9:z",
+        b"abcdefghijklmnopqrstuvwxyz:0123",
+        b"k:" + b"a" * 130,
+        # mixed-delimiters: root `cart` mostly `:`, root `shop` mostly `.`
+        b"cart:1",
+        b"cart:2",
+        b"cart:3",
+        b"cart.4",
+        b"cart/5:6",
+        b"shop.1",
+        b"shop.2",
+        b"shop:3",
+        # fast keys whose family starts with a placeholder (checked key by key): hex ids, a
+        # token; root `deadbeef12` is mostly `.`, so its `:` keys break mixed-delimiters
+        b"deadbeef12:x",
+        b"deadbeef12:y",
+        b"deadbeef12.z",
+        b"deadbeef12.w",
+        b"deadbeef12.v",
+        b"abcdef0123456789abcdef:y",
+        b"ab12345678cd:z",
+        # roots `tie`, `eit`: `:` and `.` as often; the tie goes to `:` (the last in byte order)
+        b"tie:1",
+        b"tie.2",
+        b"eit.1",
+        b"eit:2",
+        # keys off the fast path
+        b"User:1",
+        b"user-1:x",
+        b"1user:x",
+        b"user",
+        b"us er:x",
+        b"{tag}:1",
+        b"x{y:1",
+        b"a\tb:1",
+        b"k:\xff\xfe",
+        b"\xc3\xa9t\xc3\xa9:1",
+        b"user:1.2",
+        b"user:*",
+        b"it's:1",
+        b"a|b",
+        b"Data:2",
+    ]
     db = keys_db(_naming_rows(raw, with_plain))
     con = rpt.open_database(db)
     try:
@@ -150,11 +267,27 @@ def test_naming_fast_path(keys_db, with_plain):
             got.setdefault(rule, set()).add((db_, key))
     finally:
         con.close()
-    mkeys = [MKey(db=i % 2, raw=r, type="string", encoding="raw", length=1, expire_at_ms=None,
-                  memory_usage=None, slot=None, value=None, lfu_freq=None, lru_idle_s=None) for i, r in enumerate(raw)]
+    mkeys = [
+        MKey(
+            db=i % 2,
+            raw=r,
+            type="string",
+            encoding="raw",
+            length=1,
+            expire_at_ms=None,
+            memory_usage=None,
+            slot=None,
+            value=None,
+            lfu_freq=None,
+            lru_idle_s=None,
+        )
+        for i, r in enumerate(raw)
+    ]
     want = naming_violations(mkeys)
     for rule, idents in want.items():
-        assert got.get(rule, set()) == {(d, r.decode("utf-8", "backslashreplace")) for d, r in idents}, rule
+        assert got.get(rule, set()) == {
+            (d, r.decode("utf-8", "backslashreplace")) for d, r in idents
+        }, rule
 
 
 def test_big_keys_top_with_ties(keys_db):
@@ -162,9 +295,19 @@ def test_big_keys_top_with_ties(keys_db):
     rows = []
     for i in range(3000):
         t = rnd.choice(["string", "string", "hash", "list", "stream"])
-        rows.append({"db": rnd.randint(0, 1), "key": f"k:{rnd.randint(0, 99999):05d}:{i}", "type": t,
-                     "encoding": "x", "length": None if t == "stream" and rnd.random() < 0.3 else rnd.choice([1, 2, 3, 7]),
-                     "memory_bytes": rnd.choice([56, 72, 72, 88, None]), "slot": 0})
+        rows.append(
+            {
+                "db": rnd.randint(0, 1),
+                "key": f"k:{rnd.randint(0, 99999):05d}:{i}",
+                "type": t,
+                "encoding": "x",
+                "length": None
+                if t == "stream" and rnd.random() < 0.3
+                else rnd.choice([1, 2, 3, 7]),
+                "memory_bytes": rnd.choice([56, 72, 72, 88, None]),
+                "slot": 0,
+            }
+        )
     db = keys_db(rows)
     con = rpt.open_database(db)
     try:
@@ -176,12 +319,13 @@ def test_big_keys_top_with_ties(keys_db):
             if ranking == "length" and t == "string":
                 continue
             ks = [r for r in rows if r["type"] == t]
-            big = 2 ** 62
+            big = 2**62
 
             def by(r):
                 mem, ln = r["memory_bytes"] or 0, r["length"]
-                ln_key = -ln if ln is not None else big   # NULL lengths last
+                ln_key = -ln if ln is not None else big  # NULL lengths last
                 return (-mem, ln_key, r["key"]) if ranking == "memory" else (ln_key, -mem, r["key"])
+
             want = [(r["key"], r["memory_bytes"] or 0, r["length"]) for r in sorted(ks, key=by)[:7]]
             got = [(r["key"], r["memory_bytes"], r["length"]) for r in got_rows if r["type"] == t]
             assert [r["rank"] for r in got_rows if r["type"] == t] == list(range(1, len(want) + 1))
@@ -202,18 +346,27 @@ def _string_rows(with_plain: bool) -> list[dict]:
         elif f < 0.7:
             keys.add(f"sess:{rnd.choice('abc')}{rnd.choice('gh')}:{rnd.choice('xyz')}")
         elif f < 0.8:
-            keys.add(f"deadbeef{rnd.randint(10, 30)}:{rnd.randint(0, 5)}")   # placeholder parent
+            keys.add(f"deadbeef{rnd.randint(10, 30)}:{rnd.randint(0, 5)}")  # placeholder parent
         elif f < 0.9:
-            keys.add(f"Mixed:{rnd.randint(0, 40)}:{rnd.randint(0, 9)}")        # not plain
+            keys.add(f"Mixed:{rnd.randint(0, 40)}:{rnd.randint(0, 9)}")  # not plain
         else:
-            keys.add(f"x{rnd.randint(0, 20)}:" + "y" * rnd.randint(0, 70))     # long fields
+            keys.add(f"x{rnd.randint(0, 20)}:" + "y" * rnd.randint(0, 70))  # long fields
     rows = []
     for k in sorted(keys):
         n = rnd.choice([1, 5, 20, 60, 70])
-        rows.append({"db": rnd.choice([0, 0, 1]), "key": k, "type": "string", "encoding": "raw",
-                     "length": n, "memory_bytes": 50 + n, "slot": 0,
-                     "expire_at_ms": 1900000000000 if rnd.random() < 0.1 else None,
-                     "plain_key": plain_key(k.encode()) if with_plain else None})
+        rows.append(
+            {
+                "db": rnd.choice([0, 0, 1]),
+                "key": k,
+                "type": "string",
+                "encoding": "raw",
+                "length": n,
+                "memory_bytes": 50 + n,
+                "slot": 0,
+                "expire_at_ms": 1900000000000 if rnd.random() < 0.1 else None,
+                "plain_key": plain_key(k.encode()) if with_plain else None,
+            }
+        )
     return rows
 
 
@@ -233,11 +386,17 @@ def test_strings_to_hashes_per_family(keys_db):
             con.close()
     assert got[True] == got[False]
     fams = {r["family"]: r for r in got[True]}
-    assert {"cfg:web:*", "sess:ag:*", "user:{id}:*"} <= set(fams)   # both ways give rows
+    assert {"cfg:web:*", "sess:ag:*", "user:{id}:*"} <= set(fams)  # both ways give rows
     # cfg:web: one hash per db, fields = its string keys without TTL, values within 64 bytes
-    want = [r for r in rows if r["key"].startswith("cfg:web:") and r["expire_at_ms"] is None
-            and r["length"] <= 64]
-    assert (fams["cfg:web:*"]["hashes"], fams["cfg:web:*"]["keys"]) == (len({r["db"] for r in want}), len(want))
+    want = [
+        r
+        for r in rows
+        if r["key"].startswith("cfg:web:") and r["expire_at_ms"] is None and r["length"] <= 64
+    ]
+    assert (fams["cfg:web:*"]["hashes"], fams["cfg:web:*"]["keys"]) == (
+        len({r["db"] for r in want}),
+        len(want),
+    )
     # its estimate: per db, a listpack of the fields (`web:` cut off) and values, 2 bytes of
     # overhead per entry, 7 bytes of header
     con = duckdb.connect()
@@ -245,7 +404,9 @@ def test_strings_to_hashes_per_family(keys_db):
     lp = {}
     for r in want:
         lp[r["db"]] = lp.get(r["db"], 7) + len(r["key"]) - len("cfg:web:") + r["length"] + 4
-    est = sum(con.execute("SELECT compact_memory_estimate(7, ?)", [b]).fetchone()[0] for b in lp.values())
+    est = sum(
+        con.execute("SELECT compact_memory_estimate(7, ?)", [b]).fetchone()[0] for b in lp.values()
+    )
     assert fams["cfg:web:*"]["estimated_bytes"] == est
     assert fams["cfg:web:*"]["memory_bytes"] == sum(r["memory_bytes"] for r in want)
 
@@ -255,20 +416,42 @@ def test_ttl_families_match_the_keys(keys_db):
     without TTL (query ttl_families) against the figures computed here from the rows: counts,
     memory, memory without TTL, an example among the largest keys without TTL, the median TTL
     still to run at snapshot time."""
-    probe = duckdb.connect(keys_db([{"db": 0, "key": "p", "type": "string", "encoding": "raw",
-                                     "length": 1, "memory_bytes": 1, "slot": 0}]), read_only=True)
-    snap = probe.execute("SELECT ctime * 1000 FROM dumps").fetchone()[0]   # the snapshot time
+    probe = duckdb.connect(
+        keys_db(
+            [
+                {
+                    "db": 0,
+                    "key": "p",
+                    "type": "string",
+                    "encoding": "raw",
+                    "length": 1,
+                    "memory_bytes": 1,
+                    "slot": 0,
+                }
+            ]
+        ),
+        read_only=True,
+    )
+    snap = probe.execute("SELECT ctime * 1000 FROM dumps").fetchone()[0]  # the snapshot time
     probe.close()
     rnd = random.Random(8)
     rows = []
     for i in range(4000):
         fam = rnd.choice(["a", "b", "c", "d", "e"])
         ttl = rnd.random() < {"a": 0.0, "b": 0.5, "c": 0.9, "d": 0.3, "e": 1.0}[fam]
-        rows.append({"db": 0, "key": f"{fam}:{i}", "type": rnd.choice(["string", "hash"]),
-                     "encoding": "x", "length": 1,
-                     # the keys with a TTL are the largest: the example must skip them
-                     "memory_bytes": rnd.choice([80, 96]) if ttl else rnd.choice([40, 56, 56, 72]),
-                     "slot": 0, "expire_at_ms": snap + rnd.randint(-10**6, 10**9) if ttl else None})
+        rows.append(
+            {
+                "db": 0,
+                "key": f"{fam}:{i}",
+                "type": rnd.choice(["string", "hash"]),
+                "encoding": "x",
+                "length": 1,
+                # the keys with a TTL are the largest: the example must skip them
+                "memory_bytes": rnd.choice([80, 96]) if ttl else rnd.choice([40, 56, 56, 72]),
+                "slot": 0,
+                "expire_at_ms": snap + rnd.randint(-(10**6), 10**9) if ttl else None,
+            }
+        )
     con = rpt.open_database(keys_db(rows))
     try:
         q = querylib.get_query("ttl_families")
@@ -281,16 +464,23 @@ def test_ttl_families_match_the_keys(keys_db):
     fams: dict[str, list] = {}
     for r in rows:
         fams.setdefault(r["key"].split(":")[0] + ":{id}", []).append(r)
-    assert set(got) == {"a:{id}", "b:{id}", "c:{id}", "d:{id}"}   # e: every key has a TTL
+    assert set(got) == {"a:{id}", "b:{id}", "c:{id}", "d:{id}"}  # e: every key has a TTL
     for fam, ks in fams.items():
         if fam not in got:
             continue
         g = got[fam]
         no_ttl = [r for r in ks if r["expire_at_ms"] is None]
-        ttls = [r["expire_at_ms"] - snap for r in ks
-                if r["expire_at_ms"] is not None and r["expire_at_ms"] - snap > 0]
+        ttls = [
+            r["expire_at_ms"] - snap
+            for r in ks
+            if r["expire_at_ms"] is not None and r["expire_at_ms"] - snap > 0
+        ]
         assert (g["keys"], g["keys_without_ttl"], g["memory_without_ttl"], g["memory_bytes"]) == (
-            len(ks), len(no_ttl), sum(r["memory_bytes"] for r in no_ttl), sum(r["memory_bytes"] for r in ks)), fam
+            len(ks),
+            len(no_ttl),
+            sum(r["memory_bytes"] for r in no_ttl),
+            sum(r["memory_bytes"] for r in ks),
+        ), fam
         top = max(r["memory_bytes"] for r in no_ttl)
         assert g["example"] in {r["key"] for r in no_ttl if r["memory_bytes"] == top}, fam
         assert g["median_ttl_ms"] == (statistics.median(ttls) if ttls else None), fam

@@ -1,4 +1,5 @@
 """The overview shows the estimate next to the dump's used-mem and the gap between them."""
+
 from __future__ import annotations
 
 import json
@@ -25,7 +26,11 @@ def test_overview_gap_to_used_mem(tmp_path):
     out = CliRunner().invoke(main, ["report", db, "--format", "json", "--section", "overview"])
     assert out.exit_code == 0, out.output
     o = json.loads(out.output)["overview"]
-    assert (o["used_mem"], o["memory_total_bytes"], o["used_mem_gap"]) == (used, total, used - total)
+    assert (o["used_mem"], o["memory_total_bytes"], o["used_mem_gap"]) == (
+        used,
+        total,
+        used - total,
+    )
     # What the keys do not explain is mostly the server's startup memory, which the manifest
     # recorded: the gap is at least that and well under twice the dataset.
     startup = m["info_memory"]["used_memory_startup"]

@@ -1,5 +1,6 @@
 """`rdbscan schema` (inference, output) and `report --schema` (checks), against the fixtures'
 manifests and dumps built for the purpose."""
+
 from __future__ import annotations
 
 import collections
@@ -18,9 +19,21 @@ from rdbscan.errors import EXIT_USAGE
 from rdbscan.reports import report as rpt
 from rdbscan.reports import schema as sch
 
-SMALL = ["redis-2.8.24", "redis-3.2.13", "redis-4.0.14", "redis-5.0.14", "redis-6.0.20", "redis-6.2.16",
-         "redis-7.0.15", "redis-7.2.6", "redis-7.4.1", "redis-8.0-m01", "valkey-7.2.7", "valkey-8.0.1",
-         "valkey-unstable-20241025"]
+SMALL = [
+    "redis-2.8.24",
+    "redis-3.2.13",
+    "redis-4.0.14",
+    "redis-5.0.14",
+    "redis-6.0.20",
+    "redis-6.2.16",
+    "redis-7.0.15",
+    "redis-7.2.6",
+    "redis-7.4.1",
+    "redis-8.0-m01",
+    "valkey-7.2.7",
+    "valkey-8.0.1",
+    "valkey-unstable-20241025",
+]
 
 # populate.py's seeded families (dumps/README.md "Prefix populations"), as `schema` types them
 SEEDED = {
@@ -46,6 +59,7 @@ def loaded(tmp_path_factory):
             assert res[0].complete, res[0].error
             cache[rel] = str(db)
         return cache[rel]
+
     return get
 
 
@@ -65,7 +79,7 @@ def test_seeded_families_type_and_ttl_policy_match_manifest(loaded, version):
     checked = 0
     for pattern, rx in SEEDED.items():
         members = [k for k in m.keys if k.valid_utf8 and re.fullmatch(rx, k.text)]
-        if not members:          # streams (event:*) from 5.0 on
+        if not members:  # streams (event:*) from 5.0 on
             assert pattern == "event:{id}" and version < "redis-5", pattern
             continue
         f = fams[pattern]
@@ -111,16 +125,28 @@ def _dump(tmp_path, keys: list[tuple[str, int | None]], name="t.rdb"):
 
 
 def test_typed_placeholders(tmp_path):
-    keys = ([f"evt:{1700000000 + i}" for i in range(3)] + [f"evtms:{1700000000000 + i}" for i in range(3)]
-            + [f"obj:{i:08x}-aaaa-bbbb-cccc-{i:012x}" for i in range(3)]
-            + ["day:2024-01-05", "day:2024-02-06"] + [f"sess:{i:016x}a" for i in range(3)]
-            + ["u:1", "u:22", "mix:1", "mix:2.5", "{user:42}:cart", "{user:7}:cart"])
+    keys = (
+        [f"evt:{1700000000 + i}" for i in range(3)]
+        + [f"evtms:{1700000000000 + i}" for i in range(3)]
+        + [f"obj:{i:08x}-aaaa-bbbb-cccc-{i:012x}" for i in range(3)]
+        + ["day:2024-01-05", "day:2024-02-06"]
+        + [f"sess:{i:016x}a" for i in range(3)]
+        + ["u:1", "u:22", "mix:1", "mix:2.5", "{user:42}:cart", "{user:7}:cart"]
+    )
     dump = _dump(tmp_path, [(k, None) for k in keys])
     db = str(tmp_path / "t.duckdb")
     load([str(dump)], db)
     pats = {f["pattern"]: f["observed"]["keys"] for f in infer(db)["families"]}
-    assert pats == {"evt:{ts}": 3, "evtms:{ts}": 3, "obj:{uuid}": 3, "day:{date}": 2, "sess:{hex}": 3,
-                    "u:{id}": 2, "mix:{*}": 2, "{user:{id}}:cart": 2}
+    assert pats == {
+        "evt:{ts}": 3,
+        "evtms:{ts}": 3,
+        "obj:{uuid}": 3,
+        "day:{date}": 2,
+        "sess:{hex}": 3,
+        "u:{id}": 2,
+        "mix:{*}": 2,
+        "{user:{id}}:cart": 2,
+    }
 
 
 def test_pattern_language():
@@ -135,18 +161,26 @@ def test_pattern_language():
 
 
 def test_markdown_table(loaded):
-    out = CliRunner().invoke(main, ["schema", loaded("redis-7.4.1/small"), "-f", "markdown", "--min-keys", "40"])
+    out = CliRunner().invoke(
+        main, ["schema", loaded("redis-7.4.1/small"), "-f", "markdown", "--min-keys", "40"]
+    )
     assert out.exit_code == 0, out.output
     lines = out.output.splitlines()
     start = lines.index("| pattern | type | description | TTL | keys | memory | example |")
     assert lines[start + 1] == "|---|---|---|---|--:|--:|---|"
-    rows = [line for line in lines[start + 2:] if line.startswith("| ")]
-    assert [r.split(" | ")[0] for r in rows] == ["| `cache:page:{id}`", "| `user:{id}:profile`",
-                                                 "| `session:{hex}`", "| `user:{id}:friends`",
-                                                 "| `counter:{id}`"]
+    rows = [line for line in lines[start + 2 :] if line.startswith("| ")]
+    assert [r.split(" | ")[0] for r in rows] == [
+        "| `cache:page:{id}`",
+        "| `user:{id}:profile`",
+        "| `session:{hex}`",
+        "| `user:{id}:friends`",
+        "| `counter:{id}`",
+    ]
     session = next(r for r in rows if "session" in r)
     assert session.startswith("| `session:{hex}` | string |  | required; median ")
-    assert " | 66 | " in session and session.endswith("| `session:0b8f330579bad9a51ca4383db27a595f` |")
+    assert " | 66 | " in session and session.endswith(
+        "| `session:0b8f330579bad9a51ca4383db27a595f` |"
+    )
 
 
 def test_toml_and_json_round_trip(loaded, tmp_path):
@@ -159,7 +193,10 @@ def test_toml_and_json_round_trip(loaded, tmp_path):
     js = json.loads(CliRunner().invoke(main, ["schema", db, "-f", "json"]).output)
     assert [r.pattern for r in parsed.rules] == [f["pattern"] for f in js["families"]]
     assert len(parsed.rules) == 183
-    assert js["families"][0]["observed"]["memory_bytes"] == data["family"][0]["observed"]["memory_bytes"]
+    assert (
+        js["families"][0]["observed"]["memory_bytes"]
+        == data["family"][0]["observed"]["memory_bytes"]
+    )
 
 
 def test_never_overwrites_a_users_file_and_keeps_what_the_team_wrote(loaded, tmp_path):
@@ -172,9 +209,11 @@ def test_never_overwrites_a_users_file_and_keeps_what_the_team_wrote(loaded, tmp
     assert mine.read_text() == "# my notes\n"
     out = tmp_path / "ks.toml"
     assert CliRunner().invoke(main, ["schema", db, "-o", str(out), "-q"]).exit_code == 0
-    text = out.read_text().replace('pattern = "session:{hex}"\ntype = "string"\ndescription = ""',
-                                   'pattern = "session:{hex}"\ntype = "string"\ndescription = "web sessions"'
-                                   '\nmax_ttl = "1d"', 1)
+    text = out.read_text().replace(
+        'pattern = "session:{hex}"\ntype = "string"\ndescription = ""',
+        'pattern = "session:{hex}"\ntype = "string"\ndescription = "web sessions"\nmax_ttl = "1d"',
+        1,
+    )
     text += '\n[[family]]\npattern = "gone:{id}"\ntype = "hash"\ndescription = "retired"\n'
     out.write_text(text)
     assert CliRunner().invoke(main, ["schema", db, "-o", str(out), "-q"]).exit_code == 0
@@ -189,7 +228,7 @@ def test_never_overwrites_a_users_file_and_keeps_what_the_team_wrote(loaded, tmp
 
 # A schema for sample_dumps/redis-7.4.1.rdb (= tests/fixtures/redis-7.4.1/small) with one
 # deliberate mistake of each kind; the expected counts come from the manifest.
-HAND_WRITTEN = '''
+HAND_WRITTEN = """
 [schema]
 delimiters = ":"
 
@@ -239,20 +278,31 @@ max_family_memory = "1KB"             # mistake: the family uses about 2 KB
 [[family]]
 pattern = "order:{uuid}"
 type = "hash"                         # mistake: no such keys
-'''
+"""
 
-FAMILY_RX = {"user:{id}:profile": r"user:\d+:profile", "user:{id}:friends": r"user:\d+:friends",
-             "session:{hex}": r"session:[0-9a-f]+", "cache:page:{id}": r"cache:page:\d+",
-             "queue:jobs:{id}": r"queue:jobs:\d+", "counter:{id}": r"counter:\d+",
-             "volatile:{id}": r"volatile:\d+", "tags:{id}": r"tags:\d+"}
+FAMILY_RX = {
+    "user:{id}:profile": r"user:\d+:profile",
+    "user:{id}:friends": r"user:\d+:friends",
+    "session:{hex}": r"session:[0-9a-f]+",
+    "cache:page:{id}": r"cache:page:\d+",
+    "queue:jobs:{id}": r"queue:jobs:\d+",
+    "counter:{id}": r"counter:\d+",
+    "volatile:{id}": r"volatile:\d+",
+    "tags:{id}": r"tags:\d+",
+}
 
 
 def check_report(db: str, schema_path, **kw) -> dict:
     con = rpt.open_database(db)
     try:
         fail_on = kw.pop("fail_on", None)
-        return rpt.build_report(con, rpt.ReportOptions(schema=sch.load_schema(str(schema_path)), top=1000,
-                                                       sections=("overview",), **kw), fail_on=fail_on)
+        return rpt.build_report(
+            con,
+            rpt.ReportOptions(
+                schema=sch.load_schema(str(schema_path)), top=1000, sections=("overview",), **kw
+            ),
+            fail_on=fail_on,
+        )
     finally:
         con.close()
 
@@ -274,7 +324,9 @@ def test_hand_written_schema_yields_exactly_its_mistakes(loaded, tmp_path):
         "type": len(members("user:{id}:friends")),
         "ttl-required": len(members("counter:{id}")),
         "ttl-none": len(members("volatile:{id}")),
-        "max-ttl": sum(1 for k in members("session:{hex}") if k.expire_at_ms - snapshot_ms > 86_400_000),
+        "max-ttl": sum(
+            1 for k in members("session:{hex}") if k.expire_at_ms - snapshot_ms > 86_400_000
+        ),
         "max-length": sum(1 for k in members("queue:jobs:{id}") if k.length > 25),
         "max-value-bytes": sum(1 for k in members("cache:page:{id}") if k.length > 1536),
         "max-memory": sum(1 for k in members("user:{id}:profile") if k.memory_usage > 300),
@@ -289,7 +341,9 @@ def test_hand_written_schema_yields_exactly_its_mistakes(loaded, tmp_path):
     by = collections.defaultdict(list)
     for r in s["items"]:
         by[r["check"]].append(r)
-    assert [(r["pattern"], r["found"], r["keys"]) for r in by["type"]] == [("user:{id}:friends", "set", 40)]
+    assert [(r["pattern"], r["found"], r["keys"]) for r in by["type"]] == [
+        ("user:{id}:friends", "set", 40)
+    ]
     assert by["no-keys"][0]["pattern"] == "order:{uuid}" and by["no-keys"][0]["keys"] == 0
     assert by["max-family-memory"][0]["pattern"] == "tags:{id}"
     assert by["max-family-memory"][0]["measured"] > 1024
@@ -319,14 +373,42 @@ def test_report_cli_schema_and_fail_on(loaded, tmp_path):
     path = tmp_path / "keyschema.toml"
     path.write_text(HAND_WRITTEN)
     run = CliRunner().invoke
-    res = run(main, ["report", db, "--schema", str(path), "--section", "overview", "-f", "json",
-                     "--fail-on", "schema:no-keys"])
+    res = run(
+        main,
+        [
+            "report",
+            db,
+            "--schema",
+            str(path),
+            "--section",
+            "overview",
+            "-f",
+            "json",
+            "--fail-on",
+            "schema:no-keys",
+        ],
+    )
     assert res.exit_code == 3, res.output
     rep = json.loads(res.stdout)
-    assert rep["fail_on"]["checks"][0] == {**rep["fail_on"]["checks"][0], "rule": "schema:no-keys", "value": 1,
-                                           "failed": True}
-    res = run(main, ["report", db, "--schema", str(path), "--section", "overview", "--fail-on",
-                     "schema:no-keys=1,schema:type=40"])
+    assert rep["fail_on"]["checks"][0] == {
+        **rep["fail_on"]["checks"][0],
+        "rule": "schema:no-keys",
+        "value": 1,
+        "failed": True,
+    }
+    res = run(
+        main,
+        [
+            "report",
+            db,
+            "--schema",
+            str(path),
+            "--section",
+            "overview",
+            "--fail-on",
+            "schema:no-keys=1,schema:type=40",
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert "Schema" in res.stdout and "order:{uuid}" in res.stdout
     md = run(main, ["report", db, "--schema", str(path), "--section", "overview", "-f", "markdown"])
@@ -335,20 +417,40 @@ def test_report_cli_schema_and_fail_on(loaded, tmp_path):
     assert res.exit_code == EXIT_USAGE and "needs --schema" in res.output
 
 
-@pytest.mark.parametrize("text,error", [
-    ('[[family]]\npattern = "a:{id}"\nttl = "sometimes"\n',
-     'family 1 (a:{id}): ttl = \'sometimes\': expected one of required, none, optional'),
-    ('[[family]]\npattern = "a:{id}"\nmax_size = 3\n', "family 1 (a:{id}): unknown key 'max_size'"),
-    ('[[family]]\npattern = "a"\n[[family]]\npattern = "a"\n', "family 2 (a): the same pattern as family 1"),
-    ('[[family]]\npattern = "a"\nmax_ttl = "soon"\n', "family 1 (a): max_ttl = 'soon': expected seconds"),
-    ('[[family]]\npattern = "a"\nmax_value_bytes = "4 parsecs"\n', "max_value_bytes = '4 parsecs': expected"),
-    ('[[family]]\npattern = "a"\nmax_length = -1\n', "max_length = -1: expected a non-negative integer"),
-    ('[[family]]\ntype = "hash"\n', "family 1: needs a pattern"),
-    ('[[family]]\npattern = "a"\nttl = "none"\nmax_ttl = 60\n', 'max_ttl with ttl = "none"'),
-    ('[schema]\nformat = 2\n', "format = 2: this rdbscan reads format 1"),
-    ('[rules]\nx = 1\n', "unknown key 'rules' at the top level"),
-    ('[[family]\n', "not valid TOML"),
-])
+@pytest.mark.parametrize(
+    "text,error",
+    [
+        (
+            '[[family]]\npattern = "a:{id}"\nttl = "sometimes"\n',
+            "family 1 (a:{id}): ttl = 'sometimes': expected one of required, none, optional",
+        ),
+        (
+            '[[family]]\npattern = "a:{id}"\nmax_size = 3\n',
+            "family 1 (a:{id}): unknown key 'max_size'",
+        ),
+        (
+            '[[family]]\npattern = "a"\n[[family]]\npattern = "a"\n',
+            "family 2 (a): the same pattern as family 1",
+        ),
+        (
+            '[[family]]\npattern = "a"\nmax_ttl = "soon"\n',
+            "family 1 (a): max_ttl = 'soon': expected seconds",
+        ),
+        (
+            '[[family]]\npattern = "a"\nmax_value_bytes = "4 parsecs"\n',
+            "max_value_bytes = '4 parsecs': expected",
+        ),
+        (
+            '[[family]]\npattern = "a"\nmax_length = -1\n',
+            "max_length = -1: expected a non-negative integer",
+        ),
+        ('[[family]]\ntype = "hash"\n', "family 1: needs a pattern"),
+        ('[[family]]\npattern = "a"\nttl = "none"\nmax_ttl = 60\n', 'max_ttl with ttl = "none"'),
+        ("[schema]\nformat = 2\n", "format = 2: this rdbscan reads format 1"),
+        ("[rules]\nx = 1\n", "unknown key 'rules' at the top level"),
+        ("[[family]\n", "not valid TOML"),
+    ],
+)
 def test_schema_file_errors_are_one_line(loaded, tmp_path, text, error):
     path = tmp_path / "bad.toml"
     path.write_text(text)
@@ -360,7 +462,11 @@ def test_schema_file_errors_are_one_line(loaded, tmp_path, text, error):
 
 
 def test_sizes_and_durations():
-    assert sch.parse_size("1.5KB") == 1536 and sch.parse_size(10) == 10 and sch.parse_size("2MiB") == 2 << 20
+    assert (
+        sch.parse_size("1.5KB") == 1536
+        and sch.parse_size(10) == 10
+        and sch.parse_size("2MiB") == 2 << 20
+    )
     assert sch.parse_duration_ms("1d") == 86_400_000 and sch.parse_duration_ms(90) == 90_000
     assert sch.parse_duration_ms("500ms") == 500 and sch.parse_duration_ms("30m") == 1_800_000
 
@@ -369,9 +475,16 @@ def test_schema_of_dump_files(tmp_path):
     dump = str(manifest("redis-7.4.1/small").dump)
     res = CliRunner().invoke(main, ["schema", dump, "-q", "-f", "json", "--min-keys", "50"])
     assert res.exit_code == 0, res.output
-    assert [f["pattern"] for f in json.loads(res.stdout)["families"]] == ["user:{id}:profile", "session:{hex}",
-                                                                           "counter:{id}"]
+    assert [f["pattern"] for f in json.loads(res.stdout)["families"]] == [
+        "user:{id}:profile",
+        "session:{hex}",
+        "counter:{id}",
+    ]
     bad = tmp_path / "bad.rdb"
     bad.write_bytes(b"garbage")
     res = CliRunner().invoke(main, ["schema", str(bad), "-q"])
-    assert res.exit_code == 4 and "not an RDB file" in res.output and not res.stdout.startswith("# rdbscan")
+    assert (
+        res.exit_code == 4
+        and "not an RDB file" in res.output
+        and not res.stdout.startswith("# rdbscan")
+    )

@@ -1,6 +1,7 @@
 """Valkey 9 cluster dumps: the `slot-info` aux field carries four numbers
 ("<slot>,<keys>,<expires>,<keys with volatile items>", the last counting keys with hash-field
 TTLs); every cluster dump's announced per-slot counts equal the keys read."""
+
 from __future__ import annotations
 
 import io
@@ -33,8 +34,13 @@ def _slot_aux(value: str) -> bytes:
 
 
 def test_four_number_slot_info_is_read_and_kept():
-    body = _slot_aux("5,1,0,1") + W.key(0, "a", W.string("x")) + \
-        _slot_aux("9,2,1,0") + W.key(0, "b", W.string("y")) + W.key(0, "c", W.string("z"))
+    body = (
+        _slot_aux("5,1,0,1")
+        + W.key(0, "a", W.string("x"))
+        + _slot_aux("9,2,1,0")
+        + W.key(0, "b", W.string("y"))
+        + W.key(0, "c", W.string("z"))
+    )
     info, recs = _parse(W.rdb(body, version=80, valkey=True))
     assert [r.key for r in recs] == [b"a", b"b", b"c"]
     assert info.slot_info == [(5, 1, 0), (9, 2, 1)]
@@ -50,16 +56,20 @@ def test_three_number_slot_info_has_no_fourth():
 
 def test_numbers_after_the_fourth_are_ignored_like_valkey():
     """Valkey's loader sscanf's four numbers and ignores the rest (src/rdb.c, "slot-info")."""
-    info, _ = _parse(W.rdb(_slot_aux("5,1,0,1,7") + W.key(0, "a", W.string("x")),
-                           version=80, valkey=True))
+    info, _ = _parse(
+        W.rdb(_slot_aux("5,1,0,1,7") + W.key(0, "a", W.string("x")), version=80, valkey=True)
+    )
     assert info.slot_info == [(5, 1, 0)] and info.slot_volatile_items == {5: 1}
 
 
-@pytest.mark.parametrize("value,message", [
-    ("5,1", r"aux slot-info value '5,1' is not 'slot,keys,expires\[,keys with field TTLs\]'"),
-    ("5,1,0,x", r"aux slot-info value '5,1,0,x' is not"),
-    (f"5,1,0,{1 << 41}", r"slot info claims 2199023255552 keys with field TTLs"),
-])
+@pytest.mark.parametrize(
+    "value,message",
+    [
+        ("5,1", r"aux slot-info value '5,1' is not 'slot,keys,expires\[,keys with field TTLs\]'"),
+        ("5,1,0,x", r"aux slot-info value '5,1,0,x' is not"),
+        (f"5,1,0,{1 << 41}", r"slot info claims 2199023255552 keys with field TTLs"),
+    ],
+)
 def test_bad_slot_info_is_corrupt_at_its_record(value, message):
     data = W.rdb(W.key(0, "first", W.string("x")) + _slot_aux(value), version=80, valkey=True)
     with pytest.raises(CorruptError, match=message) as e:
@@ -85,23 +95,30 @@ def _check_against_manifest(dump: Path, manifest: Path, db_dir: Path):
     want_volatile = {rec[0]: rec[-1] for rec in records["records"]}
     assert info.slot_volatile_items == want_volatile
     # the fourth number counts the keys read with at least one field TTL
-    with_ttl = Counter(key_slot(r.key) for r in recs
-                       if r.field_ttls and r.field_ttls.min_field_expire_ms is not None)
+    with_ttl = Counter(
+        key_slot(r.key)
+        for r in recs
+        if r.field_ttls and r.field_ttls.min_field_expire_ms is not None
+    )
     assert {s: n for s, n in info.slot_volatile_items.items() if n} == dict(with_ttl)
     # and reaches the database's slot_info table
     db = str(db_dir / "slots.duckdb")
     load([str(dump)], db)
     con = duckdb.connect(db)
-    rows = con.execute("SELECT slot, keys, expires, keys_with_volatile_items, source "
-                       "FROM slot_info ORDER BY slot").fetchall()
+    rows = con.execute(
+        "SELECT slot, keys, expires, keys_with_volatile_items, source FROM slot_info ORDER BY slot"
+    ).fetchall()
     con.close()
-    assert rows == [(s, k, e, info.slot_volatile_items[s], "aux-slot-info")
-                    for s, k, e in sorted(info.slot_info)]
+    assert rows == [
+        (s, k, e, info.slot_volatile_items[s], "aux-slot-info")
+        for s, k, e in sorted(info.slot_info)
+    ]
     return info, recs
 
 
-@pytest.mark.skipif(not (LIVE / "valkey-9.1-cluster" / "dump.rdb").exists(),
-                    reason="live fixture missing")
+@pytest.mark.skipif(
+    not (LIVE / "valkey-9.1-cluster" / "dump.rdb").exists(), reason="live fixture missing"
+)
 def test_valkey9_cluster_fixture(tmp_path):
     d = LIVE / "valkey-9.1-cluster"
     info, recs = _check_against_manifest(d / "dump.rdb", d / "manifest.json", tmp_path)

@@ -5,6 +5,7 @@ the normal 1 MiB read chunk, once with a tiny one so that elements straddle buff
 everywhere) and by a `RDBSCAN_PURE_PYTHON=1` process, and the tables are compared.  The blob
 walkers are also compared on generated and mutated blobs, errors included.
 """
+
 from __future__ import annotations
 
 import os
@@ -31,13 +32,18 @@ DUMPS = sorted(str(p) for p in FIXTURES.rglob("*") if p.suffix in (".rdb", ".aof
 
 pytestmark = pytest.mark.skipif(
     speedups.compiled is None,
-    reason="rdbscan.rdb._speedups is not built (pip install -e . needs Cython and a C compiler)")
+    reason="rdbscan.rdb._speedups is not built (pip install -e . needs Cython and a C compiler)",
+)
 
-KEY_SQL = ("SELECT d.path, k.* EXCLUDE (dump_id) FROM keys k JOIN dumps d USING (dump_id) "
-           "ORDER BY d.path, k.file_offset")
+KEY_SQL = (
+    "SELECT d.path, k.* EXCLUDE (dump_id) FROM keys k JOIN dumps d USING (dump_id) "
+    "ORDER BY d.path, k.file_offset"
+)
 DUMP_SQL = "SELECT * EXCLUDE (dump_id, parse_seconds, loaded_at) FROM dumps ORDER BY path"
-SIDE_SQL = ["SELECT d.path, t.* EXCLUDE (dump_id) FROM {t} t JOIN dumps d USING (dump_id) "
-            "ORDER BY ALL".format(t=t) for t in ("streams", "stream_groups", "slot_info", "db_sizes")]
+SIDE_SQL = [
+    f"SELECT d.path, t.* EXCLUDE (dump_id) FROM {t} t JOIN dumps d USING (dump_id) ORDER BY ALL"
+    for t in ("streams", "stream_groups", "slot_info", "db_sizes")
+]
 
 
 def _tables(db: str) -> list:
@@ -51,8 +57,10 @@ def _tables(db: str) -> list:
 @pytest.fixture(scope="module")
 def pure_db(tmp_path_factory) -> str:
     db = str(tmp_path_factory.mktemp("pure") / "pure.duckdb")
-    code = ("import sys; from rdbscan.rdb import backend as speedups; assert speedups.compiled is None; "
-            "from rdbscan.db.load import load; load(sys.argv[2:], sys.argv[1])")
+    code = (
+        "import sys; from rdbscan.rdb import backend as speedups; assert speedups.compiled is None; "
+        "from rdbscan.db.load import load; load(sys.argv[2:], sys.argv[1])"
+    )
     env = {**os.environ, "RDBSCAN_PURE_PYTHON": "1"}
     subprocess.run([sys.executable, "-c", code, db, *DUMPS], check=True, env=env)
     return db
@@ -81,8 +89,10 @@ def _outcome(fn, blob, members_only):
 
 
 def _same(blob: bytes, members_only: bool = False) -> None:
-    for fast, ref in ((speedups.compiled.listpack_scan, blobs.listpack_scan),
-                      (speedups.compiled.ziplist_scan, blobs.ziplist_scan)):
+    for fast, ref in (
+        (speedups.compiled.listpack_scan, blobs.listpack_scan),
+        (speedups.compiled.ziplist_scan, blobs.ziplist_scan),
+    ):
         assert _outcome(fast, blob, members_only) == _outcome(ref, blob, members_only)
 
 
@@ -117,22 +127,29 @@ def ziplist(entries) -> bytes:
         body += ent
         prev = len(ent)
     total = 10 + len(body) + 1
-    return struct.pack("<IIH", total, 10 + len(body) - prev if entries else 10,
-                       len(entries)) + body + b"\xff"
+    return (
+        struct.pack("<IIH", total, 10 + len(body) - prev if entries else 10, len(entries))
+        + body
+        + b"\xff"
+    )
 
 
-ENTRY = st.one_of(st.integers(-(1 << 63), (1 << 63) - 1), st.integers(-5000, 5000),
-                  st.binary(max_size=80), st.binary(min_size=4000, max_size=20000))
+ENTRY = st.one_of(
+    st.integers(-(1 << 63), (1 << 63) - 1),
+    st.integers(-5000, 5000),
+    st.binary(max_size=80),
+    st.binary(min_size=4000, max_size=20000),
+)
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(ENTRY, max_size=12), st.booleans())
 def test_walkers_agree_on_valid_blobs(entries, members_only):
     lp, zl = W.listpack(entries), ziplist(entries)
-    assert speedups.compiled.listpack_scan(lp, members_only) == \
-        blobs.listpack_scan(lp, members_only)
-    assert speedups.compiled.ziplist_scan(zl, members_only) == \
-        blobs.ziplist_scan(zl, members_only)
+    assert speedups.compiled.listpack_scan(lp, members_only) == blobs.listpack_scan(
+        lp, members_only
+    )
+    assert speedups.compiled.ziplist_scan(zl, members_only) == blobs.ziplist_scan(zl, members_only)
     assert speedups.compiled.listpack_scan(lp)[0] == len(entries)
     assert speedups.compiled.ziplist_scan(zl)[0] == len(entries)
 
@@ -175,20 +192,27 @@ def test_key_slot_twin(key):
 def intset(values, width) -> bytes:
     fmt = {2: "<h", 4: "<i", 8: "<q"}[width]
     return struct.pack("<II", width, len(values)) + b"".join(
-        struct.pack(fmt, v) for v in sorted(values))
+        struct.pack(fmt, v) for v in sorted(values)
+    )
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.sampled_from([2, 4, 8]), st.lists(st.integers(-32768, 32767), max_size=10),
-       st.binary(max_size=3), st.integers(0, 40))
+@given(
+    st.sampled_from([2, 4, 8]),
+    st.lists(st.integers(-32768, 32767), max_size=10),
+    st.binary(max_size=3),
+    st.integers(0, 40),
+)
 def test_intset_twin(width, values, junk, cut):
     blob = intset(values, width)
     for b in (blob, blob + junk, blob[:cut], b"\x03" + blob[1:]):
+
         def outcome(fn):
             try:
                 return fn(b)
             except BlobError as e:
                 return ("error", str(e))
+
         assert outcome(speedups.compiled.intset_scan) == outcome(blobs.intset_scan)
 
 
@@ -196,13 +220,13 @@ def _batch(rows: RowBuilder) -> list:
     cols = rows.take_keys()
     rows.reset()
     out = arrow_batch(KEYS_SCHEMA, cols).to_pylist()
-    for r in out:   # type and encoding as the view `keys` computes them
+    for r in out:  # type and encoding as the view `keys` computes them
         r["type"] = r["module_type"] or C.TYPE_NAMES[r["rdb_type"]]
         r["encoding"] = r["module_type"] or C.ENCODING_NAMES[r["encoding_id"]]
         # family: the compiled batch fills it where family.fast_family does, the Python path
         # leaves it to the INSERT (tests/test_family.py checks the stored column)
         family = r.pop("family")
-        plain = r.pop("plain_key")    # the same for plain_key
+        plain = r.pop("plain_key")  # the same for plain_key
         if rows.sink is not None:
             assert family == fast_family(r["key_raw"] or r["key"].encode())
             assert plain == plain_key(r["key_raw"] or r["key"].encode())
@@ -216,7 +240,7 @@ def _load_rows(data: bytes, compiled_rows: bool, batch_rows: int) -> tuple:
     info = DumpInfo()
     rows = RowBuilder(1, info, batch_rows=batch_rows)
     if not compiled_rows:
-        rows.sink = None     # the KeyRecord path: every key through RowBuilder.add
+        rows.sink = None  # the KeyRecord path: every key through RowBuilder.add
     out, err, records = [], None, 0
     try:
         for rec in parse(io.BytesIO(data), info, size=len(data), sink=rows.sink):
@@ -231,13 +255,39 @@ def _load_rows(data: bytes, compiled_rows: bool, batch_rows: int) -> tuple:
     return out, err, info.keys, records
 
 
-KEY_NAMES = st.one_of(st.binary(max_size=12), st.sampled_from(
-    [b"user:{42}:name", b"{}", "caf\u00e9:\u00fc".encode(), b"\xff\xfe", b"\xed\xa0\x80",
-     b"x" * 70, b""]))
+KEY_NAMES = st.one_of(
+    st.binary(max_size=12),
+    st.sampled_from(
+        [
+            b"user:{42}:name",
+            b"{}",
+            "caf\u00e9:\u00fc".encode(),
+            b"\xff\xfe",
+            b"\xed\xa0\x80",
+            b"x" * 70,
+            b"",
+        ]
+    ),
+)
 BOUNDARY_TEXTS = [
-    b"0", b"-0", b"007", b"12345", b"-12", b"9223372036854775807", b"9223372036854775808",
-    b"-9223372036854775808", b"-9223372036854775809", b"123456789012345678901", b"1" * 20,
-    b"a" * 39, b"a" * 40, b"a" * 44, b"a" * 45, b"b" * 300, b""]
+    b"0",
+    b"-0",
+    b"007",
+    b"12345",
+    b"-12",
+    b"9223372036854775807",
+    b"9223372036854775808",
+    b"-9223372036854775808",
+    b"-9223372036854775809",
+    b"123456789012345678901",
+    b"1" * 20,
+    b"a" * 39,
+    b"a" * 40,
+    b"a" * 44,
+    b"a" * 45,
+    b"b" * 300,
+    b"",
+]
 STRING_TEXT = st.one_of(st.binary(max_size=50), st.sampled_from(BOUNDARY_TEXTS))
 ELEMENT = st.one_of(st.integers(-(1 << 40), 1 << 40), st.binary(max_size=20))
 
@@ -246,8 +296,23 @@ ELEMENT = st.one_of(st.integers(-(1 << 40), 1 << 40), st.binary(max_size=20))
 def value_records(draw) -> bytes:
     """One key record (with optional expire / idle / freq opcodes) or another record the
     compiled loop must leave to the Python path."""
-    kind = draw(st.sampled_from(["str", "int", "lzf", "listpack", "intset", "ziplist", "set",
-                                 "selectdb", "hash_hashtable", "quicklist", "quicklist"]))
+    kind = draw(
+        st.sampled_from(
+            [
+                "str",
+                "int",
+                "lzf",
+                "listpack",
+                "intset",
+                "ziplist",
+                "set",
+                "selectdb",
+                "hash_hashtable",
+                "quicklist",
+                "quicklist",
+            ]
+        )
+    )
     head = b""
     for op in draw(st.lists(st.sampled_from(["ms", "s", "idle", "freq"]), max_size=3)):
         if op == "ms":
@@ -280,7 +345,7 @@ def value_records(draw) -> bytes:
         t = draw(st.sampled_from([10, 12, 13]))
         entries = draw(st.lists(ELEMENT, max_size=8))
         return head + W.key(t, name, wrap(ziplist(entries)))
-    if kind == "quicklist":   # 1 node (the compiled loop) or more; v2 packed / plain, or v1
+    if kind == "quicklist":  # 1 node (the compiled loop) or more; v2 packed / plain, or v1
         t = draw(st.sampled_from([14, 18, 18]))
         nodes = b""
         n = draw(st.sampled_from([1, 1, 1, 2, 0]))
@@ -292,28 +357,33 @@ def value_records(draw) -> bytes:
         return head + W.key(t, name, W.length(n) + nodes)
     members = draw(st.lists(st.binary(max_size=10), min_size=1, max_size=5))
     if kind == "set":
-        return head + W.key(2, name, W.length(len(members)) +
-                            b"".join(W.string(m) for m in members))
-    return head + W.key(4, name, W.length(len(members)) +
-                        b"".join(W.string(m) + W.string(m * 2) for m in members))
+        return head + W.key(
+            2, name, W.length(len(members)) + b"".join(W.string(m) for m in members)
+        )
+    return head + W.key(
+        4, name, W.length(len(members)) + b"".join(W.string(m) + W.string(m * 2) for m in members)
+    )
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.lists(value_records(), max_size=25), st.sampled_from([9, 11, 12]),
-       st.sampled_from([None, "2.8.24", "3.0.7", "7.2.4"]), st.integers(1, 9),
-       st.sampled_from([reader.CHUNK, 7, 64]), st.data())
-def test_record_loop_rows_equal_keyrecord_rows(records, version, server, batch_rows, chunk,
-                                               data):
+@given(
+    st.lists(value_records(), max_size=25),
+    st.sampled_from([9, 11, 12]),
+    st.sampled_from([None, "2.8.24", "3.0.7", "7.2.4"]),
+    st.integers(1, 9),
+    st.sampled_from([reader.CHUNK, 7, 64]),
+    st.data(),
+)
+def test_record_loop_rows_equal_keyrecord_rows(records, version, server, batch_rows, chunk, data):
     """The compiled record loop gives the rows, errors and key counts of the KeyRecord path,
     on valid and damaged dumps, whatever the buffer size and batch boundaries."""
-    body = W.rdb(b"".join(records), version=version,
-                 aux={"redis-ver": server} if server else None)
+    body = W.rdb(b"".join(records), version=version, aux={"redis-ver": server} if server else None)
     variants = [body]
     if body:
         damaged = bytearray(body)
         for _ in range(data.draw(st.integers(1, 3))):
             damaged[data.draw(st.integers(9, len(body) - 1))] = data.draw(st.integers(0, 255))
-        variants += [bytes(damaged), body[:data.draw(st.integers(9, len(body)))]]
+        variants += [bytes(damaged), body[: data.draw(st.integers(9, len(body)))]]
     for dump in variants:
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(reader, "CHUNK", chunk)
@@ -329,8 +399,10 @@ def test_record_loop_string_boundaries(version, server):
     """Every integer-text and embstr boundary, raw and LZF, under each server's rules."""
     recs = [W.key(0, b"r%d" % i, W.string(t)) for i, t in enumerate(BOUNDARY_TEXTS)]
     recs += [W.key(0, b"z%d" % i, W.lzf_string(t)) for i, t in enumerate(BOUNDARY_TEXTS) if t]
-    recs += [W.key(0, b"i%d" % v, W.int_string(v)) for v in (0, -1, 127, -128, 32767, -32768,
-                                                             1 << 30, -(1 << 31))]
+    recs += [
+        W.key(0, b"i%d" % v, W.int_string(v))
+        for v in (0, -1, 127, -128, 32767, -32768, 1 << 30, -(1 << 31))
+    ]
     dump = W.rdb(b"".join(recs), version=version, aux={"redis-ver": server} if server else None)
     fast, ref = _load_rows(dump, True, 1000), _load_rows(dump, False, 1000)
     assert fast[:3] == ref[:3]
@@ -341,10 +413,15 @@ def test_record_loop_string_boundaries(version, server):
     assert (enc["r13"], enc["r14"]) == (("raw", "raw") if version == 6 else ("embstr", "raw"))
 
 
-@pytest.mark.parametrize("aux,valkey,version", [
-    ({"redis-ver": "8.2.3"}, False, 12), ({"redis-ver": "8.6.3"}, False, 13),
-    ({"valkey-ver": "8.1.1", "redis-ver": "7.2.4"}, False, 11),
-    ({"valkey-ver": "9.1.2"}, True, 80)])
+@pytest.mark.parametrize(
+    "aux,valkey,version",
+    [
+        ({"redis-ver": "8.2.3"}, False, 12),
+        ({"redis-ver": "8.6.3"}, False, 13),
+        ({"valkey-ver": "8.1.1", "redis-ver": "7.2.4"}, False, 11),
+        ({"valkey-ver": "9.1.2"}, True, 80),
+    ],
+)
 def test_record_loop_strings_with_the_key_inside_the_object(aux, valkey, version):
     """Redis 8.2+ / Valkey 8.1+: embstr by key length, value length and TTL (kv.py), and the
     memory of key and value together: both paths give the same rows."""
@@ -352,7 +429,7 @@ def test_record_loop_strings_with_the_key_inside_the_object(aux, valkey, version
     for klen in (1, 10, 20, 31, 32, 40, 90, 127, 128, 200):
         for vlen in (0, 1, 10, 20, 21, 22, 30, 31, 40, 44, 45, 60, 100, 114, 115, 127, 128):
             for ttl in (False, True):
-                name = (b"k%d.%d.%d." % (klen, vlen, ttl)).ljust(klen, b"x")[:max(klen, 9)]
+                name = (b"k%d.%d.%d." % (klen, vlen, ttl)).ljust(klen, b"x")[: max(klen, 9)]
                 head = b"\xfc" + struct.pack("<q", 1 << 41) if ttl else b""
                 recs.append(head + W.key(0, name, W.string(b"v" * vlen)))
     dump = W.rdb(b"".join(recs), version=version, valkey=valkey, aux=aux)
@@ -368,16 +445,23 @@ def test_record_loop_takes_the_common_keys():
     recs += [W.key(2, "set", W.length(1) + W.string("m"))]
     rows, err, keys, records = _load_rows(W.rdb(b"".join(recs)), True, 1000)
     assert err is None and keys == len(rows) == 52
-    assert records == 1          # the hashtable set; 51 keys never became KeyRecords
+    assert records == 1  # the hashtable set; 51 keys never became KeyRecords
     h = rows[50]
-    assert (h["key"], h["type"], h["encoding"], h["length"], h["expire_at_ms"]) == \
-        ("h", "hash", "listpack", 1, 1 << 41)
+    assert (h["key"], h["type"], h["encoding"], h["length"], h["expire_at_ms"]) == (
+        "h",
+        "hash",
+        "listpack",
+        1,
+        1 << 41,
+    )
 
 
 def test_batches_after_a_module_value(tmp_path):
     """A module value's encoding (its type name) stays in the compiled batch's name table for
     the batches after it, which hold no module value: every batch size gives the same rows."""
-    dump = str(FIXTURES / "public" / "redis-rdb-cli" / "src" / "test" / "resources" / "rct" / "all.rdb")
+    dump = str(
+        FIXTURES / "public" / "redis-rdb-cli" / "src" / "test" / "resources" / "rct" / "all.rdb"
+    )
     tables = []
     for batch_rows in (1, 7, 100_000):
         db = str(tmp_path / f"b{batch_rows}.duckdb")
@@ -385,7 +469,9 @@ def test_batches_after_a_module_value(tmp_path):
         assert r.complete and r.error is None and r.keys == 270
         con = duckdb.connect(db, read_only=True)
         tables.append(con.execute(KEY_SQL).fetchall())
-        assert con.execute("SELECT count(*) FROM keys WHERE type = 'hellotype' "
-                           "AND encoding = 'hellotype' AND rdb_type = 7").fetchone() == (1,)
+        assert con.execute(
+            "SELECT count(*) FROM keys WHERE type = 'hellotype' "
+            "AND encoding = 'hellotype' AND rdb_type = 7"
+        ).fetchone() == (1,)
         con.close()
     assert tables[0] == tables[1] == tables[2]

@@ -1,6 +1,7 @@
 """Numbers a user can trust on every run: a second load never doubles a number, an
 interrupted or failed load leaves nothing half-written, a dump id is never reused, a database
 rdbscan did not create is never touched, and `report` says what `load` says."""
+
 from __future__ import annotations
 
 import shutil
@@ -26,8 +27,12 @@ def _run(*args):
 
 def _cli(*args, input: bytes | None = None):
     """The command as a user runs it (rdbscan.cli.main.run: one-line errors, exit codes)."""
-    res = subprocess.run([sys.executable, "-m", "rdbscan", *map(str, args)], capture_output=True,
-                         input=input, timeout=300)
+    res = subprocess.run(
+        [sys.executable, "-m", "rdbscan", *map(str, args)],
+        capture_output=True,
+        input=input,
+        timeout=300,
+    )
     res.stdout = res.stdout.decode("utf-8", "replace")
     res.stderr = res.stderr.decode("utf-8", "replace")
     return res
@@ -47,7 +52,8 @@ def test_no_verify_crc_records_unverified_and_exits_0(tmp_path):
     assert res.exit_code == 0, res.output
     assert "mismatch" not in res.output
     [(checksum, stored, computed, complete)] = _q(
-        db, "SELECT checksum, checksum_stored, checksum_computed, complete FROM dumps")
+        db, "SELECT checksum, checksum_stored, checksum_computed, complete FROM dumps"
+    )
     assert checksum == "unverified" and complete is True
     assert len(stored) == 16 and computed is None
 
@@ -69,36 +75,46 @@ def test_foreign_duckdb_is_refused_untouched(tmp_path):
     before = theirs.read_bytes()
     for cmd in (["load", "-q", SAMPLE, "-o", theirs], ["report", "-q", SAMPLE, "-o", theirs]):
         res = _cli(*cmd)
-        assert res.returncode == 7, res.stderr   # EXIT_DATABASE: not a database rdbscan wrote
+        assert res.returncode == 7, res.stderr  # EXIT_DATABASE: not a database rdbscan wrote
         assert res.stderr.count("\n") == 1 and "rdbscan did not create" in res.stderr
     assert theirs.read_bytes() == before
     assert _q(theirs, "SELECT * FROM dumps") == [(1, "my own data")]
-    assert [r[0] for r in _q(theirs, "SELECT table_name FROM information_schema.tables")] == \
-        ["dumps"]
+    assert [r[0] for r in _q(theirs, "SELECT table_name FROM information_schema.tables")] == [
+        "dumps"
+    ]
 
 
 # --- a second load never doubles a number ---------------------------------------------------
 
+
 def _counts(db):
     """(dumps, key rows, sum of dumps.keys, key rows without a dumps row)."""
-    return _q(db, "SELECT (SELECT count(*) FROM dumps), (SELECT count(*) FROM key_rows), "
-                  "(SELECT coalesce(sum(keys), 0) FROM dumps), (SELECT count(*) FROM key_rows "
-                  "WHERE dump_id NOT IN (SELECT dump_id FROM dumps))")[0]
+    return _q(
+        db,
+        "SELECT (SELECT count(*) FROM dumps), (SELECT count(*) FROM key_rows), "
+        "(SELECT coalesce(sum(keys), 0) FROM dumps), (SELECT count(*) FROM key_rows "
+        "WHERE dump_id NOT IN (SELECT dump_id FROM dumps))",
+    )[0]
 
 
 def _report_json(*args):
     import json
+
     res = _cli("report", "-q", "-f", "json", *args)
     doc = json.loads(res.stdout)
     doc.pop("report_seconds", None), doc.pop("generated_at", None)
     for d in doc["overview"]["dumps"]:
-        d.pop("parse_seconds", None), d.pop("bytes_per_second", None), d.pop("keys_per_second", None)
+        (
+            d.pop("parse_seconds", None),
+            d.pop("bytes_per_second", None),
+            d.pop("keys_per_second", None),
+        )
     for k in ("parse_seconds", "bytes_per_second", "keys_per_second"):
         doc["overview"].pop(k, None)
     return res.returncode, res.stderr, doc
 
 
-SAMPLE_KEYS = 584   # sample_dumps/redis-7.4.1.rdb (test_sample_dump_keys)
+SAMPLE_KEYS = 584  # sample_dumps/redis-7.4.1.rdb (test_sample_dump_keys)
 
 
 def test_sample_dump_keys(tmp_path):
@@ -111,7 +127,7 @@ def test_report_twice_into_one_database_gives_the_same_report(tmp_path):
     code1, _, first = _report_json(SAMPLE, "-o", db)
     code2, err2, second = _report_json(SAMPLE, "-o", db)
     assert code1 == code2 == 0
-    assert "already loaded as dump 1" not in err2   # -q: no summary line
+    assert "already loaded as dump 1" not in err2  # -q: no summary line
     assert first == second
     assert first["overview"]["keys"] == SAMPLE_KEYS
     assert _counts(db) == (1, SAMPLE_KEYS, SAMPLE_KEYS, 0)
@@ -120,7 +136,7 @@ def test_report_twice_into_one_database_gives_the_same_report(tmp_path):
 def test_report_same_dump_twice_counts_it_once(tmp_path):
     code, _, doc = _report_json(SAMPLE, SAMPLE)
     assert code == 0 and doc["overview"]["keys"] == SAMPLE_KEYS
-    copy = tmp_path / "copy.rdb"          # the same dump under another name is the same dump
+    copy = tmp_path / "copy.rdb"  # the same dump under another name is the same dump
     shutil.copy(SAMPLE, copy)
     code, _, doc = _report_json(SAMPLE, copy)
     assert code == 0 and doc["overview"]["keys"] == SAMPLE_KEYS
@@ -135,7 +151,8 @@ def test_second_load_is_refused_and_replace_replaces(tmp_path):
     assert again.stderr.splitlines() == [
         f"rdbscan: error: {SAMPLE}: already loaded in {db} as dump 1 ({SAMPLE}, "
         + again.stderr.split(f"({SAMPLE}, ", 1)[1].split(")", 1)[0]
-        + "); nothing was added (--replace loads it again in its place)"]
+        + "); nothing was added (--replace loads it again in its place)"
+    ]
     assert _counts(db) == (1, SAMPLE_KEYS, SAMPLE_KEYS, 0)
     rep = _cli("load", "-q", "--replace", SAMPLE, "-o", db)
     assert rep.returncode == 0, rep.stderr
@@ -176,6 +193,7 @@ def test_loads_from_stdin_are_identified_by_content(tmp_path):
 
 def _many_keys_dump(n: int) -> bytes:
     import rdbwriter as W
+
     body = b"\xfe\x00" + b"".join(W.key(0, f"key:{i:07d}", W.string(b"v")) for i in range(n))
     return W.rdb(body, aux={"redis-ver": "7.2.4", "ctime": "1700000000"})
 
@@ -186,11 +204,15 @@ def test_ctrl_c_during_load_leaves_nothing_and_ids_are_not_reused(tmp_path):
     next load gets a new dump id."""
     import signal
     import time
+
     data = _many_keys_dump(150_000)
     db = tmp_path / "i.duckdb"
-    proc = subprocess.Popen([sys.executable, "-m", "rdbscan", "load", "-q", "-", "-o", str(db)],
-                            stdin=subprocess.PIPE, stderr=subprocess.PIPE)
-    proc.stdin.write(data[: len(data) * 3 // 4])   # returns once the loader has read most of it
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rdbscan", "load", "-q", "-", "-o", str(db)],
+        stdin=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    proc.stdin.write(data[: len(data) * 3 // 4])  # returns once the loader has read most of it
     proc.stdin.flush()
     # wait until the loader has parsed what it got and blocks reading standard input (Linux:
     # the main thread's current syscall is read(0, ...)); a fixed sleep is too short on a busy
@@ -225,6 +247,7 @@ def test_ctrl_c_during_load_leaves_nothing_and_ids_are_not_reused(tmp_path):
 
 # --- key rows and the dumps row commit together ---------------------------------------------
 
+
 def test_replication_header_overflow_then_second_load_counts_right(tmp_path):
     """`$<19 digits>` before an RDB on stdin (file_size beyond BIGINT) used to commit key rows
     without a dumps row, and the next load reused the dump id and counted both."""
@@ -236,18 +259,23 @@ def test_replication_header_overflow_then_second_load_counts_right(tmp_path):
     dumps, rows, keys, orphans = _counts(db)
     assert orphans == 0 and rows == keys
     assert _q(db, "SELECT count(*) = count(DISTINCT dump_id) FROM dumps") == [(True,)]
-    per_dump = _q(db, "SELECT d.dump_id, d.keys, (SELECT count(*) FROM key_rows k WHERE "
-                      "k.dump_id = d.dump_id) FROM dumps d ORDER BY 1")
+    per_dump = _q(
+        db,
+        "SELECT d.dump_id, d.keys, (SELECT count(*) FROM key_rows k WHERE "
+        "k.dump_id = d.dump_id) FROM dumps d ORDER BY 1",
+    )
     assert all(k == n for _, k, n in per_dump)
     assert per_dump[-1][1] == _q(db, "SELECT keys FROM dumps ORDER BY dump_id DESC LIMIT 1")[0][0]
 
 
 def test_a_failure_before_the_dumps_row_keeps_no_key_row(tmp_path, monkeypatch):
     from rdbscan.db import store as store_mod
+
     db = tmp_path / "f.duckdb"
 
     def broken(self, row):
         raise RuntimeError("disk full while writing the dumps row")
+
     monkeypatch.setattr(store_mod.Store, "write_dump", broken)
     with pytest.raises(RuntimeError):
         load([str(SAMPLE)], str(db))
@@ -260,6 +288,7 @@ def test_a_failure_before_the_dumps_row_keeps_no_key_row(tmp_path, monkeypatch):
 def test_killed_load_is_removed_by_the_next_open(tmp_path):
     """A load killed outright leaves its rows under a loading mark; the next load removes them."""
     from rdbscan.db.store import Store
+
     db = tmp_path / "k.duckdb"
     s = Store(str(db))
     did = s.allocate_dump_ids(1)
@@ -272,6 +301,7 @@ def test_killed_load_is_removed_by_the_next_open(tmp_path):
 
 
 # --- what is not an RDB, or not there -------------------------------------------------------
+
 
 @pytest.mark.parametrize("kind", ["png", "empty", "directory"])
 def test_non_rdb_input_prints_only_the_error(tmp_path, kind):
@@ -313,8 +343,10 @@ def test_report_on_a_database_with_an_incomplete_dump_exits_4(tmp_path):
 
 # --- report says what load says -------------------------------------------------------------
 
+
 def test_report_shows_skip_bad_and_exits_as_load(tmp_path):
     from test_damaged import SMALL, _corrupt_one_listpack
+
     bad, key, _ = _corrupt_one_listpack(SMALL.read_bytes())
     path = tmp_path / "bad.rdb"
     path.write_bytes(bad)

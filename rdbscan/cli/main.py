@@ -1,4 +1,5 @@
 """The `rdbscan` command line: thin click wrappers over library functions."""
+
 from __future__ import annotations
 
 import gc
@@ -34,7 +35,7 @@ class Failure(click.ClickException):
 
     def __init__(self, message: str, code: int):
         super().__init__(message)
-        self.exit_code = code
+        self.exit_code = code  # type: ignore[misc]
 
     def show(self, file=None) -> None:
         say(f"rdbscan: error: {self.message}")
@@ -44,9 +45,9 @@ def _failure(e: BaseException) -> Failure | None:
     """The one line and exit code for a user mistake or a fault of the machine; None for a bug."""
     if isinstance(e, CommandError):
         return Failure(e.message, e.code)
-    if isinstance(e, StoreError):   # a database rdbscan cannot use (another schema, ...)
+    if isinstance(e, StoreError):  # a database rdbscan cannot use (another schema, ...)
         return Failure(str(e), EXIT_DATABASE)
-    fault = database_fault(e)   # a full disk, a read-only or locked database, ...
+    fault = database_fault(e)  # a full disk, a read-only or locked database, ...
     return None if fault is None else Failure(fault.message, fault.code)
 
 
@@ -67,13 +68,12 @@ class Group(click.Group):
             raise failure from e
 
 
-
-
-
-
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="rdbscan",
-                      message=f"%(prog)s %(version)s (parser hot loops: {describe_speedups()})")
+@click.version_option(
+    __version__,
+    prog_name="rdbscan",
+    message=f"%(prog)s %(version)s (parser hot loops: {describe_speedups()})",
+)
 @click.option("--debug", is_flag=True, help="Show the Python traceback when something fails.")
 @click.pass_context
 def main(ctx, debug):
@@ -89,27 +89,53 @@ def main(ctx, debug):
 
 @main.command()
 @click.argument("dumps", nargs=-1, required=True)
-@click.option("-o", "--output", "db_path", required=True, metavar="FILE.duckdb",
-              help="DuckDB database to write (created if missing; several dumps may share one).")
+@click.option(
+    "-o",
+    "--output",
+    "db_path",
+    required=True,
+    metavar="FILE.duckdb",
+    help="DuckDB database to write (created if missing; several dumps may share one).",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress display and no summary lines.")
-@click.option("--no-verify-crc", is_flag=True,
-              help="Do not compute the CRC64 checksum (the dumps table says 'unverified').")
-@click.option("--target", metavar="VERSION",
-              help="Estimate memory as this server would use it (e.g. 6.2, 7.4, valkey-8.0; "
-                   "8.6/16: a distribution package's 16-byte allocator quantum); default: the "
-                   "server that wrote the dump, 8-byte quantum (official builds).")
-@click.option("--skip-bad", is_flag=True,
-              help="Leave out values that are damaged inside but whose extent is known (a blob "
-                   "that does not decode) and go on; dumps.skipped_keys counts them.")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
-              help="Dumps loaded at once, each in its own process (default: the number of "
-                   "cores; one dump always loads in one process).")
-@click.option("--replace", is_flag=True,
-              help="Load a dump the database already holds again, in place of the old one "
-                   "(without it such a dump is refused, exit 2; docs/loading.md).")
-@click.option("--allow-ratio", is_flag=True,
-              help="Read compressed input that expands more than 200:1 (refused by default as "
-                   "a likely decompression bomb, exit 4; docs/hostile-inputs.md).")
+@click.option(
+    "--no-verify-crc",
+    is_flag=True,
+    help="Do not compute the CRC64 checksum (the dumps table says 'unverified').",
+)
+@click.option(
+    "--target",
+    metavar="VERSION",
+    help="Estimate memory as this server would use it (e.g. 6.2, 7.4, valkey-8.0; "
+    "8.6/16: a distribution package's 16-byte allocator quantum); default: the "
+    "server that wrote the dump, 8-byte quantum (official builds).",
+)
+@click.option(
+    "--skip-bad",
+    is_flag=True,
+    help="Leave out values that are damaged inside but whose extent is known (a blob "
+    "that does not decode) and go on; dumps.skipped_keys counts them.",
+)
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Dumps loaded at once, each in its own process (default: the number of "
+    "cores; one dump always loads in one process).",
+)
+@click.option(
+    "--replace",
+    is_flag=True,
+    help="Load a dump the database already holds again, in place of the old one "
+    "(without it such a dump is refused, exit 2; docs/loading.md).",
+)
+@click.option(
+    "--allow-ratio",
+    is_flag=True,
+    help="Read compressed input that expands more than 200:1 (refused by default as "
+    "a likely decompression bomb, exit 4; docs/hostile-inputs.md).",
+)
 @click.pass_context
 def load(ctx, dumps, db_path, quiet, no_verify_crc, target, skip_bad, jobs, replace, allow_ratio):
     """Load one or more RDB dumps into a DuckDB database, one row per key in `keys`.
@@ -125,21 +151,31 @@ def load(ctx, dumps, db_path, quiet, no_verify_crc, target, skip_bad, jobs, repl
     Example: rdbscan load shard1.rdb shard2.rdb -o cluster.duckdb
     """
     from ..model.memory import validate_target
+
     try:
         validate_target(target)
     except ValueError as e:
-        raise click.BadParameter(str(e), param_hint="--target")
+        raise click.BadParameter(str(e), param_hint="--target") from None
     from ..db.load import summarize
     from .outcome import outcome
+
     jobs = jobs or os.cpu_count() or 1
     parallel = jobs > 1 and len(dumps) > 1
     if parallel and not quiet:
-        click.echo(f"rdbscan: loading {len(dumps)} dumps, {min(jobs, len(dumps))} at a time",
-                   err=True)
-    results = rdbscan.load(list(dumps), db_path, progress=None if parallel else make_progress(quiet),
-                         verify_crc=not no_verify_crc, target=target, skip_bad=skip_bad,
-                         jobs=jobs, existing="replace" if replace else "refuse",
-                         allow_ratio=allow_ratio)
+        click.echo(
+            f"rdbscan: loading {len(dumps)} dumps, {min(jobs, len(dumps))} at a time", err=True
+        )
+    results = rdbscan.load(
+        list(dumps),
+        db_path,
+        progress=None if parallel else make_progress(quiet),
+        verify_crc=not no_verify_crc,
+        target=target,
+        skip_bad=skip_bad,
+        jobs=jobs,
+        existing="replace" if replace else "refuse",
+        allow_ratio=allow_ratio,
+    )
     debug = (ctx.obj or {}).get("debug")
     for r in results:
         if debug and r.exception is not None:
@@ -155,8 +191,15 @@ def load(ctx, dumps, db_path, quiet, no_verify_crc, target, skip_bad, jobs, repl
 @main.command()
 @click.argument("database", metavar="FILE.duckdb")
 @click.argument("query")
-@click.option("-f", "--format", "fmt", type=click.Choice(["table", "csv", "json"]),
-              default="table", show_default=True, help="Output format.")
+@click.option(
+    "-f",
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "csv", "json"]),
+    default="table",
+    show_default=True,
+    help="Output format.",
+)
 def sql(database, query, fmt):
     """Run an ad-hoc SQL query on a database written by rdbscan and print the result.
 
@@ -166,6 +209,7 @@ def sql(database, query, fmt):
     import duckdb
 
     from .sqlout import print_result
+
     if not os.path.exists(database):
         raise CommandError(f"{database}: No such file or directory", EXIT_INPUT)
     con = duckdb.connect(database, read_only=True)
@@ -182,6 +226,7 @@ def sql(database, query, fmt):
 def _register_extensions():
     from . import report as report_cli
     from . import schema as schema_cli
+
     report_cli.register(main)
     schema_cli.register(main)
 
@@ -208,38 +253,40 @@ def run():
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
         signal.signal(signal.SIGINT, _on_sigint)
     code = _run(debug="--debug" in sys.argv[1:])
-    gc.collect()   # what a failure's traceback held (DuckDB connections) goes before the interpreter
+    gc.collect()  # what a failure's traceback held (DuckDB connections) goes before the interpreter
     sys.exit(code)
 
 
 def _run(debug: bool) -> int:
     try:
         main.main(standalone_mode=False)
-    except SystemExit as e:   # a command's own exit code
+    except SystemExit as e:  # a command's own exit code
         return e.code if isinstance(e.code, int) else EXIT_OK if e.code is None else EXIT_INTERNAL
     except click.exceptions.Exit as e:
         return e.exit_code
     except click.ClickException as e:
         e.show()
         return e.exit_code
-    except click.exceptions.Abort as e:   # click turns Ctrl-C into Abort
+    except click.exceptions.Abort as e:  # click turns Ctrl-C into Abort
         if isinstance(e.__context__, KeyboardInterrupt):
             return _interrupted()
         click.echo("rdbscan: aborted", err=True)
         return EXIT_INTERNAL
-    except BrokenPipeError:   # `rdbscan ... | head`: nothing more to say, and nowhere to say it
+    except BrokenPipeError:  # `rdbscan ... | head`: nothing more to say, and nowhere to say it
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_OK
     except KeyboardInterrupt:
         return _interrupted()
     except Exception as e:  # the promise: no traceback reaches a user without --debug
-        if _interrupt["seen"]:   # DuckDB's "Query interrupted", or what a Ctrl-C cut short
+        if _interrupt["seen"]:  # DuckDB's "Query interrupted", or what a Ctrl-C cut short
             return _interrupted()
         if debug:
             traceback.print_exc()
         else:
-            say(f"rdbscan: internal error: {type(e).__name__}: {e} (a bug in rdbscan: "
-                f"please report it with the output of --debug)")
+            say(
+                f"rdbscan: internal error: {type(e).__name__}: {e} (a bug in rdbscan: "
+                f"please report it with the output of --debug)"
+            )
         return EXIT_INTERNAL
     return EXIT_OK
 

@@ -7,6 +7,7 @@ Exit codes are rdbscan/errors.py's (docs/exit-codes.md): 6 when an input could n
 mismatch, or keys left out by --skip-bad), 2 when a dump was refused (already loaded), else 0;
 with several dumps errors.worst_exit picks one.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -16,9 +17,9 @@ from ..errors import EXIT_CHECKSUM, EXIT_DAMAGED, EXIT_INPUT, EXIT_OK, EXIT_USAG
 
 @dataclass
 class Outcome:
-    errors: list[str] = field(default_factory=list)     # one line each, for stderr
+    errors: list[str] = field(default_factory=list)  # one line each, for stderr
     warnings: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)      # per-dump summary lines (not --quiet)
+    notes: list[str] = field(default_factory=list)  # per-dump summary lines (not --quiet)
     code: int = EXIT_OK
 
     def raise_code(self, code: int) -> None:
@@ -42,10 +43,16 @@ def result_exit_code(r) -> int:
     return EXIT_OK
 
 
-CUT_NAMES = {"aux": "aux fields", "aux_value": "aux values cut short",
-             "functions": "function libraries", "module_aux": "module aux records",
-             "slot_info": "slot-info records", "databases": "databases' RESIZEDB sizes",
-             "stream_groups": "stream consumer groups", "stream_consumers": "stream consumers"}
+CUT_NAMES = {
+    "aux": "aux fields",
+    "aux_value": "aux values cut short",
+    "functions": "function libraries",
+    "module_aux": "module aux records",
+    "slot_info": "slot-info records",
+    "databases": "databases' RESIZEDB sizes",
+    "stream_groups": "stream consumer groups",
+    "stream_consumers": "stream consumers",
+}
 
 
 def cut_warning(path: str, cut: dict) -> str:
@@ -85,9 +92,11 @@ def outcome(results, *, summary=None) -> Outcome:
         if r.error:
             o.errors.append(r.error)
         elif r.checksum == "mismatch":
-            o.errors.append(f"{r.path}: CRC64 checksum mismatch: the file stores "
-                            f"{r.checksum_stored}, its bytes give {r.checksum_computed} (all "
-                            f"{r.keys} keys were read and kept; the file is damaged)")
+            o.errors.append(
+                f"{r.path}: CRC64 checksum mismatch: the file stores "
+                f"{r.checksum_stored}, its bytes give {r.checksum_computed} (all "
+                f"{r.keys} keys were read and kept; the file is damaged)"
+            )
         elif summary is not None and not r.skipped_keys:
             line = summary(r)
             if line:

@@ -14,6 +14,7 @@ def say(line: str) -> None:
     """One line on standard error; text from a dump in it (a key, a tar member's name) is
     escaped, each line on its own (render.escape_text)."""
     from ..reports.render import escape_text
+
     click.echo("\n".join(escape_text(part) for part in str(line).split("\n")), err=True)
 
 
@@ -30,29 +31,40 @@ class RichProgress:
             TimeRemainingColumn,
             TransferSpeedColumn,
         )
+
         self.progress = Progress(
-            TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
-            TransferSpeedColumn(), TextColumn("{task.fields[keys]:,} keys"),
-            TextColumn("{task.fields[rate]:,.0f} keys/s"), TimeRemainingColumn(),
-            console=Console(stderr=True), transient=True)
+            TextColumn("{task.description}"),
+            BarColumn(),
+            DownloadColumn(),
+            TransferSpeedColumn(),
+            TextColumn("{task.fields[keys]:,} keys"),
+            TextColumn("{task.fields[rate]:,.0f} keys/s"),
+            TimeRemainingColumn(),
+            console=Console(stderr=True),
+            transient=True,
+        )
         self.task = None
         self.t0 = 0.0
 
     def start(self, name, size):
         import time
+
         self.t0 = time.perf_counter()
         self.progress.start()
         from rich.markup import escape
 
         from ..reports.render import escape_text
-        label = escape(escape_text(os.path.basename(name)))   # a tar member's name is the dump's
+
+        label = escape(escape_text(os.path.basename(name)))  # a tar member's name is the dump's
         self.task = self.progress.add_task(label, total=size, keys=0, rate=0.0)
 
     def update(self, bytes_read, keys):
         import time
+
         dt = time.perf_counter() - self.t0
-        self.progress.update(self.task, completed=bytes_read, keys=keys,
-                             rate=keys / dt if dt > 0 else 0.0)
+        self.progress.update(
+            self.task, completed=bytes_read, keys=keys, rate=keys / dt if dt > 0 else 0.0
+        )
 
     def finish(self):
         self.progress.stop()
@@ -72,8 +84,11 @@ def section_status(quiet: bool):
         yield None
         return
     from rich.console import Console
+
     started = time.perf_counter()
     with Console(stderr=True).status("report: overview") as status:
+
         def on_section(name: str) -> None:
             status.update(f"report: {name} ({time.perf_counter() - started:.0f} s)")
+
         yield on_section

@@ -1,5 +1,6 @@
 """Report commands (`report`, `queries`, `query`): thin click wrappers over rdbscan.reports.report,
 rdbscan.reports.querylib and rdbscan.reports.render."""
+
 from __future__ import annotations
 
 import os
@@ -58,13 +59,17 @@ def _params(pairs, query: querylib.Query) -> dict:
             raise click.BadParameter(f"{item!r} is not NAME=VALUE", param_hint="--param")
         if name not in query.params:
             known = ", ".join(sorted(query.params)) or "none"
-            raise click.BadParameter(f"{query.name} has no parameter {name!r} (parameters: {known})",
-                                     param_hint="--param")
+            raise click.BadParameter(
+                f"{query.name} has no parameter {name!r} (parameters: {known})",
+                param_hint="--param",
+            )
         try:
             out[name] = querylib.coerce(value, query.params[name].default)
         except ValueError:
-            raise click.BadParameter(f"{name}={value!r}: expected a value like "
-                                     f"{query.params[name].default!r}", param_hint="--param") from None
+            raise click.BadParameter(
+                f"{name}={value!r}: expected a value like {query.params[name].default!r}",
+                param_hint="--param",
+            ) from None
     return out
 
 
@@ -73,61 +78,157 @@ def _open(path: str):
         return rpt.open_database(path)
     except FileNotFoundError:
         raise CommandError(f"{path}: No such file or directory", EXIT_INPUT) from None
-    except ValueError as e:   # not an rdbscan database, another schema
+    except ValueError as e:  # not an rdbscan database, another schema
         raise CommandError(str(e), EXIT_DATABASE) from None
     except Exception as e:  # duckdb.Error: not a database, newer storage version, locked, ...
         raise database_fault(e, path) or CommandError(
-            f"{path}: cannot open as a DuckDB database: {e}", EXIT_DATABASE) from None
+            f"{path}: cannot open as a DuckDB database: {e}", EXIT_DATABASE
+        ) from None
 
 
 SECTION_CHOICES = click.Choice(list(rpt.SECTIONS))
-MAX_TOP = 100_000   # rows per list; DuckDB's arg_max(x, n) takes n below 1,000,000
+MAX_TOP = 100_000  # rows per list; DuckDB's arg_max(x, n) takes n below 1,000,000
 
 
 @click.command("report")
 @click.argument("sources", nargs=-1, required=True, metavar="DUMP... | FILE.duckdb")
-@click.option("-o", "--output", "db_path", metavar="FILE.duckdb",
-              help="Keep the loaded database here (given dumps only); default: a temporary "
-                   "database removed afterwards. With --format html, a FILE.html here is the HTML report.")
-@click.option("-f", "--format", "fmt", type=click.Choice(["text", "json", "markdown", "html"]), default="text",
-              show_default=True, help="text: tables for a terminal; json: the stable object "
-                                      "documented in docs/; markdown: for tickets and wikis; html: one "
-                                      "self-contained file with charts (to -o FILE.html, else stdout).")
-@click.option("--html", "html_path", metavar="FILE.html",
-              help="Also write the HTML report here (with any --format).")
-@click.option("--top", type=click.IntRange(1, MAX_TOP), default=10, show_default=True,
-              help="Rows per list (big keys, families, slots, ...).")
-@click.option("--dump-id", type=int, default=0, help="Report on one dump of a multi-dump database "
-                                                     "(default: all dumps together).")
-@click.option("--delimiters", default=None, help="Characters that separate key segments for families "
-                                                 "and naming, e.g. ':#./|' (default ':').")
-@click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False),
-              help="redis.conf / valkey.conf to read compact-encoding thresholds from "
-                   "(default: the dump's server version defaults).")
-@click.option("--set", "sets", multiple=True, metavar="NAME=VALUE",
-              help="Override one threshold or query parameter, e.g. --set hash-max-listpack-entries=1024, "
-                   "--set collection_length=10000, --set lazyfree-lazy-expire=yes. Repeatable.")
-@click.option("--rules", "rules_path", type=click.Path(exists=True, dir_okay=False),
-              help="TOML rules file: naming rules on/off and their settings, big-key thresholds, "
-                   "--fail-on defaults (format: docs/report.md).")
-@click.option("--schema", "schema_path", metavar="FILE.toml",
-              help="Check the keys against this key schema (written by `rdbscan schema`, "
-                   "docs/schema.md): adds the Schema section; --fail-on schema gates on it.")
-@click.option("--fail-on", "fail_on", default=None, metavar="RULES",
-              help="Exit with 3 when findings exceed thresholds, e.g. 'big-keys,no-ttl=100,"
-                   "no-ttl-share=30%,naming:uppercase=0'. Rules: " + ", ".join(rpt.FAIL_RULES) + ".")
-@click.option("--section", "sections", multiple=True, type=SECTION_CHOICES,
-              help="Only these sections (repeatable; default: all).")
-@click.option("--idle-days", type=click.FloatRange(0, 1e6), default=30, show_default=True,
-              help="Keys idle longer than this are cold (dumps with LRU data).")
-@click.option("--target", metavar="VERSION", help="Memory model used when loading a dump (see `rdbscan load`).")
-@click.option("-q", "--quiet", is_flag=True, help="No progress display (load, then the section being computed) and no load summary on standard error.")
-@click.option("--replace", is_flag=True, help="Load a dump the -o database already holds again, in place of "
-                                              "the old one (default: report on the one loaded before).")
-@click.option("--allow-ratio", is_flag=True, help="Read compressed input that expands more than 200:1 "
-                                                  "(see `rdbscan load`).")
-def report_cmd(sources, db_path, fmt, top, dump_id, delimiters, config_path, sets, rules_path, fail_on,
-               sections, idle_days, target, quiet, html_path, replace, allow_ratio, schema_path):
+@click.option(
+    "-o",
+    "--output",
+    "db_path",
+    metavar="FILE.duckdb",
+    help="Keep the loaded database here (given dumps only); default: a temporary "
+    "database removed afterwards. With --format html, a FILE.html here is the HTML report.",
+)
+@click.option(
+    "-f",
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "markdown", "html"]),
+    default="text",
+    show_default=True,
+    help="text: tables for a terminal; json: the stable object "
+    "documented in docs/; markdown: for tickets and wikis; html: one "
+    "self-contained file with charts (to -o FILE.html, else stdout).",
+)
+@click.option(
+    "--html",
+    "html_path",
+    metavar="FILE.html",
+    help="Also write the HTML report here (with any --format).",
+)
+@click.option(
+    "--top",
+    type=click.IntRange(1, MAX_TOP),
+    default=10,
+    show_default=True,
+    help="Rows per list (big keys, families, slots, ...).",
+)
+@click.option(
+    "--dump-id",
+    type=int,
+    default=0,
+    help="Report on one dump of a multi-dump database (default: all dumps together).",
+)
+@click.option(
+    "--delimiters",
+    default=None,
+    help="Characters that separate key segments for families "
+    "and naming, e.g. ':#./|' (default ':').",
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(exists=True, dir_okay=False),
+    help="redis.conf / valkey.conf to read compact-encoding thresholds from "
+    "(default: the dump's server version defaults).",
+)
+@click.option(
+    "--set",
+    "sets",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="Override one threshold or query parameter, e.g. --set hash-max-listpack-entries=1024, "
+    "--set collection_length=10000, --set lazyfree-lazy-expire=yes. Repeatable.",
+)
+@click.option(
+    "--rules",
+    "rules_path",
+    type=click.Path(exists=True, dir_okay=False),
+    help="TOML rules file: naming rules on/off and their settings, big-key thresholds, "
+    "--fail-on defaults (format: docs/report.md).",
+)
+@click.option(
+    "--schema",
+    "schema_path",
+    metavar="FILE.toml",
+    help="Check the keys against this key schema (written by `rdbscan schema`, "
+    "docs/schema.md): adds the Schema section; --fail-on schema gates on it.",
+)
+@click.option(
+    "--fail-on",
+    "fail_on",
+    default=None,
+    metavar="RULES",
+    help="Exit with 3 when findings exceed thresholds, e.g. 'big-keys,no-ttl=100,"
+    "no-ttl-share=30%,naming:uppercase=0'. Rules: " + ", ".join(rpt.FAIL_RULES) + ".",
+)
+@click.option(
+    "--section",
+    "sections",
+    multiple=True,
+    type=SECTION_CHOICES,
+    help="Only these sections (repeatable; default: all).",
+)
+@click.option(
+    "--idle-days",
+    type=click.FloatRange(0, 1e6),
+    default=30,
+    show_default=True,
+    help="Keys idle longer than this are cold (dumps with LRU data).",
+)
+@click.option(
+    "--target",
+    metavar="VERSION",
+    help="Memory model used when loading a dump (see `rdbscan load`).",
+)
+@click.option(
+    "-q",
+    "--quiet",
+    is_flag=True,
+    help="No progress display (load, then the section being computed) and no load summary on standard error.",
+)
+@click.option(
+    "--replace",
+    is_flag=True,
+    help="Load a dump the -o database already holds again, in place of "
+    "the old one (default: report on the one loaded before).",
+)
+@click.option(
+    "--allow-ratio",
+    is_flag=True,
+    help="Read compressed input that expands more than 200:1 (see `rdbscan load`).",
+)
+def report_cmd(
+    sources,
+    db_path,
+    fmt,
+    top,
+    dump_id,
+    delimiters,
+    config_path,
+    sets,
+    rules_path,
+    fail_on,
+    sections,
+    idle_days,
+    target,
+    quiet,
+    html_path,
+    replace,
+    allow_ratio,
+    schema_path,
+):
     """Report on RDB dumps: overview, big keys, key families, TTL gaps, compact-encoding
     candidates, naming, cold keys, cluster slots, streams.
 
@@ -145,17 +246,29 @@ def report_cmd(sources, db_path, fmt, top, dump_id, delimiters, config_path, set
     try:
         if rules_path:
             rules = load_rules(rules_path)
-        fail_spec = fail_on if fail_on is not None else (
-            ",".join(f"{k}={v}" for k, v in rules.fail_on.items()) if rules.fail_on else None)
+        fail_spec = (
+            fail_on
+            if fail_on is not None
+            else (",".join(f"{k}={v}" for k, v in rules.fail_on.items()) if rules.fail_on else None)
+        )
         checks = rpt.parse_fail_on(fail_spec, defaults=rules.fail_on)
         from ..reports.schema_check import load_for_report
+
         key_schema, delimiters = load_for_report(schema_path, checks, delimiters)
     except ValueError as e:
         raise CommandError(str(e), EXIT_USAGE) from None
     options = rpt.ReportOptions(
-        dump_id=dump_id, top=top, delimiters=delimiters or rules.delimiters or ":",
-        sections=tuple(sections) or rpt.SECTIONS, config_path=config_path, settings=_settings(sets),
-        naming=rules.naming, big_keys=rules.big_keys, idle_days=idle_days, schema=key_schema)
+        dump_id=dump_id,
+        top=top,
+        delimiters=delimiters or rules.delimiters or ":",
+        sections=tuple(sections) or rpt.SECTIONS,
+        config_path=config_path,
+        settings=_settings(sets),
+        naming=rules.naming,
+        big_keys=rules.big_keys,
+        idle_days=idle_days,
+        schema=key_schema,
+    )
     if not options.delimiters:
         raise click.BadParameter("must not be empty", param_hint="--delimiters")
 
@@ -174,7 +287,9 @@ def report_cmd(sources, db_path, fmt, top, dump_id, delimiters, config_path, set
     try:
         if is_db:
             if db_path:
-                raise CommandError("-o/--output applies when loading dumps, not to a database", EXIT_USAGE)
+                raise CommandError(
+                    "-o/--output applies when loading dumps, not to a database", EXIT_USAGE
+                )
             path = sources[0]
         else:
             if db_path:
@@ -193,11 +308,16 @@ def report_cmd(sources, db_path, fmt, top, dump_id, delimiters, config_path, set
                 say(line)
             load_code = worst_exit(load_code, held.code)
             if not _has_dumps(con, dump_id):
-                sys.exit(load_code or EXIT_DAMAGED)   # nothing was read: the errors only
+                sys.exit(load_code or EXIT_DAMAGED)  # nothing was read: the errors only
             with section_status(quiet) as on_section:
-                report = rdbscan.report(con, options, fail_on=checks, on_section=on_section,
-                                          charts=fmt == "html" or bool(html_path))
-        except ValueError as e:   # a --set or --config value the report cannot use
+                report = rdbscan.report(
+                    con,
+                    options,
+                    fail_on=checks,
+                    on_section=on_section,
+                    charts=fmt == "html" or bool(html_path),
+                )
+        except ValueError as e:  # a --set or --config value the report cannot use
             raise CommandError(str(e), EXIT_USAGE) from None
         finally:
             con.close()
@@ -207,13 +327,14 @@ def report_cmd(sources, db_path, fmt, top, dump_id, delimiters, config_path, set
 
     if fmt == "html" or html_path:
         from ..reports import html
+
         page = html.render_html(report)
         if html_path:
             try:
                 html.write_html(html_path, page)
-            except html.HtmlOutputError as e:   # a file rdbscan did not write: left untouched
+            except html.HtmlOutputError as e:  # a file rdbscan did not write: left untouched
                 raise CommandError(str(e), EXIT_DATABASE) from None
-            except OSError as e:   # a missing or read-only directory, a full disk
+            except OSError as e:  # a missing or read-only directory, a full disk
                 raise _output_fault(e, html_path) from None
             if not quiet:
                 click.echo(f"rdbscan: HTML report written to {html_path}", err=True)
@@ -228,8 +349,11 @@ def report_cmd(sources, db_path, fmt, top, dump_id, delimiters, config_path, set
         render.render_text(report)
     failed = report.get("fail_on", {}).get("failed")
     if failed:
-        names = ", ".join(f"{c['rule']} {c['measured']} > {c['threshold']}" for c in report["fail_on"]["checks"]
-                          if c["failed"])
+        names = ", ".join(
+            f"{c['rule']} {c['measured']} > {c['threshold']}"
+            for c in report["fail_on"]["checks"]
+            if c["failed"]
+        )
         click.echo(f"rdbscan: findings exceed --fail-on thresholds: {names}", err=True)
     sys.exit(worst_exit(load_code, EXIT_FINDINGS if failed else EXIT_OK))
 
@@ -237,9 +361,12 @@ def report_cmd(sources, db_path, fmt, top, dump_id, delimiters, config_path, set
 def _output_fault(exc: OSError, path: str) -> CommandError:
     """The one line (EXIT_DATABASE, as for a database) for an output file that cannot be written."""
     import errno
+
     if exc.errno in (errno.ENOENT, errno.ENOTDIR):
         return CommandError(f"{path}: its directory does not exist", EXIT_DATABASE)
-    return database_fault(exc, path) or CommandError(f"{path}: {exc.strerror or exc}", EXIT_DATABASE)
+    return database_fault(exc, path) or CommandError(
+        f"{path}: {exc.strerror or exc}", EXIT_DATABASE
+    )
 
 
 def _release_load_memory() -> None:
@@ -248,21 +375,33 @@ def _release_load_memory() -> None:
     import gc
 
     import pyarrow as pa
+
     gc.collect()
     pa.default_memory_pool().release_unused()
 
 
-
-
-def _load(paths: list[str], db_path: str, target: str | None, quiet: bool,
-          replace: bool, allow_ratio: bool = False) -> tuple[int, list]:
+def _load(
+    paths: list[str],
+    db_path: str,
+    target: str | None,
+    quiet: bool,
+    replace: bool,
+    allow_ratio: bool = False,
+) -> tuple[int, list]:
     """Load dumps with the loader, say what `load` says; returns its exit code and results."""
     from .outcome import outcome
+
     progress = None
     if not quiet:
         progress = make_progress(quiet)
-    results = rdbscan.load(paths, db_path, progress=progress, target=target,
-                         existing="replace" if replace else "reuse", allow_ratio=allow_ratio)
+    results = rdbscan.load(
+        paths,
+        db_path,
+        progress=progress,
+        target=target,
+        existing="replace" if replace else "reuse",
+        allow_ratio=allow_ratio,
+    )
     done = outcome(results, summary=_summary)
     for line in done.lines(quiet):
         say(line)
@@ -271,8 +410,10 @@ def _load(paths: list[str], db_path: str, target: str | None, quiet: bool,
 
 def _summary(r) -> str:
     if r.reused:
-        return (f"rdbscan: {r.path}: already loaded as dump {r.dump_id}; reporting it "
-                f"(--replace loads it again)")
+        return (
+            f"rdbscan: {r.path}: already loaded as dump {r.dump_id}; reporting it "
+            f"(--replace loads it again)"
+        )
     return f"rdbscan: loaded {r.path}: {r.keys:,} keys in {r.parse_seconds:.2f} s"
 
 
@@ -280,20 +421,34 @@ def _held_outcome(con, dump_id: int, skip: set):
     """The outcome (rdbscan/cli/outcome.py) of the dumps the database holds, but those in `skip`."""
     from ..db.load import result_from_row
     from .outcome import outcome
-    cur = con.execute("SELECT * EXCLUDE (aux) FROM dumps WHERE (? = 0 OR dump_id = ?) "
-                      "ORDER BY dump_id", [dump_id, dump_id])
+
+    cur = con.execute(
+        "SELECT * EXCLUDE (aux) FROM dumps WHERE (? = 0 OR dump_id = ?) ORDER BY dump_id",
+        [dump_id, dump_id],
+    )
     names = [d[0] for d in cur.description]
-    return outcome([result_from_row(dict(zip(names, row))) for row in cur.fetchall()
-                    if row[names.index("dump_id")] not in skip])
+    return outcome(
+        [
+            result_from_row(dict(zip(names, row)))
+            for row in cur.fetchall()
+            if row[names.index("dump_id")] not in skip
+        ]
+    )
 
 
 def _has_dumps(con, dump_id: int) -> bool:
-    return con.execute("SELECT count(*) FROM dumps WHERE ? = 0 OR dump_id = ?",
-                       [dump_id, dump_id]).fetchone()[0] > 0
+    return (
+        con.execute(
+            "SELECT count(*) FROM dumps WHERE ? = 0 OR dump_id = ?", [dump_id, dump_id]
+        ).fetchone()[0]
+        > 0
+    )
 
 
 @click.command("queries")
-@click.option("-v", "--verbose", is_flag=True, help="Also show each query's full description and parameters.")
+@click.option(
+    "-v", "--verbose", is_flag=True, help="Also show each query's full description and parameters."
+)
 def queries_cmd(verbose):
     """List the bundled SQL queries, one line each: the name to give `rdbscan query` and the
     question it answers.
@@ -303,7 +458,7 @@ def queries_cmd(verbose):
     try:
         queries = querylib.bundled_queries()
     except FileNotFoundError as e:
-        raise click.ClickException(str(e))
+        raise click.ClickException(str(e)) from None
     width = max(len(n) for n in queries)
     for name, q in queries.items():
         if not verbose:
@@ -318,13 +473,30 @@ def queries_cmd(verbose):
 @click.command("query")
 @click.argument("database", metavar="FILE.duckdb")
 @click.argument("name")
-@click.option("-p", "--param", "params", multiple=True, metavar="NAME=VALUE",
-              help="Set a query parameter (see `rdbscan queries -v`). Repeatable.")
+@click.option(
+    "-p",
+    "--param",
+    "params",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="Set a query parameter (see `rdbscan queries -v`). Repeatable.",
+)
 @click.option("--dump-id", type=int, default=0, help="Only this dump (default: all dumps).")
-@click.option("--delimiters", default=":", show_default=True,
-              help="Characters that separate key segments (for families).")
-@click.option("-f", "--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table",
-              show_default=True, help="Output format.")
+@click.option(
+    "--delimiters",
+    default=":",
+    show_default=True,
+    help="Characters that separate key segments (for families).",
+)
+@click.option(
+    "-f",
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "csv", "json"]),
+    default="table",
+    show_default=True,
+    help="Output format.",
+)
 def query_cmd(database, name, params, dump_id, delimiters, fmt):
     """Run one bundled query (or your own .sql file with the same header) on a database
     written by rdbscan and print its rows.
@@ -335,6 +507,7 @@ def query_cmd(database, name, params, dump_id, delimiters, fmt):
     Example: rdbscan query dump.duckdb big_keys --param top=50 --param collection_length=1000
     """
     from .sqlout import print_result
+
     if name.endswith(".sql") and Path(name).is_file():
         try:
             q = querylib.parse_query(Path(name))
@@ -344,14 +517,18 @@ def query_cmd(database, name, params, dump_id, delimiters, fmt):
         try:
             q = querylib.get_query(name)
         except KeyError:
-            raise CommandError(f"no bundled query {name!r} (see `rdbscan queries`)", EXIT_USAGE) from None
+            raise CommandError(
+                f"no bundled query {name!r} (see `rdbscan queries`)", EXIT_USAGE
+            ) from None
     values = {"dump_id": dump_id, "delimiters": delimiters}
     values.update(_params(params, q))
     if not Path(database).exists():
         raise CommandError(f"{database}: No such file or directory", EXIT_INPUT)
     if not _is_duckdb(database):
-        raise CommandError(f"{database}: not a DuckDB database (load a dump with `rdbscan load` first)",
-                           EXIT_DATABASE)
+        raise CommandError(
+            f"{database}: not a DuckDB database (load a dump with `rdbscan load` first)",
+            EXIT_DATABASE,
+        )
     con = _open(database)
     try:
         querylib.prepare(con, values, needs=querylib.relations_used(q))

@@ -1,4 +1,5 @@
 """`rdbscan schema`: a thin click wrapper over rdbscan.reports.schema."""
+
 from __future__ import annotations
 
 import os
@@ -13,18 +14,45 @@ from ..reports import schema as sch
 
 @click.command("schema")
 @click.argument("sources", nargs=-1, required=True, metavar="DUMP... | FILE.duckdb")
-@click.option("-o", "--output", "out_path", metavar="FILE",
-              help="Write the schema here (default: standard output). An existing file is replaced "
-                   "only if rdbscan wrote it; descriptions and rules written into it are kept.")
-@click.option("-f", "--format", "fmt", type=click.Choice(["toml", "markdown", "json"]), default="toml",
-              show_default=True, help="toml: the file `report --schema` checks; markdown: the table "
-                                      "for documentation; json: the same data for programs.")
-@click.option("--min-keys", type=click.IntRange(1), default=1, show_default=True,
-              help="Leave out families with fewer keys (one-off keys).")
-@click.option("--dump-id", type=int, default=0, help="Only this dump of a multi-dump database (default: all).")
-@click.option("--delimiters", default=":", show_default=True,
-              help="Characters that separate key segments (for families).")
-@click.option("--target", metavar="VERSION", help="Memory model used when loading a dump (see `rdbscan load`).")
+@click.option(
+    "-o",
+    "--output",
+    "out_path",
+    metavar="FILE",
+    help="Write the schema here (default: standard output). An existing file is replaced "
+    "only if rdbscan wrote it; descriptions and rules written into it are kept.",
+)
+@click.option(
+    "-f",
+    "--format",
+    "fmt",
+    type=click.Choice(["toml", "markdown", "json"]),
+    default="toml",
+    show_default=True,
+    help="toml: the file `report --schema` checks; markdown: the table "
+    "for documentation; json: the same data for programs.",
+)
+@click.option(
+    "--min-keys",
+    type=click.IntRange(1),
+    default=1,
+    show_default=True,
+    help="Leave out families with fewer keys (one-off keys).",
+)
+@click.option(
+    "--dump-id", type=int, default=0, help="Only this dump of a multi-dump database (default: all)."
+)
+@click.option(
+    "--delimiters",
+    default=":",
+    show_default=True,
+    help="Characters that separate key segments (for families).",
+)
+@click.option(
+    "--target",
+    metavar="VERSION",
+    help="Memory model used when loading a dump (see `rdbscan load`).",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress display and no load summary.")
 def schema_cmd(sources, out_path, fmt, min_keys, dump_id, delimiters, target, quiet):
     """Infer the key schema of a dump: one entry per key family with its pattern, type, TTL
@@ -38,6 +66,7 @@ def schema_cmd(sources, out_path, fmt, min_keys, dump_id, delimiters, target, qu
     """
     from ..errors import EXIT_DAMAGED, EXIT_INPUT, EXIT_USAGE, CommandError, worst_exit
     from .report import _has_dumps, _held_outcome, _is_duckdb, _load, _open
+
     if not delimiters:
         raise click.BadParameter("must not be empty", param_hint="--delimiters")
     is_db = len(sources) == 1 and _is_duckdb(sources[0])
@@ -47,10 +76,16 @@ def schema_cmd(sources, out_path, fmt, min_keys, dump_id, delimiters, target, qu
                 raise CommandError(f"{s}: No such file or directory", EXIT_INPUT)
             if s != "-" and _is_duckdb(s):
                 raise CommandError(f"{s}: give one database, or dumps, not both", EXIT_USAGE)
-    if out_path and os.path.lexists(out_path) and not (os.path.isfile(out_path)
-                                                       and sch.written_by_rdbscan(out_path)):
-        raise CommandError(f"{out_path}: exists and is not a schema rdbscan wrote; not "
-                           "overwriting it (choose another -o, or remove the file)", EXIT_USAGE)
+    if (
+        out_path
+        and os.path.lexists(out_path)
+        and not (os.path.isfile(out_path) and sch.written_by_rdbscan(out_path))
+    ):
+        raise CommandError(
+            f"{out_path}: exists and is not a schema rdbscan wrote; not "
+            "overwriting it (choose another -o, or remove the file)",
+            EXIT_USAGE,
+        )
     tmpdir = None
     load_code = 0
     loaded: list = []
@@ -68,10 +103,13 @@ def schema_cmd(sources, out_path, fmt, min_keys, dump_id, delimiters, target, qu
                 click.echo(line, err=True)
             load_code = worst_exit(load_code, held.code)
             if not _has_dumps(con, dump_id):
-                sys.exit(load_code or EXIT_DAMAGED)   # nothing was read: the errors only
+                sys.exit(load_code or EXIT_DAMAGED)  # nothing was read: the errors only
             label = ", ".join(os.path.basename(s) for s in sources)
-            result = sch.infer(con, sch.InferOptions(dump_id=dump_id, delimiters=delimiters,
-                                                     min_keys=min_keys), source=label)
+            result = sch.infer(
+                con,
+                sch.InferOptions(dump_id=dump_id, delimiters=delimiters, min_keys=min_keys),
+                source=label,
+            )
         except ValueError as e:
             raise CommandError(str(e), EXIT_USAGE) from None
         finally:
@@ -91,7 +129,10 @@ def schema_cmd(sources, out_path, fmt, min_keys, dump_id, delimiters, target, qu
         except (sch.SchemaOutputError, OSError) as e:
             raise CommandError(str(e), EXIT_USAGE) from None
         if not quiet:
-            click.echo(f"rdbscan: schema of {len(result['families'])} families written to {out_path}", err=True)
+            click.echo(
+                f"rdbscan: schema of {len(result['families'])} families written to {out_path}",
+                err=True,
+            )
     else:
         click.echo(text, nl=False)
     sys.exit(load_code)

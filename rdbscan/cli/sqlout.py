@@ -1,6 +1,7 @@
 """Printing query results: a table (or one block per row when the table would not fit the
 width), CSV and JSON for scripts.  Tables and blocks escape what a terminal could act on
 (render.escape_text); CSV and JSON keep every string exact."""
+
 from __future__ import annotations
 
 import csv
@@ -32,22 +33,28 @@ def print_result(columns: list[str], rows: list[tuple], fmt: str = "table", out=
         for row in rows:
             w.writerow(["" if v is None else _text(v) for v in row])
     elif fmt == "json":
-        json.dump([dict(zip(columns, (plain(v) for v in row))) for row in rows], out,
-                  ensure_ascii=False, indent=1)
+        json.dump(
+            [dict(zip(columns, (plain(v) for v in row))) for row in rows],
+            out,
+            ensure_ascii=False,
+            indent=1,
+        )
         out.write("\n")
     else:
         from rich.console import Console
+
         console = Console(file=out, soft_wrap=False)
         columns = [escape_text(c) for c in columns]
         texts = [[_shown(v) for v in row] for row in rows]
         if _fits(columns, texts, console.width):
             from rich.table import Table
             from rich.text import Text
+
             table = Table(show_lines=False, header_style="bold")
-            for c in columns:   # Text: a key like [link=...] or [/] is shown, never markup
+            for c in columns:  # Text: a key like [link=...] or [/] is shown, never markup
                 table.add_column(Text(c), overflow="fold")
-            for row in texts:
-                table.add_row(*map(Text, row))
+            for cells in texts:
+                table.add_row(*map(Text, cells))
             console.print(table)
         else:
             _print_records(columns, texts, out)

@@ -9,6 +9,7 @@ stores and the CRC64 of the bytes as read (so a copy damaged in the middle is an
 Without the computed CRC64 (`--no-verify-crc`, RDB < 5) a SHA-256 of the input file's size,
 first and last 64 KiB stands in for it; a dump that ends in an error adds where and how.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -24,6 +25,7 @@ def file_fingerprint(path: str) -> str | None:
     if path == "-":
         return None
     from ..rdb.source import SourceError, _resolve_path
+
     try:
         real, _ = _resolve_path(path)
         with open(real, "rb") as fh:
@@ -41,13 +43,21 @@ def file_fingerprint(path: str) -> str | None:
     return f"file:{st.st_size}:{h.hexdigest()[:32]}"
 
 
-def dump_fingerprint(info, path: str, error: str | None = None,
-                     error_offset: int | None = None) -> str | None:
+def dump_fingerprint(
+    info, path: str, error: str | None = None, error_offset: int | None = None
+) -> str | None:
     """`rdb:<sha256>` of a parsed dump (parser.DumpInfo), None when no RDB header was read."""
     if not info.magic:
         return None
-    parts = [info.magic, info.rdb_version, info.bytes_read, info.keys, info.skipped_keys,
-             info.checksum_stored, info.checksum_computed]
+    parts = [
+        info.magic,
+        info.rdb_version,
+        info.bytes_read,
+        info.keys,
+        info.skipped_keys,
+        info.checksum_stored,
+        info.checksum_computed,
+    ]
     parts += [f"{k}={v}" for k, v in sorted(info.aux.items())]
     if info.checksum_computed is None:
         parts.append(file_fingerprint(path))

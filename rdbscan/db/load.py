@@ -4,6 +4,7 @@ The library entry point is `load(paths, db_path)`; the CLI is a thin wrapper aro
 A dump that ends in an error keeps the rows read before the error, and its `dumps` row
 says `complete = false` with the error and its byte offset.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -27,8 +28,8 @@ class DumpResult:
     path: str
     complete: bool
     keys: int
-    error: str | None = None        # one line: "FILE: byte N: what went wrong ..."
-    error_kind: str | None = None   # truncated | corrupt | unsupported | not-rdb | io
+    error: str | None = None  # one line: "FILE: byte N: what went wrong ..."
+    error_kind: str | None = None  # truncated | corrupt | unsupported | not-rdb | io
     error_offset: int | None = None
     checksum_stored: str | None = None
     checksum_computed: str | None = None
@@ -37,12 +38,12 @@ class DumpResult:
     bytes_read: int = 0
     # Input handling: how the bytes arrived and what was left out.
     compression: str | None = None  # gzip | zstd | lz4 | bzip2 | xz
-    framing: str | None = None      # rdb | aof-preamble | aof-dir | tar |
+    framing: str | None = None  # rdb | aof-preamble | aof-dir | tar |
     #                                 replication-eof | replication-length
-    tail_bytes: int | None = None   # bytes after the RDB's checksum (an AOF tail)
-    skipped_keys: int = 0           # values left out by skip_bad
+    tail_bytes: int | None = None  # bytes after the RDB's checksum (an AOF tail)
+    skipped_keys: int = 0  # values left out by skip_bad
     memory_profile: str | None = None  # memory model profile
-    memory_model: str | None = None    # the report's line on it (memory.describe)
+    memory_model: str | None = None  # the report's line on it (memory.describe)
     warnings: list = field(default_factory=list)
     fingerprint: str | None = None  # identity of the input (rdbscan/db/identity.py)
     # A dump already in the database (same fingerprint): `refused` is the one-line reason the
@@ -50,8 +51,8 @@ class DumpResult:
     # (existing='reuse', what `report` does).
     refused: str | None = None
     reused: bool = False
-    first_skipped: str | None = None   # the first key --skip-bad left out, described
-    cut: dict = field(default_factory=dict)   # counted, not kept (parser.MAX_KEPT_*): {kind: n}
+    first_skipped: str | None = None  # the first key --skip-bad left out, described
+    cut: dict = field(default_factory=dict)  # counted, not kept (parser.MAX_KEPT_*): {kind: n}
     exception: BaseException | None = field(default=None, repr=False)  # for --debug
     traceback_text: str | None = field(default=None, repr=False)  # --debug, from a worker
 
@@ -69,10 +70,19 @@ class ProgressHook:
 EXISTING = ("refuse", "replace", "reuse")
 
 
-def load(paths: list[str], db_path: str, *, progress: ProgressHook | None = None,
-         verify_crc: bool = True, batch_rows: int = BATCH_ROWS,
-         target: str | None = None, skip_bad: bool = False, jobs: int = 1,
-         existing: str = "refuse", allow_ratio: bool = False) -> list[DumpResult]:
+def load(
+    paths: list[str],
+    db_path: str,
+    *,
+    progress: ProgressHook | None = None,
+    verify_crc: bool = True,
+    batch_rows: int = BATCH_ROWS,
+    target: str | None = None,
+    skip_bad: bool = False,
+    jobs: int = 1,
+    existing: str = "refuse",
+    allow_ratio: bool = False,
+) -> list[DumpResult]:
     """Load every dump in `paths` into the DuckDB database at `db_path` (created if needed).
     `target` picks the memory model's server profile (default: the dump's own server).
     jobs > 1 loads several dumps at once in worker processes (see rdbscan/db/parallel.py).
@@ -84,23 +94,51 @@ def load(paths: list[str], db_path: str, *, progress: ProgressHook | None = None
         raise ValueError(f"existing must be one of {EXISTING}")
     if jobs > 1 and len(paths) > 1 and "-" not in paths:
         from .parallel import load_parallel
-        return load_parallel(paths, db_path, jobs=jobs, verify_crc=verify_crc,
-                             batch_rows=batch_rows, target=target, skip_bad=skip_bad,
-                             existing=existing, allow_ratio=allow_ratio)
+
+        return load_parallel(
+            paths,
+            db_path,
+            jobs=jobs,
+            verify_crc=verify_crc,
+            batch_rows=batch_rows,
+            target=target,
+            skip_bad=skip_bad,
+            existing=existing,
+            allow_ratio=allow_ratio,
+        )
     store = Store(db_path)
     try:
-        return [load_one(store, p, progress=progress, verify_crc=verify_crc,
-                         batch_rows=batch_rows, target=target, skip_bad=skip_bad,
-                         existing=existing, allow_ratio=allow_ratio) for p in paths]
+        return [
+            load_one(
+                store,
+                p,
+                progress=progress,
+                verify_crc=verify_crc,
+                batch_rows=batch_rows,
+                target=target,
+                skip_bad=skip_bad,
+                existing=existing,
+                allow_ratio=allow_ratio,
+            )
+            for p in paths
+        ]
     finally:
         store.close()
 
 
-def load_one(store: Store, path: str, *, progress: ProgressHook | None = None,
-             verify_crc: bool = True, batch_rows: int = BATCH_ROWS,
-             target: str | None = None, skip_bad: bool = False,
-             dump_id: int | None = None, existing: str = "refuse",
-             allow_ratio: bool = False) -> DumpResult:
+def load_one(
+    store: Store,
+    path: str,
+    *,
+    progress: ProgressHook | None = None,
+    verify_crc: bool = True,
+    batch_rows: int = BATCH_ROWS,
+    target: str | None = None,
+    skip_bad: bool = False,
+    dump_id: int | None = None,
+    existing: str = "refuse",
+    allow_ratio: bool = False,
+) -> DumpResult:
     """Load one dump (see load).  Its key rows and its `dumps` row commit together or not at
     all: the rows are written under a loading mark that commit_dump clears in the transaction
     that writes the `dumps` row; a load that fails inside rdbscan or is interrupted (Ctrl-C) is
@@ -129,12 +167,21 @@ def load_one(store: Store, path: str, *, progress: ProgressHook | None = None,
             # may follow is the live replication stream (`redis-cli --replica`): stop there.
             live = source.framing == "replication-eof" and source.size is None
             peek = len(source.notes.get("eof_mark", b"")) if live else TRAILING_HEAD
-            records = parse(source.stream, info, size=source.size, verify_crc=verify_crc,
-                            initial=source.initial, skip_bad=skip_bad, sink=rows.sink,
-                            quantum=target_quantum(target),
-                            drain_tail=not live, tail_peek=peek, tail_ready=source.input_ready)
+            records = parse(
+                source.stream,
+                info,
+                size=source.size,
+                verify_crc=verify_crc,
+                initial=source.initial,
+                skip_bad=skip_bad,
+                sink=rows.sink,
+                quantum=target_quantum(target),
+                drain_tail=not live,
+                tail_peek=peek,
+                tail_ready=source.input_ready,
+            )
             for rec in records:
-                if rec is not None:   # None: the parser filled rows.sink directly
+                if rec is not None:  # None: the parser filled rows.sink directly
                     rows.add(rec)
                 if rows.full:
                     _flush(writer, rows)
@@ -185,10 +232,11 @@ def load_one(store: Store, path: str, *, progress: ProgressHook | None = None,
             if info.checksum_computed is not None:
                 result.checksum_computed = f"{info.checksum_computed:016x}"
         if source is None or not info.magic:
-            return result   # nothing of an RDB was read: no `dumps` row (the finally discards)
-        result.fingerprint = dump_fingerprint(info, path, result.error, result.error_offset)
-        same = store.find_dump(result.fingerprint)
-        if same is not None and existing != "replace":   # its rows go (the finally discards)
+            return result  # nothing of an RDB was read: no `dumps` row (the finally discards)
+        fingerprint = dump_fingerprint(info, path, result.error, result.error_offset)
+        result.fingerprint = fingerprint
+        same = store.find_dump(fingerprint) if fingerprint else None
+        if same is not None and existing != "replace":  # its rows go (the finally discards)
             return already_loaded(store, same, path, result.fingerprint, existing)
         replaces = [same["dump_id"]] if same is not None else []
         _write_dump_row(store, result, info, source, replaces)
@@ -197,7 +245,7 @@ def load_one(store: Store, path: str, *, progress: ProgressHook | None = None,
     finally:
         if not committed:
             try:
-                writer.close()   # a no-op when it was closed above
+                writer.close()  # a no-op when it was closed above
             except BaseException:  # noqa: BLE001 - the rows go anyway; keep the first error
                 pass
             store.discard(dump_id)
@@ -205,8 +253,9 @@ def load_one(store: Store, path: str, *, progress: ProgressHook | None = None,
             source.close()
 
 
-def already_loaded(store: Store, old: dict, path: str, fingerprint: str | None,
-                   existing: str) -> DumpResult:
+def already_loaded(
+    store: Store, old: dict, path: str, fingerprint: str | None, existing: str
+) -> DumpResult:
     """The result for a dump that is already in the database: refused, or (existing='reuse')
     the loaded dump's own result."""
     result = result_from_row(old)
@@ -215,25 +264,37 @@ def already_loaded(store: Store, old: dict, path: str, fingerprint: str | None,
         result.reused = True
     else:
         when = old["loaded_at"].strftime("%Y-%m-%d %H:%M:%S UTC") if old.get("loaded_at") else "?"
-        result.refused = (f"{path}: already loaded in {store.path} as dump {old['dump_id']} "
-                          f"({old['path']}, {when}); nothing was added (--replace loads it "
-                          f"again in its place)")
+        result.refused = (
+            f"{path}: already loaded in {store.path} as dump {old['dump_id']} "
+            f"({old['path']}, {when}); nothing was added (--replace loads it "
+            f"again in its place)"
+        )
     return result
 
 
 def result_from_row(row: dict) -> DumpResult:
     """A DumpResult for a dump already in a database (its `dumps` row as a dict)."""
     result = DumpResult(
-        dump_id=row["dump_id"], path=row["path"], complete=bool(row["complete"]),
-        keys=row["keys"] or 0, error=row.get("error"), error_offset=row.get("error_offset"),
-        checksum=row.get("checksum"), checksum_stored=row.get("checksum_stored"),
+        dump_id=row["dump_id"],
+        path=row["path"],
+        complete=bool(row["complete"]),
+        keys=row["keys"] or 0,
+        error=row.get("error"),
+        error_offset=row.get("error_offset"),
+        checksum=row.get("checksum"),
+        checksum_stored=row.get("checksum_stored"),
         checksum_computed=row.get("checksum_computed"),
-        parse_seconds=row.get("parse_seconds") or 0.0, bytes_read=row.get("bytes_read") or 0,
-        compression=row.get("compression"), framing=row.get("framing"),
-        tail_bytes=row.get("tail_bytes"), skipped_keys=row.get("skipped_keys") or 0,
-        memory_profile=row.get("memory_profile"), fingerprint=row.get("fingerprint"),
-        cut=dict(row.get("cut") or {}))
-    if not result.complete and not result.error:   # a row written by an older rdbscan
+        parse_seconds=row.get("parse_seconds") or 0.0,
+        bytes_read=row.get("bytes_read") or 0,
+        compression=row.get("compression"),
+        framing=row.get("framing"),
+        tail_bytes=row.get("tail_bytes"),
+        skipped_keys=row.get("skipped_keys") or 0,
+        memory_profile=row.get("memory_profile"),
+        fingerprint=row.get("fingerprint"),
+        cut=dict(row.get("cut") or {}),
+    )
+    if not result.complete and not result.error:  # a row written by an older rdbscan
         result.error = f"{result.path}: the load did not reach the end of the dump"
     return result
 
@@ -244,15 +305,18 @@ def _finish_input(result: DumpResult, info: DumpInfo, source: Source) -> None:
     head = info.trailing_head or b""
     if source.framing == "replication-eof":
         mark = source.notes.get("eof_mark", b"")
-        if tail is None and head[:len(mark)] == mark:   # only when bytes follow the mark
-            result.warnings.append(f"{source.name}: stopped after the replication payload's "
-                                   f"$EOF mark; what followed it (a live replication stream) "
-                                   f"was not read")
-        elif tail is not None and tail >= len(mark) and head[:len(mark)] == mark:
+        if tail is None and head[: len(mark)] == mark:  # only when bytes follow the mark
+            result.warnings.append(
+                f"{source.name}: stopped after the replication payload's "
+                f"$EOF mark; what followed it (a live replication stream) "
+                f"was not read"
+            )
+        elif tail is not None and tail >= len(mark) and head[: len(mark)] == mark:
             tail -= len(mark)
         else:
-            result.warnings.append(f"{source.name}: the replication payload does not end with "
-                                   f"its $EOF mark")
+            result.warnings.append(
+                f"{source.name}: the replication payload does not end with its $EOF mark"
+            )
     elif head.startswith(b"*") and source.framing in ("rdb", "aof-dir", "tar"):
         if source.framing != "aof-dir":
             result.framing = "aof-preamble"
@@ -262,12 +326,15 @@ def _finish_input(result: DumpResult, info: DumpInfo, source: Source) -> None:
         result.framing = "replication-eof"
         tail = 0
     elif tail:
-        result.warnings.append(f"{source.name}: {tail} bytes follow the RDB's end marker and "
-                               f"were not read")
+        result.warnings.append(
+            f"{source.name}: {tail} bytes follow the RDB's end marker and were not read"
+        )
     result.tail_bytes = tail
     if info.skipped_keys:
-        result.warnings.append(f"{source.name}: {info.skipped_keys} damaged keys skipped "
-                               f"(--skip-bad); first: {info.skipped[0]}")
+        result.warnings.append(
+            f"{source.name}: {info.skipped_keys} damaged keys skipped "
+            f"(--skip-bad); first: {info.skipped[0]}"
+        )
 
 
 def _flush(writer: BulkWriter, rows: RowBuilder) -> None:
@@ -290,25 +357,29 @@ def _int_or_none(text: str | None, bits: int = 64) -> int | None:
 
 def _snapshot_time(ctime: int | None) -> dt.datetime | None:
     try:
-        return dt.datetime.fromtimestamp(ctime, dt.timezone.utc).replace(tzinfo=None) \
-            if ctime else None
-    except (OverflowError, OSError, ValueError):   # a damaged ctime far outside datetime
+        return (
+            dt.datetime.fromtimestamp(ctime, dt.timezone.utc).replace(tzinfo=None)
+            if ctime
+            else None
+        )
+    except (OverflowError, OSError, ValueError):  # a damaged ctime far outside datetime
         return None
 
 
-def _write_dump_row(store: Store, result: DumpResult, info: DumpInfo,
-                    source: Source | None, replaces: list[int]) -> None:
+def _write_dump_row(
+    store: Store, result: DumpResult, info: DumpInfo, source: Source | None, replaces: list[int]
+) -> None:
     ctime = _int_or_none(info.aux.get("ctime"))
     stats = store.run(
         "SELECT count(expire_at_ms), coalesce(sum(memory_bytes), 0), "
         "coalesce(sum(memory_total_bytes), 0) FROM keys WHERE dump_id = ?",
-        [result.dump_id])[0]
+        [result.dump_id],
+    )[0]
     row = {
         "dump_id": result.dump_id,
         "path": result.path,
         # (a replication header may claim any length: NULL when it does not fit BIGINT)
-        "file_size": _int_or_none(str(source.size)) if source and source.size is not None
-        else None,
+        "file_size": _int_or_none(str(source.size)) if source and source.size is not None else None,
         "bytes_read": info.bytes_read,
         "magic": info.magic,
         "rdb_version": info.rdb_version,
@@ -325,7 +396,8 @@ def _write_dump_row(store: Store, result: DumpResult, info: DumpInfo,
         "slot_info_keys": info.slot_info_keys if info.slot_info_records else None,
         "checksum": info.checksum if info.complete else None,
         "checksum_stored": None if info.checksum_stored is None else f"{info.checksum_stored:016x}",
-        "checksum_computed": None if info.checksum_computed is None
+        "checksum_computed": None
+        if info.checksum_computed is None
         else f"{info.checksum_computed:016x}",
         "complete": result.complete,
         "error": result.error,
@@ -347,10 +419,19 @@ def _write_dump_row(store: Store, result: DumpResult, info: DumpInfo,
         "aux": info.aux,
         "cut": info.cut,
     }
-    store.commit_dump(row, {
-        "db_sizes": [(result.dump_id, db, k, e) for db, (k, e) in sorted(info.resizedb.items())],
-        "slot_info": [(result.dump_id, s, k, e, info.slot_info_source,
-                       info.slot_volatile_items.get(s)) for s, k, e in info.slot_info]}, replaces)
+    store.commit_dump(
+        row,
+        {
+            "db_sizes": [
+                (result.dump_id, db, k, e) for db, (k, e) in sorted(info.resizedb.items())
+            ],
+            "slot_info": [
+                (result.dump_id, s, k, e, info.slot_info_source, info.slot_volatile_items.get(s))
+                for s, k, e in info.slot_info
+            ],
+        },
+        replaces,
+    )
 
 
 def summarize(result: DumpResult) -> str:
@@ -358,8 +439,10 @@ def summarize(result: DumpResult) -> str:
     if result.error:
         return result.error
     rate = result.keys / result.parse_seconds if result.parse_seconds else 0
-    return (f"{result.path}: {result.keys} keys, checksum {result.checksum}, "
-            f"{result.parse_seconds:.2f} s ({rate:,.0f} keys/s)")
+    return (
+        f"{result.path}: {result.keys} keys, checksum {result.checksum}, "
+        f"{result.parse_seconds:.2f} s ({rate:,.0f} keys/s)"
+    )
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -13,6 +13,7 @@ segments that also satisfy the second condition, then drop the tags.  Those pass
 microsecond per key; keys whose segments are plain words and ids (most of them) take a fast path
 of one full-match test and one replacement with the same result (see _PLAIN_SEG below).
 """
+
 from __future__ import annotations
 
 # Segment boundary and candidate tag; private-use code points do not occur in real key names.
@@ -27,12 +28,13 @@ _SEG_END = f"(\\}}?)({_M}|$)"
 
 def _whole(segment_re: str, placeholder: str) -> str:
     """A regexp_replace pass turning a whole segment matching segment_re into placeholder."""
-    return (f"'{_SEG_START}(?:{segment_re}){_SEG_END}', "
-            f"'\\1\\2{placeholder}\\3\\4', 'g'")
+    return f"'{_SEG_START}(?:{segment_re}){_SEG_END}', '\\1\\2{placeholder}\\3\\4', 'g'"
 
 
-_DATE = r"(?:19|20)[0-9]{2}-(?:0[1-9]|1[0-2])(?:-(?:0[1-9]|[12][0-9]|3[01]))?(?:[T ][0-9]{2})?" \
-        r"|(?:19|20)[0-9]{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12][0-9]|3[01])"
+_DATE = (
+    r"(?:19|20)[0-9]{2}-(?:0[1-9]|1[0-2])(?:-(?:0[1-9]|[12][0-9]|3[01]))?(?:[T ][0-9]{2})?"
+    r"|(?:19|20)[0-9]{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12][0-9]|3[01])"
+)
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 _NUMBER = r"[-+]?[0-9]+(?:\.[0-9]+)?"
 _HEX = "[0-9a-fA-F]"
@@ -53,13 +55,17 @@ _PLAIN_SEG = f"[^0-9\\-{_M}{_T}' || delim_class(delimiters) || ']*"
 # 8 digits that are not a compact date (the passes' _DATE: (19|20)YY, month 01-12, day 01-31):
 # another first two digits, or a month outside 01-12, or a valid month and a day outside 01-31.
 _DATE8 = "(?:19|20)[0-9]{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12][0-9]|3[01])"
-_NON_DATE8 = ("(?:[03-9][0-9]|1[0-8]|2[1-9])[0-9]{6}"
-              "|(?:19|20)[0-9]{2}(?:00|1[3-9]|[2-9][0-9])[0-9]{2}"
-              "|(?:19|20)[0-9]{2}(?:0[1-9]|1[0-2])(?:00|3[2-9]|[4-9][0-9])")
+_NON_DATE8 = (
+    "(?:[03-9][0-9]|1[0-8]|2[1-9])[0-9]{6}"
+    "|(?:19|20)[0-9]{2}(?:00|1[3-9]|[2-9][0-9])[0-9]{2}"
+    "|(?:19|20)[0-9]{2}(?:0[1-9]|1[0-2])(?:00|3[2-9]|[4-9][0-9])"
+)
 _FAST_SEG = _PLAIN_SEG + f"|\\{{?(?:[0-9]{{1,7}}|[0-9]{{9,}}|{_NON_DATE8})\\}}?"
 # hex of 8+ characters with a digit: i hex characters, a digit, at least 7 - i more (i < 7), or
 # 7+ hex characters before the digit
-_HEX_ID = "|".join([f"{_HEX}{{{i}}}[0-9]{_HEX}{{{7 - i},}}" for i in range(7)] + [f"{_HEX}{{7,}}[0-9]{_HEX}*"])
+_HEX_ID = "|".join(
+    [f"{_HEX}{{{i}}}[0-9]{_HEX}{{{7 - i},}}" for i in range(7)] + [f"{_HEX}{{7,}}[0-9]{_HEX}*"]
+)
 _ID_SEG = _PLAIN_SEG + f"|\\{{?(?:[0-9]+|{_UUID}|{_HEX_ID})\\}}?"
 
 
@@ -80,38 +86,39 @@ def _key_pattern_passes_sql() -> str:
     s = f"replace({s}, '{_T}', '')"
     # random tokens: >= 16 chars of [A-Za-z0-9_+/=-] with both a digit and a letter
     s = f"regexp_replace({s}, '{_SEG_START}({_TOKEN}{{16,}}){_SEG_END}', '\\1\\2{_T}\\3{_T}\\4\\5', 'g')"
-    s = (f"regexp_replace({s}, '{_T}(?:{_TOKEN}*[0-9]{_TOKEN}*[A-Za-z]{_TOKEN}*"
-         f"|{_TOKEN}*[A-Za-z]{_TOKEN}*[0-9]{_TOKEN}*){_T}', '{{id}}', 'g')")
+    s = (
+        f"regexp_replace({s}, '{_T}(?:{_TOKEN}*[0-9]{_TOKEN}*[A-Za-z]{_TOKEN}*"
+        f"|{_TOKEN}*[A-Za-z]{_TOKEN}*[0-9]{_TOKEN}*){_T}', '{{id}}', 'g')"
+    )
     return f"replace(replace({s}, '{_T}', ''), '{_M}', '')"
 
 
 def _key_pattern_sql() -> str:
     """key_pattern: the fast paths (see _PLAIN_SEG) first, the passes for the other keys only."""
-    return (f"CASE WHEN NOT regexp_matches(delimiters, '[0-9{{}}{_M}{_T}]') "
-            f"AND regexp_full_match(key, {_segments(_FAST_SEG)}) "
-            f"THEN regexp_replace(key, '[0-9]+', '{{id}}', 'g') "
-            f"WHEN NOT regexp_matches(delimiters, '[0-9A-Za-z{{}}{_M}{_T}-]') "
-            f"AND NOT regexp_matches(key, '(?:^|[^0-9])(?:{_DATE8})(?:[^0-9]|$)') "
-            f"AND regexp_full_match(key, {_segments(_ID_SEG)}) "
-            f"THEN regexp_replace(key, '[^{{}}' || delim_class(delimiters) || ']*[0-9-][^{{}}' || delim_class(delimiters) || ']*', '{{id}}', 'g') "
-            f"ELSE {_key_pattern_passes_sql()} END")
+    return (
+        f"CASE WHEN NOT regexp_matches(delimiters, '[0-9{{}}{_M}{_T}]') "
+        f"AND regexp_full_match(key, {_segments(_FAST_SEG)}) "
+        f"THEN regexp_replace(key, '[0-9]+', '{{id}}', 'g') "
+        f"WHEN NOT regexp_matches(delimiters, '[0-9A-Za-z{{}}{_M}{_T}-]') "
+        f"AND NOT regexp_matches(key, '(?:^|[^0-9])(?:{_DATE8})(?:[^0-9]|$)') "
+        f"AND regexp_full_match(key, {_segments(_ID_SEG)}) "
+        f"THEN regexp_replace(key, '[^{{}}' || delim_class(delimiters) || ']*[0-9-][^{{}}' || delim_class(delimiters) || ']*', '{{id}}', 'g') "
+        f"ELSE {_key_pattern_passes_sql()} END"
+    )
 
 
 MACROS: list[str] = [
     # Body of a regex character class holding each delimiter character, escaped (`]`, `\`, `^`, `-`).
     "CREATE OR REPLACE MACRO delim_class(delimiters) AS "
     "regexp_replace(delimiters, '([\\]\\[\\\\^-])', '\\\\\\1', 'g')",
-
     # Is the key lowercase words (a-z, 0-9, `_`) joined by `delimiter`, starting with a letter,
     # with at least one delimiter (`user:1000:profile`)?  Such a key breaks none of the naming
     # rules' character rules; the loader stores the answer for `:` in keys.plain_key.
     "CREATE OR REPLACE MACRO is_plain_key(key, delimiter := ':') AS regexp_full_match(key, "
     "'[a-z][a-z0-9_]*(?:[' || delim_class(delimiter) || '][a-z0-9_]*)+')",
-
     # Family of a key: id-like segments (numbers, dates, UUIDs, long hex, random tokens) replaced by
     # {id} / {date}.  key_pattern('user:1000:profile') = 'user:{id}:profile'.
     f"CREATE OR REPLACE MACRO key_pattern(key, delimiters := ':') AS {_key_pattern_sql()}",
-
     # A key's family for `delimiters`: the loader's keys.family for the default `:` (key_pattern
     # worked out at load time, never null), key_pattern afresh for other delimiters.  No
     # coalesce(family, ...): it would cost a GROUP BY the family 2.5 times as much (it reads
@@ -119,7 +126,6 @@ MACROS: list[str] = [
     "CREATE OR REPLACE MACRO key_family(key, family, delimiters := ':') AS "
     "CASE WHEN delimiters = ':' THEN family "
     "ELSE key_pattern(key, delimiters := delimiters) END",
-
     # First `depth` segments of a key, delimiters kept between them; the whole key if it has fewer.
     # key_prefix('user:1000:profile', 2) = 'user:1000'.  (A constant regex: `segment+delimiter`
     # pieces, so the pattern compiles once whatever the depth.)
@@ -128,29 +134,24 @@ MACROS: list[str] = [
     "WHEN len(regexp_extract_all(key, '[^' || delim_class(delimiters) || ']*[' || delim_class(delimiters) || ']')) "
     ">= depth THEN left(array_to_string(regexp_extract_all(key, '[^' || delim_class(delimiters) || ']*[' "
     "|| delim_class(delimiters) || ']')[1:depth], ''), -1) ELSE key END",
-
     # Number of segments (1 + number of delimiter characters).
     "CREATE OR REPLACE MACRO key_depth(key, delimiters := ':') AS "
     "length(key) - length(regexp_replace(key, '[' || delim_class(delimiters) || ']', '', 'g')) + 1",
-
     # Cluster hashtag: the part hashed for the slot (text between the first `{` and the first `}`
     # after it), NULL when the key has no usable tag (no braces, or `{}` first).  docs/rdb-format.md section 9.
     # (The regex only for keys holding a `{`: most have none, and contains() is much cheaper.)
     "CREATE OR REPLACE MACRO key_hashtag(key) AS "
     "CASE WHEN contains(key, '{') THEN nullif(regexp_extract(key, '^[^{]*\\{([^}]+)\\}', 1), '') END",
-
     # jemalloc usable size for an allocation of n bytes (8-byte quantum, 4 classes per doubling).
     "CREATE OR REPLACE MACRO jemalloc_size(n) AS "
     "CASE WHEN n IS NULL THEN NULL WHEN n <= 8 THEN 8::BIGINT "
     "WHEN n <= 64 THEN ((n + 7) // 8 * 8)::BIGINT "
     "ELSE (((n - 1) // (1::BIGINT << (floor(log2(n - 1))::BIGINT - 2)) + 1) "
     "* (1::BIGINT << (floor(log2(n - 1))::BIGINT - 2)))::BIGINT END",
-
     # Allocation of an sds string of n bytes (header 1/3/5/9 bytes + NUL), rounded by jemalloc.
     "CREATE OR REPLACE MACRO sds_alloc(n) AS "
     "jemalloc_size(n + 1 + CASE WHEN n < 32 THEN 1 WHEN n < 256 THEN 3 "
     "WHEN n < 65536 THEN 5 ELSE 9 END)",
-
     # Human label of a TTL in ms relative to the snapshot (NULL = no TTL).
     "CREATE OR REPLACE MACRO ttl_bucket(ttl_ms) AS CASE "
     "WHEN ttl_ms IS NULL THEN 'no ttl' WHEN ttl_ms <= 0 THEN 'expired' "
@@ -158,16 +159,13 @@ MACROS: list[str] = [
     "WHEN ttl_ms < 86400000 THEN '1 h - 1 d' WHEN ttl_ms < 604800000 THEN '1 d - 7 d' "
     "WHEN ttl_ms < 2592000000 THEN '7 d - 30 d' WHEN ttl_ms < 31536000000 THEN '30 d - 1 y' "
     "ELSE '>= 1 y' END",
-
     # Sort position of ttl_bucket labels.
     "CREATE OR REPLACE MACRO ttl_bucket_order(label) AS list_position(['expired', '< 1 min', "
     "'1 min - 1 h', '1 h - 1 d', '1 d - 7 d', '7 d - 30 d', '30 d - 1 y', '>= 1 y', 'no ttl'], label)",
-
     # Does a family name look like data that should expire (caches, sessions, tokens, locks)?
     "CREATE OR REPLACE MACRO looks_ephemeral(name) AS regexp_matches(lower(name), "
     "'(^|[^a-z])(cache|cached|session|sessions|sess|token|tokens|tmp|temp|otp|nonce|lock|locks|"
     "ratelimit|rate|throttle|captcha|verify|verification)([^a-z]|$)')",
-
     # Listpack bytes a collection would take if compact (docs/rdb-format.md section 5.2): ~2 bytes of entry overhead
     # (encoding byte + backlen) per element, hash = field + value, zset = member + score, + 7 header.
     # Estimated from the RDB-serialized size (1 length byte per element, close to the listpack
@@ -178,7 +176,6 @@ MACROS: list[str] = [
     "WHEN 'zset' THEN coalesce(max_elem_bytes, 64) + 2 + 10 ELSE coalesce(max_elem_bytes, 64) + 2 END, "
     "coalesce(7 + serialized_bytes + length * CASE WHEN type IN ('hash', 'zset') THEN 2 ELSE 1 END, "
     "9223372036854775807))::BIGINT",
-
     # MEMORY USAGE of a key whose value is one listpack of lp_bytes (7.x model, docs/rdb-format.md section 8.4):
     # key sds + dictEntry (24) + robj (16) + the listpack allocation.
     "CREATE OR REPLACE MACRO compact_memory_estimate(key_length, lp_bytes) AS "

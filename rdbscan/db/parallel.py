@@ -11,6 +11,7 @@ What it promises (and tests/test_cli_faults.py checks with real signals):
 - the parts directory (`.rdbscan-parts-<pid>-*` beside the database) is removed at the end, and
   one left behind by a killed load is removed by the next load into the same directory.
 """
+
 from __future__ import annotations
 
 import multiprocessing
@@ -35,13 +36,13 @@ def sql_string(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def load_parallel(paths: list[str], db_path: str, *, jobs: int, existing: str,
-                  **options) -> list:
+def load_parallel(paths: list[str], db_path: str, *, jobs: int, existing: str, **options) -> list:
     """Load `paths` into `db_path` with up to `jobs` worker processes; dump_ids follow the
     order of `paths` as in a sequential load.  Returns one DumpResult per path.  A dump the
     database already holds (or named twice) is settled when its part is copied (`existing` as
     in rdbscan.db.load.load)."""
     from .load import already_loaded
+
     store = Store(db_path)
     first = store.allocate_dump_ids(len(paths))
     where = os.path.dirname(os.path.abspath(db_path))
@@ -51,7 +52,7 @@ def load_parallel(paths: list[str], db_path: str, *, jobs: int, existing: str,
     workers: list[_Worker] = []
     busy: dict = {}
     try:
-        ctx = multiprocessing.get_context("spawn")   # no fork: DuckDB and the writer thread
+        ctx = multiprocessing.get_context("spawn")  # no fork: DuckDB and the writer thread
         workers = [_Worker(ctx) for _ in range(min(jobs, len(paths)))]
         idle = list(workers)
         todo = list(range(len(paths)))
@@ -73,7 +74,7 @@ def load_parallel(paths: list[str], db_path: str, *, jobs: int, existing: str,
                     _merge(store, part, replaces=[same["dump_id"]] if same is not None else [])
                 idle.append(w)
     finally:
-        for w, _ in busy.values():   # Ctrl-C or an error: what is still loading is dropped
+        for w, _ in busy.values():  # Ctrl-C or an error: what is still loading is dropped
             w.process.kill()
         for w in workers:
             w.stop()
@@ -111,7 +112,7 @@ def remove_stale_parts(directory: str) -> None:
     for name in names:
         if not name.startswith(PARTS_PREFIX):
             continue
-        pid = name[len(PARTS_PREFIX):].split("-", 1)[0]
+        pid = name[len(PARTS_PREFIX) :].split("-", 1)[0]
         if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
             shutil.rmtree(os.path.join(directory, name), ignore_errors=True)
 
@@ -121,7 +122,7 @@ def _alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except OSError:   # alive, another user's
+    except OSError:  # alive, another user's
         return True
     return True
 
@@ -131,8 +132,9 @@ class _Worker:
 
     def __init__(self, ctx):
         self.conn, child = ctx.Pipe()
-        self.process = ctx.Process(target=_worker_main, args=(child, os.getpid()),
-                                   name="rdbscan-load-worker", daemon=True)
+        self.process = ctx.Process(
+            target=_worker_main, args=(child, os.getpid()), name="rdbscan-load-worker", daemon=True
+        )
         # Blocked while the worker starts, so that it inherits the mask: a Ctrl-C before it
         # ignores SIGINT must not print its KeyboardInterrupt (the parent gets it when unblocked)
         block = hasattr(signal, "pthread_sigmask")
@@ -152,8 +154,10 @@ class _Worker:
             kind, value = self.conn.recv()
         except EOFError:
             self.process.join(5)
-            raise RuntimeError(f"{path}: the worker process loading it ended unexpectedly "
-                               f"(exit code {self.process.exitcode})") from None
+            raise RuntimeError(
+                f"{path}: the worker process loading it ended unexpectedly "
+                f"(exit code {self.process.exitcode})"
+            ) from None
         if kind == "error":
             raise value
         return value
@@ -175,9 +179,10 @@ class _Worker:
 def _worker_main(conn, parent: int) -> None:
     """A worker process: load the dumps the parent sends, one at a time, each into its own
     database; answer ("ok", DumpResult) or ("error", exception)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)   # the parent decides what Ctrl-C ends
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what Ctrl-C ends
     _die_with_parent(parent)
     from .load import load_one
+
     while True:
         try:
             task = conn.recv()
@@ -193,15 +198,18 @@ def _worker_main(conn, parent: int) -> None:
                 result = load_one(store, path, dump_id=dump_id, existing="replace", **options)
             finally:
                 store.close()
-            if result.exception is not None:   # tracebacks do not cross processes: the text
-                result.traceback_text = "".join(traceback.format_exception(
-                    type(result.exception), result.exception, result.exception.__traceback__))
+            if result.exception is not None:  # tracebacks do not cross processes: the text
+                result.traceback_text = "".join(
+                    traceback.format_exception(
+                        type(result.exception), result.exception, result.exception.__traceback__
+                    )
+                )
                 result.exception = None
             conn.send(("ok", result))
         except BaseException as e:
             try:
                 conn.send(("error", e))
-            except Exception:   # not picklable: its text
+            except Exception:  # not picklable: its text
                 conn.send(("error", RuntimeError(f"{type(e).__name__}: {e}")))
 
 
@@ -210,15 +218,18 @@ def _die_with_parent(parent: int) -> None:
     if sys.platform.startswith("linux"):
         try:
             import ctypes
+
             libc = ctypes.CDLL(None, use_errno=True)
             PR_SET_PDEATHSIG = 1
             if libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) == 0:
-                if os.getppid() != parent:   # the parent was gone before prctl
+                if os.getppid() != parent:  # the parent was gone before prctl
                     os._exit(1)
                 return
         except (OSError, AttributeError):
             pass
-    sentinel = multiprocessing.parent_process().sentinel
+    process = multiprocessing.parent_process()
+    assert process is not None  # a worker process
+    sentinel = process.sentinel
 
     def watch():
         multiprocessing.connection.wait([sentinel])

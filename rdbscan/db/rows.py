@@ -6,6 +6,7 @@ key and transposes the batch into lists; with the compiled speedups the batch is
 `_speedups.KeyColumns` (typed C columns), which the parser also fills directly for strings
 and single-blob values (`sink`), and the batch becomes Arrow arrays over its buffers.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -17,6 +18,7 @@ from ..model.estimate import estimate
 from ..model.kv import kv_estimate
 from ..model.memory import (
     EXPIRES_ENTRY,
+    Profile,
     bucket_shares,
     key_cost,
     select_profile,
@@ -28,7 +30,7 @@ from ..rdb import constants as C
 from ..rdb.backend import KeyColumns
 from .store import KEYS_COLUMNS, KEYS_SCHEMA, STREAM_GROUPS_COLUMNS, STREAMS_COLUMNS
 
-ESTIMATE_CACHE = 100_000   # value shapes whose memory estimate is remembered
+ESTIMATE_CACHE = 100_000  # value shapes whose memory estimate is remembered
 # Key rows per batch.  The compiled batch holds typed C columns: 65,536 rows take a 5 M-key
 # load from 2.05 to 1.85 s against 20,000 (fewer INSERT chunks and Arrow conversions) for about
 # 30 MB more peak RSS.  The Python path keeps a tuple per row, so its batches stay smaller.
@@ -53,8 +55,17 @@ class _Shape:
     """The figures of a string or single-blob value (a one-node quicklist included) that its
     memory estimate depends on."""
 
-    __slots__ = ("blob_bytes", "elems", "encoding", "field_ttls", "length", "nodes", "stream", "type",
-                 "vals")
+    __slots__ = (
+        "blob_bytes",
+        "elems",
+        "encoding",
+        "field_ttls",
+        "length",
+        "nodes",
+        "stream",
+        "type",
+        "vals",
+    )
 
     def __init__(self, type_name, encoding, length, blob):
         self.type = type_name
@@ -79,33 +90,34 @@ def key_prefix(key: bytes) -> bytes:
         head.decode()
     except UnicodeDecodeError as e:
         if e.start >= KEY_KEEP - 3 and e.reason == "unexpected end of data":
-            head = head[:e.start]
+            head = head[: e.start]
     return head
 
 
 class RowBuilder:
     """Accumulates one batch of rows at a time."""
 
-    def __init__(self, dump_id: int, info, target: str | None = None,
-                 batch_rows: int = BATCH_ROWS):
+    def __init__(self, dump_id: int, info, target: str | None = None, batch_rows: int = BATCH_ROWS):
         self.dump_id = dump_id
         self.info = info
         self.target = target
         self.batch_rows = batch_rows if KeyColumns is not None else min(batch_rows, PURE_BATCH_ROWS)
-        self.profile = None
+        self.profile: Profile | None = None
         self.bucket_share: dict[int, tuple[float, float]] = {}
-        self.estimates: dict[tuple, int] = {}   # memory estimate by value shape (add)
+        self.estimates: dict[tuple, tuple[int, int]] = {}  # memory estimate by value shape (add)
         # The compiled batch, which the parser may fill directly (parse(..., sink=)).
-        self.sink = KeyColumns(batch_rows, self, C.TYPE_NAMES,
-                                        C.TYPE_ENCODINGS) \
-            if KeyColumns is not None else None
+        self.sink = (
+            KeyColumns(batch_rows, self, C.TYPE_NAMES, C.TYPE_ENCODINGS)
+            if KeyColumns is not None
+            else None
+        )
         self.reset()
 
     def reset(self) -> None:
         self.rows: list[tuple] = []
-        self.key_bytes = 0   # of the pure-Python batch (the compiled one counts its own)
-        self.streams = [[] for _ in STREAMS_COLUMNS]
-        self.groups = [[] for _ in STREAM_GROUPS_COLUMNS]
+        self.key_bytes = 0  # of the pure-Python batch (the compiled one counts its own)
+        self.streams: list[list] = [[] for _ in STREAMS_COLUMNS]
+        self.groups: list[list] = [[] for _ in STREAM_GROUPS_COLUMNS]
 
     @property
     def count(self) -> int:
@@ -154,11 +166,13 @@ class RowBuilder:
         value_cost)."""
         return bool(self._profile().kv)
 
-    def kv_cost(self, type_name: str, encoding: str, key_len: int, length: int, blob: int,
-                ttl: bool) -> int:
+    def kv_cost(
+        self, type_name: str, encoding: str, key_len: int, length: int, blob: int, ttl: bool
+    ) -> int:
         """memory.estimate of a string or single-blob value under such a profile."""
-        return kv_estimate(_Shape(type_name, encoding, length, blob), key_len, bool(ttl),
-                           self._profile())
+        return kv_estimate(
+            _Shape(type_name, encoding, length, blob), key_len, bool(ttl), self._profile()
+        )
 
     def total_shares(self, db: int) -> tuple[float, float]:
         """(main bucket share, expires entry + expires bucket share) of a key in db: what
@@ -184,7 +198,9 @@ class RowBuilder:
                     self.estimates.clear()
                 mem = estimate(rec, prof)
                 mem_tot = self.estimates[shape] = (
-                    mem, total(mem, expire is not None, self._shares(db)))
+                    mem,
+                    total(mem, expire is not None, self._shares(db)),
+                )
             mem, tot = mem_tot
             fttl = fmin = ints = lpb = None
         else:
@@ -201,11 +217,33 @@ class RowBuilder:
             full_len, digest = len(k), key_digest(k)
             k = key_prefix(k)
         else:
-            full_len = digest = None
+            full_len = digest = None  # type: ignore[assignment]
         text = k.decode("utf-8", "backslashreplace")
-        row = (self.dump_id, db, text, k, rec.type, rec.encoding, rec.rdb_type,
-               rec.length, rec.max_elem, rec.end - rec.offset, mem, tot, expire, rec.idle,
-               rec.freq, slot, rec.offset, fttl, fmin, ints, full_len, digest, lpb)
+        row = (
+            self.dump_id,
+            db,
+            text,
+            k,
+            rec.type,
+            rec.encoding,
+            rec.rdb_type,
+            rec.length,
+            rec.max_elem,
+            rec.end - rec.offset,
+            mem,
+            tot,
+            expire,
+            rec.idle,
+            rec.freq,
+            slot,
+            rec.offset,
+            fttl,
+            fmin,
+            ints,
+            full_len,
+            digest,
+            lpb,
+        )
         if self.sink is not None:
             self.sink.append(row)
         else:
@@ -215,15 +253,38 @@ class RowBuilder:
             self._add_stream(rec, rec.stream, text)
 
     def _add_stream(self, rec, st, key_text: str) -> None:
-        for col, value in zip(self.streams, (
-                self.dump_id, rec.db, key_text, rec.length, st.listpacks, st.first_id,
-                st.last_id, st.max_deleted_id, st.entries_added, st.group_count,
-                st.consumers, st.pending)):
+        for col, value in zip(
+            self.streams,
+            (
+                self.dump_id,
+                rec.db,
+                key_text,
+                rec.length,
+                st.listpacks,
+                st.first_id,
+                st.last_id,
+                st.max_deleted_id,
+                st.entries_added,
+                st.group_count,
+                st.consumers,
+                st.pending,
+            ),
+        ):
             col.append(value)
         for g in st.groups:
-            for col, value in zip(self.groups, (
-                    self.dump_id, rec.db, key_text, g.name.decode("utf-8", "backslashreplace"),
-                    g.last_delivered_id, g.entries_read, g.consumer_count, g.pending)):
+            for col, value in zip(
+                self.groups,
+                (
+                    self.dump_id,
+                    rec.db,
+                    key_text,
+                    g.name.decode("utf-8", "backslashreplace"),
+                    g.last_delivered_id,
+                    g.entries_read,
+                    g.consumer_count,
+                    g.pending,
+                ),
+            ):
                 col.append(value)
 
 
@@ -258,9 +319,21 @@ def _pure_columns(rows: list[tuple]) -> list:
     c = list(zip(*rows))
     ids, modules = _encoding_columns(c[4], c[5])
     nulls = [None] * len(rows)
-    return [c[0], c[1], c[2], list(map(_raw_key, c[2], c[3])), nulls, nulls,
-            c[6], ids, modules, *c[7:13], c[15], c[16],
-            list(map(_extras, c[13], c[14], c[17], c[18], c[19], c[20], c[21], c[22]))]
+    return [
+        c[0],
+        c[1],
+        c[2],
+        list(map(_raw_key, c[2], c[3])),
+        nulls,
+        nulls,
+        c[6],
+        ids,
+        modules,
+        *c[7:13],
+        c[15],
+        c[16],
+        list(map(_extras, c[13], c[14], c[17], c[18], c[19], c[20], c[21], c[22])),
+    ]
 
 
 def _arrow_columns(cols: dict, dump_id: int, sink) -> list:
@@ -275,32 +348,44 @@ def _arrow_columns(cols: dict, dump_id: int, sink) -> list:
     key_raw = None
     if cols["nonascii"]:
         try:
-            key_text.validate(full=True)   # valid UTF-8 reads the same as decoded
+            key_text.validate(full=True)  # valid UTF-8 reads the same as decoded
         except pa.ArrowInvalid:
             keys = key_bytes.to_pylist()
             texts = [k.decode("utf-8", "backslashreplace") for k in keys]
             key_text = pa.array(texts, pa.string())
             key_raw = pa.array(list(map(_raw_key, texts, keys)), pa.binary())
     encoding_id = pa.Array.from_buffers(pa.uint8(), n, [None, buf(cols["encoding_id"])])
-    if cols["module_rows"]:   # module values: their encoding (type name) goes to module_type
+    if cols["module_rows"]:  # module values: their encoding (type name) goes to module_type
         tn, en = sink.type_names, sink.encoding_names
-        _, modules = _encoding_columns([tn[t] for t in memoryview(cols["type"]).cast("H")],
-                                       [en[e] for e in memoryview(cols["encoding"]).cast("H")])
+        _, modules = _encoding_columns(
+            [tn[t] for t in memoryview(cols["type"]).cast("H")],
+            [en[e] for e in memoryview(cols["encoding"]).cast("H")],
+        )
         module_type = pa.array(modules, pa.string())
     else:
         module_type = pa.nulls(n, pa.string())
     for field in KEYS_SCHEMA:
         name = field.name
         if name == "dump_id":
-            out.append(pa.Array.from_buffers(pa.int32(), n,
-                                             [None, buf(struct.pack("<i", dump_id) * n)]))
+            out.append(
+                pa.Array.from_buffers(pa.int32(), n, [None, buf(struct.pack("<i", dump_id) * n)])
+            )
         elif name == "key":
             out.append(key_text)
         elif name == "key_raw":
             out.append(key_raw if key_raw is not None else pa.nulls(n, pa.binary()))
         elif name == "family":
-            out.append(pa.Array.from_buffers(pa.string(), n, [
-                buf(cols["family_valid"]), buf(cols["family_offsets"]), buf(cols["family_data"])]))
+            out.append(
+                pa.Array.from_buffers(
+                    pa.string(),
+                    n,
+                    [
+                        buf(cols["family_valid"]),
+                        buf(cols["family_offsets"]),
+                        buf(cols["family_data"]),
+                    ],
+                )
+            )
         elif name == "plain_key":
             out.append(pa.Array.from_buffers(pa.bool_(), n, [None, buf(cols["plain_key"])]))
         elif name == "encoding_id":
@@ -309,13 +394,15 @@ def _arrow_columns(cols: dict, dump_id: int, sink) -> list:
             out.append(module_type)
         elif name == "extras":
             valid, offsets, values, values_valid = cols["extras"]
-            child = pa.Array.from_buffers(pa.int64(), len(values) // 8,
-                                          [buf(values_valid), buf(values)])
-            out.append(pa.Array.from_buffers(field.type, n, [buf(valid), buf(offsets)],
-                                             children=[child]))
+            child = pa.Array.from_buffers(
+                pa.int64(), len(values) // 8, [buf(values_valid), buf(values)]
+            )
+            out.append(
+                pa.Array.from_buffers(field.type, n, [buf(valid), buf(offsets)], children=[child])
+            )
         else:
             value = cols[name]
-            if isinstance(value, tuple):   # nullable: (data, validity bitmap)
+            if isinstance(value, tuple):  # nullable: (data, validity bitmap)
                 out.append(pa.Array.from_buffers(field.type, n, [buf(value[1]), buf(value[0])]))
             else:
                 out.append(pa.Array.from_buffers(field.type, n, [None, buf(value)]))

@@ -4,6 +4,7 @@ This module knows nothing of RDB bytes. It receives columns from the row builder
 lists, or Arrow arrays from the compiled batch) and streams them into DuckDB as Arrow record
 batches; `executemany` is never used (it is ~1000x slower).
 """
+
 from __future__ import annotations
 
 import os
@@ -15,6 +16,7 @@ import pyarrow as pa
 
 from ..rdb import constants as C
 from ..rdb.modules import ESTIMATED as ESTIMATED_MODULES
+from .macros import MACROS  # created in every database (ad-hoc SQL too)
 
 # 2: the key rows are stored in table key_rows and read through the view `keys`, which computes
 # key_bytes, key_length, type, encoding and the five extras columns (from key_raw, rdb_type,
@@ -28,59 +30,65 @@ SCHEMA_VERSION = 4
 # type, encoding and the extras columns from them when a query asks for them.  A view, not
 # generated columns: DuckDB evaluates a table's generated columns on every INSERT (0.4 s of a
 # 5 M-key load).  Documented in docs/tables.md; keep both in step.
-KEYS_SCHEMA = pa.schema([
-    ("dump_id", pa.int32()),
-    ("db", pa.int32()),
-    ("key", pa.string()),
-    ("key_raw", pa.binary()),
-    ("family", pa.string()),       # null: the INSERT computes it (see BulkWriter)
-    ("plain_key", pa.bool_()),     # null: the INSERT computes it (see BulkWriter)
-    ("rdb_type", pa.uint8()),
-    ("encoding_id", pa.uint8()),
-    ("module_type", pa.string()),
-    ("length", pa.int64()),
-    ("max_elem_bytes", pa.int64()),
-    ("serialized_bytes", pa.int64()),
-    ("memory_bytes", pa.int64()),
-    ("memory_total_bytes", pa.int64()),
-    ("expire_at_ms", pa.int64()),
-    ("slot", pa.int16()),
-    ("file_offset", pa.int64()),
-    # Values few keys have, as one list: [idle_seconds, lfu_freq, fields_with_ttl,
-    # min_field_expire_ms, int_members, key_length, key_hash, listpack_bytes] (key_length and
-    # key_hash: of a key name longer than rows.KEY_KEEP, of which key holds a prefix) (the view reads them by position; rows.py and
-    # _speedups.KeyColumns._extras write them in this order), null when the key has none.  A
-    # column of its own costs DuckDB about as much per key when it is null as when it is not.
-    ("extras", pa.list_(pa.int64())),
-])
+KEYS_SCHEMA = pa.schema(
+    [
+        ("dump_id", pa.int32()),
+        ("db", pa.int32()),
+        ("key", pa.string()),
+        ("key_raw", pa.binary()),
+        ("family", pa.string()),  # null: the INSERT computes it (see BulkWriter)
+        ("plain_key", pa.bool_()),  # null: the INSERT computes it (see BulkWriter)
+        ("rdb_type", pa.uint8()),
+        ("encoding_id", pa.uint8()),
+        ("module_type", pa.string()),
+        ("length", pa.int64()),
+        ("max_elem_bytes", pa.int64()),
+        ("serialized_bytes", pa.int64()),
+        ("memory_bytes", pa.int64()),
+        ("memory_total_bytes", pa.int64()),
+        ("expire_at_ms", pa.int64()),
+        ("slot", pa.int16()),
+        ("file_offset", pa.int64()),
+        # Values few keys have, as one list: [idle_seconds, lfu_freq, fields_with_ttl,
+        # min_field_expire_ms, int_members, key_length, key_hash, listpack_bytes] (key_length and
+        # key_hash: of a key name longer than rows.KEY_KEEP, of which key holds a prefix) (the view reads them by position; rows.py and
+        # _speedups.KeyColumns._extras write them in this order), null when the key has none.  A
+        # column of its own costs DuckDB about as much per key when it is null as when it is not.
+        ("extras", pa.list_(pa.int64())),
+    ]
+)
 KEYS_COLUMNS = KEYS_SCHEMA.names
 
-STREAMS_SCHEMA = pa.schema([
-    ("dump_id", pa.int32()),
-    ("db", pa.int32()),
-    ("key", pa.string()),
-    ("length", pa.int64()),
-    ("listpacks", pa.int64()),
-    ("first_id", pa.string()),
-    ("last_id", pa.string()),
-    ("max_deleted_id", pa.string()),
-    ("entries_added", pa.int64()),
-    ("groups", pa.int32()),
-    ("consumers", pa.int64()),
-    ("pending", pa.int64()),
-])
+STREAMS_SCHEMA = pa.schema(
+    [
+        ("dump_id", pa.int32()),
+        ("db", pa.int32()),
+        ("key", pa.string()),
+        ("length", pa.int64()),
+        ("listpacks", pa.int64()),
+        ("first_id", pa.string()),
+        ("last_id", pa.string()),
+        ("max_deleted_id", pa.string()),
+        ("entries_added", pa.int64()),
+        ("groups", pa.int32()),
+        ("consumers", pa.int64()),
+        ("pending", pa.int64()),
+    ]
+)
 STREAMS_COLUMNS = STREAMS_SCHEMA.names
 
-STREAM_GROUPS_SCHEMA = pa.schema([
-    ("dump_id", pa.int32()),
-    ("db", pa.int32()),
-    ("key", pa.string()),
-    ("group_name", pa.string()),
-    ("last_delivered_id", pa.string()),
-    ("entries_read", pa.int64()),
-    ("consumers", pa.int32()),
-    ("pending", pa.int64()),
-])
+STREAM_GROUPS_SCHEMA = pa.schema(
+    [
+        ("dump_id", pa.int32()),
+        ("db", pa.int32()),
+        ("key", pa.string()),
+        ("group_name", pa.string()),
+        ("last_delivered_id", pa.string()),
+        ("entries_read", pa.int64()),
+        ("consumers", pa.int32()),
+        ("pending", pa.int64()),
+    ]
+)
 STREAM_GROUPS_COLUMNS = STREAM_GROUPS_SCHEMA.names
 
 DDL = """
@@ -201,12 +209,14 @@ def _sql_list(names) -> str:
 
 
 # The view's type by rdb_type (NULL for ids that are no type) and encoding by encoding_id.
-DDL = DDL.replace("{type_list}", _sql_list(
-    [C.TYPE_NAMES.get(t) for t in range(max(C.TYPE_NAMES) + 1)])).replace(
-    "{encoding_list}", _sql_list(C.ENCODING_NAMES)).replace(
-    "{estimated_modules}", "(" + ", ".join(f"'{n}'" for n in ESTIMATED_MODULES) + ")")
+DDL = (
+    DDL.replace(
+        "{type_list}", _sql_list([C.TYPE_NAMES.get(t) for t in range(max(C.TYPE_NAMES) + 1)])
+    )
+    .replace("{encoding_list}", _sql_list(C.ENCODING_NAMES))
+    .replace("{estimated_modules}", "(" + ", ".join(f"'{n}'" for n in ESTIMATED_MODULES) + ")")
+)
 
-from .macros import MACROS  # reusable macros for ad-hoc SQL, created in every database
 
 # Every table that holds rows of a dump (by dump_id).
 DUMP_TABLES = ("key_rows", "streams", "stream_groups", "db_sizes", "slot_info", "dumps")
@@ -224,8 +234,10 @@ def check_schema(con, path: str) -> None:
     except duckdb.CatalogException:
         return
     if row is not None and row[0] != str(SCHEMA_VERSION):
-        raise StoreError(f"{path}: written by an rdbscan with database schema {row[0]}, this one "
-                         f"uses schema {SCHEMA_VERSION}: load the dumps into a new database file")
+        raise StoreError(
+            f"{path}: written by an rdbscan with database schema {row[0]}, this one "
+            f"uses schema {SCHEMA_VERSION}: load the dumps into a new database file"
+        )
 
 
 def check_ours(path: str) -> None:
@@ -236,17 +248,23 @@ def check_ours(path: str) -> None:
     try:
         con = duckdb.connect(path, read_only=True)
     except duckdb.Error:
-        return   # not a DuckDB file: the read-write open below says why
+        return  # not a DuckDB file: the read-write open below says why
     try:
-        names = {r[0] for r in con.execute(
-            "SELECT table_name FROM information_schema.tables WHERE table_catalog = "
-            "current_database()").fetchall()}
+        names = {
+            r[0]
+            for r in con.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_catalog = "
+                "current_database()"
+            ).fetchall()
+        }
     finally:
         con.close()
     if names and "rdbscan_meta" not in names:
-        raise StoreError(f"{path}: a DuckDB database rdbscan did not create (it holds "
-                         f"{len(names)} tables of its own, e.g. {sorted(names)[0]!r}); it is "
-                         f"left untouched: write to a new file")
+        raise StoreError(
+            f"{path}: a DuckDB database rdbscan did not create (it holds "
+            f"{len(names)} tables of its own, e.g. {sorted(names)[0]!r}); it is "
+            f"left untouched: write to a new file"
+        )
 
 
 class Store:
@@ -260,32 +278,41 @@ class Store:
         # of a whole load 265-290 MB on 1 M-key dumps, 128 MB: 335-380 MB, same speed.
         # Rows need not be stored in file order (ORDER BY file_offset gives it): without that
         # constraint DuckDB inserts on every core (1 M keys: 0.47 s against 1.05 s).
-        self.con = duckdb.connect(path, config={"memory_limit": "64MB",
-                                                "preserve_insertion_order": False})
+        self.con = duckdb.connect(
+            path, config={"memory_limit": "64MB", "preserve_insertion_order": False}
+        )
         try:
             check_schema(self.con, path)
         except StoreError:
             self.con.close()
             raise
         self.run(DDL)
-        self.run("INSERT OR REPLACE INTO rdbscan_meta VALUES ('schema_version', ?)",
-                 [str(SCHEMA_VERSION)])
+        self.run(
+            "INSERT OR REPLACE INTO rdbscan_meta VALUES ('schema_version', ?)",
+            [str(SCHEMA_VERSION)],
+        )
         for macro in MACROS:
             self.run(macro)
         self.recover()
 
     def run(self, sql: str, params=None) -> list:
         """Execute and fetch everything (DuckDB refuses new work while a result is open)."""
-        return self.con.execute(sql, params).fetchall() if params is not None else \
-            self.con.execute(sql).fetchall()
+        return (
+            self.con.execute(sql, params).fetchall()
+            if params is not None
+            else self.con.execute(sql).fetchall()
+        )
 
     def allocate_dump_ids(self, n: int = 1) -> int:
         """The first of `n` dump ids never handed out before in this database, also not to a
         load that failed or was interrupted (the last one given is kept in rdbscan_meta;
         databases from before it also count the ids in key_rows)."""
         row = self.run("SELECT value FROM rdbscan_meta WHERE name = 'last_dump_id'")
-        last = int(row[0][0]) if row else \
-            self.run("SELECT coalesce(max(dump_id), 0) FROM key_rows")[0][0]
+        last = (
+            int(row[0][0])
+            if row
+            else self.run("SELECT coalesce(max(dump_id), 0) FROM key_rows")[0][0]
+        )
         last = max(last, self.run("SELECT coalesce(max(dump_id), 0) FROM dumps")[0][0])
         self.run("INSERT OR REPLACE INTO rdbscan_meta VALUES ('last_dump_id', ?)", [str(last + n)])
         return last + 1
@@ -293,8 +320,9 @@ class Store:
     def begin_load(self, dump_id: int) -> None:
         """Mark `dump_id` as being loaded: until commit_dump clears the mark, its rows are not
         a dump of this database, and the next Store opened on it removes them (recover)."""
-        self.run("INSERT OR REPLACE INTO rdbscan_meta VALUES (?, 'loading')",
-                 [f"loading:{dump_id}"])
+        self.run(
+            "INSERT OR REPLACE INTO rdbscan_meta VALUES (?, 'loading')", [f"loading:{dump_id}"]
+        )
 
     def recover(self) -> None:
         """Remove the rows of loads that never committed (killed, or a second Ctrl-C during
@@ -320,8 +348,10 @@ class Store:
 
     def find_dump(self, fingerprint: str) -> dict | None:
         """The committed dump loaded from an input with this fingerprint, if any."""
-        cur = self.con.execute("SELECT * EXCLUDE (aux) FROM dumps WHERE fingerprint = ? "
-                               "ORDER BY dump_id LIMIT 1", [fingerprint])
+        cur = self.con.execute(
+            "SELECT * EXCLUDE (aux) FROM dumps WHERE fingerprint = ? ORDER BY dump_id LIMIT 1",
+            [fingerprint],
+        )
         row = cur.fetchone()
         return None if row is None else dict(zip([d[0] for d in cur.description], row))
 
@@ -349,7 +379,7 @@ class Store:
         finally:
             self.con.unregister("_rdbscan_batch")
 
-    def bulk(self) -> "BulkWriter":
+    def bulk(self) -> BulkWriter:
         """A writer for one dump's rows: Arrow batches streamed into DuckDB on a second
         thread (see BulkWriter)."""
         return BulkWriter(self)
@@ -365,8 +395,9 @@ class Store:
             f"INSERT INTO dumps ({', '.join(cols)}, aux, cut) VALUES "
             f"({', '.join('?' for _ in cols)}, MAP(?::VARCHAR[], ?::VARCHAR[]), "
             f"MAP(?::VARCHAR[], ?::BIGINT[]))",
-            [row[c] for c in cols] + [list(aux.keys()), list(aux.values()),
-                                      list(cut.keys()), list(cut.values())])
+            [row[c] for c in cols]
+            + [list(aux.keys()), list(aux.values()), list(cut.keys()), list(cut.values())],
+        )
 
     def write_rows(self, table: str, rows: list[tuple]) -> None:
         """Small side tables (db_sizes, slot_info): a handful of rows per dump."""
@@ -377,12 +408,15 @@ class Store:
         self.con.close()
 
 
-
 def arrow_batch(schema: pa.Schema, columns: list) -> pa.RecordBatch:
     """A record batch of `schema` from columns that are Python lists or Arrow arrays."""
     return pa.RecordBatch.from_arrays(
-        [col if isinstance(col, pa.Array) else pa.array(col, type=f.type)
-         for col, f in zip(columns, schema)], schema=schema)
+        [
+            col if isinstance(col, pa.Array) else pa.array(col, type=f.type)
+            for col, f in zip(columns, schema)
+        ],
+        schema=schema,
+    )
 
 
 class BulkWriter:
@@ -408,8 +442,7 @@ class BulkWriter:
         self.error: BaseException | None = None
         self.batches: queue.Queue = queue.Queue(maxsize=self.QUEUE_BATCHES)
         self.cursor = store.con.cursor()
-        self.thread = threading.Thread(target=self._insert_keys, name="rdbscan-insert",
-                                       daemon=True)
+        self.thread = threading.Thread(target=self._insert_keys, name="rdbscan-insert", daemon=True)
         self.thread.start()
 
     @staticmethod
@@ -433,7 +466,8 @@ class BulkWriter:
                 f"INSERT INTO key_rows ({', '.join(KEYS_COLUMNS)}) "
                 f"SELECT * REPLACE (coalesce(family, key_pattern(key)) AS family, "
                 f"coalesce(plain_key, is_plain_key(key)) AS plain_key) "
-                f"FROM _rdbscan_keys")
+                f"FROM _rdbscan_keys"
+            )
         except BaseException as e:  # reported to the parsing thread by _put / close
             self.error = e
         finally:
@@ -458,7 +492,7 @@ class BulkWriter:
                 return
             except queue.Full:
                 if not self.thread.is_alive():
-                    raise RuntimeError("the DuckDB insert thread stopped")
+                    raise RuntimeError("the DuckDB insert thread stopped") from None
 
     def close(self) -> None:
         """End the key rows' stream and wait for the INSERT to commit."""

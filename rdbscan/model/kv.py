@@ -16,6 +16,7 @@ against the corpus (docs/memory-model.md).
 Sets, hashes and zsets of Valkey 8.1+ are `hashtable`s: a 72-byte struct and 64-byte buckets of
 7 entries (a full bucket chains a child bucket), no entry allocations.
 """
+
 from __future__ import annotations
 
 import functools
@@ -23,12 +24,12 @@ import math
 
 from .memory import LISTPACKEX, QUICKLIST, ROBJ, Profile, sds_header, stream_cost
 
-HT_STRUCT = 72          # sizeof(hashtable) (hashtable.c), before its metadata
-HT_BUCKET = 64          # 1 + 7 hash bytes + 7 pointers
+HT_STRUCT = 72  # sizeof(hashtable) (hashtable.c), before its metadata
+HT_BUCKET = 64  # 1 + 7 hash bytes + 7 pointers
 HT_PER_BUCKET = 7
-ZSET_STRUCT = 16        # zset: {hashtable *ht; zskiplist *zsl}
-ZSKIPLIST = 32          # header, tail, length, level
-ZSL_HEADER = 24 + 32 * 16   # zslCreateNode(ZSKIPLIST_MAXLEVEL = 32)
+ZSET_STRUCT = 16  # zset: {hashtable *ht; zskiplist *zsl}
+ZSKIPLIST = 32  # header, tail, length, level
+ZSL_HEADER = 24 + 32 * 16  # zslCreateNode(ZSKIPLIST_MAXLEVEL = 32)
 KEY_EXPIRE_THRESHOLD = 128  # keys this long always get an expiry slot
 
 
@@ -45,6 +46,7 @@ def object_bytes(klen: int, ttl: bool, prof: Profile, value: int = 0) -> int:
 
 
 # -- encodings --------------------------------------------------------------------------------
+
 
 def string_embedded(klen: int, vlen: int, ttl: bool, kv: str, quantum: int) -> bool:
     """Whether the writing server kept a string value of vlen bytes inside the key's object
@@ -64,6 +66,7 @@ def string_embedded(klen: int, vlen: int, ttl: bool, kv: str, quantum: int) -> b
         # bytes; otherwise EXPIRE re-creates the object with the expiry counted.
         need = 16 + key_sds(klen) + 4 + vlen
         from .memory import jemalloc_class
+
         if jemalloc_class(need, quantum) >= need + 8:
             return True
         return 16 + klen + 3 + 8 + 4 + vlen <= 64
@@ -72,31 +75,33 @@ def string_embedded(klen: int, vlen: int, ttl: bool, kv: str, quantum: int) -> b
         def fits(key: bool, exp: bool) -> bool:
             size = 8 + (sds_header(klen) + klen + 1 + 1 if key else 0) + (8 if exp else 0)
             return size + 3 + vlen + 1 <= 128
+
         if vlen > 255 or not fits(False, False) or not fits(True, False):
             return False
         if not ttl:
             return True
         need = 8 + key_sds(klen) + max(8, 4 + vlen)
         from .memory import jemalloc_class
+
         if jemalloc_class(need, quantum) >= need + 8:
             return True
         return fits(True, True)
     raise ValueError(kv)
 
 
-EMBED_KEYS = EMBED_VALUES = 128     # _speedups.pyx reads the table with the same sizes
+EMBED_KEYS = EMBED_VALUES = 128  # _speedups.pyx reads the table with the same sizes
 
 
 def kv_layout(server: str | None, version: tuple[int, int]) -> str | None:
     """The kv layout of a server version (memory.profile_for picks the same), else None."""
     if server == "valkey":
         if version >= (255, 0):
-            return None          # unstable of 2024: still the 8.0 layout
+            return None  # unstable of 2024: still the 8.0 layout
         return "valkey-9" if version >= (9, 0) else "valkey-8.1" if version >= (8, 1) else None
     return "redis-8.6" if version >= (8, 6) else "redis-8.2" if version >= (8, 2) else None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def embed_table(kv: str, quantum: int) -> bytes:
     """string_embedded() for every key length < EMBED_KEYS and value length < EMBED_VALUES,
     without and with a TTL: byte [(ttl * EMBED_KEYS + klen) * EMBED_VALUES + vlen] is 1 when
@@ -112,10 +117,11 @@ def embed_table(kv: str, quantum: int) -> bytes:
 
 
 def string_encoding(klen: int, vlen: int, ttl: bool, prof: Profile) -> str:
-    return "embstr" if string_embedded(klen, vlen, ttl, prof.kv, prof.quantum) else "raw"
+    return "embstr" if string_embedded(klen, vlen, ttl, prof.kv or "", prof.quantum) else "raw"
 
 
 # -- hashtables (Valkey 8.1+) -----------------------------------------------------------------
+
 
 @functools.lru_cache(maxsize=4096)
 def _children_per_bucket(load_milli: int) -> float:
@@ -153,11 +159,12 @@ def hashtable_bytes(n: int, prof: Profile, meta: int = 0, steps: int = 1) -> flo
     old = b >> 1
     if old >= 8 and (n - HT_PER_BUCKET * old - 1) * steps < old:
         b += old
-    struct = HT_STRUCT + 8 if prof.kv == "valkey-9" else HT_STRUCT   # 9.x: safe iterators
+    struct = HT_STRUCT + 8 if prof.kv == "valkey-9" else HT_STRUCT  # 9.x: safe iterators
     return struct + meta + HT_BUCKET * (b + children)
 
 
 # -- the estimate -----------------------------------------------------------------------------
+
 
 def _pairs(a: dict, b: dict, n: int):
     """(length a, length b, expected count) of the pairs of two histograms of n elements each
@@ -189,8 +196,10 @@ def _skiplist_node(prof: Profile, valkey9: bool, ln: int) -> float:
     if not valkey9:
         return prof.skiplist_node + prof.sds(ln)
     # Valkey 9: score, backward, the levels, then the member's sds (one allocation).
-    return sum(0.75 * 0.25 ** (lv - 1) * prof.j(16 + 16 * lv + 1 + sds_header(ln) + ln + 1)
-               for lv in range(1, 33))
+    return sum(
+        0.75 * 0.25 ** (lv - 1) * prof.j(16 + 16 * lv + 1 + sds_header(ln) + ln + 1)
+        for lv in range(1, 33)
+    )
 
 
 def value_bytes(rec, prof: Profile) -> float:
@@ -199,6 +208,7 @@ def value_bytes(rec, prof: Profile) -> float:
         # 8.2: the key moved into the object; the values are measured as in 8.0, except the
         # zset nodes (member inside the node, as in 8.6) and a 24-byte listpackEx.
         from .memory import value_cost
+
         if rec.encoding == "skiplist":
             return _redis86_dict(rec, prof)
         return value_cost(rec, prof) - ROBJ - (8 if rec.encoding == "listpackex" else 0)
@@ -228,7 +238,7 @@ def value_bytes(rec, prof: Profile) -> float:
     n = rec.length
     if enc == "hashtable" and not redis:
         if typ == "set":
-            members = sum(cnt * prof.sds(ln) for ln, cnt in rec.elems.items())   # exact ints
+            members = sum(cnt * prof.sds(ln) for ln, cnt in rec.elems.items())  # exact ints
             return members + hashtable_bytes(n, prof)
         size = hashtable_bytes(n, prof, 8 if prof.kv == "valkey-9" else 0)  # field TTL set
         elems = dict(rec.elems)
@@ -240,7 +250,7 @@ def value_bytes(rec, prof: Profile) -> float:
         return size
     if enc == "skiplist" and not redis:
         valkey9 = prof.kv == "valkey-9"
-        if valkey9:      # the header node inside the zskiplist, counted unrounded
+        if valkey9:  # the header node inside the zskiplist, counted unrounded
             size = ZSET_STRUCT + 16 + 32 * 16 + hashtable_bytes(n, prof)
         else:
             size = ZSET_STRUCT + ZSKIPLIST + hashtable_bytes(n, prof) + J(ZSL_HEADER)
@@ -252,12 +262,13 @@ def value_bytes(rec, prof: Profile) -> float:
     if typ in ("list", "set", "zset", "hash") and not blob:
         return 0
     from .memory import value_cost  # modules: their own estimate (modules.py), as before
+
     return value_cost(rec, prof) - ROBJ
 
 
-DICT86 = 56              # sizeof(dict)
-DICT_ENTRY86 = 24        # dictMemUsage() counts a full dictEntry per element
-EXPIRE_META = 16         # a hash field's ExpireMeta
+DICT86 = 56  # sizeof(dict)
+DICT_ENTRY86 = 24  # dictMemUsage() counts a full dictEntry per element
+EXPIRE_META = 16  # a hash field's ExpireMeta
 
 
 def _sds_alloc86(n: int, prof: Profile) -> int:
@@ -269,6 +280,7 @@ def _redis86_dict(rec, prof: Profile) -> float:
     """Redis 8.6 sets, hashes and zsets in a dict: dict struct + dictMemUsage() + the
     allocation sizes the type tracks (t_set.c, t_hash.c, t_zset.c)."""
     from .memory import dict_slots
+
     n = rec.length
     slots = dict_slots(n, prof.rehash.get(rec.type))
     size = DICT86 + DICT_ENTRY86 * n + 8 * slots
@@ -278,11 +290,12 @@ def _redis86_dict(rec, prof: Profile) -> float:
             size += cnt * _sds_alloc86(ln, prof)
         return size
     if rec.type == "zset":
-        size += 16 + J(40) + J(16 + 32 * 16)       # zset, zskiplist, header node
+        size += 16 + J(40) + J(16 + 32 * 16)  # zset, zskiplist, header node
         for ln, cnt in sorted(rec.elems.items()):
             hdr = sds_header(ln) + ln + 1
-            size += cnt * sum(0.75 * 0.25 ** (lv - 1) * J(16 + 16 * lv + hdr)
-                              for lv in range(1, 33))
+            size += cnt * sum(
+                0.75 * 0.25 ** (lv - 1) * J(16 + 16 * lv + hdr) for lv in range(1, 33)
+            )
         return size
     ttl = (rec.field_ttls.ttl_field_sizes if rec.field_ttls is not None else None) or {}
     for fl, vl, cnt in _pairs(rec.elems, rec.vals, n):
@@ -297,7 +310,7 @@ def _entry86(flen: int, vlen: int, expiry: bool, prof: Profile) -> int:
     exp = EXPIRE_META if expiry else 0
     fsize = fhdr + flen + 1
     if fsize + exp + 3 + vlen + 1 <= 128:
-        return fsize + exp + 3 + vlen + 1       # zmalloc(), not the usable size
+        return fsize + exp + 3 + vlen + 1  # zmalloc(), not the usable size
     fsize = max(3, fhdr) + flen + 1
     return fsize + 8 + exp + prof.sds(vlen)
 
@@ -319,17 +332,18 @@ def kv_estimate(rec, klen: int, ttl: bool, prof: Profile) -> int:
     return head + int(value_bytes(rec, prof))
 
 
-STREAM86 = 160       # J(sizeof(stream)) with the 8.6 idempotency fields
-RAX86 = 32           # rax struct
-STREAM_CG86 = 48     # streamCG
-STREAM_NACK86 = 48   # streamNACK: times, count, consumer, group-index node, PEL time list
-CONSUMER86 = 32      # streamConsumer
+STREAM86 = 160  # J(sizeof(stream)) with the 8.6 idempotency fields
+RAX86 = 32  # rax struct
+STREAM_CG86 = 48  # streamCG
+STREAM_NACK86 = 48  # streamNACK: times, count, consumer, group-index node, PEL time list
+CONSUMER86 = 32  # streamConsumer
 
 
 def _id_rax(ids, count: int, prof: Profile) -> float:
     """A rax of 16-byte stream ids as Redis 8.6 tracks it: the struct and every node's
     usable size (rax.c raxNewNode / raxNodeRealloc)."""
     from .memory import rax_stats
+
     if ids is not None and len(ids) == count:
         return RAX86 + rax_stats(ids, prof.J)[1]
     return RAX86 + (prof.j(4) if not count else 16 * count + 24 * int(1.5 * count))
@@ -362,8 +376,11 @@ def _redis86_stream(rec, prof: Profile) -> float:
             for c in g.consumers:
                 size += CONSUMER86 + prof.sds(len(c.name))
                 size += _id_rax(c.pending_ids, c.pending, prof)
-        if pending:     # the index of pending ids to their groups
+        if pending:  # the index of pending ids to their groups
             ids = [i for g in groups for i in (g.pending_ids or ())]
-            size += _id_rax(sorted(set(ids)) if len(ids) == pending else None,
-                            len(set(ids)) if len(ids) == pending else pending, prof)
+            size += _id_rax(
+                sorted(set(ids)) if len(ids) == pending else None,
+                len(set(ids)) if len(ids) == pending else pending,
+                prof,
+            )
     return size

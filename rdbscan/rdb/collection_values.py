@@ -1,5 +1,6 @@
 """Lists, sets, sorted sets and hashes: hashtable-encoded elements, single blobs and quicklists
 (docs/rdb-format.md sections 4 and 5.1-5.5)."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -24,7 +25,7 @@ class CollectionValues(ValueReader):
         """Compiled skip of elements i.. of n lying wholly in the buffer (_speedups.skip_elements,
         the twin of the per-element skip_string loops below); returns (next i, longest)."""
         r = self.r
-        r.pos, done, m, ints = skip_elements(r.buf, r.pos, n - i, layout, hist_a, hist_b)
+        r.pos, done, m, ints = skip_elements(r.buf, r.pos, n - i, layout, hist_a, hist_b)  # type: ignore[misc]
         r.ints_skipped += ints
         return i + done, (m if m > mx else mx)
 
@@ -72,7 +73,7 @@ class CollectionValues(ValueReader):
         layout = _LAYOUT_ZSET_BINARY if binary else _LAYOUT_ZSET_TEXT
         i = 0
         while i < n:
-            if fast:   # compiled bulk skip, as in v_list_or_set
+            if fast:  # compiled bulk skip, as in v_list_or_set
                 i, mx = self.bulk_skip(i, n, mx, layout, hist, None)
                 if i >= n:
                     break
@@ -104,7 +105,7 @@ class CollectionValues(ValueReader):
         fast = skip_elements is not None
         i = 0
         while i < n:
-            if fast:   # compiled bulk skip, as in v_list_or_set
+            if fast:  # compiled bulk skip, as in v_list_or_set
                 i, mx = self.bulk_skip(i, n, mx, _LAYOUT_PAIR, fields, vals)
                 if i >= n:
                     break
@@ -162,7 +163,7 @@ class CollectionValues(ValueReader):
         count = 0
         mx = 0
         packed = 0
-        entries_bytes = 0   # listpack entries of every node, uncompressed (v2)
+        entries_bytes = 0  # listpack entries of every node, uncompressed (v2)
         for _ in range(n):
             container = C.QUICKLIST_NODE_CONTAINER_PACKED
             if v2:
@@ -176,8 +177,9 @@ class CollectionValues(ValueReader):
                     mx = ln
                 continue
             if container != C.QUICKLIST_NODE_CONTAINER_PACKED:
-                raise self.corrupt(f"quicklist node container {container} is neither 1 (plain) "
-                                   f"nor 2 (packed)")
+                raise self.corrupt(
+                    f"quicklist node container {container} is neither 1 (plain) nor 2 (packed)"
+                )
             start = r.tell()
             blob = self.blob("quicklist node")
             try:

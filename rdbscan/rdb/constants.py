@@ -8,11 +8,11 @@ from __future__ import annotations
 import re
 
 # Newest RDB version this parser understands for each magic.
-RDB_VERSION_MAX = 13            # REDIS0001 .. REDIS0013
-VALKEY_RDB_VERSIONS = (80,)     # VALKEY080
+RDB_VERSION_MAX = 13  # REDIS0001 .. REDIS0013
+VALKEY_RDB_VERSIONS = (80,)  # VALKEY080
 
 # Opcodes (rdb.h RDB_OPCODE_*), docs/rdb-format.md section 2.
-RDB_OPCODE_KEY_META = 243       # Redis RDB >= 13; Valkey (VALKEY magic): SLOT_IMPORT
+RDB_OPCODE_KEY_META = 243  # Redis RDB >= 13; Valkey (VALKEY magic): SLOT_IMPORT
 RDB_OPCODE_SLOT_INFO = 244
 RDB_OPCODE_FUNCTION2 = 245
 RDB_OPCODE_FUNCTION_PRE_GA = 246
@@ -63,7 +63,7 @@ RDB_TYPE_LIST_QUICKLIST_2 = 18
 RDB_TYPE_STREAM_LISTPACKS_2 = 19
 RDB_TYPE_SET_LISTPACK = 20
 RDB_TYPE_STREAM_LISTPACKS_3 = 21
-RDB_TYPE_HASH_METADATA_PRE_GA = 22   # Redis 7.4-rc; on VALKEY magic: HASH_2
+RDB_TYPE_HASH_METADATA_PRE_GA = 22  # Redis 7.4-rc; on VALKEY magic: HASH_2
 RDB_TYPE_HASH_LISTPACK_EX_PRE_GA = 23
 RDB_TYPE_HASH_METADATA = 24
 RDB_TYPE_HASH_LISTPACK_EX = 25
@@ -83,29 +83,90 @@ QUICKLIST_NODE_CONTAINER_PACKED = 2
 
 # Logical type of each RDB type id.
 TYPE_NAMES = {
-    0: "string", 1: "list", 2: "set", 3: "zset", 4: "hash", 5: "zset", 6: "module", 7: "module",
-    9: "hash", 10: "list", 11: "set", 12: "zset", 13: "hash", 14: "list", 15: "stream", 16: "hash",
-    17: "zset", 18: "list", 19: "stream", 20: "set", 21: "stream", 22: "hash", 23: "hash", 24: "hash",
-    25: "hash", 26: "stream",
+    0: "string",
+    1: "list",
+    2: "set",
+    3: "zset",
+    4: "hash",
+    5: "zset",
+    6: "module",
+    7: "module",
+    9: "hash",
+    10: "list",
+    11: "set",
+    12: "zset",
+    13: "hash",
+    14: "list",
+    15: "stream",
+    16: "hash",
+    17: "zset",
+    18: "list",
+    19: "stream",
+    20: "set",
+    21: "stream",
+    22: "hash",
+    23: "hash",
+    24: "hash",
+    25: "hash",
+    26: "stream",
 }
 
 # redis-check-rdb's label of each type id, used in error messages.
 RDB_TYPE_LABELS = {
-    0: "string", 1: "list-linked", 2: "set-hashtable", 3: "zset-v1", 4: "hash-hashtable", 5: "zset-v2",
-    6: "module-pre-release", 7: "module-value", 9: "hash-zipmap", 10: "list-ziplist", 11: "set-intset",
-    12: "zset-ziplist", 13: "hash-ziplist", 14: "quicklist", 15: "stream", 16: "hash-listpack",
-    17: "zset-listpack", 18: "quicklist-v2", 19: "stream-v2", 20: "set-listpack", 21: "stream-v3",
-    22: "hash-hashtable-md-pre-release", 23: "hash-listpack-md-pre-release", 24: "hash-hashtable-md",
-    25: "hash-listpack-md", 26: "stream-v4",
+    0: "string",
+    1: "list-linked",
+    2: "set-hashtable",
+    3: "zset-v1",
+    4: "hash-hashtable",
+    5: "zset-v2",
+    6: "module-pre-release",
+    7: "module-value",
+    9: "hash-zipmap",
+    10: "list-ziplist",
+    11: "set-intset",
+    12: "zset-ziplist",
+    13: "hash-ziplist",
+    14: "quicklist",
+    15: "stream",
+    16: "hash-listpack",
+    17: "zset-listpack",
+    18: "quicklist-v2",
+    19: "stream-v2",
+    20: "set-listpack",
+    21: "stream-v3",
+    22: "hash-hashtable-md-pre-release",
+    23: "hash-listpack-md-pre-release",
+    24: "hash-hashtable-md",
+    25: "hash-listpack-md",
+    26: "stream-v4",
 }
 
 # Encoding the writing server held the value in, by RDB type (docs/rdb-format.md section 7.3).  Strings and
 # quicklist-2 lists depend on the content and are decided by the parser.
 TYPE_ENCODINGS = {
-    1: "linkedlist", 2: "hashtable", 3: "skiplist", 4: "hashtable", 5: "skiplist", 9: "zipmap",
-    10: "ziplist", 11: "intset", 12: "ziplist", 13: "ziplist", 14: "quicklist", 15: "stream",
-    16: "listpack", 17: "listpack", 18: "quicklist", 19: "stream", 20: "listpack", 21: "stream",
-    22: "hashtable", 23: "listpackex", 24: "hashtable", 25: "listpackex", 26: "stream",
+    1: "linkedlist",
+    2: "hashtable",
+    3: "skiplist",
+    4: "hashtable",
+    5: "skiplist",
+    9: "zipmap",
+    10: "ziplist",
+    11: "intset",
+    12: "ziplist",
+    13: "ziplist",
+    14: "quicklist",
+    15: "stream",
+    16: "listpack",
+    17: "listpack",
+    18: "quicklist",
+    19: "stream",
+    20: "listpack",
+    21: "stream",
+    22: "hashtable",
+    23: "listpackex",
+    24: "hashtable",
+    25: "listpackex",
+    26: "stream",
 }
 
 # Table `key_rows` stores an encoding as its position in this tuple (`encoding_id`) and the view
@@ -113,8 +174,21 @@ TYPE_ENCODINGS = {
 # appended.  "module" stands for module values, whose encoding is their type name
 # (`key_rows.module_type`).
 ENCODING_NAMES = (
-    "raw", "int", "embstr", "linkedlist", "ziplist", "quicklist", "listpack", "listpackex",
-    "intset", "hashtable", "skiplist", "zipmap", "stream", "unknown", "module",
+    "raw",
+    "int",
+    "embstr",
+    "linkedlist",
+    "ziplist",
+    "quicklist",
+    "listpack",
+    "listpackex",
+    "intset",
+    "hashtable",
+    "skiplist",
+    "zipmap",
+    "stream",
+    "unknown",
+    "module",
 )
 ENCODING_IDS = {name: i for i, name in enumerate(ENCODING_NAMES)}
 MODULE_ENCODING_ID = ENCODING_IDS["module"]
@@ -128,9 +202,22 @@ CLUSTER_SLOTS = 16384
 # The server release line that writes each RDB version (docs/rdb-format.md section 1.3): what a
 # dump without a redis-ver / valkey-ver aux field is taken for.  A version several lines write
 # maps to the newest of them (9: Redis 5.0-6.2).
-RDB_VERSION_SERVERS = {1: (2, 0), 2: (2, 4), 3: (2, 6), 4: (2, 6), 5: (2, 6), 6: (2, 8),
-                       7: (3, 2), 8: (4, 0), 9: (6, 2), 10: (7, 0), 11: (7, 2), 12: (7, 4),
-                       13: (8, 6), 80: (9, 0)}
+RDB_VERSION_SERVERS = {
+    1: (2, 0),
+    2: (2, 4),
+    3: (2, 6),
+    4: (2, 6),
+    5: (2, 6),
+    6: (2, 8),
+    7: (3, 2),
+    8: (4, 0),
+    9: (6, 2),
+    10: (7, 0),
+    11: (7, 2),
+    12: (7, 4),
+    13: (8, 6),
+    80: (9, 0),
+}
 
 
 def server_version(text: str | None, rdb_version: int | None) -> tuple[int, int] | None:

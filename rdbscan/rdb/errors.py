@@ -1,5 +1,6 @@
 """Errors a dump can end with.  Each carries the byte offset and what was expected, so the
 command line can print one line: FILE: byte N: what went wrong (key, type), K keys read."""
+
 from __future__ import annotations
 
 
@@ -8,8 +9,9 @@ class RDBError(Exception):
 
     kind = "corrupt"
 
-    def __init__(self, message: str, offset: int, *, key: bytes | None = None,
-                 rdb_type: int | None = None):
+    def __init__(
+        self, message: str, offset: int, *, key: bytes | None = None, rdb_type: int | None = None
+    ):
         super().__init__(message)
         self.message = message
         self.offset = offset
@@ -24,6 +26,7 @@ class RDBError(Exception):
             ctx.append("key " + repr(self.key.decode("utf-8", "backslashreplace"))[:120])
         if self.rdb_type is not None:
             from .constants import RDB_TYPE_LABELS
+
             ctx.append(f"type {self.rdb_type} ({RDB_TYPE_LABELS.get(self.rdb_type, 'unknown')})")
         if ctx:
             text += " while reading " + ", ".join(ctx)

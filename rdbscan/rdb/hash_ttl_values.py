@@ -1,5 +1,6 @@
 """Hashes whose fields carry their own TTLs: Redis 7.4 types 22-25 and Valkey 9 HASH_2 (docs/rdb-
 format.md section 4.2)."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -98,19 +99,26 @@ class FieldTTLValues(ValueReader):
             self.recover(self.corrupt(f"hash listpack: {e}", start))
             items = []
         if len(items) % 3:
-            self.recover(self.corrupt(f"hash listpack holds {len(items)} entries, not "
-                                      f"field/value/TTL triplets", start))
+            self.recover(
+                self.corrupt(
+                    f"hash listpack holds {len(items)} entries, not field/value/TTL triplets", start
+                )
+            )
             items = []
         mx = 0
         with_ttl = 0
         earliest = None
         for i in range(0, len(items), 3):
             f, v, t = items[i], items[i + 1], items[i + 2]
-            mx = max(mx, len(f) if isinstance(f, bytes) else int_text_len(f),
-                     len(v) if isinstance(v, bytes) else int_text_len(v))
+            mx = max(
+                mx,
+                len(f) if isinstance(f, bytes) else int_text_len(f),
+                len(v) if isinstance(v, bytes) else int_text_len(v),
+            )
             if not isinstance(t, int):
-                self.recover(self.corrupt("hash listpack: field TTL entry is not an integer",
-                                          start))
+                self.recover(
+                    self.corrupt("hash listpack: field TTL entry is not an integer", start)
+                )
                 break
             if t:
                 with_ttl += 1

@@ -1,4 +1,5 @@
 """Module values and module opcode streams (docs/rdb-format.md section 6)."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -21,10 +22,11 @@ class ModuleValues(ValueReader):
         name, encver = module_type_name(module_id)
         reader = reader_for(name, encver)
         try:
-            items = self.skip_module_opcodes(f"module {name} value",
-                                             None if reader is None else reader.feed)
+            items = self.skip_module_opcodes(
+                f"module {name} value", None if reader is None else reader.feed
+            )
             fields = None if reader is None else reader.finish()
-        except ModuleFormatError as e:   # what the module's own loader refuses
+        except ModuleFormatError as e:  # what the module's own loader refuses
             raise self.corrupt(str(e)) from None
         rec.length = 1 if fields is None else fields["length"]
         rec.max_elem = 0 if fields is None else fields["max_elem"]
@@ -42,11 +44,13 @@ class ModuleValues(ValueReader):
             if op == C.RDB_MODULE_OPCODE_EOF:
                 return items
             if op in (C.RDB_MODULE_OPCODE_SINT, C.RDB_MODULE_OPCODE_UINT):
-                v = r.length(f"{what}: integer")
+                v: int | None = r.length(f"{what}: integer")
             elif op == C.RDB_MODULE_OPCODE_FLOAT:
-                v = r.skip(4, f"{what}: float")
+                r.skip(4, f"{what}: float")
+                v = None
             elif op == C.RDB_MODULE_OPCODE_DOUBLE:
-                v = r.skip(8, f"{what}: double")
+                r.skip(8, f"{what}: double")
+                v = None
             elif op == C.RDB_MODULE_OPCODE_STRING:
                 v = r.skip_string(f"{what}: string")
             else:

@@ -7,6 +7,7 @@ parser walks it item by item and hands each item to the reader of its type, if r
 module value costs bounded memory however large it is.  A value of a type without a reader is
 skipped with its type name kept; its memory is then its serialized size, a lower bound.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -19,10 +20,13 @@ if TYPE_CHECKING:
 # moduleTypeEncodeId (Redis src/module.c): 9 characters of 6 bits, then a 10-bit encoding version.
 MODULE_CHARSET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 
-_OPCODE_NAMES = {C.RDB_MODULE_OPCODE_SINT: "signed integer",
-                 C.RDB_MODULE_OPCODE_UINT: "unsigned integer",
-                 C.RDB_MODULE_OPCODE_FLOAT: "float", C.RDB_MODULE_OPCODE_DOUBLE: "double",
-                 C.RDB_MODULE_OPCODE_STRING: "string"}
+_OPCODE_NAMES = {
+    C.RDB_MODULE_OPCODE_SINT: "signed integer",
+    C.RDB_MODULE_OPCODE_UINT: "unsigned integer",
+    C.RDB_MODULE_OPCODE_FLOAT: "float",
+    C.RDB_MODULE_OPCODE_DOUBLE: "double",
+    C.RDB_MODULE_OPCODE_STRING: "string",
+}
 
 
 def module_type_name(module_id: int) -> tuple[str, int]:
@@ -50,17 +54,17 @@ class ModuleFormatError(ValueError):
 # num_links, max_links, the linked ids, worst link).
 VSET_FLAG_HAS_PROJMATRIX = 1
 VSET_FLAG_HAS_ATTRIBS = 2
-VSET_QUANT_NAMES = {0: "f32", 1: "int8", 2: "bin"}   # HNSW_QUANT_NONE/Q8/BIN, as VINFO says
+VSET_QUANT_NAMES = {0: "f32", 1: "int8", 2: "bin"}  # HNSW_QUANT_NONE/Q8/BIN, as VINFO says
 VSET_MAX_VECTOR_DIM = 1 << 16
-VSET_SCAN_EFFORT = 20     # elements VectorSetMemUsage samples for the name and attribute sizes
+VSET_SCAN_EFFORT = 20  # elements VectorSetMemUsage samples for the name and attribute sizes
 
 # x86-64 sizes of the structs VectorSetMemUsage charges (vset.c, hnsw.h).
-VSET_OBJECT = 112         # struct vsetObject (a pthread_rwlock_t of 56 bytes inside)
-HNSW_STRUCT = 1672        # HNSW: 32 epochs, a rwlock and 32 mutexes (HNSW_MAX_THREADS = 32)
-HNSW_NODE = 312           # hnswNode without its layers (32 visited epochs)
-HNSW_LAYER = 24           # hnswNodeLayer
+VSET_OBJECT = 112  # struct vsetObject (a pthread_rwlock_t of 56 bytes inside)
+HNSW_STRUCT = 1672  # HNSW: 32 epochs, a rwlock and 32 mutexes (HNSW_MAX_THREADS = 32)
+HNSW_NODE = 312  # hnswNode without its layers (32 visited epochs)
+HNSW_LAYER = 24  # hnswNodeLayer
 ROBJ = 16
-EMBSTR_SIZE_LIMIT = 44    # OBJ_ENCODING_EMBSTR_SIZE_LIMIT: longer argv strings are raw
+EMBSTR_SIZE_LIMIT = 44  # OBJ_ENCODING_EMBSTR_SIZE_LIMIT: longer argv strings are raw
 
 
 def quant_bytes(quant: int, dim: int) -> int:
@@ -82,11 +86,11 @@ class VectorSetReader:
         self.dim = self.count = self.quant = self.m = self.flags = 0
         self.projection_input_dim = 0
         self.nodes = 0
-        self.attributes = 0            # elements with a non-empty attribute (numattribs)
+        self.attributes = 0  # elements with a non-empty attribute (numattribs)
         self.max_name = 0
-        self.name_lengths: list[int] = []     # of the first VSET_SCAN_EFFORT elements
+        self.name_lengths: list[int] = []  # of the first VSET_SCAN_EFFORT elements
         self.attribute_lengths: list[int] = []
-        self.level0_max_links = 0      # of the head node, which VectorSetMemUsage uses
+        self.level0_max_links = 0  # of the head node, which VectorSetMemUsage uses
         self.done = False
         self._steps = self._walk()
         next(self._steps)
@@ -96,31 +100,49 @@ class VectorSetReader:
 
     def finish(self) -> dict:
         if not self.done:
-            raise ModuleFormatError(f"vectorset value ends after {self.nodes} of {self.count} "
-                                    f"elements")
-        return {"length": self.count, "max_elem": self.max_name, "dim": self.dim,
-                "quant": VSET_QUANT_NAMES[self.quant], "m": self.m,
-                "projection_input_dim": self.projection_input_dim,
-                "attributes": self.attributes, "mem_usage_fields": self._mem_fields()}
+            raise ModuleFormatError(
+                f"vectorset value ends after {self.nodes} of {self.count} elements"
+            )
+        return {
+            "length": self.count,
+            "max_elem": self.max_name,
+            "dim": self.dim,
+            "quant": VSET_QUANT_NAMES[self.quant],
+            "m": self.m,
+            "projection_input_dim": self.projection_input_dim,
+            "attributes": self.attributes,
+            "mem_usage_fields": self._mem_fields(),
+        }
 
     def _mem_fields(self) -> tuple:
-        return (self.dim, self.count, self.quant, self.projection_input_dim, self.attributes,
-                self.level0_max_links, tuple(self.name_lengths), tuple(self.attribute_lengths))
+        return (
+            self.dim,
+            self.count,
+            self.quant,
+            self.projection_input_dim,
+            self.attributes,
+            self.level0_max_links,
+            tuple(self.name_lengths),
+            tuple(self.attribute_lengths),
+        )
 
     @staticmethod
     def _take(want: int, what: str):
         op, value = yield
         if op != want:
-            raise ModuleFormatError(f"vectorset {what}: expected a {_OPCODE_NAMES[want]}, "
-                                    f"found a {_OPCODE_NAMES.get(op, op)}")
+            raise ModuleFormatError(
+                f"vectorset {what}: expected a {_OPCODE_NAMES[want]}, "
+                f"found a {_OPCODE_NAMES.get(op, op)}"
+            )
         return value
 
     def _walk(self):
         uint, string, take = C.RDB_MODULE_OPCODE_UINT, C.RDB_MODULE_OPCODE_STRING, self._take
         self.dim = yield from take(uint, "dimension")
         if not 0 < self.dim <= VSET_MAX_VECTOR_DIM:
-            raise ModuleFormatError(f"vectorset dimension {self.dim} is outside "
-                                    f"1..{VSET_MAX_VECTOR_DIM}")
+            raise ModuleFormatError(
+                f"vectorset dimension {self.dim} is outside 1..{VSET_MAX_VECTOR_DIM}"
+            )
         self.count = yield from take(uint, "element count")
         config = yield from take(uint, "hnsw config")
         self.quant, self.m = config & 0xFF, ((config >> 8) & 0xFFFF) or 16
@@ -131,8 +153,10 @@ class VectorSetReader:
             self.projection_input_dim = yield from take(uint, "projection input dimension")
             size = yield from take(string, "projection matrix")
             if size != 4 * self.projection_input_dim * self.dim:
-                raise ModuleFormatError(f"vectorset projection matrix of {size} bytes, not "
-                                        f"4 x {self.projection_input_dim} x {self.dim}")
+                raise ModuleFormatError(
+                    f"vectorset projection matrix of {size} bytes, not "
+                    f"4 x {self.projection_input_dim} x {self.dim}"
+                )
         attrs = self.flags & VSET_FLAG_HAS_ATTRIBS
         vector = quant_bytes(self.quant, self.dim)
         while self.nodes < self.count:
@@ -181,7 +205,7 @@ def vectorset_mem_usage(fields: tuple, J) -> int:
         return size
     size += HNSW_NODE * n
     size += quant_bytes(quant, dim) * n
-    size += HNSW_LAYER * n * 4 // 3            # "1.33 layers per node"
+    size += HNSW_LAYER * n * 4 // 3  # "1.33 layers per node"
     size += 8 * l0_links * n
     size += 8 * (l0_links // 2) * n // 3
     if names:
@@ -189,13 +213,13 @@ def vectorset_mem_usage(fields: tuple, J) -> int:
     if attrs:
         size += sum(_module_string(x, J) for x in attrs) // len(attrs) * attributes
     else:
-        size += 64 * attributes                # "a fixed arbitrary value"
-    size += 16 * n                             # the element -> node dict, "an approximation"
+        size += 64 * attributes  # "a fixed arbitrary value"
+    size += 16 * n  # the element -> node dict, "an approximation"
     return size
 
 
-READERS = {"vectorset": (0, VectorSetReader)}    # type name: (encoding version, reader)
-ESTIMATED = tuple(READERS)                        # types whose memory rdbscan estimates
+READERS = {"vectorset": (0, VectorSetReader)}  # type name: (encoding version, reader)
+ESTIMATED = tuple(READERS)  # types whose memory rdbscan estimates
 
 
 def reader_for(name: str, encver: int):

@@ -12,6 +12,7 @@ Usage:
         ...
     info.checksum  # 'ok' | 'mismatch' | 'disabled' | 'absent' | 'unverified'
 """
+
 from __future__ import annotations
 
 import re
@@ -32,8 +33,11 @@ from .values import COUNT_MAX, LONG_MAX
 
 def embedded(table: bytes, klen: int, vlen: int, ttl: bool) -> str:
     """A string's encoding by kv.embed_table (the compiled record loop reads it the same way)."""
-    if klen < EMBED_KEYS and vlen < EMBED_VALUES and \
-            table[(ttl * EMBED_KEYS + klen) * EMBED_VALUES + vlen]:
+    if (
+        klen < EMBED_KEYS
+        and vlen < EMBED_VALUES
+        and table[(ttl * EMBED_KEYS + klen) * EMBED_VALUES + vlen]
+    ):
         return "embstr"
     return "raw"
 
@@ -44,16 +48,12 @@ MAX_SKIPPED_KEPT = 100
 # What a dump holds beyond its keys is counted in full but kept only up to these bounds (a
 # 7-20 MB file of repeated records reached 0.6-1.5 GB); DumpInfo.cut counts what was left out
 # by kind, and the load says so (dumps.cut, a warning; docs/hostile-inputs.md).
-MAX_KEPT_AUX = 1_000            # distinct aux field names
-MAX_AUX_VALUE = 4_096           # characters of an aux field's value
-MAX_KEPT_FUNCTIONS = 1_000      # function libraries named
-MAX_KEPT_MODULE_AUX = 1_000     # module aux records named
-MAX_KEPT_SLOT_INFO = C.CLUSTER_SLOTS   # slot-info records (a real dump has one per slot)
+MAX_KEPT_AUX = 1_000  # distinct aux field names
+MAX_AUX_VALUE = 4_096  # characters of an aux field's value
+MAX_KEPT_FUNCTIONS = 1_000  # function libraries named
+MAX_KEPT_MODULE_AUX = 1_000  # module aux records named
+MAX_KEPT_SLOT_INFO = C.CLUSTER_SLOTS  # slot-info records (a real dump has one per slot)
 MAX_KEPT_DBS = C.CLUSTER_SLOTS  # databases with RESIZEDB sizes
-
-
-
-
 
 
 class DumpInfo:
@@ -77,16 +77,16 @@ class DumpInfo:
         self.complete = False
         self.keys = 0
         self.bytes_read = 0
-        self.position = 0                   # bytes parsed so far (progress, compiled rows)
+        self.position = 0  # bytes parsed so far (progress, compiled rows)
         self.trailing_bytes: int | None = None
-        self.trailing_head = b""            # first bytes after the RDB (AOF tail, EOF mark)
-        self.skipped_keys = 0               # keys left out by skip_bad
-        self.skipped: list[str] = []        # the first few of them, described
+        self.trailing_head = b""  # first bytes after the RDB (AOF tail, EOF mark)
+        self.skipped_keys = 0  # keys left out by skip_bad
+        self.skipped: list[str] = []  # the first few of them, described
         # Counted but not kept (the MAX_KEPT_* bounds): {kind: how many were left out}.
         self.cut: dict[str, int] = {}
-        self.slot_info_records = 0          # every slot-info record (slot_info keeps a sample)
-        self.slot_info_keys = 0             # the sum of their key counts
-        self._version_key: tuple | None = None   # version_tuple's memo
+        self.slot_info_records = 0  # every slot-info record (slot_info keeps a sample)
+        self.slot_info_keys = 0  # the sum of their key counts
+        self._version_key: tuple | None = None  # version_tuple's memo
         self._version = (7, 0)
 
     def keep(self, kind: str, kept: int, limit: int) -> bool:
@@ -118,12 +118,20 @@ class DumpInfo:
 
 
 class _Parser(CollectionValues, FieldTTLValues, StreamValues, ModuleValues):
-    def __init__(self, reader: Reader, info: DumpInfo, skip_bad: bool = False,
-                 drain_tail: bool = True, sink=None, quantum: int = 8,
-                 tail_peek: int = TRAILING_HEAD, tail_ready=None):
+    def __init__(
+        self,
+        reader: Reader,
+        info: DumpInfo,
+        skip_bad: bool = False,
+        drain_tail: bool = True,
+        sink=None,
+        quantum: int = 8,
+        tail_peek: int = TRAILING_HEAD,
+        tail_ready=None,
+    ):
         self.r = reader
         self.sink = sink
-        self.quantum = quantum      # the allocator's, for the servers whose embstr depends on it
+        self.quantum = quantum  # the allocator's, for the servers whose embstr depends on it
         self.info = info
         self.key: bytes | None = None
         self.rdb_type: int | None = None
@@ -131,12 +139,9 @@ class _Parser(CollectionValues, FieldTTLValues, StreamValues, ModuleValues):
         self.drain_tail = drain_tail
         self.tail_peek = tail_peek
         self.tail_ready = tail_ready
-        self.bad: CorruptError | None = None   # skip_bad: what is wrong with the current value
+        self.bad: CorruptError | None = None  # skip_bad: what is wrong with the current value
 
     # -- errors --------------------------------------------------------------------------
-
-
-
 
     # -- header --------------------------------------------------------------------------
     def header(self) -> None:
@@ -145,8 +150,9 @@ class _Parser(CollectionValues, FieldTTLValues, StreamValues, ModuleValues):
         head = r.buf[:9]
         if len(head) < 9 and (b"REDIS".startswith(head[:5]) or b"VALKEY".startswith(head[:6])):
             what = "the input is empty" if not head else f"the input has only {len(head)} bytes"
-            raise TruncatedError(f"unexpected end of input: {what}, fewer than the 9 bytes of "
-                                 f"an RDB header", 0)
+            raise TruncatedError(
+                f"unexpected end of input: {what}, fewer than the 9 bytes of an RDB header", 0
+            )
         if head[:5] == b"REDIS" and head[5:9].isdigit():
             info.magic = head[:9].decode()
             version = int(head[5:9])
@@ -156,42 +162,61 @@ class _Parser(CollectionValues, FieldTTLValues, StreamValues, ModuleValues):
             version = int(head[6:9])
         else:
             shown = head[:9].decode("ascii", "backslashreplace")
-            raise NotRDBError(f"not an RDB file: expected magic 'REDIS' + 4 digits or "
-                              f"'VALKEY' + 3 digits, found {shown!r}", 0)
+            raise NotRDBError(
+                f"not an RDB file: expected magic 'REDIS' + 4 digits or "
+                f"'VALKEY' + 3 digits, found {shown!r}",
+                0,
+            )
         info.rdb_version = version
         if info.valkey_magic:
             if version not in C.VALKEY_RDB_VERSIONS:
                 raise UnsupportedError(
                     f"unsupported Valkey RDB version {version}: rdbscan reads VALKEY080 and "
-                    f"REDIS0001..REDIS{C.RDB_VERSION_MAX:04d}", 0)
+                    f"REDIS0001..REDIS{C.RDB_VERSION_MAX:04d}",
+                    0,
+                )
         elif not 1 <= version <= C.RDB_VERSION_MAX:
             raise UnsupportedError(
                 f"unsupported RDB version {version}: the newest rdbscan reads is "
-                f"{C.RDB_VERSION_MAX} (Redis 8.6) and Valkey's 80", 0)
+                f"{C.RDB_VERSION_MAX} (Redis 8.6) and Valkey's 80",
+                0,
+            )
         r.pos = 9
 
     # -- the record loop -----------------------------------------------------------------
-    def records(self) -> Iterator[KeyRecord]:
+    def records(self) -> Iterator[KeyRecord | None]:
         r, info = self.r, self.info
         self.header()
         valkey = info.valkey_magic
-        version = info.rdb_version
+        version = info.rdb_version or 0
         db = 0
         expire = idle = freq = None
         start = None
         string_encoding = self.embstr_limit()
-        embed = None        # Redis 8.6 / Valkey 8.1+: embstr by key, value and TTL (kv.py)
+        embed = None  # Redis 8.6 / Valkey 8.1+: embstr by key, value and TTL (kv.py)
         handlers = self.handlers()
         sink = self.sink
         while True:
             if not info.keys:
-                embed = self.embed_table()   # aux fields (the server version) precede the keys
-            if sink is not None and start is None and expire is None and idle is None \
-                    and freq is None:
+                embed = self.embed_table()  # aux fields (the server version) precede the keys
+            if (
+                sink is not None
+                and start is None
+                and expire is None
+                and idle is None
+                and freq is None
+            ):
                 # Compiled rows: the common records go straight into the sink's columns.
-                r.pos, taken = sink.scan(r.buf, r.pos, r.base, db, string_encoding,
-                                         r.max_item, info.version_tuple() >= (7, 2),
-                                         embed or None)
+                r.pos, taken = sink.scan(
+                    r.buf,
+                    r.pos,
+                    r.base,
+                    db,
+                    string_encoding,
+                    r.max_item,
+                    info.version_tuple() >= (7, 2),
+                    embed or None,
+                )
                 if taken:
                     info.keys += taken
                     info.position = r.base + r.pos
@@ -199,8 +224,11 @@ class _Parser(CollectionValues, FieldTTLValues, StreamValues, ModuleValues):
             off = r.base + r.pos
             if r.pos >= len(r.buf):
                 if not r.fill(1):
-                    raise TruncatedError("unexpected end of input: expected a record type or "
-                                         "opcode (the file has no EOF marker)", off)
+                    raise TruncatedError(
+                        "unexpected end of input: expected a record type or "
+                        "opcode (the file has no EOF marker)",
+                        off,
+                    )
             t = r.buf[r.pos]
             r.pos += 1
             if t < 0xF3:
@@ -217,14 +245,17 @@ class _Parser(CollectionValues, FieldTTLValues, StreamValues, ModuleValues):
                         raise UnsupportedError(
                             "value of type 6 (module, Redis 4.0 release-candidate format) "
                             "cannot be skipped without its module; rdbscan cannot read "
-                            "past it", off, rdb_type=t)
+                            "past it",
+                            off,
+                            rdb_type=t,
+                        )
                     raise CorruptError(f"invalid object type or opcode {t}", off)
                 self.rdb_type = t
                 self.key = None
                 buf, p = r.buf, r.pos
                 if p < len(buf) and buf[p] < 0x40 and p + 1 + buf[p] <= len(buf):
                     # Fast path: a short raw key entirely in the buffer.
-                    key = buf[p + 1:p + 1 + buf[p]]
+                    key = buf[p + 1 : p + 1 + buf[p]]
                     r.pos = p + 1 + buf[p]
                 else:
                     try:
@@ -249,7 +280,7 @@ class _Parser(CollectionValues, FieldTTLValues, StreamValues, ModuleValues):
                         rec.encoding = embedded(embed, len(key), rec.length, expire is not None)
                 else:
                     rec.type = C.TYPE_NAMES[t]
-                    h(rec)
+                    h(rec)  # type: ignore[misc]  # every type id but strings has a handler here
                 rec.end = r.base + r.pos
                 if self.bad is not None:
                     # skip_bad: the value is damaged but ends where it should; leave it out.
@@ -276,15 +307,17 @@ class _Parser(CollectionValues, FieldTTLValues, StreamValues, ModuleValues):
             elif t == C.RDB_OPCODE_SELECTDB:
                 db = r.length("database number")
                 if db > _DB_MAX:
-                    raise CorruptError(f"database number {db} is out of range (Redis counts "
-                                       f"databases in a signed 32-bit int)", off)
+                    raise CorruptError(
+                        f"database number {db} is out of range (Redis counts "
+                        f"databases in a signed 32-bit int)",
+                        off,
+                    )
             elif t == C.RDB_OPCODE_RESIZEDB:
                 keys = r.length("RESIZEDB db size")
                 expires = r.length("RESIZEDB expires size")
                 if max(keys, expires) > COUNT_MAX:
                     raise CorruptError(f"RESIZEDB claims {max(keys, expires)} keys", off)
-                if db in info.resizedb or info.keep("databases", len(info.resizedb),
-                                                     MAX_KEPT_DBS):
+                if db in info.resizedb or info.keep("databases", len(info.resizedb), MAX_KEPT_DBS):
                     info.resizedb[db] = (keys, expires)
             elif t == C.RDB_OPCODE_AUX:
                 self.aux(off)
@@ -311,13 +344,13 @@ class _Parser(CollectionValues, FieldTTLValues, StreamValues, ModuleValues):
                 if info.keep("functions", len(info.functions), MAX_KEPT_FUNCTIONS):
                     info.functions.append(_library_name(code))
             elif t == C.RDB_OPCODE_FUNCTION_PRE_GA:
-                name = r.string("function name")
+                fname = r.string("function name")
                 r.string("function engine")
                 if r.length("function description flag"):
                     r.string("function description")
                 r.skip_string("function code")
                 if info.keep("functions", len(info.functions), MAX_KEPT_FUNCTIONS):
-                    info.functions.append(name.decode("utf-8", "backslashreplace"))
+                    info.functions.append(fname.decode("utf-8", "backslashreplace"))
             elif t == C.RDB_OPCODE_MODULE_AUX:
                 module_id = r.length("module aux: module id")
                 name, _ = module_type_name(module_id)
@@ -331,8 +364,9 @@ class _Parser(CollectionValues, FieldTTLValues, StreamValues, ModuleValues):
                     start = off if start is None else start
                     self.key_meta()
                 else:
-                    raise CorruptError(f"opcode 243 (KEY_META) in an RDB version {version} file",
-                                       off)
+                    raise CorruptError(
+                        f"opcode 243 (KEY_META) in an RDB version {version} file", off
+                    )
             elif t == C.RDB_OPCODE_EOF:
                 self.trailer()
                 return
@@ -353,14 +387,16 @@ class _Parser(CollectionValues, FieldTTLValues, StreamValues, ModuleValues):
             except ValueError:
                 nums = []
             if len(nums) < 3:
-                raise self.corrupt(f"aux slot-info value {v!r} is not "
-                                   f"'slot,keys,expires[,keys with field TTLs]'", off)
+                raise self.corrupt(
+                    f"aux slot-info value {v!r} is not 'slot,keys,expires[,keys with field TTLs]'",
+                    off,
+                )
             slot, keys, expires = nums[:3]
             self.check_slot_info(slot, keys, expires, off)
             if len(nums) > 3:
                 if not 0 <= nums[3] <= COUNT_MAX:
                     raise self.corrupt(f"slot info claims {nums[3]} keys with field TTLs", off)
-                info.slot_volatile_items[slot] = nums[3]   # one per slot: bounded
+                info.slot_volatile_items[slot] = nums[3]  # one per slot: bounded
             self.add_slot_info(slot, keys, expires)
             info.slot_info_source = "aux-slot-info"
         elif k == "lua":
@@ -378,15 +414,15 @@ class _Parser(CollectionValues, FieldTTLValues, StreamValues, ModuleValues):
         if info.keep("slot_info", len(info.slot_info), MAX_KEPT_SLOT_INFO):
             info.slot_info.append((slot, keys, expires))
 
-    def check_slot_info(self, slot: int, keys: int, expires: int,
-                        offset: int | None = None) -> None:
+    def check_slot_info(
+        self, slot: int, keys: int, expires: int, offset: int | None = None
+    ) -> None:
         if not 0 <= slot < C.CLUSTER_SLOTS:
-            raise self.corrupt(f"slot info for slot {slot}, outside 0..{C.CLUSTER_SLOTS - 1}",
-                               offset)
+            raise self.corrupt(
+                f"slot info for slot {slot}, outside 0..{C.CLUSTER_SLOTS - 1}", offset
+            )
         if not (0 <= keys <= COUNT_MAX and 0 <= expires <= COUNT_MAX):
             raise self.corrupt(f"slot info claims {keys} keys and {expires} expires", offset)
-
-
 
     def slot_import(self) -> None:
         """Valkey 9 SLOT_IMPORT (opcode 243 under the VALKEY magic): job name and slot ranges."""
@@ -401,13 +437,13 @@ class _Parser(CollectionValues, FieldTTLValues, StreamValues, ModuleValues):
     def trailer(self) -> None:
         r, info = self.r, self.info
         computed = r.checksum_here()
-        if info.rdb_version >= 5:
+        if (info.rdb_version or 0) >= 5:
             stored = r.unpack(U64, "CRC64 checksum")
             info.checksum_stored = stored
             info.checksum_computed = computed
             if stored == 0:
                 info.checksum = "disabled"
-            elif not r.crc_on:   # verify_crc=False: the bytes' checksum was never computed
+            elif not r.crc_on:  # verify_crc=False: the bytes' checksum was never computed
                 info.checksum = "unverified"
                 info.checksum_computed = None
             elif stored == computed:
@@ -419,15 +455,21 @@ class _Parser(CollectionValues, FieldTTLValues, StreamValues, ModuleValues):
         info.bytes_read = r.tell()
         # What follows the RDB (an AOF tail, a replication EOF mark): its size and first bytes.
         r.fill(self.tail_peek)
-        if not self.drain_tail and r.size is None and not r.eof and \
-                len(r.buf) - r.pos <= self.tail_peek and self.tail_ready and self.tail_ready():
-            r.fill(self.tail_peek + 1)   # does not wait: the input has ended or more is there
-        info.trailing_head = r.buf[r.pos:r.pos + self.tail_peek]
+        if (
+            not self.drain_tail
+            and r.size is None
+            and not r.eof
+            and len(r.buf) - r.pos <= self.tail_peek
+            and self.tail_ready
+            and self.tail_ready()
+        ):
+            r.fill(self.tail_peek + 1)  # does not wait: the input has ended or more is there
+        info.trailing_head = r.buf[r.pos : r.pos + self.tail_peek]
         if r.size is not None:
             info.trailing_bytes = r.size - r.tell()
         elif self.drain_tail:
             info.trailing_bytes = r.drain()
-        else:   # a live stream, not waited for: what arrived, None if more follows the peek
+        else:  # a live stream, not waited for: what arrived, None if more follows the peek
             seen = len(r.buf) - r.pos
             info.trailing_bytes = None if seen > self.tail_peek and not r.eof else seen
         info.complete = True
@@ -439,7 +481,6 @@ class _Parser(CollectionValues, FieldTTLValues, StreamValues, ModuleValues):
         (Redis 8.6, Valkey 8.1+), else b''."""
         layout = kv_layout(self.info.server, self.info.version_tuple())
         return embed_table(layout, self.quantum) if layout else b""
-
 
     def handlers(self) -> dict:
         valkey = self.info.valkey_magic
@@ -471,22 +512,6 @@ class _Parser(CollectionValues, FieldTTLValues, StreamValues, ModuleValues):
         }
 
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 def _library_name(code: bytes) -> str:
     """'#!lua name=mylib ...' -> 'mylib' (the FUNCTION2 payload is the library source)."""
     first = code.split(b"\n", 1)[0].decode("utf-8", "backslashreplace")
@@ -494,10 +519,20 @@ def _library_name(code: bytes) -> str:
     return m.group(1) if m else first[:64]
 
 
-def parse(stream, info: DumpInfo, *, size: int | None = None, verify_crc: bool = True,
-          initial: bytes = b"", skip_bad: bool = False, drain_tail: bool = True,
-          tail_peek: int = TRAILING_HEAD, tail_ready=None,
-          sink=None, quantum: int = 8) -> Iterator[KeyRecord | None]:
+def parse(
+    stream,
+    info: DumpInfo,
+    *,
+    size: int | None = None,
+    verify_crc: bool = True,
+    initial: bytes = b"",
+    skip_bad: bool = False,
+    drain_tail: bool = True,
+    tail_peek: int = TRAILING_HEAD,
+    tail_ready=None,
+    sink=None,
+    quantum: int = 8,
+) -> Iterator[KeyRecord | None]:
     """Parse an RDB byte stream, yielding one KeyRecord per key and filling `info`.
 
     `sink` (a compiled `_speedups.KeyColumns`, see rows.RowBuilder.sink) takes the rows of
@@ -510,8 +545,16 @@ def parse(stream, info: DumpInfo, *, size: int | None = None, verify_crc: bool =
     `info.skipped_keys` instead.  With `drain_tail` and an unknown size, the bytes after the
     RDB are read and counted (`info.trailing_bytes`)."""
     reader = Reader(stream, size=size, crc=verify_crc, initial=initial)
-    parser = _Parser(reader, info, skip_bad=skip_bad, drain_tail=drain_tail, sink=sink,
-                     quantum=quantum, tail_peek=tail_peek, tail_ready=tail_ready)
+    parser = _Parser(
+        reader,
+        info,
+        skip_bad=skip_bad,
+        drain_tail=drain_tail,
+        sink=sink,
+        quantum=quantum,
+        tail_peek=tail_peek,
+        tail_ready=tail_ready,
+    )
     try:
         yield from parser.records()
     except RDBError as e:
@@ -524,7 +567,9 @@ def parse(stream, info: DumpInfo, *, size: int | None = None, verify_crc: bool =
     except (IndexError, ValueError) as e:  # a short read inside a primitive
         info.bytes_read = reader.tell()
         if reader.eof:
-            raise TruncatedError("unexpected end of input", reader.tell(), key=parser.key,
-                                 rdb_type=parser.rdb_type) from e
-        raise CorruptError(f"malformed data ({e})", reader.tell(), key=parser.key,
-                           rdb_type=parser.rdb_type) from e
+            raise TruncatedError(
+                "unexpected end of input", reader.tell(), key=parser.key, rdb_type=parser.rdb_type
+            ) from e
+        raise CorruptError(
+            f"malformed data ({e})", reader.tell(), key=parser.key, rdb_type=parser.rdb_type
+        ) from e

@@ -7,6 +7,7 @@ an LZF payload or a listpack blob), and that is capped by `max_item` and by what
 left of the input when its size is known.  Values that are only measured are skipped
 in chunks and never held.
 """
+
 from __future__ import annotations
 
 from struct import Struct
@@ -58,12 +59,30 @@ class LZFError(CorruptError):
 class Reader:
     """Buffered reader.  `buf[pos:]` is unread data; `base` is the file offset of `buf[0]`."""
 
-    __slots__ = ("ints_skipped", "stream", "buf", "pos", "base", "crc", "crc_mark", "crc_on",
-                 "size", "eof",
-                 "max_item", "name")
+    __slots__ = (
+        "ints_skipped",
+        "stream",
+        "buf",
+        "pos",
+        "base",
+        "crc",
+        "crc_mark",
+        "crc_on",
+        "size",
+        "eof",
+        "max_item",
+        "name",
+    )
 
-    def __init__(self, stream, *, size: int | None = None, crc: bool = True,
-                 max_item: int = MAX_ITEM, initial: bytes = b""):
+    def __init__(
+        self,
+        stream,
+        *,
+        size: int | None = None,
+        crc: bool = True,
+        max_item: int = MAX_ITEM,
+        initial: bytes = b"",
+    ):
         self.stream = stream
         self.buf = initial
         self.pos = 0
@@ -92,7 +111,7 @@ class Reader:
         """Make at least n unread bytes available if the input has them; False if it ends first."""
         buf, pos = self.buf, self.pos
         if self.crc_on and pos > self.crc_mark:
-            self.crc = _crc_calc(memoryview(buf)[self.crc_mark:pos], self.crc)
+            self.crc = _crc_calc(memoryview(buf)[self.crc_mark : pos], self.crc)
         rest = buf[pos:]
         have = len(rest)
         parts = [rest]
@@ -112,7 +131,7 @@ class Reader:
     def checksum_here(self) -> int:
         """CRC64 of every byte consumed so far."""
         if self.crc_on and self.pos > self.crc_mark:
-            self.crc = _crc_calc(memoryview(self.buf)[self.crc_mark:self.pos], self.crc)
+            self.crc = _crc_calc(memoryview(self.buf)[self.crc_mark : self.pos], self.crc)
             self.crc_mark = self.pos
         return self.crc
 
@@ -122,21 +141,28 @@ class Reader:
         if left is not None and n > left:
             if n > (1 << 40):
                 raise CorruptError(f"{what} claims an impossible {n} bytes", start)
-            raise TruncatedError(f"unexpected end of input: {what} needs {n} bytes but the "
-                                 f"input ends {max(left, 0)} bytes later", start)
+            raise TruncatedError(
+                f"unexpected end of input: {what} needs {n} bytes but the "
+                f"input ends {max(left, 0)} bytes later",
+                start,
+            )
 
     def need(self, n: int, what: str, start: int | None = None) -> None:
         """Make n bytes available or raise a truncation error naming what was being read."""
         if len(self.buf) - self.pos >= n:
             return
         if n > self.max_item:
-            raise CorruptError(f"{what} of {n} bytes exceeds the {self.max_item}-byte limit",
-                               self.tell() if start is None else start)
+            raise CorruptError(
+                f"{what} of {n} bytes exceeds the {self.max_item}-byte limit",
+                self.tell() if start is None else start,
+            )
         self.check_len(n, what, self.tell() if start is None else start)
         if not self.fill(n):
             raise TruncatedError(
                 f"unexpected end of input at byte {self.tell() + len(self.buf) - self.pos}: "
-                f"{what} needs {n} bytes", self.tell() if start is None else start)
+                f"{what} needs {n} bytes",
+                self.tell() if start is None else start,
+            )
 
     def drain(self) -> int:
         """Read to the end of the input without keeping it; return how many bytes were left."""
@@ -164,7 +190,7 @@ class Reader:
             self.need(n, what)
         p = self.pos
         self.pos = p + n
-        return self.buf[p:p + n]
+        return self.buf[p : p + n]
 
     def u8(self, what: str = "byte") -> int:
         if self.pos >= len(self.buf):
@@ -200,7 +226,8 @@ class Reader:
                 self.crc = crc
                 raise TruncatedError(
                     f"unexpected end of input at byte {start + n - left}: {what} needs {n} bytes",
-                    start)
+                    start,
+                )
             if crc_on:
                 crc = _crc_calc(data, crc)
             self.base += len(data)
@@ -212,8 +239,10 @@ class Reader:
         """A LEN that must not be a special string encoding."""
         n, enc = self.length_enc(what)
         if enc:
-            raise CorruptError(f"{what}: expected a length, found string encoding byte "
-                               f"0x{0xC0 | n:02x}", self.tell() - 1)
+            raise CorruptError(
+                f"{what}: expected a length, found string encoding byte 0x{0xC0 | n:02x}",
+                self.tell() - 1,
+            )
         return n
 
     def length_enc(self, what: str = "length"):
@@ -258,7 +287,7 @@ class Reader:
                 self.need(n, what, start)
             p = self.pos
             self.pos = p + n
-            return self.buf[p:p + n]
+            return self.buf[p : p + n]
         if n == 0:
             return str(self.unpack(I8, what)).encode()
         if n == 1:
@@ -269,11 +298,15 @@ class Reader:
             clen = self.length(what + " (compressed length)")
             ulen = self.length(what + " (uncompressed length)")
             if ulen > self.max_item:
-                raise CorruptError(f"{what}: LZF string of {ulen} bytes exceeds the "
-                                   f"{self.max_item}-byte limit", start)
+                raise CorruptError(
+                    f"{what}: LZF string of {ulen} bytes exceeds the {self.max_item}-byte limit",
+                    start,
+                )
             if not lzf_sizes_ok(clen, ulen):
-                raise CorruptError(f"{what}: LZF sizes are impossible (compressed {clen}, "
-                                   f"uncompressed {ulen})", start)
+                raise CorruptError(
+                    f"{what}: LZF sizes are impossible (compressed {clen}, uncompressed {ulen})",
+                    start,
+                )
             data = self.read(clen, what)
             if ulen == 0:
                 return b""
@@ -323,8 +356,10 @@ class Reader:
             clen = self.length(what + " (compressed length)")
             ulen = self.length(what + " (uncompressed length)")
             if not lzf_sizes_ok(clen, ulen):
-                raise CorruptError(f"{what}: LZF sizes are impossible (compressed {clen}, "
-                                   f"uncompressed {ulen})", start)
+                raise CorruptError(
+                    f"{what}: LZF sizes are impossible (compressed {clen}, uncompressed {ulen})",
+                    start,
+                )
             self.skip(clen, what)
             return ulen
         raise CorruptError(f"{what}: unknown string encoding {n}", start)

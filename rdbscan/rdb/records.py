@@ -26,7 +26,7 @@ class ConsumerInfo:
     seen_ms: int
     active_ms: int | None
     pending: int
-    pending_ids: list[bytes] | None   # None when there are too many to keep
+    pending_ids: list[bytes] | None  # None when there are too many to keep
 
 
 @dataclass(slots=True)
@@ -35,9 +35,9 @@ class GroupInfo:
     last_delivered_id: str
     entries_read: int | None
     pending: int
-    pending_ids: list[bytes] | None   # None when there are too many to keep
-    consumers: list[ConsumerInfo]     # the first ones (MAX_KEPT_CONSUMERS per stream)
-    consumer_count: int = 0           # all of them
+    pending_ids: list[bytes] | None  # None when there are too many to keep
+    consumers: list[ConsumerInfo]  # the first ones (MAX_KEPT_CONSUMERS per stream)
+    consumer_count: int = 0  # all of them
 
 
 @dataclass(slots=True)
@@ -45,27 +45,27 @@ class StreamInfo:
     """A stream's metadata (docs/rdb-format.md section 5.7)."""
 
     listpacks: int
-    node_ids: list[bytes] | None        # master ids of the nodes; None when too many to keep
+    node_ids: list[bytes] | None  # master ids of the nodes; None when too many to keep
     last_id: str
-    first_id: str | None                # type 19+
-    max_deleted_id: str | None          # type 19+
-    entries_added: int | None           # type 19+
+    first_id: str | None  # type 19+
+    max_deleted_id: str | None  # type 19+
+    entries_added: int | None  # type 19+
     groups: list[GroupInfo]
     consumers: int
     pending: int
-    tail_lp_bytes: int | None           # the last node's listpack, preallocated on a live server
-    lp_unfilled: dict[int, int]         # {listpack bytes: count} of nodes closed before full
-    group_count: int = 0                # every group (`groups` keeps the first MAX_KEPT_GROUPS)
+    tail_lp_bytes: int | None  # the last node's listpack, preallocated on a live server
+    lp_unfilled: dict[int, int]  # {listpack bytes: count} of nodes closed before full
+    group_count: int = 0  # every group (`groups` keeps the first MAX_KEPT_GROUPS)
 
 
 @dataclass(slots=True)
 class ModuleInfo:
     """A module value (docs/rdb-format.md section 6)."""
 
-    name: str       # the module type's 9-character name
+    name: str  # the module type's 9-character name
     encver: int
-    items: int      # module opcode items in the value
-    fields: dict | None = None   # what rdbscan/rdb/modules.py read, for the types it reads
+    items: int  # module opcode items in the value
+    fields: dict | None = None  # what rdbscan/rdb/modules.py read, for the types it reads
 
 
 class KeyRecord:
@@ -73,9 +73,29 @@ class KeyRecord:
     (a histogram of element lengths for values that allocate per element, the blob size of
     compact values)."""
 
-    __slots__ = ("blob_bytes", "db", "elems", "encoding", "end", "expire_ms", "field_ttls", "freq",
-                 "idle", "int_members", "key", "listpack_bytes", "length", "max_elem", "module", "nodes",
-                 "offset", "rdb_type", "stream", "type", "vals")
+    __slots__ = (
+        "blob_bytes",
+        "db",
+        "elems",
+        "encoding",
+        "end",
+        "expire_ms",
+        "field_ttls",
+        "freq",
+        "idle",
+        "int_members",
+        "key",
+        "listpack_bytes",
+        "length",
+        "max_elem",
+        "module",
+        "nodes",
+        "offset",
+        "rdb_type",
+        "stream",
+        "type",
+        "vals",
+    )
 
     db: int
     key: bytes
@@ -84,17 +104,19 @@ class KeyRecord:
     encoding: str
     length: int
     max_elem: int
-    offset: int                 # file offset of the key's first opcode
-    end: int                    # file offset after its value
+    offset: int  # file offset of the key's first opcode
+    end: int  # file offset after its value
     expire_ms: int | None
     idle: int | None
     freq: int | None
-    blob_bytes: int                   # bytes of the value's single compact blob, 0 when it has none
-    elems: dict[int, int] | None    # {element text length: count}
-    vals: dict[int, int] | None     # hashtable hashes: {value length: count}
-    nodes: dict[int, int] | None    # quicklists: {node bytes: count}; streams: {listpack bytes: count}
-    int_members: int | None         # hashtable sets: members stored as integers
-    listpack_bytes: int | None      # quicklists of 2+ nodes: their entries as one listpack
+    blob_bytes: int  # bytes of the value's single compact blob, 0 when it has none
+    elems: dict[int, int] | None  # {element text length: count}
+    vals: dict[int, int] | None  # hashtable hashes: {value length: count}
+    nodes: (
+        dict[int, int] | None
+    )  # quicklists: {node bytes: count}; streams: {listpack bytes: count}
+    int_members: int | None  # hashtable sets: members stored as integers
+    listpack_bytes: int | None  # quicklists of 2+ nodes: their entries as one listpack
     field_ttls: FieldTTLs | None
     stream: StreamInfo | None
     module: ModuleInfo | None
@@ -113,5 +135,7 @@ class KeyRecord:
         return self.end - self.offset
 
     def __repr__(self) -> str:
-        return (f"KeyRecord(db={self.db}, key={self.key!r}, type={self.type}, "
-                f"encoding={self.encoding}, length={self.length}, max_elem={self.max_elem})")
+        return (
+            f"KeyRecord(db={self.db}, key={self.key!r}, type={self.type}, "
+            f"encoding={self.encoding}, length={self.length}, max_elem={self.max_elem})"
+        )

@@ -25,6 +25,7 @@ the decompressed output is capped relative to the compressed input consumed (MAX
 RATIO_FLOOR bytes; `--allow-ratio` lifts it) so a decompression bomb ends with an error instead
 of running for minutes, and an xz decoder may use at most XZ_MEMLIMIT (docs/hostile-inputs.md).
 """
+
 from __future__ import annotations
 
 import io
@@ -33,6 +34,7 @@ import re
 import shlex
 import sys
 from dataclasses import dataclass, field
+from typing import Any
 
 from .errors import CorruptError, NotRDBError, TruncatedError
 
@@ -43,11 +45,11 @@ from .errors import CorruptError, NotRDBError, TruncatedError
 # parse time per compressed byte; open_source(max_ratio=None) (--allow-ratio) lifts it.
 MAX_RATIO = 200
 RATIO_FLOOR = 16 << 20
-RAW_BLOCK = 64 * 1024           # compressed bytes read per call
-ZSTD_SLICE = 1024               # zstd input fed per decompress() call (bounds its output)
-PEEK = 512                      # bytes inspected to recognise a format (a tar header)
-MAX_KEEPALIVES = 1 << 20        # '\n' keep-alives skipped before a `$` replication header
-MANIFEST_MAX = 1 << 20          # an AOF manifest larger than this is not a manifest
+RAW_BLOCK = 64 * 1024  # compressed bytes read per call
+ZSTD_SLICE = 1024  # zstd input fed per decompress() call (bounds its output)
+PEEK = 512  # bytes inspected to recognise a format (a tar header)
+MAX_KEEPALIVES = 1 << 20  # '\n' keep-alives skipped before a `$` replication header
+MANIFEST_MAX = 1 << 20  # an AOF manifest larger than this is not a manifest
 # xz decoder memory: every preset fits (xz -9 / -9e need 65 MiB); a header asking for a larger
 # dictionary (up to 4 GiB) is refused before the decoder allocates it.
 XZ_MEMLIMIT = 128 << 20
@@ -68,15 +70,15 @@ _FULLRESYNC = re.compile(rb"\+(?:FULLRESYNC|CONTINUE)[^\r\n]{0,200}\r\n")
 
 @dataclass
 class Source:
-    name: str                  # what to call the input in messages and in `dumps.path`
-    stream: object             # binary stream with .read(n)
-    size: int | None           # bytes of RDB data when known (None for pipes and compressed)
-    compression: str | None = None   # gzip | zstd | lz4 | bzip2 | xz
-    framing: str | None = None       # rdb | aof-dir | tar | replication-eof | -length
-    initial: bytes = b""       # bytes already read from `stream` that belong to the RDB
+    name: str  # what to call the input in messages and in `dumps.path`
+    stream: object  # binary stream with .read(n)
+    size: int | None  # bytes of RDB data when known (None for pipes and compressed)
+    compression: str | None = None  # gzip | zstd | lz4 | bzip2 | xz
+    framing: str | None = None  # rdb | aof-dir | tar | replication-eof | -length
+    initial: bytes = b""  # bytes already read from `stream` that belong to the RDB
     notes: dict = field(default_factory=dict)
     _closers: list = field(default_factory=list, repr=False)
-    _pipe: object = field(default=None, repr=False)   # the _Available a pipe is read through
+    _pipe: Any = field(default=None, repr=False)  # the _Available a pipe is read through
 
     def input_ready(self) -> bool:
         """Whether reading the pipe would return at once (data or its end) instead of waiting
@@ -159,6 +161,7 @@ class _Available:
 
     def ready(self) -> bool:
         import select
+
         try:
             return bool(select.select([self.raw], [], [], 0)[0])
         except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
@@ -196,12 +199,13 @@ class _ZstdReader:
 
     def __init__(self, raw):
         import zstandard
+
         self._zstd = zstandard
         self.raw = raw
         self.obj = zstandard.ZstdDecompressor().decompressobj()
-        self.pending = b""     # compressed bytes not yet fed: pending[ppos:]
+        self.pending = b""  # compressed bytes not yet fed: pending[ppos:]
         self.ppos = 0
-        self.out: list[bytes] = []   # decompressed pieces not yet returned
+        self.out: list[bytes] = []  # decompressed pieces not yet returned
         self.out_len = 0
         self.in_frame = False  # a frame is started and not finished
         self.done = False
@@ -217,7 +221,7 @@ class _ZstdReader:
                     self.done = True
                     self.truncated = self.in_frame
                     break
-            piece = self.pending[self.ppos:self.ppos + ZSTD_SLICE]
+            piece = self.pending[self.ppos : self.ppos + ZSTD_SLICE]
             self.ppos += len(piece)
             self.in_frame = True
             try:
@@ -231,7 +235,7 @@ class _ZstdReader:
                 # Frame finished: what was fed after it starts the next frame.
                 rest = self.obj.unused_data
                 if rest:
-                    self.pending = rest + self.pending[self.ppos:]
+                    self.pending = rest + self.pending[self.ppos :]
                     self.ppos = 0
                 self.obj = self._zstd.ZstdDecompressor().decompressobj()
                 self.in_frame = False
@@ -255,6 +259,7 @@ def _codec_errors() -> tuple:
     not OSErrors; lz4 raises RuntimeError)."""
     import lzma
     import zlib
+
     return (OSError, ValueError, RuntimeError, zlib.error, lzma.LZMAError, _CodecError)
 
 
@@ -271,17 +276,23 @@ class _Decompressed:
         self.ended = False
         if kind == "gzip":
             import gzip
-            self.inner = gzip.GzipFile(fileobj=self.counter, mode="rb")
+
+            self.inner = gzip.GzipFile(fileobj=self.counter, mode="rb")  # type: ignore[call-overload]
         elif kind == "bzip2":
             import bz2
-            self.inner = bz2.BZ2File(self.counter, mode="rb")
+
+            self.inner = bz2.BZ2File(self.counter, mode="rb")  # type: ignore[call-overload]
         elif kind == "xz":
             import _compression
             import lzma
+
             # LZMAFile has no memory limit, and an xz header may ask for a 4 GiB dictionary.
             self.inner = _compression.DecompressReader(
-                self.counter, lzma.LZMADecompressor, trailing_error=lzma.LZMAError,
-                memlimit=XZ_MEMLIMIT)
+                self.counter,  # type: ignore[arg-type]
+                lzma.LZMADecompressor,
+                trailing_error=lzma.LZMAError,
+                memlimit=XZ_MEMLIMIT,
+            )
         elif kind == "lz4":
             try:
                 import lz4.frame
@@ -324,20 +335,28 @@ class _Decompressed:
                 raise DecompressionError(
                     f"{self.kind} data needs more than {XZ_MEMLIMIT >> 20} MiB of decoder memory "
                     f"(its dictionary is too large); refused before allocating it (decompress "
-                    f"it yourself and pipe it to `rdbscan load -`)", self.produced + have) from None
+                    f"it yourself and pipe it to `rdbscan load -`)",
+                    self.produced + have,
+                ) from None
             raise DecompressionError(
                 f"{self.kind} data is corrupt after {self.counter.count} compressed bytes: {msg}",
-                self.produced + have) from None
+                self.produced + have,
+            ) from None
         data = b"".join(parts) if len(parts) != 1 else parts[0]
         if isinstance(self.inner, _ZstdReader) and self.inner.truncated:
             self.truncated = True
         self.produced += len(data)
-        if self.max_ratio is not None and self.produced > self.ratio_floor and \
-                self.produced > self.max_ratio * max(self.counter.count, 1):
+        if (
+            self.max_ratio is not None
+            and self.produced > self.ratio_floor
+            and self.produced > self.max_ratio * max(self.counter.count, 1)
+        ):
             raise DecompressionError(
                 f"{self.kind} input expands more than {self.max_ratio}:1 "
                 f"({self.counter.count} compressed bytes gave {self.produced}); refusing a "
-                f"likely decompression bomb (--allow-ratio reads it anyway)", self.produced)
+                f"likely decompression bomb (--allow-ratio reads it anyway)",
+                self.produced,
+            )
         return data
 
     def readable(self) -> bool:
@@ -396,15 +415,16 @@ def parse_aof_manifest(text: bytes, where: str) -> tuple[str, list[str]]:
         if not name or kind not in ("b", "h", "i"):
             raise SourceError(f"{where}: line {lineno} of the AOF manifest is malformed")
         if os.sep in name or name in (".", ".."):
-            raise SourceError(f"{where}: AOF manifest names a file outside its directory: "
-                              f"{name!r}")
+            raise SourceError(f"{where}: AOF manifest names a file outside its directory: {name!r}")
         if kind == "b":
             base = name
         elif kind == "i":
             incr.append(name)
     if base is None:
-        raise SourceError(f"{where}: the AOF manifest has no base file (type b); the AOF has "
-                          f"only RESP commands and no RDB to read")
+        raise SourceError(
+            f"{where}: the AOF manifest has no base file (type b); the AOF has "
+            f"only RESP commands and no RDB to read"
+        )
     return base, incr
 
 
@@ -428,11 +448,15 @@ def _resolve_path(path: str) -> tuple[str, dict]:
         if not manifests and os.path.isdir(os.path.join(path, "appendonlydir")):
             return _resolve_path(os.path.join(path, "appendonlydir"))
         if not manifests:
-            raise SourceError(f"{path}: is a directory without an AOF manifest "
-                              f"(appendonlydir/*.manifest); name the RDB file inside it")
+            raise SourceError(
+                f"{path}: is a directory without an AOF manifest "
+                f"(appendonlydir/*.manifest); name the RDB file inside it"
+            )
         if len(manifests) > 1:
-            raise SourceError(f"{path}: holds several AOF manifests ({', '.join(manifests)}); "
-                              f"name the one to read")
+            raise SourceError(
+                f"{path}: holds several AOF manifests ({', '.join(manifests)}); "
+                f"name the one to read"
+            )
         path = os.path.join(path, manifests[0])
     if os.path.isfile(path) and _looks_like_manifest(path):
         try:
@@ -452,12 +476,13 @@ def _resolve_path(path: str) -> tuple[str, dict]:
     return path, notes
 
 
-def open_source(path: str, *, max_ratio: int | None = MAX_RATIO,
-                ratio_floor: int = RATIO_FLOOR) -> Source:
+def open_source(
+    path: str, *, max_ratio: int | None = MAX_RATIO, ratio_floor: int = RATIO_FLOOR
+) -> Source:
     """Open `path` (or `-` for stdin) and peel off compression and framing.  max_ratio=None:
     no bound on the decompression ratio (`--allow-ratio`)."""
     if path == "-":
-        if sys.stdin is None:   # started with standard input closed (`<&-`)
+        if sys.stdin is None:  # started with standard input closed (`<&-`)
             raise SourceError("<stdin>: standard input is closed")
         raw = sys.stdin.buffer
         name = "<stdin>"
@@ -476,6 +501,7 @@ def open_source(path: str, *, max_ratio: int | None = MAX_RATIO,
         try:
             st = os.fstat(raw.fileno())
             import stat
+
             size = st.st_size if stat.S_ISREG(st.st_mode) else None  # FIFOs, /dev/stdin
         except OSError:
             size = None
@@ -506,8 +532,11 @@ def _unwrap(src: Source, max_ratio: int | None, ratio_floor: int) -> None:
         raw = dec
         head = _peek(raw, PEEK)
         if detect_compression(head):
-            raise NotRDBError(f"{kind} data holds another compressed stream "
-                              f"({detect_compression(head)}); decompress it first", 0)
+            raise NotRDBError(
+                f"{kind} data holds another compressed stream "
+                f"({detect_compression(head)}); decompress it first",
+                0,
+            )
     if _is_tar(head):
         raw, head = _open_tar(src, _Prefixed(head, raw))
     # Replication framings.
@@ -515,7 +544,7 @@ def _unwrap(src: Source, max_ratio: int | None, ratio_floor: int) -> None:
     m = _FULLRESYNC.match(head)
     if m:
         src.notes["psync_reply"] = m.group(0).strip().decode("ascii", "replace")
-        head = head[m.end():]
+        head = head[m.end() :]
         skipped += m.end()
     while head.startswith(b"\n"):
         stripped = head.lstrip(b"\n")
@@ -528,25 +557,28 @@ def _unwrap(src: Source, max_ratio: int | None, ratio_floor: int) -> None:
         src.framing = "replication-eof"
         src.notes["eof_mark"] = m.group(1)
         skipped += m.end()
-        head = head[m.end():]
+        head = head[m.end() :]
         if src.size is not None:
             # <header><rdb><40-byte mark>: the mark is counted as tail and checked by the loader.
             src.size -= skipped
     elif head.startswith(b"$") and not head.startswith(b"$EOF:"):
         m = _LEN_HEADER.match(head)
         if not m:
-            raise NotRDBError("malformed replication header: expected '$<length>\\r\\n' or "
-                              "'$EOF:<40 bytes>\\r\\n'", skipped)
+            raise NotRDBError(
+                "malformed replication header: expected '$<length>\\r\\n' or "
+                "'$EOF:<40 bytes>\\r\\n'",
+                skipped,
+            )
         declared = int(m.group(1))
         src.framing = "replication-length"
         src.notes["declared_length"] = declared
         skipped += m.end()
-        head = head[m.end():]
+        head = head[m.end() :]
         if src.size is not None:
             src.notes["bytes_after_payload"] = max(src.size - skipped - declared, 0)
             src.size = min(declared, src.size - skipped)
         else:
-            src.size = declared   # a shorter stream is reported as truncated by the parser
+            src.size = declared  # a shorter stream is reported as truncated by the parser
         raw = _Limited(_Prefixed(head, raw), declared)
         head = _peek(raw, min(PEEK, declared))
     elif src.size is not None and skipped:
@@ -554,11 +586,17 @@ def _unwrap(src: Source, max_ratio: int | None, ratio_floor: int) -> None:
     if skipped:
         src.notes["header_bytes"] = skipped
     if head.startswith(b"*") and head[1:2].isdigit():
-        raise NotRDBError("an append-only file of RESP commands without an RDB preamble "
-                          "(aof-use-rdb-preamble no); rdbscan reads only RDB data", skipped)
+        raise NotRDBError(
+            "an append-only file of RESP commands without an RDB preamble "
+            "(aof-use-rdb-preamble no); rdbscan reads only RDB data",
+            skipped,
+        )
     if head.startswith(b"PK\x03\x04"):
-        raise NotRDBError("a zip archive: extract the RDB first (e.g. `unzip -p backup.zip | "
-                          "rdbscan load - ...`)", 0)
+        raise NotRDBError(
+            "a zip archive: extract the RDB first (e.g. `unzip -p backup.zip | "
+            "rdbscan load - ...`)",
+            0,
+        )
     if src.framing is None:
         src.framing = "rdb"
     src.stream = raw
@@ -567,10 +605,11 @@ def _unwrap(src: Source, max_ratio: int | None, ratio_floor: int) -> None:
 
 def _open_tar(src: Source, raw):
     import tarfile
+
     try:
         tar = tarfile.open(fileobj=raw, mode="r|")
         chosen = None
-        for member in tar:   # stream mode cannot go back: the first regular file
+        for member in tar:  # stream mode cannot go back: the first regular file
             if member.isfile():
                 chosen = member
                 break
@@ -583,7 +622,7 @@ def _open_tar(src: Source, raw):
         # the header overstates the member's size.
         stream = getattr(tar, "fileobj", None)
         if getattr(stream, "pos", None) == chosen.offset_data and hasattr(stream, "read"):
-            f = _Limited(stream, chosen.size)
+            f = _Limited(stream, chosen.size)  # type: ignore[assignment]
     except tarfile.TarError as e:
         raise CorruptError(f"tar archive is unreadable: {e}", 0) from None
     src.framing = "tar"
@@ -591,8 +630,8 @@ def _open_tar(src: Source, raw):
     src.name = f"{src.name}:{chosen.name}"
     src.size = chosen.size
     src._closers.append(tar)
-    member = _TarMember(f)
-    return member, _peek(member, PEEK)
+    stream = _TarMember(f)
+    return stream, _peek(stream, PEEK)
 
 
 class _TarMember:
@@ -603,6 +642,7 @@ class _TarMember:
 
     def read(self, n: int = -1) -> bytes:
         import tarfile
+
         try:
             return self.f.read(n)
         except (tarfile.TarError, EOFError, OSError):
@@ -620,6 +660,15 @@ def describe_truncation(src: Source) -> str | None:
     return None
 
 
-__all__ = ["Source", "SourceError", "DecompressionError", "open_source", "detect_compression",
-           "parse_aof_manifest", "describe_truncation", "MAX_RATIO", "RATIO_FLOOR",
-           "TruncatedError"]
+__all__ = [
+    "Source",
+    "SourceError",
+    "DecompressionError",
+    "open_source",
+    "detect_compression",
+    "parse_aof_manifest",
+    "describe_truncation",
+    "MAX_RATIO",
+    "RATIO_FLOOR",
+    "TruncatedError",
+]

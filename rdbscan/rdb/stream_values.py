@@ -1,4 +1,5 @@
 """Streams, types 15, 19, 21 and 26 (docs/rdb-format.md section 5.7)."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -28,7 +29,7 @@ STREAM_ITEM_FLAG_DELETED = 1
 STREAM_ITEM_FLAG_SAMEFIELDS = 2
 
 
-STREAM_NODE_MAX_ENTRIES = 100   # default stream-node-max-entries (memory model)
+STREAM_NODE_MAX_ENTRIES = 100  # default stream-node-max-entries (memory model)
 
 
 def _id_text(ms: int, seq: int) -> str:
@@ -45,7 +46,7 @@ def _stream_node_max(lp: bytes) -> tuple[int, int]:
     nf = v[2]
     if not isinstance(nf, int) or nf < 0 or 3 + nf >= len(v):
         raise BlobError(f"stream node master entry has an invalid field count {nf!r}")
-    master = v[3:3 + nf]
+    master = v[3 : 3 + nf]
     if v[3 + nf] != 0:
         raise BlobError("stream node master entry is not terminated by 0")
     i = 4 + nf
@@ -58,7 +59,7 @@ def _stream_node_max(lp: bytes) -> tuple[int, int]:
             raise BlobError("stream entry flags are not an integer")
         i += 3
         if flags & STREAM_ITEM_FLAG_SAMEFIELDS:
-            items = v[i:i + nf]
+            items = v[i : i + nf]
             i += nf
             if not flags & STREAM_ITEM_FLAG_DELETED:
                 master_used = True
@@ -66,7 +67,7 @@ def _stream_node_max(lp: bytes) -> tuple[int, int]:
             k = v[i] if i < end else None
             if not isinstance(k, int) or k < 0:
                 raise BlobError(f"stream entry has an invalid field count {k!r}")
-            items = v[i + 1:i + 1 + 2 * k]
+            items = v[i + 1 : i + 1 + 2 * k]
             i += 1 + 2 * k
         i += 1  # lp-count
         if not flags & STREAM_ITEM_FLAG_DELETED:
@@ -105,8 +106,9 @@ class StreamValues(ValueReader):
             start = r.tell()
             node_key = self.blob("stream node key")
             if len(node_key) != 16:
-                self.recover(self.corrupt(f"stream node key is {len(node_key)} bytes, "
-                                          f"expected 16", start))
+                self.recover(
+                    self.corrupt(f"stream node key is {len(node_key)} bytes, expected 16", start)
+                )
             start = r.tell()
             lp = self.blob("stream listpack")
             try:
@@ -134,26 +136,28 @@ class StreamValues(ValueReader):
         entries_added = None
         if t >= C.RDB_TYPE_STREAM_LISTPACKS_2:
             first_id = _id_text(r.length("stream first id"), r.length("stream first id"))
-            max_deleted = _id_text(r.length("stream max deleted id"),
-                                   r.length("stream max deleted id"))
+            max_deleted = _id_text(
+                r.length("stream max deleted id"), r.length("stream max deleted id")
+            )
             entries_added = r.length("stream entries added")
             if entries_added > LONG_MAX:
                 raise self.corrupt(f"stream entries-added counter {entries_added} is out of range")
         n_groups = r.length("stream group count")
         self.check_count(n_groups, "stream groups", 4)
-        groups = []
+        groups: list[GroupInfo] = []
         consumers_total = 0
         consumers_kept = 0
         pending_total = 0
         info = self.info
         for _ in range(n_groups):
             name = r.string("consumer group name")
-            delivered = _id_text(r.length("group last delivered id"),
-                                 r.length("group last delivered id"))
+            delivered = _id_text(
+                r.length("group last delivered id"), r.length("group last delivered id")
+            )
             entries_read = None
             if t >= C.RDB_TYPE_STREAM_LISTPACKS_2:
                 entries_read = r.length("group entries read")
-                if entries_read >= 1 << 63:   # SCG_INVALID_ENTRIES_READ (-1) as unsigned
+                if entries_read >= 1 << 63:  # SCG_INVALID_ENTRIES_READ (-1) as unsigned
                     entries_read = None
             pel = r.length("group pending count")
             self.check_count(pel, "group pending list", 17)
@@ -176,8 +180,7 @@ class StreamValues(ValueReader):
                     active = r.unpack(I64, "consumer active time")
                 cpel = r.length("consumer pending count")
                 self.check_count(cpel, "consumer pending list", 16)
-                keep_c = kept and info.keep("stream_consumers", consumers_kept,
-                                            MAX_KEPT_CONSUMERS)
+                keep_c = kept and info.keep("stream_consumers", consumers_kept, MAX_KEPT_CONSUMERS)
                 cids: list[bytes] | None = [] if cpel <= MAX_KEPT_IDS and keep_c else None
                 for _ in range(cpel):
                     rid = r.read(16, "consumer pending id")
@@ -189,9 +192,10 @@ class StreamValues(ValueReader):
             consumers_total += n_cons
             pending_total += pel
             if kept:
-                groups.append(GroupInfo(name, delivered, entries_read, pel, pel_ids, consumers,
-                                        n_cons))
-            else:   # counted in the stream's totals; its consumers are not kept either
+                groups.append(
+                    GroupInfo(name, delivered, entries_read, pel, pel_ids, consumers, n_cons)
+                )
+            else:  # counted in the stream's totals; its consumers are not kept either
                 info.cut["stream_consumers"] = info.cut.get("stream_consumers", 0) + n_cons
         if t >= C.RDB_TYPE_STREAM_LISTPACKS_4:
             self.skip_stream_idmp()
@@ -200,9 +204,21 @@ class StreamValues(ValueReader):
         rec.nodes = lp_sizes
         rec.encoding = "stream"
         if self.info.version_tuple()[:2] == (5, 0) and self.info.server == "redis":
-            rec.encoding = "unknown"     # Redis 5.0's OBJECT ENCODING did not name streams
-        rec.stream = StreamInfo(n_lp, node_ids, last_id, first_id, max_deleted, entries_added, groups,
-                                consumers_total, pending_total, tail_lp, lp_unfilled, n_groups)
+            rec.encoding = "unknown"  # Redis 5.0's OBJECT ENCODING did not name streams
+        rec.stream = StreamInfo(
+            n_lp,
+            node_ids,
+            last_id,
+            first_id,
+            max_deleted,
+            entries_added,
+            groups,
+            consumers_total,
+            pending_total,
+            tail_lp,
+            lp_unfilled,
+            n_groups,
+        )
 
     def skip_stream_idmp(self) -> None:
         """Redis 8.6 stream IDMP trailer (type 26), skipped."""

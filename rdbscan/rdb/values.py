@@ -1,5 +1,6 @@
 """What every value reader shares: the reader, errors with the key's context, blob strings that may
 be skipped when damaged, and string values (docs/rdb-format.md sections 3 and 7.2)."""
+
 from __future__ import annotations
 
 import re
@@ -20,7 +21,7 @@ _CANONICAL_LONG = re.compile(rb"-?[1-9][0-9]{0,18}|0")
 LONG_MIN, LONG_MAX = -(1 << 63), (1 << 63) - 1
 
 
-COUNT_MAX = 1 << 40    # more keys than any server can hold: a damaged size field
+COUNT_MAX = 1 << 40  # more keys than any server can hold: a damaged size field
 
 
 class ValueReader:
@@ -34,8 +35,12 @@ class ValueReader:
     bad: CorruptError | None
 
     def corrupt(self, message: str, offset: int | None = None) -> CorruptError:
-        return CorruptError(message, self.r.tell() if offset is None else offset,
-                            key=self.key, rdb_type=self.rdb_type)
+        return CorruptError(
+            message,
+            self.r.tell() if offset is None else offset,
+            key=self.key,
+            rdb_type=self.rdb_type,
+        )
 
     def check_count(self, n: int, what: str, min_bytes: int = 1) -> None:
         """An element count cannot exceed what is left of the input."""
@@ -44,9 +49,13 @@ class ValueReader:
         left = self.r.remaining_known()
         if left is not None and n * min_bytes > left:
             # Most often a file cut short (a full disk, an interrupted copy): say so.
-            raise TruncatedError(f"unexpected end of input: {what} of {n} elements needs at "
-                                 f"least {n * min_bytes} bytes but only {left} remain",
-                                 self.r.tell(), key=self.key, rdb_type=self.rdb_type)
+            raise TruncatedError(
+                f"unexpected end of input: {what} of {n} elements needs at "
+                f"least {n * min_bytes} bytes but only {left} remain",
+                self.r.tell(),
+                key=self.key,
+                rdb_type=self.rdb_type,
+            )
 
     def blob(self, what: str) -> bytes:
         """A blob string.  With skip_bad an LZF payload that does not decompress (its length
@@ -70,7 +79,7 @@ class ValueReader:
         """The longest string this dump's server stores as embstr (-1: none; any longer is raw) (docs/rdb-format.md section 7.2)."""
         major, minor = self.info.version_tuple()
         if (major, minor) < (3, 0):
-            limit = -1                       # 2.x: OBJECT ENCODING says raw for all text
+            limit = -1  # 2.x: OBJECT ENCODING says raw for all text
         elif (major, minor) < (3, 2):
             limit = C.EMBSTR_SIZE_LIMIT_3_0
         else:
@@ -85,8 +94,11 @@ class ValueReader:
             n = buf[pos]
             r.pos = pos + 1 + n
             rec.length = rec.max_elem = n
-            if n <= 20 and _CANONICAL_LONG.fullmatch(buf, pos + 1, pos + 1 + n) and (
-                    n < 19 or LONG_MIN <= int(buf[pos + 1:pos + 1 + n]) <= LONG_MAX):
+            if (
+                n <= 20
+                and _CANONICAL_LONG.fullmatch(buf, pos + 1, pos + 1 + n)
+                and (n < 19 or LONG_MIN <= int(buf[pos + 1 : pos + 1 + n]) <= LONG_MAX)
+            ):
                 rec.encoding = "int"
             else:
                 rec.encoding = "embstr" if n <= limit else "raw"
@@ -98,8 +110,9 @@ class ValueReader:
                 clen = r.length("string value (compressed length)")
                 ulen = r.length("string value (uncompressed length)")
                 if not lzf_sizes_ok(clen, ulen):
-                    raise self.corrupt(f"LZF sizes are impossible (compressed {clen}, "
-                                       f"uncompressed {ulen})", start)
+                    raise self.corrupt(
+                        f"LZF sizes are impossible (compressed {clen}, uncompressed {ulen})", start
+                    )
                 r.skip(clen, "string value")
                 rec.length = rec.max_elem = ulen
                 rec.encoding = "embstr" if ulen <= limit else "raw"
@@ -117,7 +130,7 @@ class ValueReader:
             return
         if n <= 20:
             r.need(n, "string value", start)
-            data = r.buf[r.pos:r.pos + n]
+            data = r.buf[r.pos : r.pos + n]
             r.pos += n
             if _CANONICAL_LONG.fullmatch(data) and LONG_MIN <= int(data) <= LONG_MAX:
                 rec.encoding = "int"

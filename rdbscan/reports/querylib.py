@@ -14,6 +14,7 @@ Python literal (number, 'string', [list]).  Files whose name starts with `_` bui
 creates them before queries that mention them.  A view cannot hold prepared-statement parameters, so a base
 relation that is a view gets its parameter values written into its SQL as literals.
 """
+
 from __future__ import annotations
 
 import ast
@@ -55,14 +56,16 @@ class Query:
         return set(_PARAM_USE.findall(_strip_comments(self.sql)))
 
     @cached_property
-    def statements(self) -> list["Query"]:
+    def statements(self) -> list[Query]:
         """The file's statements as queries of their own (same name and parameters), in
         order: DuckDB takes prepared-statement parameters for one statement at a time."""
         parts = [st.query for st in duckdb.extract_statements(self.sql)]
         if len(parts) <= 1:
             return [self]
-        return [Query(name=self.name, path=self.path, sql=sql, answers=self.answers,
-                      params=self.params) for sql in parts]
+        return [
+            Query(name=self.name, path=self.path, sql=sql, answers=self.answers, params=self.params)
+            for sql in parts
+        ]
 
     @property
     def summary(self) -> str:
@@ -73,8 +76,10 @@ class Query:
 
 
 def _strip_comments(sql: str) -> str:
-    return "\n".join(line.split("--", 1)[0] if not line.lstrip().startswith("--") else ""
-                     for line in sql.splitlines())
+    return "\n".join(
+        line.split("--", 1)[0] if not line.lstrip().startswith("--") else ""
+        for line in sql.splitlines()
+    )
 
 
 _PARSED: dict[tuple, Query] = {}
@@ -118,7 +123,9 @@ def _parse_query(path: Path) -> Query:
                 try:
                     default = ast.literal_eval(m.group(2))
                 except (ValueError, SyntaxError) as exc:
-                    raise ValueError(f"{path.name}: bad default for {m.group(1)}: {m.group(2)}") from exc
+                    raise ValueError(
+                        f"{path.name}: bad default for {m.group(1)}: {m.group(2)}"
+                    ) from exc
                 params[m.group(1)] = Param(m.group(1), default, m.group(3).strip())
         else:
             section = None
@@ -158,7 +165,7 @@ def coerce(value: str, default: object) -> object:
         return number
     if isinstance(default, float):
         try:
-            number = float(value)
+            number = float(value)  # type: ignore[assignment]
         except ValueError:
             raise ValueError(f"{value!r} is not a number") from None
         if not math.isfinite(number):
@@ -207,7 +214,7 @@ def inline_params(query: Query, values: dict | None = None) -> str:
     bound = bind(query, values)
     out = []
     for line in query.sql.splitlines():
-        code, sep, comment = line.partition("--")   # as _strip_comments: no `--` inside strings
+        code, sep, comment = line.partition("--")  # as _strip_comments: no `--` inside strings
         out.append(_PARAM_USE.sub(lambda m: sql_literal(bound[m.group(1)]), code) + sep + comment)
     return "\n".join(out)
 
@@ -230,9 +237,15 @@ def run_dicts(con, query: Query, values: dict | None = None) -> list[dict]:
 # --- base relations ---------------------------------------------------------------------------
 
 # In dependency order: a base relation may read the ones before it.
-BASE_RELATIONS = {"rkeys": "_rkeys", "rfamilies": "_rfamilies", "rnaming": "_rnaming",
-                  "rlimits": "_rlimits", "rcandidates": "_rcandidates", "rslots": "_rslots",
-                  "rhashtags": "_rslots"}
+BASE_RELATIONS = {
+    "rkeys": "_rkeys",
+    "rfamilies": "_rfamilies",
+    "rnaming": "_rnaming",
+    "rlimits": "_rlimits",
+    "rcandidates": "_rcandidates",
+    "rslots": "_rslots",
+    "rhashtags": "_rslots",
+}
 
 
 def create_snapshots(con, dump_id: int = 0) -> list[dict]:
@@ -242,23 +255,28 @@ def create_snapshots(con, dump_id: int = 0) -> list[dict]:
     """
     rows = con.execute(
         "SELECT dump_id, ctime, path FROM dumps WHERE ? = 0 OR dump_id = ? ORDER BY dump_id",
-        [dump_id, dump_id]).fetchall()
+        [dump_id, dump_id],
+    ).fetchall()
     snaps = []
     for did, ctime, path in rows:
-        if ctime is not None and abs(int(ctime)) < (1 << 63) // 1000:   # else a damaged ctime
+        if ctime is not None and abs(int(ctime)) < (1 << 63) // 1000:  # else a damaged ctime
             snaps.append((did, int(ctime) * 1000, "ctime"))
             continue
         try:
             snaps.append((did, int(Path(path).stat().st_mtime * 1000), "file-mtime"))
         except (OSError, TypeError):
             snaps.append((did, int(time.time() * 1000), "now"))
-    con.execute("CREATE OR REPLACE TEMP TABLE rsnap (dump_id INTEGER, snapshot_ms BIGINT, snapshot_source VARCHAR)")
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE rsnap (dump_id INTEGER, snapshot_ms BIGINT, snapshot_source VARCHAR)"
+    )
     if snaps:
         con.executemany("INSERT INTO rsnap VALUES (?, ?, ?)", snaps)  # one row per dump: a handful
     return [dict(dump_id=d, snapshot_ms=s, snapshot_source=src) for d, s, src in snaps]
 
 
-def prepare(con, values: dict | None = None, needs: set[str] | None = None, created: set | None = None) -> set:
+def prepare(
+    con, values: dict | None = None, needs: set[str] | None = None, created: set | None = None
+) -> set:
     """Create the base relations (rsnap, rkeys, and any in `needs`) once per connection.
 
     rkeys is a view: each query reads from the `keys` table on disk and computes only the

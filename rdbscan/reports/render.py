@@ -4,6 +4,7 @@
 tables, advice); the text and markdown renderers only differ in how they draw blocks.  JSON is the
 dict itself (docs/json.md).
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -102,7 +103,7 @@ _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069
 
 def _escaped(m: re.Match) -> str:
     c = ord(m.group())
-    return f"\\x{c:02x}" if c <= 0xff else f"\\u{c:04x}"
+    return f"\\x{c:02x}" if c <= 0xFF else f"\\u{c:04x}"
 
 
 def escape_text(text) -> str:
@@ -117,7 +118,7 @@ def fmt_key(key, width: int = 60) -> str:
     if key is None:
         return "-"
     text = escape_text(key)
-    if len(text) > width:   # cut between characters, never inside an escape
+    if len(text) > width:  # cut between characters, never inside an escape
         kept, n = [], 0
         for piece in map(escape_text, str(key)):
             n += len(piece)
@@ -133,22 +134,25 @@ def fmt_list(items, width: int = 60) -> str:
 
 
 def fmt_db_key(row) -> str:
-    return fmt_key(row["key"]) if row.get("db", 0) == 0 else f"{fmt_key(row['key'])} (db {row['db']})"
+    return (
+        fmt_key(row["key"]) if row.get("db", 0) == 0 else f"{fmt_key(row['key'])} (db {row['db']})"
+    )
 
 
 # --- document model --------------------------------------------------------------------------
+
 
 @dataclass
 class Table:
     title: str
     headers: list[str]
     rows: list[list[str]]
-    numeric: set[int] = field(default_factory=set)   # right-aligned column indexes
+    numeric: set[int] = field(default_factory=set)  # right-aligned column indexes
 
 
 @dataclass
 class Block:
-    kind: str          # section | kv | table | advice | note
+    kind: str  # section | kv | table | advice | note
     text: str = ""
     items: list = field(default_factory=list)
     table: Table | None = None
@@ -160,12 +164,23 @@ def _table(title, headers, rows, numeric=()):
 
 def document(report: dict) -> list[Block]:
     out: list[Block] = _doc_findings(report) if "findings" in report else []
-    for name, builder in (("overview", _doc_overview), ("big_keys", _doc_big_keys),
-                          ("patterns", _doc_patterns), ("ttl", _doc_ttl), ("encodings", _doc_encodings),
-                          ("naming", _doc_naming), ("cold", _doc_cold), ("slots", _doc_slots),
-                          ("streams", _doc_streams), ("schema", _doc_schema), ("fail_on", _doc_fail_on)):
-        if name in report and (name != "overview" or "overview" in report.get("options", {}).get(
-                "sections", ["overview"])):
+    for name, builder in (
+        ("overview", _doc_overview),
+        ("big_keys", _doc_big_keys),
+        ("patterns", _doc_patterns),
+        ("ttl", _doc_ttl),
+        ("encodings", _doc_encodings),
+        ("naming", _doc_naming),
+        ("cold", _doc_cold),
+        ("slots", _doc_slots),
+        ("streams", _doc_streams),
+        ("schema", _doc_schema),
+        ("fail_on", _doc_fail_on),
+    ):
+        if name in report and (
+            name != "overview"
+            or "overview" in report.get("options", {}).get("sections", ["overview"])
+        ):
             out.extend(builder(report[name], report))
     return out
 
@@ -178,13 +193,16 @@ def _doc_findings(report: dict) -> list[Block]:
     o = report.get("overview") or {}
     dumps = o.get("dumps") or []
     who = f"{o.get('server') or '?'} {o.get('server_version') or ''}".strip()
-    head = (f"{len(dumps)} dumps, " if len(dumps) > 1 else "") + \
-        f"{who}, {fmt_int(o.get('keys'))} keys, {fmt_bytes(o.get('memory_bytes'))} (estimate)"
+    head = (
+        f"{len(dumps)} dumps, " if len(dumps) > 1 else ""
+    ) + f"{who}, {fmt_int(o.get('keys'))} keys, {fmt_bytes(o.get('memory_bytes'))} (estimate)"
     found = report.get("findings") or []
     blocks = [Block("section", f"Findings: {head}")]
     if not found:
         return blocks + [Block("note", "Nothing to report: no check found a problem.")]
-    return blocks + [Block("finding", items=[f["severity"], f["message"], f["advice"]]) for f in found]
+    return blocks + [
+        Block("finding", items=[f["severity"], f["message"], f["advice"]]) for f in found
+    ]
 
 
 def _advice(section: dict) -> list[Block]:
@@ -196,45 +214,123 @@ def _doc_overview(o, report):
     dumps = o.get("dumps", [])
     speed = ""
     if o.get("parse_seconds"):
-        speed = (f"{o['parse_seconds']:.2f} s ({fmt_bytes(o.get('bytes_per_second'))}/s, "
-                 f"{fmt_int(o.get('keys_per_second'))} keys/s)")
-    kv = [("Server", f"{o.get('server') or '?'} {o.get('server_version') or '(version not recorded)'}"),
-          ("RDB version", str(o.get("rdb_version"))),
-          ("Snapshot", f"{fmt_time(o.get('snapshot_time') or o.get('snapshot_ms'))}"
-                       f" ({o.get('snapshot_source') or '?'})"),
-          ("Keys", f"{fmt_int(o['keys'])} ({fmt_int(o.get('keys_with_ttl'))} with TTL)"),
-          ("Memory (estimate)", fmt_bytes(o.get("memory_bytes"))),
-          ("Memory model", (o.get("memory_model") or "-").removeprefix("memory model: ")),
-          ("used-mem at save", fmt_bytes(o.get("used_mem")) if o.get("used_mem") else "-"),
-          ("Gap to used-mem", "-" if o.get("used_mem_gap") is None else
-           f"{fmt_bytes(o['used_mem_gap'])} not explained by the keys (estimate with keyspace "
-           f"overhead {fmt_bytes(o.get('memory_total_bytes'))}; the rest is startup memory, "
-           f"buffers, fragmentation)"),
-          ("Input", o.get("input") or "-"),
-          ("Checksum", o.get("checksum") or "-"),
-          ("Complete", ("NO: the dump is damaged, figures are partial" if not o.get("complete") else
-                        f"read to the end, but {fmt_int(o['skipped_keys'])} damaged keys left out "
-                        f"(--skip-bad)" if o.get("skipped_keys") else "yes")),
-          ("After the RDB", f"{fmt_int(o['tail_bytes'])} bytes not read" if o.get("tail_bytes") else "-"),
-          ("Parse", speed or "-")]
+        speed = (
+            f"{o['parse_seconds']:.2f} s ({fmt_bytes(o.get('bytes_per_second'))}/s, "
+            f"{fmt_int(o.get('keys_per_second'))} keys/s)"
+        )
+    kv = [
+        (
+            "Server",
+            f"{o.get('server') or '?'} {o.get('server_version') or '(version not recorded)'}",
+        ),
+        ("RDB version", str(o.get("rdb_version"))),
+        (
+            "Snapshot",
+            f"{fmt_time(o.get('snapshot_time') or o.get('snapshot_ms'))}"
+            f" ({o.get('snapshot_source') or '?'})",
+        ),
+        ("Keys", f"{fmt_int(o['keys'])} ({fmt_int(o.get('keys_with_ttl'))} with TTL)"),
+        ("Memory (estimate)", fmt_bytes(o.get("memory_bytes"))),
+        ("Memory model", (o.get("memory_model") or "-").removeprefix("memory model: ")),
+        ("used-mem at save", fmt_bytes(o.get("used_mem")) if o.get("used_mem") else "-"),
+        (
+            "Gap to used-mem",
+            "-"
+            if o.get("used_mem_gap") is None
+            else f"{fmt_bytes(o['used_mem_gap'])} not explained by the keys (estimate with keyspace "
+            f"overhead {fmt_bytes(o.get('memory_total_bytes'))}; the rest is startup memory, "
+            f"buffers, fragmentation)",
+        ),
+        ("Input", o.get("input") or "-"),
+        ("Checksum", o.get("checksum") or "-"),
+        (
+            "Complete",
+            (
+                "NO: the dump is damaged, figures are partial"
+                if not o.get("complete")
+                else f"read to the end, but {fmt_int(o['skipped_keys'])} damaged keys left out "
+                f"(--skip-bad)"
+                if o.get("skipped_keys")
+                else "yes"
+            ),
+        ),
+        (
+            "After the RDB",
+            f"{fmt_int(o['tail_bytes'])} bytes not read" if o.get("tail_bytes") else "-",
+        ),
+        ("Parse", speed or "-"),
+    ]
     if len(dumps) > 1:
         kv.insert(0, ("Dumps", str(len(dumps))))
     blocks.append(Block("kv", items=kv))
     if len(dumps) > 1:
-        blocks.append(_table("Dumps", ["id", "path", "server", "rdb", "snapshot", "keys", "checksum", "complete"],
-                             [[str(d["dump_id"]), fmt_key(d["path"], 50), f"{d['server']} {d['server_version']}",
-                               str(d["rdb_version"]), fmt_time(d["snapshot_time"]), fmt_int(d["keys"]),
-                               d["checksum"] or "not reached", "yes" if d["complete"] else "no"]
-                              for d in dumps], (5,)))
+        blocks.append(
+            _table(
+                "Dumps",
+                ["id", "path", "server", "rdb", "snapshot", "keys", "checksum", "complete"],
+                [
+                    [
+                        str(d["dump_id"]),
+                        fmt_key(d["path"], 50),
+                        f"{d['server']} {d['server_version']}",
+                        str(d["rdb_version"]),
+                        fmt_time(d["snapshot_time"]),
+                        fmt_int(d["keys"]),
+                        d["checksum"] or "not reached",
+                        "yes" if d["complete"] else "no",
+                    ]
+                    for d in dumps
+                ],
+                (5,),
+            )
+        )
     rest = o.get("dbs_not_listed") or {}
-    more = [[f"({fmt_int(rest['databases'])} more)", fmt_int(rest["keys"]), fmt_int(rest["keys_with_ttl"]),
-             fmt_bytes(rest["memory_bytes"])]] if rest.get("databases") else []
-    blocks.append(_table("Keys per database" + (" (most keys)" if more else ""), ["db", "keys", "with TTL", "memory"],
-                         [[str(d["db"]), fmt_int(d["keys"]), fmt_int(d["keys_with_ttl"]),
-                           fmt_bytes(d["memory_bytes"])] for d in o.get("dbs", [])] + more, (0, 1, 2, 3)))
-    blocks.append(_table("Keys and memory by type and encoding", ["type", "encoding", "keys", "memory", "share"],
-                         [[t["type"], t["encoding"], fmt_int(t["keys"]), fmt_bytes(t["memory_bytes"]),
-                           fmt_pct(t["memory_share"])] for t in o.get("types", [])], (2, 3, 4)))
+    more = (
+        [
+            [
+                f"({fmt_int(rest['databases'])} more)",
+                fmt_int(rest["keys"]),
+                fmt_int(rest["keys_with_ttl"]),
+                fmt_bytes(rest["memory_bytes"]),
+            ]
+        ]
+        if rest.get("databases")
+        else []
+    )
+    blocks.append(
+        _table(
+            "Keys per database" + (" (most keys)" if more else ""),
+            ["db", "keys", "with TTL", "memory"],
+            [
+                [
+                    str(d["db"]),
+                    fmt_int(d["keys"]),
+                    fmt_int(d["keys_with_ttl"]),
+                    fmt_bytes(d["memory_bytes"]),
+                ]
+                for d in o.get("dbs", [])
+            ]
+            + more,
+            (0, 1, 2, 3),
+        )
+    )
+    blocks.append(
+        _table(
+            "Keys and memory by type and encoding",
+            ["type", "encoding", "keys", "memory", "share"],
+            [
+                [
+                    t["type"],
+                    t["encoding"],
+                    fmt_int(t["keys"]),
+                    fmt_bytes(t["memory_bytes"]),
+                    fmt_pct(t["memory_share"]),
+                ]
+                for t in o.get("types", [])
+            ],
+            (2, 3, 4),
+        )
+    )
     blocks += [Block("note", n) for n in o.get("notes", [])]
     return blocks + _advice(o)
 
@@ -242,82 +338,237 @@ def _doc_overview(o, report):
 def _doc_big_keys(b, report):
     t = b["thresholds"]
     blocks = [Block("section", "Big keys")]
-    blocks.append(Block("kv", items=[
-        ("Big keys", f"{fmt_int(b['keys'])} ({fmt_int(b['critical'])} critical, "
-                     f"{fmt_int(b['keys_with_ttl'])} with TTL)"),
-        ("Thresholds", f"string > {fmt_bytes(t['string_bytes'])} (critical > {fmt_bytes(t['string_critical_bytes'])}); "
-                       f"collection > {fmt_int(t['collection_length'])} elements (critical > "
-                       f"{fmt_int(t['collection_critical_length'])}) or > {fmt_bytes(t['collection_memory'])}")]))
-    blocks.append(_table("Keys over each threshold", ["rule", "severity", "threshold", "keys", "memory", "with TTL"],
-                         [[r["rule"], r["severity"],
-                           fmt_bytes(r["threshold"]) if r["measure"] != "elements" else f"{fmt_int(r['threshold'])} el.",
-                           fmt_int(r["keys"]), fmt_bytes(r["memory_bytes"]), fmt_int(r["keys_with_ttl"])]
-                          for r in b["rules"]], (2, 3, 4, 5)))
+    blocks.append(
+        Block(
+            "kv",
+            items=[
+                (
+                    "Big keys",
+                    f"{fmt_int(b['keys'])} ({fmt_int(b['critical'])} critical, "
+                    f"{fmt_int(b['keys_with_ttl'])} with TTL)",
+                ),
+                (
+                    "Thresholds",
+                    f"string > {fmt_bytes(t['string_bytes'])} (critical > {fmt_bytes(t['string_critical_bytes'])}); "
+                    f"collection > {fmt_int(t['collection_length'])} elements (critical > "
+                    f"{fmt_int(t['collection_critical_length'])}) or > {fmt_bytes(t['collection_memory'])}",
+                ),
+            ],
+        )
+    )
+    blocks.append(
+        _table(
+            "Keys over each threshold",
+            ["rule", "severity", "threshold", "keys", "memory", "with TTL"],
+            [
+                [
+                    r["rule"],
+                    r["severity"],
+                    fmt_bytes(r["threshold"])
+                    if r["measure"] != "elements"
+                    else f"{fmt_int(r['threshold'])} el.",
+                    fmt_int(r["keys"]),
+                    fmt_bytes(r["memory_bytes"]),
+                    fmt_int(r["keys_with_ttl"]),
+                ]
+                for r in b["rules"]
+            ],
+            (2, 3, 4, 5),
+        )
+    )
     if b["items"]:
-        blocks.append(_table("Big keys, critical first", ["key", "type", "length", "memory", "severity", "TTL"],
-                             [[fmt_db_key(i), i["type"], fmt_int(i["length"]), fmt_bytes(i["memory_bytes"]),
-                               i["severity"], "yes" if i["has_ttl"] else ""] for i in b["items"]], (2, 3)))
+        blocks.append(
+            _table(
+                "Big keys, critical first",
+                ["key", "type", "length", "memory", "severity", "TTL"],
+                [
+                    [
+                        fmt_db_key(i),
+                        i["type"],
+                        fmt_int(i["length"]),
+                        fmt_bytes(i["memory_bytes"]),
+                        i["severity"],
+                        "yes" if i["has_ttl"] else "",
+                    ]
+                    for i in b["items"]
+                ],
+                (2, 3),
+            )
+        )
     if b["top_by_memory"]:
-        blocks.append(_table("Top keys by memory, per type", ["type", "#", "key", "encoding", "length", "memory"],
-                             [[r["type"], str(r["rank"]), fmt_db_key(r), r["encoding"], fmt_int(r["length"]),
-                               (">= " if r.get("memory_is_lower_bound") else "") + fmt_bytes(r["memory_bytes"])]
-                              for r in b["top_by_memory"] if r["rank"] <= 3],
-                             (1, 4, 5)))
+        blocks.append(
+            _table(
+                "Top keys by memory, per type",
+                ["type", "#", "key", "encoding", "length", "memory"],
+                [
+                    [
+                        r["type"],
+                        str(r["rank"]),
+                        fmt_db_key(r),
+                        r["encoding"],
+                        fmt_int(r["length"]),
+                        (">= " if r.get("memory_is_lower_bound") else "")
+                        + fmt_bytes(r["memory_bytes"]),
+                    ]
+                    for r in b["top_by_memory"]
+                    if r["rank"] <= 3
+                ],
+                (1, 4, 5),
+            )
+        )
     if b["top_by_length"]:
-        blocks.append(_table("Top collections by element count, per type", ["type", "#", "key", "length", "memory"],
-                             [[r["type"], str(r["rank"]), fmt_db_key(r), fmt_int(r["length"]),
-                               (">= " if r.get("memory_is_lower_bound") else "") + fmt_bytes(r["memory_bytes"])]
-                              for r in b["top_by_length"] if r["rank"] <= 3],
-                             (1, 3, 4)))
+        blocks.append(
+            _table(
+                "Top collections by element count, per type",
+                ["type", "#", "key", "length", "memory"],
+                [
+                    [
+                        r["type"],
+                        str(r["rank"]),
+                        fmt_db_key(r),
+                        fmt_int(r["length"]),
+                        (">= " if r.get("memory_is_lower_bound") else "")
+                        + fmt_bytes(r["memory_bytes"]),
+                    ]
+                    for r in b["top_by_length"]
+                    if r["rank"] <= 3
+                ],
+                (1, 3, 4),
+            )
+        )
     return blocks + _advice(b)
 
 
 def _doc_patterns(p, report):
     blocks = [Block("section", "Key families")]
-    blocks.append(Block("note", f"{fmt_int(p['families'])} families; id-like segments (numbers, dates, UUIDs, "
-                                f"hex, random tokens) become {{id}}/{{date}}; delimiters {p['delimiters']!r}."))
-    blocks.append(_table("Families by memory", ["family", "keys", "memory", "share", "types", "avg", "largest key",
-                                                "TTL coverage"],
-                         [[fmt_key(r["pattern"], 50) + (f" ({r['families']} families)" if r["pattern"] == "(other)" else ""),
-                           fmt_int(r["keys"]), fmt_bytes(r["memory_bytes"]), fmt_pct(r["memory_share"]),
-                           ",".join(r["types"]), fmt_bytes(r["avg_memory_bytes"]),
-                           f"{fmt_key(r['largest_key'], 40)} ({fmt_bytes(r['largest_memory_bytes'])})",
-                           fmt_pct(r["ttl_share"])] for r in p["items"]], (1, 2, 3, 5, 7)))
+    blocks.append(
+        Block(
+            "note",
+            f"{fmt_int(p['families'])} families; id-like segments (numbers, dates, UUIDs, "
+            f"hex, random tokens) become {{id}}/{{date}}; delimiters {p['delimiters']!r}.",
+        )
+    )
+    blocks.append(
+        _table(
+            "Families by memory",
+            ["family", "keys", "memory", "share", "types", "avg", "largest key", "TTL coverage"],
+            [
+                [
+                    fmt_key(r["pattern"], 50)
+                    + (f" ({r['families']} families)" if r["pattern"] == "(other)" else ""),
+                    fmt_int(r["keys"]),
+                    fmt_bytes(r["memory_bytes"]),
+                    fmt_pct(r["memory_share"]),
+                    ",".join(r["types"]),
+                    fmt_bytes(r["avg_memory_bytes"]),
+                    f"{fmt_key(r['largest_key'], 40)} ({fmt_bytes(r['largest_memory_bytes'])})",
+                    fmt_pct(r["ttl_share"]),
+                ]
+                for r in p["items"]
+            ],
+            (1, 2, 3, 5, 7),
+        )
+    )
     if p.get("prefixes"):
-        blocks.append(_table("Prefix rollup", ["depth", "prefix", "keys", "memory", "share", "TTL coverage"],
-                             [[str(r["depth"]), fmt_key(r["prefix"], 50), fmt_int(r["keys"]), fmt_bytes(r["memory_bytes"]),
-                               fmt_pct(r["memory_share"]), fmt_pct(r["ttl_share"])] for r in p["prefixes"]],
-                             (0, 2, 3, 4, 5)))
+        blocks.append(
+            _table(
+                "Prefix rollup",
+                ["depth", "prefix", "keys", "memory", "share", "TTL coverage"],
+                [
+                    [
+                        str(r["depth"]),
+                        fmt_key(r["prefix"], 50),
+                        fmt_int(r["keys"]),
+                        fmt_bytes(r["memory_bytes"]),
+                        fmt_pct(r["memory_share"]),
+                        fmt_pct(r["ttl_share"]),
+                    ]
+                    for r in p["prefixes"]
+                ],
+                (0, 2, 3, 4, 5),
+            )
+        )
     return blocks + _advice(p)
 
 
 def _doc_ttl(t, report):
     blocks = [Block("section", "TTL")]
-    blocks.append(Block("kv", items=[
-        ("Measured from", f"{fmt_time(t.get('snapshot_ms'))} (snapshot time, not now)"),
-        ("Without TTL", f"{fmt_int(t['keys_without_ttl'])} keys ({fmt_pct(t['key_share_without_ttl'])}), "
-                        f"{fmt_bytes(t['memory_without_ttl'])} ({fmt_pct(t['memory_share_without_ttl'])} of memory)"),
-        ("With TTL", fmt_int(t["keys_with_ttl"])),
-        ("Expired at snapshot", f"{fmt_int(t['expired_at_snapshot'])} keys ({fmt_bytes(t['memory_expired_at_snapshot'])})"),
-        ("Expiring within 1 h", fmt_int(t["expiring_within_1h"])),
-        ("Hashes with field TTLs", fmt_int(t["hashes_with_field_ttl"]))]))
+    blocks.append(
+        Block(
+            "kv",
+            items=[
+                ("Measured from", f"{fmt_time(t.get('snapshot_ms'))} (snapshot time, not now)"),
+                (
+                    "Without TTL",
+                    f"{fmt_int(t['keys_without_ttl'])} keys ({fmt_pct(t['key_share_without_ttl'])}), "
+                    f"{fmt_bytes(t['memory_without_ttl'])} ({fmt_pct(t['memory_share_without_ttl'])} of memory)",
+                ),
+                ("With TTL", fmt_int(t["keys_with_ttl"])),
+                (
+                    "Expired at snapshot",
+                    f"{fmt_int(t['expired_at_snapshot'])} keys ({fmt_bytes(t['memory_expired_at_snapshot'])})",
+                ),
+                ("Expiring within 1 h", fmt_int(t["expiring_within_1h"])),
+                ("Hashes with field TTLs", fmt_int(t["hashes_with_field_ttl"])),
+            ],
+        )
+    )
     if t["families"]:
-        blocks.append(_table("Families with keys without TTL", ["family", "keys", "no TTL", "memory no TTL",
-                                                                "TTL coverage", "cache/session?"],
-                             [[fmt_key(f["pattern"], 50), fmt_int(f["keys"]), fmt_int(f["keys_without_ttl"]),
-                               fmt_bytes(f["memory_without_ttl"]), fmt_pct(f["ttl_share"]),
-                               "yes" if f["looks_ephemeral"] else ""] for f in t["families"]], (1, 2, 3, 4)))
+        blocks.append(
+            _table(
+                "Families with keys without TTL",
+                ["family", "keys", "no TTL", "memory no TTL", "TTL coverage", "cache/session?"],
+                [
+                    [
+                        fmt_key(f["pattern"], 50),
+                        fmt_int(f["keys"]),
+                        fmt_int(f["keys_without_ttl"]),
+                        fmt_bytes(f["memory_without_ttl"]),
+                        fmt_pct(f["ttl_share"]),
+                        "yes" if f["looks_ephemeral"] else "",
+                    ]
+                    for f in t["families"]
+                ],
+                (1, 2, 3, 4),
+            )
+        )
     herd = t["herd"]["seconds"] + t["herd"]["minutes"]
     if herd:
-        blocks.append(_table("Expiries bunched in one second / minute (unlikely under uniform spreading)",
-                             ["moment", "per", "family", "keys", "expected", "x expected", "p"],
-                             [[fmt_time(h["moment_ms"]), h["granularity"], fmt_key(h["pattern"], 40),
-                               fmt_int(h["keys"]), f"{h['expected_keys']:.3g}", f"{h['ratio_to_expected']:,.0f}",
-                               f"{h['p_value']:.1e}" if h["p_value"] else f"1e{h['log10_p_value']:.0f}"]
-                              for h in herd], (3, 4, 5, 6)))
-    blocks.append(_table("TTL distribution", ["remaining TTL", "keys", "memory", "share of keys"],
-                         [[d["bucket"], fmt_int(d["keys"]), fmt_bytes(d["memory_bytes"]), fmt_pct(d["key_share"])]
-                          for d in t["distribution"]], (1, 2, 3)))
+        blocks.append(
+            _table(
+                "Expiries bunched in one second / minute (unlikely under uniform spreading)",
+                ["moment", "per", "family", "keys", "expected", "x expected", "p"],
+                [
+                    [
+                        fmt_time(h["moment_ms"]),
+                        h["granularity"],
+                        fmt_key(h["pattern"], 40),
+                        fmt_int(h["keys"]),
+                        f"{h['expected_keys']:.3g}",
+                        f"{h['ratio_to_expected']:,.0f}",
+                        f"{h['p_value']:.1e}" if h["p_value"] else f"1e{h['log10_p_value']:.0f}",
+                    ]
+                    for h in herd
+                ],
+                (3, 4, 5, 6),
+            )
+        )
+    blocks.append(
+        _table(
+            "TTL distribution",
+            ["remaining TTL", "keys", "memory", "share of keys"],
+            [
+                [
+                    d["bucket"],
+                    fmt_int(d["keys"]),
+                    fmt_bytes(d["memory_bytes"]),
+                    fmt_pct(d["key_share"]),
+                ]
+                for d in t["distribution"]
+            ],
+            (1, 2, 3),
+        )
+    )
     return blocks + _advice(t)
 
 
@@ -325,52 +576,177 @@ def _doc_encodings(e, report):
     blocks = [Block("section", "Compact encodings (listpack / ziplist / intset)")]
     th = e["thresholds"]
     srcs = sorted(set(e["threshold_sources"].values()))
-    blocks.append(Block("kv", items=[
-        ("Thresholds", ", ".join(f"{k} {v}" for k, v in th.items()
-                                 if not k.startswith("list-max-ziplist") or e["list_compact_encoding"] == "ziplist")),
-        ("From", "; ".join(srcs)),
-        ("Non-compact but eligible", f"{fmt_int(e['candidates_total']['keys'])} keys, about "
-                                     f"{fmt_bytes(e['candidates_total']['savings_bytes'])} to save")]))
+    blocks.append(
+        Block(
+            "kv",
+            items=[
+                (
+                    "Thresholds",
+                    ", ".join(
+                        f"{k} {v}"
+                        for k, v in th.items()
+                        if not k.startswith("list-max-ziplist")
+                        or e["list_compact_encoding"] == "ziplist"
+                    ),
+                ),
+                ("From", "; ".join(srcs)),
+                (
+                    "Non-compact but eligible",
+                    f"{fmt_int(e['candidates_total']['keys'])} keys, about "
+                    f"{fmt_bytes(e['candidates_total']['savings_bytes'])} to save",
+                ),
+            ],
+        )
+    )
     if e["candidates"]:
-        blocks.append(_table("Keys that would be compact", ["key", "type", "encoding", "-> target", "length",
-                                                            "longest elem", "memory", "saves ~"],
-                             [[fmt_db_key(c), c["type"], c["encoding"], c["target_encoding"], fmt_int(c["length"]),
-                               fmt_bytes(c["max_elem_bytes"]), fmt_bytes(c["memory_bytes"]),
-                               fmt_bytes(c["savings_bytes"])] for c in e["candidates"]], (4, 5, 6, 7)))
+        blocks.append(
+            _table(
+                "Keys that would be compact",
+                [
+                    "key",
+                    "type",
+                    "encoding",
+                    "-> target",
+                    "length",
+                    "longest elem",
+                    "memory",
+                    "saves ~",
+                ],
+                [
+                    [
+                        fmt_db_key(c),
+                        c["type"],
+                        c["encoding"],
+                        c["target_encoding"],
+                        fmt_int(c["length"]),
+                        fmt_bytes(c["max_elem_bytes"]),
+                        fmt_bytes(c["memory_bytes"]),
+                        fmt_bytes(c["savings_bytes"]),
+                    ]
+                    for c in e["candidates"]
+                ],
+                (4, 5, 6, 7),
+            )
+        )
     if e["near_threshold"]:
-        blocks.append(_table("Just over a threshold", ["key", "type", "length", "longest elem", "blocked by",
-                                                       "memory", "saves ~ if raised"],
-                             [[fmt_db_key(c), c["type"], fmt_int(c["length"]), fmt_bytes(c["max_elem_bytes"]),
-                               c["blocked_by"], fmt_bytes(c["memory_bytes"]), fmt_bytes(c["savings_bytes"])]
-                              for c in e["near_threshold"]], (2, 3, 5, 6)))
+        blocks.append(
+            _table(
+                "Just over a threshold",
+                [
+                    "key",
+                    "type",
+                    "length",
+                    "longest elem",
+                    "blocked by",
+                    "memory",
+                    "saves ~ if raised",
+                ],
+                [
+                    [
+                        fmt_db_key(c),
+                        c["type"],
+                        fmt_int(c["length"]),
+                        fmt_bytes(c["max_elem_bytes"]),
+                        c["blocked_by"],
+                        fmt_bytes(c["memory_bytes"]),
+                        fmt_bytes(c["savings_bytes"]),
+                    ]
+                    for c in e["near_threshold"]
+                ],
+                (2, 3, 5, 6),
+            )
+        )
     if e["what_if"]:
-        blocks.append(_table("What if thresholds were raised", ["type", "change", "keys convert", "saves ~"],
-                             [[w["type"], w["change"], fmt_int(w["keys"]), fmt_bytes(w["savings_bytes"])]
-                              for w in e["what_if"]], (2, 3)))
+        blocks.append(
+            _table(
+                "What if thresholds were raised",
+                ["type", "change", "keys convert", "saves ~"],
+                [
+                    [w["type"], w["change"], fmt_int(w["keys"]), fmt_bytes(w["savings_bytes"])]
+                    for w in e["what_if"]
+                ],
+                (2, 3),
+            )
+        )
     if e["strings_to_hashes"]:
-        blocks.append(_table("Small strings that would be cheaper as hash fields",
-                             ["family", "hashes", "keys", "memory now", "as hashes", "saves ~", "e.g. HSET"],
-                             [[fmt_key(s["family"], 40), fmt_int(s["hashes"]), fmt_int(s["keys"]),
-                               fmt_bytes(s["memory_bytes"]), fmt_bytes(s["estimated_bytes"]),
-                               fmt_bytes(s["savings_bytes"]), fmt_key(s["example_parent"], 30)]
-                              for s in e["strings_to_hashes"]], (1, 2, 3, 4, 5)))
-    blocks.append(Block("note", "Savings are estimates: listpack size from the serialized size and the longest "
-                                "element, memory from the 7.x MEMORY USAGE model."))
+        blocks.append(
+            _table(
+                "Small strings that would be cheaper as hash fields",
+                ["family", "hashes", "keys", "memory now", "as hashes", "saves ~", "e.g. HSET"],
+                [
+                    [
+                        fmt_key(s["family"], 40),
+                        fmt_int(s["hashes"]),
+                        fmt_int(s["keys"]),
+                        fmt_bytes(s["memory_bytes"]),
+                        fmt_bytes(s["estimated_bytes"]),
+                        fmt_bytes(s["savings_bytes"]),
+                        fmt_key(s["example_parent"], 30),
+                    ]
+                    for s in e["strings_to_hashes"]
+                ],
+                (1, 2, 3, 4, 5),
+            )
+        )
+    blocks.append(
+        Block(
+            "note",
+            "Savings are estimates: listpack size from the serialized size and the longest "
+            "element, memory from the 7.x MEMORY USAGE model.",
+        )
+    )
     return blocks + _advice(e)
 
 
 def _doc_naming(n, report):
     blocks = [Block("section", "Naming")]
-    blocks.append(Block("kv", items=[
-        ("Keys breaking a rule", f"{fmt_int(n['keys'])} of {fmt_int(n['keys_checked'])} ({fmt_bytes(n['memory_bytes'])})"),
-        ("Disabled rules", ", ".join(n["config"]["disabled"]) or "none")]))
-    blocks.append(_table("Rules", ["rule", "checks", "keys", "memory", "examples"],
-                         [[r["rule"], r["description"], fmt_int(r["keys"]), fmt_bytes(r["memory_bytes"]),
-                           fmt_list(r["examples"][:3], 30)] for r in n["rules"]], (2, 3)))
+    blocks.append(
+        Block(
+            "kv",
+            items=[
+                (
+                    "Keys breaking a rule",
+                    f"{fmt_int(n['keys'])} of {fmt_int(n['keys_checked'])} ({fmt_bytes(n['memory_bytes'])})",
+                ),
+                ("Disabled rules", ", ".join(n["config"]["disabled"]) or "none"),
+            ],
+        )
+    )
+    blocks.append(
+        _table(
+            "Rules",
+            ["rule", "checks", "keys", "memory", "examples"],
+            [
+                [
+                    r["rule"],
+                    r["description"],
+                    fmt_int(r["keys"]),
+                    fmt_bytes(r["memory_bytes"]),
+                    fmt_list(r["examples"][:3], 30),
+                ]
+                for r in n["rules"]
+            ],
+            (2, 3),
+        )
+    )
     if n["families"]:
-        blocks.append(_table("Families breaking rules", ["family", "rule", "keys", "memory", "example"],
-                             [[fmt_key(f["pattern"], 40), f["rule"], fmt_int(f["keys"]), fmt_bytes(f["memory_bytes"]),
-                               fmt_key(f["example"], 40)] for f in n["families"]], (2, 3)))
+        blocks.append(
+            _table(
+                "Families breaking rules",
+                ["family", "rule", "keys", "memory", "example"],
+                [
+                    [
+                        fmt_key(f["pattern"], 40),
+                        f["rule"],
+                        fmt_int(f["keys"]),
+                        fmt_bytes(f["memory_bytes"]),
+                        fmt_key(f["example"], 40),
+                    ]
+                    for f in n["families"]
+                ],
+                (2, 3),
+            )
+        )
     return blocks + _advice(n)
 
 
@@ -379,29 +755,94 @@ def _doc_cold(c, report):
     if not c["available"]:
         return blocks + [Block("note", c["reason"])]
     if c["policy"] == "lru":
-        blocks.append(Block("kv", items=[
-            ("Data", "LRU idle times (maxmemory-policy *-lru)"),
-            (f"Idle > {c['idle_days']:g} days", f"{fmt_int(c['cold_idle_keys'])} keys ({fmt_bytes(c['cold_idle_memory'])})"),
-            ("Idle time", f"median {fmt_seconds(c['median_idle_seconds'])}, max {fmt_seconds(c['max_idle_seconds'])}")]))
+        blocks.append(
+            Block(
+                "kv",
+                items=[
+                    ("Data", "LRU idle times (maxmemory-policy *-lru)"),
+                    (
+                        f"Idle > {c['idle_days']:g} days",
+                        f"{fmt_int(c['cold_idle_keys'])} keys ({fmt_bytes(c['cold_idle_memory'])})",
+                    ),
+                    (
+                        "Idle time",
+                        f"median {fmt_seconds(c['median_idle_seconds'])}, max {fmt_seconds(c['max_idle_seconds'])}",
+                    ),
+                ],
+            )
+        )
     else:
-        blocks.append(Block("kv", items=[
-            ("Data", "LFU counters (maxmemory-policy *-lfu)"),
-            (f"Counter <= {c['max_freq']}", f"{fmt_int(c['cold_freq_keys'])} keys ({fmt_bytes(c['cold_freq_memory'])})"),
-            ("Counters", f"min {c['min_freq']}, median {c['median_freq']}, max {c['max_freq_seen']}")]))
-    blocks.append(_table("Coldest keys", ["key", "type", "memory", "idle", "LFU", "TTL"],
-                         [[fmt_db_key(i), i["type"], fmt_bytes(i["memory_bytes"]), fmt_seconds(i["idle_seconds"]),
-                           "-" if i["lfu_freq"] is None else str(i["lfu_freq"]), "yes" if i["has_ttl"] else ""]
-                          for i in c["items"]], (2, 3, 4)))
+        blocks.append(
+            Block(
+                "kv",
+                items=[
+                    ("Data", "LFU counters (maxmemory-policy *-lfu)"),
+                    (
+                        f"Counter <= {c['max_freq']}",
+                        f"{fmt_int(c['cold_freq_keys'])} keys ({fmt_bytes(c['cold_freq_memory'])})",
+                    ),
+                    (
+                        "Counters",
+                        f"min {c['min_freq']}, median {c['median_freq']}, max {c['max_freq_seen']}",
+                    ),
+                ],
+            )
+        )
+    blocks.append(
+        _table(
+            "Coldest keys",
+            ["key", "type", "memory", "idle", "LFU", "TTL"],
+            [
+                [
+                    fmt_db_key(i),
+                    i["type"],
+                    fmt_bytes(i["memory_bytes"]),
+                    fmt_seconds(i["idle_seconds"]),
+                    "-" if i["lfu_freq"] is None else str(i["lfu_freq"]),
+                    "yes" if i["has_ttl"] else "",
+                ]
+                for i in c["items"]
+            ],
+            (2, 3, 4),
+        )
+    )
     if c.get("hot"):
-        blocks.append(_table("Hottest keys (LFU)", ["key", "type", "memory", "LFU", "TTL"],
-                             [[fmt_db_key(i), i["type"], fmt_bytes(i["memory_bytes"]), str(i["lfu_freq"]),
-                               "yes" if i["has_ttl"] else ""] for i in c["hot"]], (2, 3)))
+        blocks.append(
+            _table(
+                "Hottest keys (LFU)",
+                ["key", "type", "memory", "LFU", "TTL"],
+                [
+                    [
+                        fmt_db_key(i),
+                        i["type"],
+                        fmt_bytes(i["memory_bytes"]),
+                        str(i["lfu_freq"]),
+                        "yes" if i["has_ttl"] else "",
+                    ]
+                    for i in c["hot"]
+                ],
+                (2, 3),
+            )
+        )
     if c.get("hot_families"):
-        blocks.append(_table("Hottest families (LFU)", ["family", "keys", "max LFU", "median LFU", "hot keys",
-                                                        "hottest key"],
-                             [[fmt_key(f["pattern"], 40), fmt_int(f["keys"]), str(f["max_freq"]),
-                               str(f["median_freq"]), fmt_int(f["hot_keys"]), fmt_key(f["hottest_key"], 40)]
-                              for f in c["hot_families"]], (1, 2, 3, 4)))
+        blocks.append(
+            _table(
+                "Hottest families (LFU)",
+                ["family", "keys", "max LFU", "median LFU", "hot keys", "hottest key"],
+                [
+                    [
+                        fmt_key(f["pattern"], 40),
+                        fmt_int(f["keys"]),
+                        str(f["max_freq"]),
+                        str(f["median_freq"]),
+                        fmt_int(f["hot_keys"]),
+                        fmt_key(f["hottest_key"], 40),
+                    ]
+                    for f in c["hot_families"]
+                ],
+                (1, 2, 3, 4),
+            )
+        )
     return blocks + _advice(c)
 
 
@@ -409,25 +850,82 @@ def _doc_slots(s, report):
     blocks = [Block("section", "Cluster slots")]
     if not s.get("announced_slots") and not s.get("hashtags"):
         # a standalone dump without hashtags: how it would spread over a cluster, in one line
-        return blocks + [Block("note", f"Standalone dump: its {fmt_int(s.get('keys'))} keys would use "
-                                       f"{fmt_int(s.get('slots_used'))} of 16384 slots (at most "
-                                       f"{fmt_int(s.get('max_keys_in_slot'))} keys in one); no hashtags.")]
-    kv = [("Slots used", f"{fmt_int(s.get('slots_used'))} of 16384"),
-          ("Keys per used slot", f"average {s.get('avg_keys_per_slot') or 0:.1f}, max {fmt_int(s.get('max_keys_in_slot'))}")]
+        return blocks + [
+            Block(
+                "note",
+                f"Standalone dump: its {fmt_int(s.get('keys'))} keys would use "
+                f"{fmt_int(s.get('slots_used'))} of 16384 slots (at most "
+                f"{fmt_int(s.get('max_keys_in_slot'))} keys in one); no hashtags.",
+            )
+        ]
+    kv = [
+        ("Slots used", f"{fmt_int(s.get('slots_used'))} of 16384"),
+        (
+            "Keys per used slot",
+            f"average {s.get('avg_keys_per_slot') or 0:.1f}, max {fmt_int(s.get('max_keys_in_slot'))}",
+        ),
+    ]
     if s.get("announced_slots"):
-        kv.append(("Announced in dump", f"{fmt_int(s['announced_slots'])} slots, "
-                                        f"{fmt_int(s['announced_mismatches'])} disagree with the keys read"))
+        kv.append(
+            (
+                "Announced in dump",
+                f"{fmt_int(s['announced_slots'])} slots, "
+                f"{fmt_int(s['announced_mismatches'])} disagree with the keys read",
+            )
+        )
     blocks.append(Block("kv", items=kv))
-    blocks.append(_table("Hottest slots", ["slot", "keys", "memory", "share of keys", "hashtags"],
-                         [[str(r["slot"]), fmt_int(r["keys"]), fmt_bytes(r["memory_bytes"]), fmt_pct(r["key_share"]),
-                           fmt_list(r["hashtags"], 30)] for r in s["hottest"]], (0, 1, 2, 3)))
-    blocks.append(_table("Slots by memory", ["slot", "keys", "memory", "share", "largest key"],
-                         [[str(r["slot"]), fmt_int(r["keys"]), fmt_bytes(r["memory_bytes"]), fmt_pct(r["memory_share"]),
-                           fmt_key(r["largest_key"], 40)] for r in s["by_memory"]], (0, 1, 2, 3)))
+    blocks.append(
+        _table(
+            "Hottest slots",
+            ["slot", "keys", "memory", "share of keys", "hashtags"],
+            [
+                [
+                    str(r["slot"]),
+                    fmt_int(r["keys"]),
+                    fmt_bytes(r["memory_bytes"]),
+                    fmt_pct(r["key_share"]),
+                    fmt_list(r["hashtags"], 30),
+                ]
+                for r in s["hottest"]
+            ],
+            (0, 1, 2, 3),
+        )
+    )
+    blocks.append(
+        _table(
+            "Slots by memory",
+            ["slot", "keys", "memory", "share", "largest key"],
+            [
+                [
+                    str(r["slot"]),
+                    fmt_int(r["keys"]),
+                    fmt_bytes(r["memory_bytes"]),
+                    fmt_pct(r["memory_share"]),
+                    fmt_key(r["largest_key"], 40),
+                ]
+                for r in s["by_memory"]
+            ],
+            (0, 1, 2, 3),
+        )
+    )
     if s["hashtags"]:
-        blocks.append(_table("Hashtags", ["hashtag", "slot", "keys", "memory", "share of slot"],
-                             [[fmt_key(h["hashtag"], 40), str(h["slot"]), fmt_int(h["keys"]), fmt_bytes(h["memory_bytes"]),
-                               fmt_pct(h["share_of_slot"])] for h in s["hashtags"]], (1, 2, 3, 4)))
+        blocks.append(
+            _table(
+                "Hashtags",
+                ["hashtag", "slot", "keys", "memory", "share of slot"],
+                [
+                    [
+                        fmt_key(h["hashtag"], 40),
+                        str(h["slot"]),
+                        fmt_int(h["keys"]),
+                        fmt_bytes(h["memory_bytes"]),
+                        fmt_pct(h["share_of_slot"]),
+                    ]
+                    for h in s["hashtags"]
+                ],
+                (1, 2, 3, 4),
+            )
+        )
     return blocks + _advice(s)
 
 
@@ -436,20 +934,55 @@ def _doc_streams(s, report):
     if not s["items"] and not s["hash_field_ttl"]:
         return blocks + [Block("note", "No streams and no hashes with field TTLs.")]
     if s["items"]:
-        blocks.append(_table("Largest streams", ["stream", "entries", "memory", "groups", "consumers", "pending",
-                                                 "groups detail"],
-                             [[fmt_db_key(r), fmt_int(r["length"]), fmt_bytes(r["memory_bytes"]), fmt_int(r["groups"]),
-                               fmt_int(r["consumers"]), fmt_int(r["pending"]),
-                               fmt_list(r["group_details"][:3], 45)] for r in s["items"]], (1, 2, 3, 4, 5)))
+        blocks.append(
+            _table(
+                "Largest streams",
+                ["stream", "entries", "memory", "groups", "consumers", "pending", "groups detail"],
+                [
+                    [
+                        fmt_db_key(r),
+                        fmt_int(r["length"]),
+                        fmt_bytes(r["memory_bytes"]),
+                        fmt_int(r["groups"]),
+                        fmt_int(r["consumers"]),
+                        fmt_int(r["pending"]),
+                        fmt_list(r["group_details"][:3], 45),
+                    ]
+                    for r in s["items"]
+                ],
+                (1, 2, 3, 4, 5),
+            )
+        )
     else:
         blocks.append(Block("note", "No streams."))
     if s["hash_field_ttl"]:
-        blocks.append(_table("Hashes with field TTLs", ["key", "encoding", "fields", "with TTL", "first field expires",
-                                                        "after snapshot", "memory"],
-                             [[fmt_db_key(r), r["encoding"], fmt_int(r["length"]), fmt_int(r["fields_with_ttl"]),
-                               fmt_time(r["min_field_expire_ms"]), fmt_duration_ms(r["min_field_ttl_ms"]),
-                               fmt_bytes(r["memory_bytes"])]
-                              for r in s["hash_field_ttl"]], (2, 3, 5, 6)))
+        blocks.append(
+            _table(
+                "Hashes with field TTLs",
+                [
+                    "key",
+                    "encoding",
+                    "fields",
+                    "with TTL",
+                    "first field expires",
+                    "after snapshot",
+                    "memory",
+                ],
+                [
+                    [
+                        fmt_db_key(r),
+                        r["encoding"],
+                        fmt_int(r["length"]),
+                        fmt_int(r["fields_with_ttl"]),
+                        fmt_time(r["min_field_expire_ms"]),
+                        fmt_duration_ms(r["min_field_ttl_ms"]),
+                        fmt_bytes(r["memory_bytes"]),
+                    ]
+                    for r in s["hash_field_ttl"]
+                ],
+                (2, 3, 5, 6),
+            )
+        )
     else:
         blocks.append(Block("note", "No hashes with field TTLs."))
     return blocks + _advice(s)
@@ -457,19 +990,35 @@ def _doc_streams(s, report):
 
 def _doc_schema(s, report):
     from .schema_check import document_blocks
+
     return document_blocks(s, report)
 
 
 def _doc_fail_on(f, report):
     blocks = [Block("section", "Checks (--fail-on)")]
-    blocks.append(_table("", ["check", "measured", "threshold", "result"],
-                         [[c["rule"], f"{fmt_int(c['value'])} ({fmt_pct(c['share'])})"
-                           if c["rule"] != "no-ttl-share" else fmt_pct(c["share"]),
-                           c["threshold"], "FAIL" if c["failed"] else "ok"] for c in f["checks"]], (1, 2)))
+    blocks.append(
+        _table(
+            "",
+            ["check", "measured", "threshold", "result"],
+            [
+                [
+                    c["rule"],
+                    f"{fmt_int(c['value'])} ({fmt_pct(c['share'])})"
+                    if c["rule"] != "no-ttl-share"
+                    else fmt_pct(c["share"]),
+                    c["threshold"],
+                    "FAIL" if c["failed"] else "ok",
+                ]
+                for c in f["checks"]
+            ],
+            (1, 2),
+        )
+    )
     return blocks
 
 
 # --- renderers -------------------------------------------------------------------------------
+
 
 def render_json(report: dict) -> str:
     return json.dumps(report, indent=2, ensure_ascii=False, default=str)
@@ -494,13 +1043,18 @@ def render_markdown(report: dict) -> str:
             lines += [f"- **{label}:** {_md_cell(value)}" for label, value in b.items] + [""]
         elif b.kind == "table":
             t = b.table
+            assert t is not None
             if t.title:
                 lines += [f"**{_md_cell(t.title)}**", ""]
             if not t.rows:
                 lines += ["(none)", ""]
                 continue
             lines.append("| " + " | ".join(_md_cell(h) for h in t.headers) + " |")
-            lines.append("|" + "|".join("---:" if i in t.numeric else "---" for i in range(len(t.headers))) + "|")
+            lines.append(
+                "|"
+                + "|".join("---:" if i in t.numeric else "---" for i in range(len(t.headers)))
+                + "|"
+            )
             lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in t.rows]
             lines.append("")
         elif b.kind == "finding":
@@ -528,6 +1082,7 @@ def render_text(report: dict, console=None) -> None:
     if console is None:
         import os
         import sys
+
         wide = not sys.stdout.isatty() and "COLUMNS" not in os.environ
         console = Console(width=140 if wide else None)
     for b in document(report):
@@ -543,17 +1098,27 @@ def render_text(report: dict, console=None) -> None:
             console.print(grid)
         elif b.kind == "table":
             t = b.table
+            assert t is not None
             if not t.rows:
                 if t.title:
                     console.print(Text(f"{escape_text(t.title)}: none", style="dim"))
                 continue
-            rt = RichTable(title=Text(escape_text(t.title), style="italic") if t.title else None, box=box.SIMPLE_HEAD,
-                           title_justify="left", show_edge=False, pad_edge=False)
+            rt = RichTable(
+                title=Text(escape_text(t.title), style="italic") if t.title else None,
+                box=box.SIMPLE_HEAD,
+                title_justify="left",
+                show_edge=False,
+                pad_edge=False,
+            )
             for i, h in enumerate(t.headers):
                 longest = max((len(str(r[i])) for r in t.rows), default=0)
-                rt.add_column(Text(h), justify="right" if i in t.numeric else "left",
-                              overflow="fold", no_wrap=i in t.numeric,
-                              min_width=min(longest, 28) if i == 0 else None)
+                rt.add_column(
+                    Text(h),
+                    justify="right" if i in t.numeric else "left",
+                    overflow="fold",
+                    no_wrap=i in t.numeric,
+                    min_width=min(longest, 28) if i == 0 else None,
+                )
             for row in t.rows:
                 rt.add_row(*[Text(escape_text(c)) for c in row])
             console.print(rt)
@@ -563,8 +1128,10 @@ def render_text(report: dict, console=None) -> None:
             grid = RichTable.grid(padding=(0, 1))
             grid.add_column(no_wrap=True)
             grid.add_column()
-            grid.add_row(Text(SEVERITY_MARK[sev], style=_SEVERITY_STYLE[sev]),
-                         Text.assemble(escape_text(message), (" -> ", "dim"), escape_text(advice)))
+            grid.add_row(
+                Text(SEVERITY_MARK[sev], style=_SEVERITY_STYLE[sev]),
+                Text.assemble(escape_text(message), (" -> ", "dim"), escape_text(advice)),
+            )
             console.print(grid)
         elif b.kind == "advice":
             console.print(Text.assemble(("What to do: ", "bold yellow"), escape_text(b.text)))

@@ -5,6 +5,7 @@ The dict is the JSON contract (docs/json.md); the text and markdown renderers
 only picks parameters (thresholds by server version, config file, rules file), slices lists and
 writes the "what to do" advice.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -28,16 +29,26 @@ from .rules import BIG_KEY_PARAMS, NamingConfig
 
 REPORT_FORMAT = 1
 
-SECTIONS = ("overview", "big_keys", "patterns", "ttl", "encodings", "naming", "cold", "slots", "streams")
-
+SECTIONS = (
+    "overview",
+    "big_keys",
+    "patterns",
+    "ttl",
+    "encodings",
+    "naming",
+    "cold",
+    "slots",
+    "streams",
+)
 
 
 # The big-key thresholds are parameters of queries/big_keys.sql; its header holds their defaults,
 # which follow the big-key guidance of the cloud Redis services (Alibaba Cloud, Huawei Cloud,
 # BytePlus: strings over 10 KB, collections over 5,000 elements, Huawei: 50 MB per collection;
 # a critical tier at 1 MB and 100,000 elements).
-BIG_KEY_DEFAULTS = {name: querylib.get_query("big_keys").params[name].default
-                    for name in BIG_KEY_PARAMS}
+BIG_KEY_DEFAULTS = {
+    name: querylib.get_query("big_keys").params[name].default for name in BIG_KEY_PARAMS
+}
 
 
 # --- encoding thresholds (docs/rdb-format.md section 7.1) ---------------------------------------------------------
@@ -75,7 +86,11 @@ SETTING_NAMES = {
     "list_max_ziplist_entries": "list-max-ziplist-entries",
     "list_max_ziplist_value": "list-max-ziplist-value",
 }
-def server_semantics(server: str | None, version: str | None, rdb_version: int | None) -> tuple[int, int]:
+
+
+def server_semantics(
+    server: str | None, version: str | None, rdb_version: int | None
+) -> tuple[int, int]:
     """The Redis version whose encoding rules apply (Valkey 7.2+/8.x behave as Redis 7.2)."""
     v = C.server_version(version, rdb_version) or ((7, 2) if (rdb_version or 0) > 13 else (2, 6))
     if (server or "").lower() == "valkey":
@@ -97,7 +112,9 @@ def default_thresholds(server: str | None, version: str | None, rdb_version: int
         "list_max_listpack_size": -2,
         "list_max_ziplist_entries": 512,
         "list_max_ziplist_value": 64,
-        "list_compact_encoding": "ziplist" if v < (3, 2) else ("listpack" if v >= (7, 2) else "none"),
+        "list_compact_encoding": "ziplist"
+        if v < (3, 2)
+        else ("listpack" if v >= (7, 2) else "none"),
         "compact_encoding": "listpack" if v >= (7, 0) else "ziplist",
     }
 
@@ -129,7 +146,7 @@ def apply_settings(thresholds: dict, settings: dict[str, str], origin: str, sour
             number = int(value)
         except ValueError:
             raise ValueError(f"{origin}: {name} must be an integer, not {value!r}") from None
-        if not -2**63 < number < 2**63:   # list-max-listpack-size may be negative
+        if not -(2**63) < number < 2**63:  # list-max-listpack-size may be negative
             raise ValueError(f"{origin}: {name} {value} is out of range")
         thresholds[param] = number
         sources[param] = origin
@@ -138,20 +155,23 @@ def apply_settings(thresholds: dict, settings: dict[str, str], origin: str, sour
 
 # --- options ---------------------------------------------------------------------------------
 
+
 @dataclass
 class ReportOptions:
     dump_id: int = 0
     top: int = 10
     delimiters: str = ":"
     sections: tuple[str, ...] = SECTIONS
-    config_path: str | None = None          # redis.conf with encoding thresholds
-    settings: dict[str, str] = field(default_factory=dict)   # --set name=value
+    config_path: str | None = None  # redis.conf with encoding thresholds
+    settings: dict[str, str] = field(default_factory=dict)  # --set name=value
     naming: NamingConfig = field(default_factory=NamingConfig)
-    big_keys: dict = field(default_factory=dict)   # overrides of BIG_KEY_DEFAULTS
+    big_keys: dict = field(default_factory=dict)  # overrides of BIG_KEY_DEFAULTS
     idle_days: float = 30
     max_freq: int = 0
     examples: int = 5
-    schema: object = None   # rdbscan.reports.schema.Schema: adds the `schema` section (--schema, docs/schema.md)
+    schema: object = (
+        None  # rdbscan.reports.schema.Schema: adds the `schema` section (--schema, docs/schema.md)
+    )
 
 
 # DuckDB memory for queries on an opened database.  The bundled queries stream over the `keys`
@@ -190,12 +210,18 @@ def open_database(path: str, read_only: bool = False) -> duckdb.DuckDBPyConnecti
         con.execute("SET temp_directory = " + querylib.sql_literal(spill))
     except duckdb.Error:
         pass  # the database is open elsewhere in this process and has spilled already: keep its directory
-    tables = {r[0] for r in con.execute(
-        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall()}
+    tables = {
+        r[0]
+        for r in con.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'"
+        ).fetchall()
+    }
     missing = {"keys", "dumps"} - tables
     if missing:
         con.close()
-        raise ValueError(f"{path} is not an rdbscan database (no {', '.join(sorted(missing))} table)")
+        raise ValueError(
+            f"{path} is not an rdbscan database (no {', '.join(sorted(missing))} table)"
+        )
     try:
         check_schema(con, path)
     except StoreError:
@@ -228,26 +254,44 @@ def query_values(con, options: ReportOptions) -> tuple[dict, dict]:
     """All query parameter values for a report, plus where the encoding thresholds came from."""
     dump = con.execute(
         "SELECT server, server_version, rdb_version FROM dumps WHERE ? = 0 OR dump_id = ? "
-        "ORDER BY rdb_version DESC NULLS LAST, dump_id LIMIT 1", [options.dump_id, options.dump_id]).fetchone()
+        "ORDER BY rdb_version DESC NULLS LAST, dump_id LIMIT 1",
+        [options.dump_id, options.dump_id],
+    ).fetchone()
     if dump is None:
-        raise ValueError(f"no dump with id {options.dump_id}" if options.dump_id else "the database holds no dump")
+        raise ValueError(
+            f"no dump with id {options.dump_id}"
+            if options.dump_id
+            else "the database holds no dump"
+        )
     server, version, rdb_version = dump
     thresholds = default_thresholds(server, version, rdb_version)
     label = f"{server or 'redis'} {version or f'(rdb {rdb_version})'} defaults"
     sources = {p: label for p in SETTING_NAMES}
     extra = {}
     if options.config_path:
-        extra.update(apply_settings(thresholds, read_redis_conf(options.config_path),
-                                    f"config {options.config_path}", sources))
+        extra.update(
+            apply_settings(
+                thresholds,
+                read_redis_conf(options.config_path),
+                f"config {options.config_path}",
+                sources,
+            )
+        )
     rest = apply_settings(thresholds, options.settings, "--set", sources)
     big = {**BIG_KEY_DEFAULTS, **options.big_keys}
     values = {
-        "dump_id": options.dump_id, "delimiters": options.delimiters, "top": options.top,
-        "examples": options.examples, "idle_days": options.idle_days, "max_freq": options.max_freq,
-        **big, **thresholds, **options.naming.query_values(options.delimiters),
+        "dump_id": options.dump_id,
+        "delimiters": options.delimiters,
+        "top": options.top,
+        "examples": options.examples,
+        "idle_days": options.idle_days,
+        "max_freq": options.max_freq,
+        **big,
+        **thresholds,
+        **options.naming.query_values(options.delimiters),
     }
     # --set for any other query parameter (e.g. min_keys=20, margin=0.1, max_depth=2)
-    known = {}
+    known: dict[str, object] = {}
     for q in querylib.bundled_queries(include_base=True).values():
         for p in q.params.values():
             known.setdefault(p.name, p.default)
@@ -263,17 +307,31 @@ def query_values(con, options: ReportOptions) -> tuple[dict, dict]:
         elif name.lower() == "lazyfree-lazy-expire":
             extra[name.lower()] = value
         else:
-            raise ValueError(f"--set {name}: not a compact-encoding setting or query parameter "
-                             f"(see `rdbscan queries -v`)")
-    lazy = (extra.get("lazyfree-lazy-expire") or rest.get("lazyfree-lazy-expire") or "").lower() or None
-    meta = {"sources": sources, "big": big, "lazyfree_lazy_expire": lazy, "server": server,
-            "server_version": version, "rdb_version": rdb_version}
+            raise ValueError(
+                f"--set {name}: not a compact-encoding setting or query parameter "
+                f"(see `rdbscan queries -v`)"
+            )
+    lazy = (
+        extra.get("lazyfree-lazy-expire") or rest.get("lazyfree-lazy-expire") or ""
+    ).lower() or None
+    meta = {
+        "sources": sources,
+        "big": big,
+        "lazyfree_lazy_expire": lazy,
+        "server": server,
+        "server_version": version,
+        "rdb_version": rdb_version,
+    }
     return values, meta
 
 
-def build_report(con, options: ReportOptions | None = None,
-                 fail_on: list[tuple[str, str]] | None = None,
-                 on_section: Callable[[str], None] | None = None, charts: bool = False) -> dict:
+def build_report(
+    con,
+    options: ReportOptions | None = None,
+    fail_on: list[tuple[str, str]] | None = None,
+    on_section: Callable[[str], None] | None = None,
+    charts: bool = False,
+) -> dict:
     """Run every section's queries and return the report dict (the `--format json` object).
 
     charts: also add `charts`, the aggregates the HTML report draws (docs/html-report.md).
@@ -285,13 +343,26 @@ def build_report(con, options: ReportOptions | None = None,
     started = time.perf_counter()
     values, meta = query_values(con, options)
     run = _Runner(con, values)
-    report: dict = {"rdbscan_report": REPORT_FORMAT,
-                    "generated_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-                    "options": {"dump_id": options.dump_id, "top": options.top,
-                                "delimiters": options.delimiters, "sections": list(options.sections)}}
+    report: dict = {
+        "rdbscan_report": REPORT_FORMAT,
+        "generated_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "options": {
+            "dump_id": options.dump_id,
+            "top": options.top,
+            "delimiters": options.delimiters,
+            "sections": list(options.sections),
+        },
+    }
     builders = {
-        "overview": _overview, "big_keys": _big_keys, "patterns": _patterns, "ttl": _ttl,
-        "encodings": _encodings, "naming": _naming, "cold": _cold, "slots": _slots, "streams": _streams,
+        "overview": _overview,
+        "big_keys": _big_keys,
+        "patterns": _patterns,
+        "ttl": _ttl,
+        "encodings": _encodings,
+        "naming": _naming,
+        "cold": _cold,
+        "slots": _slots,
+        "streams": _streams,
     }
     step = on_section or (lambda name: None)
     # overview is always computed: other sections and the renderers refer to it
@@ -302,13 +373,23 @@ def build_report(con, options: ReportOptions | None = None,
             step(name)
             report[name] = builders[name](run, options, meta)
     if "overview" not in options.sections:
-        report["overview"] = {k: report["overview"][k] for k in
-                              ("keys", "keys_by_db", "rdb_version", "memory_bytes", "snapshot_time",
-                               "snapshot_ms", "snapshot_source")}
+        report["overview"] = {
+            k: report["overview"][k]
+            for k in (
+                "keys",
+                "keys_by_db",
+                "rdb_version",
+                "memory_bytes",
+                "snapshot_time",
+                "snapshot_ms",
+                "snapshot_source",
+            )
+        }
     if options.schema is not None:
         from .schema_check import section as schema_section
+
         step("schema")
-        report["schema"] = schema_section(run, options.schema, options.top)
+        report["schema"] = schema_section(run, options.schema, options.top)  # type: ignore[arg-type]
     if fail_on:
         report["fail_on"] = evaluate_fail_on(run, report, fail_on)
     if charts:
@@ -316,13 +397,17 @@ def build_report(con, options: ReportOptions | None = None,
         report["charts"] = _charts(run, options)
     # the verdict first: right after the options in the JSON object
     found = findings.build(report)
-    report = {**{k: report[k] for k in ("rdbscan_report", "generated_at", "options")},
-              "findings": found, **report}
+    report = {
+        **{k: report[k] for k in ("rdbscan_report", "generated_at", "options")},
+        "findings": found,
+        **report,
+    }
     report["report_seconds"] = round(time.perf_counter() - started, 3)
     return report
 
 
 # --- sections --------------------------------------------------------------------------------
+
 
 def _same_or_max(items: list, key: str):
     vals = [d.get(key) for d in items if d.get(key) is not None]
@@ -348,32 +433,45 @@ def _overview(run: _Runner, options: ReportOptions, meta: dict) -> dict:
     sources = {d["snapshot_source"] for d in dumps}
     notes = []
     if sources - {"ctime"}:
-        notes.append("Some dump has no aux ctime: TTLs are measured from the file's modification time "
-                     "(or now when the file is gone), not from the snapshot.")
+        notes.append(
+            "Some dump has no aux ctime: TTLs are measured from the file's modification time "
+            "(or now when the file is gone), not from the snapshot."
+        )
     lower = [t for t in types if t.get("memory_lower_bound_keys")]
     if lower:
         notes.append(
             f"Memory of {sum(t['memory_lower_bound_keys'] for t in lower)} module key(s) "
             f"({', '.join(sorted({t['type'] for t in lower}))}; "
             f"{fmt_bytes(sum(t['memory_bytes'] or 0 for t in lower))}) is a lower bound: their "
-            "serialized size, as rdbscan does not read these module types (docs/modules.md).")
+            "serialized size, as rdbscan does not read these module types (docs/modules.md)."
+        )
     used = sum(d["used_mem"] or 0 for d in dumps)
     total = sum(d["memory_total_bytes"] or 0 for d in dumps)
     gap = used - total if used and total and all(d["used_mem"] for d in dumps) else None
     models = sorted({d["memory_model"] for d in dumps if d.get("memory_model")})
     notes += [m[0].upper() + m[1:] + "." for m in models if "(no exact profile)" in m]
     if any(d["checksum"] == "mismatch" for d in dumps):
-        advice.append("A checksum mismatch means the file is damaged: do not restore it; take a new snapshot.")
+        advice.append(
+            "A checksum mismatch means the file is damaged: do not restore it; take a new snapshot."
+        )
     if any(d["complete"] is False for d in dumps):
-        advice.append("The dump could not be read to the end: the figures cover only the keys before the damage.")
+        advice.append(
+            "The dump could not be read to the end: the figures cover only the keys before the damage."
+        )
     skipped = sum(d["skipped_keys"] or 0 for d in dumps)
     tail = sum(d["tail_bytes"] or 0 for d in dumps)
     if skipped:
-        advice.append(f"{skipped} damaged keys were left out (load --skip-bad): the figures do not cover them.")
+        advice.append(
+            f"{skipped} damaged keys were left out (load --skip-bad): the figures do not cover them."
+        )
     if tail:
-        notes.append(f"{tail} bytes followed the RDB's end marker and were not read (an AOF tail or "
-                     f"other data after the snapshot).")
-    inputs = sorted({"+".join(x for x in (d["compression"], d["framing"]) if x) or "rdb" for d in dumps})
+        notes.append(
+            f"{tail} bytes followed the RDB's end marker and were not read (an AOF tail or "
+            f"other data after the snapshot)."
+        )
+    inputs = sorted(
+        {"+".join(x for x in (d["compression"], d["framing"]) if x) or "rdb" for d in dumps}
+    )
     return {
         "keys": keys,
         "keys_by_db": {str(d["db"]): d["keys"] for d in dbs},
@@ -402,10 +500,13 @@ def _overview(run: _Runner, options: ReportOptions, meta: dict) -> dict:
         "keys_per_second": round(keys / parse_seconds) if parse_seconds else None,
         "dumps": dumps,
         "dbs": dbs,
-        "dbs_not_listed": {"databases": (tot.get("databases") or 0) - len(dbs),
-                           "keys": keys - sum(d["keys"] for d in dbs),
-                           "keys_with_ttl": (tot.get("all_keys_with_ttl") or 0) - sum(d["keys_with_ttl"] for d in dbs),
-                           "memory_bytes": memory - sum(d["memory_bytes"] or 0 for d in dbs)},
+        "dbs_not_listed": {
+            "databases": (tot.get("databases") or 0) - len(dbs),
+            "keys": keys - sum(d["keys"] for d in dbs),
+            "keys_with_ttl": (tot.get("all_keys_with_ttl") or 0)
+            - sum(d["keys_with_ttl"] for d in dbs),
+            "memory_bytes": memory - sum(d["memory_bytes"] or 0 for d in dbs),
+        },
         "types": types,
         "notes": notes,
         "advice": advice,
@@ -422,23 +523,38 @@ def _big_keys(run: _Runner, options: ReportOptions, meta: dict) -> dict:
     memory = items[0]["total_memory"] if items else 0
     critical_memory = items[0]["total_critical_memory"] if items else 0
     for it in items:
-        for k in ("total_keys", "total_critical", "total_with_ttl", "total_memory", "total_critical_memory"):
+        for k in (
+            "total_keys",
+            "total_critical",
+            "total_with_ttl",
+            "total_memory",
+            "total_critical_memory",
+        ):
             it.pop(k, None)
     advice = []
     if critical:
-        advice.append(f"{critical} critical big key(s): split them (shard a collection by id range or hash "
-                      "bucket, or store large blobs outside Redis); they block the server on DEL, expiry "
-                      "and migration.")
+        advice.append(
+            f"{critical} critical big key(s): split them (shard a collection by id range or hash "
+            "bucket, or store large blobs outside Redis); they block the server on DEL, expiry "
+            "and migration."
+        )
     elif total:
-        advice.append("Big keys: split large collections into buckets and keep strings under 10 KB; "
-                      "delete them with UNLINK, not DEL.")
+        advice.append(
+            "Big keys: split large collections into buckets and keep strings under 10 KB; "
+            "delete them with UNLINK, not DEL."
+        )
     if with_ttl and meta.get("lazyfree_lazy_expire") != "yes":
-        advice.append(f"{with_ttl} big key(s) carry a TTL: their expiry frees them in one blocking step. "
-                      "Set `lazyfree-lazy-expire yes` or expire them in pieces.")
+        advice.append(
+            f"{with_ttl} big key(s) carry a TTL: their expiry frees them in one blocking step. "
+            "Set `lazyfree-lazy-expire yes` or expire them in pieces."
+        )
     return {
         "thresholds": meta["big"],
-        "keys": total, "critical": critical, "keys_with_ttl": with_ttl,
-        "memory_bytes": memory, "critical_memory_bytes": critical_memory,
+        "keys": total,
+        "critical": critical,
+        "keys_with_ttl": with_ttl,
+        "memory_bytes": memory,
+        "critical_memory_bytes": critical_memory,
         "lazyfree_lazy_expire": meta.get("lazyfree_lazy_expire"),
         "rules": rules,
         "items": items,
@@ -454,10 +570,17 @@ def _patterns(run: _Runner, options: ReportOptions, meta: dict) -> dict:
     families = sum(r["families"] for r in items)
     advice = []
     if items and items[0]["pattern"] != "(other)" and (items[0]["memory_share"] or 0) >= 0.5:
-        advice.append(f"One family, {items[0]['pattern']}, holds {items[0]['memory_share']:.0%} of the memory: "
-                      "start any clean-up or resizing there.")
-    return {"delimiters": options.delimiters, "families": families, "items": items,
-            "prefixes": prefixes, "advice": advice}
+        advice.append(
+            f"One family, {items[0]['pattern']}, holds {items[0]['memory_share']:.0%} of the memory: "
+            "start any clean-up or resizing there."
+        )
+    return {
+        "delimiters": options.delimiters,
+        "families": families,
+        "items": items,
+        "prefixes": prefixes,
+        "advice": advice,
+    }
 
 
 def _ttl(run: _Runner, options: ReportOptions, meta: dict) -> dict:
@@ -469,22 +592,30 @@ def _ttl(run: _Runner, options: ReportOptions, meta: dict) -> dict:
     eph = [f for f in families if f["looks_ephemeral"]]
     if eph:
         names = ", ".join(f["pattern"] for f in eph[:3])
-        advice.append(f"Cache/session-like families without TTL ({names}): give them an expiry "
-                      "(SET ... EX, EXPIRE) so they cannot grow without bound.")
+        advice.append(
+            f"Cache/session-like families without TTL ({names}): give them an expiry "
+            "(SET ... EX, EXPIRE) so they cannot grow without bound."
+        )
     if herd:
-        worst = min(herd, key=lambda h: h["log10_p_value"])   # the least plausible
-        advice.append(f"{worst['keys']} keys of {worst['pattern']} expire in the same {worst['granularity']} "
-                      f"({worst['moment']}) where uniform spreading of that family's expiries expects "
-                      f"{worst['expected_keys']:.2g}: add random jitter to their TTLs to spread expiry load.")
+        worst = min(herd, key=lambda h: h["log10_p_value"])  # the least plausible
+        advice.append(
+            f"{worst['keys']} keys of {worst['pattern']} expire in the same {worst['granularity']} "
+            f"({worst['moment']}) where uniform spreading of that family's expiries expects "
+            f"{worst['expected_keys']:.2g}: add random jitter to their TTLs to spread expiry load."
+        )
     if s.get("expired_at_snapshot"):
-        advice.append(f"{s['expired_at_snapshot']} key(s) were already expired at snapshot time: active "
-                      "expiry is falling behind (raise `hz` or check for blocked event loops).")
+        advice.append(
+            f"{s['expired_at_snapshot']} key(s) were already expired at snapshot time: active "
+            "expiry is falling behind (raise `hz` or check for blocked event loops)."
+        )
     return {
         **s,
         "snapshot_time": _ms_to_iso(s.get("snapshot_ms")),
         "families": families,
-        "herd": {"seconds": [h for h in herd if h["granularity"] == "second"],
-                 "minutes": [h for h in herd if h["granularity"] == "minute"]},
+        "herd": {
+            "seconds": [h for h in herd if h["granularity"] == "second"],
+            "minutes": [h for h in herd if h["granularity"] == "minute"],
+        },
         "distribution": dist,
         "advice": advice,
     }
@@ -503,29 +634,46 @@ def _encodings(run: _Runner, options: ReportOptions, meta: dict) -> dict:
     near = run.rows("encoding_near")
     whatif = run.rows("encoding_whatif")
     s2h = run.rows("strings_to_hashes")
-    total = {"keys": sum(r["keys"] for r in summary), "savings_bytes": sum(r["savings_bytes"] for r in summary)}
+    total = {
+        "keys": sum(r["keys"] for r in summary),
+        "savings_bytes": sum(r["savings_bytes"] for r in summary),
+    }
     thresholds = {name: values[p] for p, name in SETTING_NAMES.items()}
     advice = []
     if total["keys"]:
-        advice.append(f"{total['keys']} key(s) are non-compact although small enough (about "
-                      f"{fmt_bytes(total['savings_bytes'])} to save): rewrite them "
-                      "(DUMP + RESTORE REPLACE, or copy and RENAME) to get the compact encoding back.")
-    best = max((w for w in whatif if w["change"] != "current thresholds" and w["savings_bytes"] > 0),
-               key=lambda w: w["savings_bytes"], default=None)
+        advice.append(
+            f"{total['keys']} key(s) are non-compact although small enough (about "
+            f"{fmt_bytes(total['savings_bytes'])} to save): rewrite them "
+            "(DUMP + RESTORE REPLACE, or copy and RENAME) to get the compact encoding back."
+        )
+    best = max(
+        (w for w in whatif if w["change"] != "current thresholds" and w["savings_bytes"] > 0),
+        key=lambda w: w["savings_bytes"],
+        default=None,
+    )
     if best:
-        advice.append(f"Raising {best['change']} would convert {best['keys']} key(s) and save about "
-                      f"{fmt_bytes(best['savings_bytes'])} (larger listpacks cost CPU per access).")
+        advice.append(
+            f"Raising {best['change']} would convert {best['keys']} key(s) and save about "
+            f"{fmt_bytes(best['savings_bytes'])} (larger listpacks cost CPU per access)."
+        )
     if s2h:
-        advice.append(f"Small string families such as {s2h[0]['family']} would be cheaper as hash fields "
-                      f"(HSET {s2h[0]['example_parent']} <field> <value>).")
+        advice.append(
+            f"Small string families such as {s2h[0]['family']} would be cheaper as hash fields "
+            f"(HSET {s2h[0]['example_parent']} <field> <value>)."
+        )
     return {
-        "server": meta["server"], "server_version": meta["server_version"],
+        "server": meta["server"],
+        "server_version": meta["server_version"],
         "thresholds": thresholds,
         "threshold_sources": {SETTING_NAMES[p]: src for p, src in meta["sources"].items()},
         "compact_encoding": values["compact_encoding"],
         "list_compact_encoding": values["list_compact_encoding"],
-        "candidates": candidates, "candidates_by_type": summary, "candidates_total": total,
-        "near_threshold": near, "what_if": whatif, "strings_to_hashes": s2h,
+        "candidates": candidates,
+        "candidates_by_type": summary,
+        "candidates_total": total,
+        "near_threshold": near,
+        "what_if": whatif,
+        "strings_to_hashes": s2h,
         "advice": advice,
     }
 
@@ -537,34 +685,58 @@ def _naming(run: _Runner, options: ReportOptions, meta: dict) -> dict:
     advice = []
     broken = [r for r in rules if r["keys"]]
     if broken:
-        advice.append("Name keys `<service>:<entity>:<id>[:<field>]` in lowercase ASCII with one delimiter; "
-                      "rename offenders at write time (RENAME is atomic) or disable rules that do not "
-                      "apply in a rules file (--rules).")
-    return {"keys": summary.get("keys", 0), "memory_bytes": summary.get("memory_bytes", 0),
-            "keys_checked": summary.get("keys_checked", 0),
-            "config": options.naming.describe(options.delimiters),
-            "rules": rules, "families": families, "advice": advice}
+        advice.append(
+            "Name keys `<service>:<entity>:<id>[:<field>]` in lowercase ASCII with one delimiter; "
+            "rename offenders at write time (RENAME is atomic) or disable rules that do not "
+            "apply in a rules file (--rules)."
+        )
+    return {
+        "keys": summary.get("keys", 0),
+        "memory_bytes": summary.get("memory_bytes", 0),
+        "keys_checked": summary.get("keys_checked", 0),
+        "config": options.naming.describe(options.delimiters),
+        "rules": rules,
+        "families": families,
+        "advice": advice,
+    }
 
 
 def _cold(run: _Runner, options: ReportOptions, meta: dict) -> dict:
     s = run.one("cold_summary")
     has_idle, has_freq = bool(s.get("keys_with_idle")), bool(s.get("keys_with_freq"))
     if not (has_idle or has_freq):
-        return {"available": False, "policy": None,
-                "reason": "This dump has no LRU idle times or LFU counters: Redis writes them only when "
-                          "maxmemory-policy is an LRU or LFU policy, and this server was not using one "
-                          "when it saved, so key idleness cannot be known offline.",
-                "items": [], "hot": [], "hot_families": [], "advice": []}
+        return {
+            "available": False,
+            "policy": None,
+            "reason": "This dump has no LRU idle times or LFU counters: Redis writes them only when "
+            "maxmemory-policy is an LRU or LFU policy, and this server was not using one "
+            "when it saved, so key idleness cannot be known offline.",
+            "items": [],
+            "hot": [],
+            "hot_families": [],
+            "advice": [],
+        }
     items = run.rows("cold_keys")
     hot = run.rows("hot_keys") if has_freq else []
     hot_families = run.rows("hot_families") if has_freq else []
     advice = []
     cold_nottl = s.get("cold_without_ttl") or 0
     if cold_nottl:
-        advice.append(f"{cold_nottl} cold key(s) have no TTL: review them for deletion or give them an expiry.")
-    return {"available": True, "policy": "lfu" if has_freq else "lru",
-            "idle_days": options.idle_days, "max_freq": options.max_freq, **s,
-            "reason": None, "items": items, "hot": hot, "hot_families": hot_families, "advice": advice}
+        advice.append(
+            f"{cold_nottl} cold key(s) have no TTL: review them for deletion or give them an expiry."
+        )
+    return {
+        "available": True,
+        "policy": "lfu" if has_freq else "lru",
+        "idle_days": options.idle_days,
+        "max_freq": options.max_freq,
+        **s,
+        "reason": None,
+        "items": items,
+        "hot": hot,
+        "hot_families": hot_families,
+        "advice": advice,
+    }
 
 
 def _slots(run: _Runner, options: ReportOptions, meta: dict) -> dict:
@@ -574,13 +746,23 @@ def _slots(run: _Runner, options: ReportOptions, meta: dict) -> dict:
     tags = run.rows("hashtags")
     advice = []
     if tags and hottest and hottest[0]["keys"] >= 10 and hottest[0]["hashtags"]:
-        advice.append(f"Slot {hottest[0]['slot']} holds {hottest[0]['keys']} keys because of hashtag(s) "
-                      f"{', '.join(hottest[0]['hashtags'])}: keep hashtags for keys that need multi-key "
-                      "operations, and make the tag include the entity id.")
+        advice.append(
+            f"Slot {hottest[0]['slot']} holds {hottest[0]['keys']} keys because of hashtag(s) "
+            f"{', '.join(hottest[0]['hashtags'])}: keep hashtags for keys that need multi-key "
+            "operations, and make the tag include the entity id."
+        )
     if summary.get("announced_mismatches"):
-        advice.append("The per-slot counts announced in the dump disagree with the keys read: the dump "
-                      "may be damaged or truncated.")
-    return {**summary, "hottest": hottest, "by_memory": by_memory, "hashtags": tags, "advice": advice}
+        advice.append(
+            "The per-slot counts announced in the dump disagree with the keys read: the dump "
+            "may be damaged or truncated."
+        )
+    return {
+        **summary,
+        "hottest": hottest,
+        "by_memory": by_memory,
+        "hashtags": tags,
+        "advice": advice,
+    }
 
 
 def _streams(run: _Runner, options: ReportOptions, meta: dict) -> dict:
@@ -589,23 +771,29 @@ def _streams(run: _Runner, options: ReportOptions, meta: dict) -> dict:
     advice = []
     pel = [s for s in items if (s["pending"] or 0) >= 1000]
     if pel:
-        advice.append(f"Stream {pel[0]['key']} has {pel[0]['pending']} pending entries: consumers do not "
-                      "XACK; claim (XAUTOCLAIM) or acknowledge them.")
+        advice.append(
+            f"Stream {pel[0]['key']} has {pel[0]['pending']} pending entries: consumers do not "
+            "XACK; claim (XAUTOCLAIM) or acknowledge them."
+        )
     untrimmed = [s for s in items if (s["length"] or 0) >= 100_000]
     if untrimmed:
-        advice.append(f"Stream {untrimmed[0]['key']} holds {untrimmed[0]['length']} entries: cap it with "
-                      "XADD ... MAXLEN ~ N or XTRIM.")
+        advice.append(
+            f"Stream {untrimmed[0]['key']} holds {untrimmed[0]['length']} entries: cap it with "
+            "XADD ... MAXLEN ~ N or XTRIM."
+        )
     return {"items": items, "hash_field_ttl": hfe, "advice": advice}
 
 
 def _charts(run: _Runner, options: ReportOptions) -> dict:
     """What the HTML report's charts draw: small aggregates, never per-key rows."""
     idle = run.rows("chart_idle")
-    return {"family_tree": run.rows("chart_family_tree"),
-            "slots": run.rows("chart_slots"),
-            "expiry_timeline": run.rows("chart_expiry_timeline"),
-            "idle": [r for r in idle if r["measure"] == "idle"],
-            "lfu": [r for r in idle if r["measure"] == "lfu"]}
+    return {
+        "family_tree": run.rows("chart_family_tree"),
+        "slots": run.rows("chart_slots"),
+        "expiry_timeline": run.rows("chart_expiry_timeline"),
+        "idle": [r for r in idle if r["measure"] == "idle"],
+        "lfu": [r for r in idle if r["measure"] == "lfu"],
+    }
 
 
 # --- --fail-on -------------------------------------------------------------------------------
@@ -619,11 +807,16 @@ FAIL_RULES = {
     "expired": (0, "keys already expired at snapshot time"),
     "naming": (0, "keys breaking any enabled naming rule"),
     "encodings": (0, "non-compact keys that fit the compact thresholds"),
-    "schema": (0, "breaks of the key schema (--schema): keys per key check, families per family check"),
+    "schema": (
+        0,
+        "breaks of the key schema (--schema): keys per key check, families per family check",
+    ),
 }
 
 
-def parse_fail_on(spec: str | list | tuple | None, defaults: dict | None = None) -> list[tuple[str, str]]:
+def parse_fail_on(
+    spec: str | list | tuple | None, defaults: dict | None = None
+) -> list[tuple[str, str]]:
     """`big-keys,no-ttl=10,naming:uppercase=5,no-ttl-share=30%` -> [(rule, threshold text)]."""
     if not spec:
         return []
@@ -638,8 +831,10 @@ def parse_fail_on(spec: str | list | tuple | None, defaults: dict | None = None)
             rule = rule.strip()
             base = rule.split(":", 1)[0]
             if base not in FAIL_RULES:
-                raise ValueError(f"--fail-on: unknown rule {rule!r} (known: {', '.join(FAIL_RULES)}, "
-                                 "naming:<rule-id>, schema:<check>)")
+                raise ValueError(
+                    f"--fail-on: unknown rule {rule!r} (known: {', '.join(FAIL_RULES)}, "
+                    "naming:<rule-id>, schema:<check>)"
+                )
             if thr.strip() == "":
                 thr = str((defaults or {}).get(rule, FAIL_RULES[base][0] if ":" not in rule else 0))
             _threshold(thr)
@@ -653,7 +848,9 @@ def _threshold(text: str) -> tuple[float, bool]:
     try:
         value = float(text[:-1] if pct else text)
     except ValueError:
-        raise ValueError(f"--fail-on: bad threshold {text!r} (a number, or a percentage like 30%)") from None
+        raise ValueError(
+            f"--fail-on: bad threshold {text!r} (a number, or a percentage like 30%)"
+        ) from None
     return value, pct
 
 
@@ -665,6 +862,7 @@ def evaluate_fail_on(run: _Runner, report: dict, rules: list[tuple[str, str]]) -
         thr, pct = _threshold(thr_text)
         if rule.split(":", 1)[0] == "schema":
             from .schema_check import fail_value
+
             (value, description), share = fail_value(report, rule), None
         else:
             value, share, description = _fail_value(run, rule)
@@ -676,11 +874,22 @@ def evaluate_fail_on(run: _Runner, report: dict, rules: list[tuple[str, str]]) -
         else:
             measured = share * 100 if pct else value
         # what was compared with the threshold, in the threshold's unit
-        shown = f"{round(measured, 4):g}%" if pct else (f"{round(measured, 6):g}" if rule == "no-ttl-share"
-                                                          else str(value))
-        checks.append({"rule": rule, "value": value, "share": round(share, 6), "threshold": thr_text,
-                       "measured": shown, "failed": measured > thr,
-                       "description": description or FAIL_RULES[rule.split(":", 1)[0]][1]})
+        shown = (
+            f"{round(measured, 4):g}%"
+            if pct
+            else (f"{round(measured, 6):g}" if rule == "no-ttl-share" else str(value))
+        )
+        checks.append(
+            {
+                "rule": rule,
+                "value": value,
+                "share": round(share, 6),
+                "threshold": thr_text,
+                "measured": shown,
+                "failed": measured > thr,
+                "description": description or FAIL_RULES[rule.split(":", 1)[0]][1],
+            }
+        )
     failed = any(c["failed"] for c in checks)
     return {"checks": checks, "failed": failed, "exit_code": EXIT_FINDINGS if failed else 0}
 
@@ -689,10 +898,14 @@ def _fail_value(run: _Runner, rule: str):
     """(count, share or None, description or None) measured for one --fail-on rule."""
     if rule.startswith("naming:"):
         rid = rule.split(":", 1)[1]
-        rows = {r["rule"]: r for r in run.rows("naming_rules", examples=0)}
-        if rid not in rows:
+        by_rule = {r["rule"]: r for r in run.rows("naming_rules", examples=0)}
+        if rid not in by_rule:
             raise ValueError(f"--fail-on: unknown or disabled naming rule {rid!r}")
-        return rows[rid]["keys"], None, f"keys breaking naming rule {rid}: {rows[rid]['description']}"
+        return (
+            by_rule[rid]["keys"],
+            None,
+            f"keys breaking naming rule {rid}: {by_rule[rid]['description']}",
+        )
     value, share = _fail_measure(run, rule)
     return value, share, None
 
@@ -701,7 +914,9 @@ def _fail_measure(run: _Runner, rule: str):
     """(count or bytes, share or None) measured for one --fail-on rule (not naming:<id>)."""
     if rule in ("big-keys", "big-keys-critical"):
         rows = run.rows("big_keys", top=1)
-        return (rows[0]["total_keys" if rule == "big-keys" else "total_critical"] if rows else 0), None
+        return (
+            rows[0]["total_keys" if rule == "big-keys" else "total_critical"] if rows else 0
+        ), None
     if rule == "no-ttl":
         rows = run.rows("ttl_families", top=0)
         return sum(r["keys_without_ttl"] for r in rows if r["looks_ephemeral"]), None

@@ -3,6 +3,7 @@
 The rules themselves are evaluated in SQL (rdbscan/reports/queries/_rnaming.sql); this module only turns the file
 into query parameters.  Format documented in docs/report.md ("Rules file").
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -11,14 +12,23 @@ try:  # Python 3.11+
     import tomllib as _toml
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     try:
-        import tomli as _toml  # type: ignore[no-redef]
+        import tomli as _toml
     except ModuleNotFoundError:
         _toml = None
 
 NAMING_RULES = (
-    "disallowed-chars", "special-chars", "not-letter-start", "uppercase", "max-length",
-    "recommended-length", "no-delimiter", "hashtag", "invalid-utf8", "control-chars",
-    "generic-name", "mixed-delimiters",
+    "disallowed-chars",
+    "special-chars",
+    "not-letter-start",
+    "uppercase",
+    "max-length",
+    "recommended-length",
+    "no-delimiter",
+    "hashtag",
+    "invalid-utf8",
+    "control-chars",
+    "generic-name",
+    "mixed-delimiters",
 )
 
 DEFAULT_GENERIC_NAMES = ["data", "temp", "tmp", "config", "test", "default", "foo", "bar"]
@@ -31,7 +41,7 @@ class NamingConfig:
     recommended_length: int = 30
     generic_names: list[str] = field(default_factory=lambda: list(DEFAULT_GENERIC_NAMES))
     mixed_candidates: str = ":./|#"
-    delimiters: str | None = None       # None: the report's --delimiters
+    delimiters: str | None = None  # None: the report's --delimiters
     disabled: set[str] = field(default_factory=set)
 
     def query_values(self, delimiters: str) -> dict:
@@ -66,7 +76,7 @@ class RulesFile:
     delimiters: str | None = None
 
 
-_RULE_KEYS = {
+_RULE_KEYS: dict[str, dict[str, tuple[str, type]]] = {
     "disallowed-chars": {"allowed": ("allowed_chars", str)},
     "max-length": {"max_bytes": ("max_length", int)},
     "recommended-length": {"max_bytes": ("recommended_length", int)},
@@ -74,8 +84,13 @@ _RULE_KEYS = {
     "mixed-delimiters": {"candidates": ("mixed_candidates", str)},
 }
 # The big-key thresholds a rules file may set (queries/big_keys.sql parameters).
-BIG_KEY_PARAMS = ("string_bytes", "string_critical_bytes", "collection_length",
-             "collection_critical_length", "collection_memory")
+BIG_KEY_PARAMS = (
+    "string_bytes",
+    "string_critical_bytes",
+    "collection_length",
+    "collection_critical_length",
+    "collection_memory",
+)
 
 
 def parse_rules(data: dict, origin: str = "rules file") -> RulesFile:
@@ -83,10 +98,14 @@ def parse_rules(data: dict, origin: str = "rules file") -> RulesFile:
     out = RulesFile()
     for top in data:
         if top not in ("rules", "big-keys", "fail-on", "patterns"):
-            raise ValueError(f"{origin}: unknown table [{top}] (expected rules, big-keys, fail-on, patterns)")
+            raise ValueError(
+                f"{origin}: unknown table [{top}] (expected rules, big-keys, fail-on, patterns)"
+            )
     for rid, conf in (data.get("rules") or {}).items():
         if rid not in NAMING_RULES:
-            raise ValueError(f"{origin}: unknown naming rule [rules.{rid}] (known: {', '.join(NAMING_RULES)})")
+            raise ValueError(
+                f"{origin}: unknown naming rule [rules.{rid}] (known: {', '.join(NAMING_RULES)})"
+            )
         if not isinstance(conf, dict):
             raise ValueError(f"{origin}: [rules.{rid}] must be a table")
         for key, value in conf.items():
@@ -116,7 +135,9 @@ def parse_rules(data: dict, origin: str = "rules file") -> RulesFile:
                 raise ValueError(f"{origin}: unknown setting rules.{rid}.{key}")
     for key, value in (data.get("big-keys") or {}).items():
         if key not in BIG_KEY_PARAMS:
-            raise ValueError(f"{origin}: unknown setting big-keys.{key} (known: {', '.join(BIG_KEY_PARAMS)})")
+            raise ValueError(
+                f"{origin}: unknown setting big-keys.{key} (known: {', '.join(BIG_KEY_PARAMS)})"
+            )
         if not isinstance(value, int) or isinstance(value, bool):
             raise ValueError(f"{origin}: big-keys.{key} must be an integer")
         out.big_keys[key] = value
@@ -134,13 +155,15 @@ def _check_char_class(body: str, where: str) -> None:
     """`allowed` goes into a regular expression `[^...]` (RE2, in DuckDB): refuse here, in one
     line, what the query would fail on."""
     import duckdb
+
     con = duckdb.connect(":memory:")
     try:
         con.execute("SELECT regexp_matches('', '[^' || ? || ']')", [body])
     except duckdb.Error as e:
         reason = str(e).splitlines()[0].removeprefix("Invalid Input Error: ")
-        raise ValueError(f"{where}: {body!r} is not a regular-expression character class "
-                         f"({reason})") from None
+        raise ValueError(
+            f"{where}: {body!r} is not a regular-expression character class ({reason})"
+        ) from None
     finally:
         con.close()
 

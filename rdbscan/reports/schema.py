@@ -5,6 +5,7 @@ of it (keys, memory, sizes) and a description for the team to write.  docs/schem
 file format and the pattern language; the figures come from queries/schema_families.sql and the
 placeholder types from queries/schema_placeholders.sql.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -31,7 +32,7 @@ PLACEHOLDERS = {
     "date": r"(?:19|20)[0-9]{2}-?(?:0[1-9]|1[0-2])(?:-?(?:0[1-9]|[12][0-9]|3[01]))?(?:[T ][0-9]{2})?",
     "uuid": "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
     "hex": "[0-9a-fA-F]+",
-    "*": None,   # one or more characters other than a delimiter
+    "*": None,  # one or more characters other than a delimiter
 }
 PLACEHOLDER_RE = re.compile(r"\{(id|ts|date|uuid|hex|\*)\}")
 
@@ -45,7 +46,7 @@ def pattern_regex(pattern: str, delimiters: str = ":") -> str:
     """The regular expression (RE2 and Python) a whole key must match to belong to `pattern`."""
     out, pos = [], 0
     for m in PLACEHOLDER_RE.finditer(pattern):
-        out.append(_escape(pattern[pos:m.start()]))
+        out.append(_escape(pattern[pos : m.start()]))
         rx = PLACEHOLDERS[m.group(1)]
         if rx is None:
             rx = "[^" + "".join(f"\\x{ord(c):02x}" for c in delimiters) + "]+"
@@ -57,12 +58,12 @@ def pattern_regex(pattern: str, delimiters: str = ":") -> str:
 
 def literal_prefix(pattern: str) -> str:
     m = PLACEHOLDER_RE.search(pattern)
-    return pattern[:m.start()] if m else pattern
+    return pattern[: m.start()] if m else pattern
 
 
 def literal_suffix(pattern: str) -> str:
     ends = [m.end() for m in PLACEHOLDER_RE.finditer(pattern)]
-    return pattern[ends[-1]:] if ends else pattern
+    return pattern[ends[-1] :] if ends else pattern
 
 
 def literal_length(pattern: str) -> int:
@@ -70,6 +71,7 @@ def literal_length(pattern: str) -> int:
 
 
 # --- inference -------------------------------------------------------------------------------
+
 
 @dataclass
 class InferOptions:
@@ -106,8 +108,11 @@ def typed_pattern(family: str, placeholders: dict[int, dict], delimiters: str) -
         i = 2 * (position - 1)
         if i < len(parts):
             seg = parts[i]
-            parts[i] = seg.replace("{id}", _placeholder(row), 1) if "{id}" in seg \
+            parts[i] = (
+                seg.replace("{id}", _placeholder(row), 1)
+                if "{id}" in seg
                 else seg.replace("{date}", _placeholder(row), 1)
+            )
     return "".join(parts)
 
 
@@ -122,9 +127,14 @@ _DECLARED_TTL = {"never": "none", "always": "required", "mixed": "optional"}
 
 def infer(con, options: InferOptions | None = None, source: str | None = None) -> dict:
     """The schema of the keys in an open rdbscan database: one entry per family, largest first."""
-    from .report import _plain
+    from .render import plain as _plain
+
     options = options or InferOptions()
-    values = {"dump_id": options.dump_id, "delimiters": options.delimiters, "min_keys": options.min_keys}
+    values = {
+        "dump_id": options.dump_id,
+        "delimiters": options.delimiters,
+        "min_keys": options.min_keys,
+    }
     queries = querylib.bundled_queries()
     created: set = set()
 
@@ -137,8 +147,11 @@ def infer(con, options: InferOptions | None = None, source: str | None = None) -
     slots: dict[str, dict[int, dict]] = {}
     for r in rows("schema_placeholders"):
         slots.setdefault(r["pattern"], {})[r["position"]] = r
-    dump = con.execute("SELECT server, server_version FROM dumps WHERE ? = 0 OR dump_id = ? "
-                       "ORDER BY dump_id LIMIT 1", [options.dump_id, options.dump_id]).fetchone()
+    dump = con.execute(
+        "SELECT server, server_version FROM dumps WHERE ? = 0 OR dump_id = ? "
+        "ORDER BY dump_id LIMIT 1",
+        [options.dump_id, options.dump_id],
+    ).fetchone()
     families = []
     for r in fams:
         policy = ttl_policy(r)
@@ -180,6 +193,7 @@ def infer(con, options: InferOptions | None = None, source: str | None = None) -
 
 # --- writing ---------------------------------------------------------------------------------
 
+
 def _toml_str(s: str) -> str:
     """A TOML basic string (json.dumps escapes all but DEL, which TOML also forbids raw)."""
     return json.dumps(s, ensure_ascii=False).replace("\x7f", "\\u007f")
@@ -195,7 +209,11 @@ def _toml_value(v) -> str:
     if isinstance(v, list):
         return "[" + ", ".join(_toml_value(x) for x in v if x is not None) + "]"
     if isinstance(v, dict):
-        return "{" + ", ".join(f"{_toml_key(k)} = {_toml_value(x)}" for k, x in v.items() if x is not None) + "}"
+        return (
+            "{"
+            + ", ".join(f"{_toml_key(k)} = {_toml_value(x)}" for k, x in v.items() if x is not None)
+            + "}"
+        )
     raise TypeError(f"no TOML form for {v!r}")
 
 
@@ -203,7 +221,15 @@ def _toml_key(k: str) -> str:
     return k if re.fullmatch(r"[A-Za-z0-9_-]+", k) else _toml_str(k)
 
 
-RULE_KEYS = ("type", "ttl", "max_ttl", "max_length", "max_value_bytes", "max_memory", "max_family_memory")
+RULE_KEYS = (
+    "type",
+    "ttl",
+    "max_ttl",
+    "max_length",
+    "max_value_bytes",
+    "max_memory",
+    "max_family_memory",
+)
 
 
 def render_toml(schema: dict) -> str:
@@ -250,6 +276,7 @@ def _md_code(text: str) -> str:
 def ttl_label(fam: dict) -> str:
     """The TTL column of the markdown table: the declared policy, and what the dump showed."""
     from .render import fmt_duration_ms
+
     obs = fam.get("observed") or {}
     declared = fam.get("ttl") or "optional"
     text = {"required": "required", "none": "none", "optional": "optional"}.get(declared, declared)
@@ -264,22 +291,39 @@ def ttl_label(fam: dict) -> str:
 
 def render_markdown(schema: dict) -> str:
     from .render import fmt_bytes, fmt_int
+
     lines = [HEADER, ""]
     src = ", ".join(x for x in (schema.get("source"), schema.get("server")) if x)
     if src:
-        lines += [f"Inferred from {_md_cell(src)} by {schema.get('generated_by', 'rdbscan')}. "
-                  "Patterns: docs/schema.md.", ""]
-    lines += ["| pattern | type | description | TTL | keys | memory | example |",
-              "|---|---|---|---|--:|--:|---|"]
+        lines += [
+            f"Inferred from {_md_cell(src)} by {schema.get('generated_by', 'rdbscan')}. "
+            "Patterns: docs/schema.md.",
+            "",
+        ]
+    lines += [
+        "| pattern | type | description | TTL | keys | memory | example |",
+        "|---|---|---|---|--:|--:|---|",
+    ]
     for fam in schema["families"]:
         obs = fam.get("observed") or {}
         typ = fam.get("type") or "any"
         if obs.get("other_types"):
             typ += " (also " + ", ".join(f"{t} {n}" for t, n in obs["other_types"].items()) + ")"
-        lines.append("| " + " | ".join([
-            _md_code(fam["pattern"]), _md_cell(typ), _md_cell(fam.get("description") or ""),
-            _md_cell(ttl_label(fam)), fmt_int(obs.get("keys")), fmt_bytes(obs.get("memory_bytes")),
-            _md_code(obs["example"]) if obs.get("example") is not None else ""]) + " |")
+        lines.append(
+            "| "
+            + " | ".join(
+                [
+                    _md_code(fam["pattern"]),
+                    _md_cell(typ),
+                    _md_cell(fam.get("description") or ""),
+                    _md_cell(ttl_label(fam)),
+                    fmt_int(obs.get("keys")),
+                    fmt_bytes(obs.get("memory_bytes")),
+                    _md_code(obs["example"]) if obs.get("example") is not None else "",
+                ]
+            )
+            + " |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -310,8 +354,10 @@ def write_output(path: str, text: str) -> None:
     """Write `text` to `path` through a temporary file in the same directory.  An existing file
     is replaced only when rdbscan wrote it: a user's file is never overwritten."""
     if os.path.lexists(path) and not (os.path.isfile(path) and written_by_rdbscan(path)):
-        raise SchemaOutputError(f"{path}: exists and is not a schema rdbscan wrote; "
-                                "not overwriting it (choose another -o, or remove the file)")
+        raise SchemaOutputError(
+            f"{path}: exists and is not a schema rdbscan wrote; "
+            "not overwriting it (choose another -o, or remove the file)"
+        )
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".rdbscan-schema-", dir=directory)
     try:
@@ -331,11 +377,25 @@ _TOP_KEYS = {"schema", "family"}
 _SCHEMA_KEYS = {"format", "delimiters", "generated_by", "generated_at", "source", "server"}
 _FAMILY_KEYS = {"pattern", "description", "observed", *RULE_KEYS}
 _DURATION = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|min|h|d|w)?\s*", re.I)
-_DURATION_MS = {"ms": 1, "s": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000, "d": 86_400_000,
-                "w": 604_800_000}
+_DURATION_MS = {
+    "ms": 1,
+    "s": 1000,
+    "m": 60_000,
+    "min": 60_000,
+    "h": 3_600_000,
+    "d": 86_400_000,
+    "w": 604_800_000,
+}
 _SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(b|kb|kib|mb|mib|gb|gib)?\s*", re.I)
-_SIZE_UNITS = {"b": 1, "kb": 1024, "kib": 1024, "mb": 1024 ** 2, "mib": 1024 ** 2, "gb": 1024 ** 3,
-               "gib": 1024 ** 3}
+_SIZE_UNITS = {
+    "b": 1,
+    "kb": 1024,
+    "kib": 1024,
+    "mb": 1024**2,
+    "mib": 1024**2,
+    "gb": 1024**3,
+    "gib": 1024**3,
+}
 
 
 def parse_duration_ms(value) -> int:
@@ -369,7 +429,8 @@ def parse_size(value) -> int:
 @dataclass
 class Rule:
     """One [[family]] of a schema file, validated."""
-    index: int                  # 1-based position in the file
+
+    index: int  # 1-based position in the file
     pattern: str
     type: str | None = None
     description: str = ""
@@ -397,16 +458,22 @@ def parse_schema(data: dict, origin: str) -> Schema:
     """A schema from a parsed TOML document; ValueError with one line naming what is wrong."""
     unknown = sorted(set(data) - _TOP_KEYS)
     if unknown:
-        raise ValueError(f"{origin}: unknown key {unknown[0]!r} at the top level (known: [schema], [[family]])")
+        raise ValueError(
+            f"{origin}: unknown key {unknown[0]!r} at the top level (known: [schema], [[family]])"
+        )
     head = data.get("schema", {})
     if not isinstance(head, dict):
         raise ValueError(f"{origin}: [schema] must be a table")
     unknown = sorted(set(head) - _SCHEMA_KEYS)
     if unknown:
-        raise ValueError(f"{origin}: [schema]: unknown key {unknown[0]!r} (known: {', '.join(sorted(_SCHEMA_KEYS))})")
+        raise ValueError(
+            f"{origin}: [schema]: unknown key {unknown[0]!r} (known: {', '.join(sorted(_SCHEMA_KEYS))})"
+        )
     fmt = head.get("format", SCHEMA_FORMAT)
     if fmt != SCHEMA_FORMAT:
-        raise ValueError(f"{origin}: [schema] format = {fmt!r}: this rdbscan reads format {SCHEMA_FORMAT}")
+        raise ValueError(
+            f"{origin}: [schema] format = {fmt!r}: this rdbscan reads format {SCHEMA_FORMAT}"
+        )
     delimiters = head.get("delimiters", ":")
     if not isinstance(delimiters, str) or not delimiters:
         raise ValueError(f"{origin}: [schema] delimiters must be a non-empty string")
@@ -425,7 +492,9 @@ def parse_schema(data: dict, origin: str) -> Schema:
         where = f"{origin}: family {i} ({pattern})"
         unknown = sorted(set(fam) - _FAMILY_KEYS)
         if unknown:
-            raise ValueError(f"{where}: unknown key {unknown[0]!r} (known: {', '.join(sorted(_FAMILY_KEYS))})")
+            raise ValueError(
+                f"{where}: unknown key {unknown[0]!r} (known: {', '.join(sorted(_FAMILY_KEYS))})"
+            )
         if pattern in seen:
             raise ValueError(f"{where}: the same pattern as family {seen[pattern]}")
         seen[pattern] = i
@@ -443,19 +512,28 @@ def parse_schema(data: dict, origin: str) -> Schema:
             try:
                 rule.max_ttl_ms = parse_duration_ms(fam["max_ttl"])
             except ValueError:
-                raise ValueError(f"{where}: max_ttl = {fam['max_ttl']!r}: expected seconds or a duration "
-                                 "like \"90s\", \"30m\", \"12h\", \"7d\"") from None
+                raise ValueError(
+                    f"{where}: max_ttl = {fam['max_ttl']!r}: expected seconds or a duration "
+                    'like "90s", "30m", "12h", "7d"'
+                ) from None
             rule.max_ttl = str(fam["max_ttl"])
             if ttl == "none":
-                raise ValueError(f"{where}: max_ttl with ttl = \"none\" (keys of this family must not expire)")
+                raise ValueError(
+                    f'{where}: max_ttl with ttl = "none" (keys of this family must not expire)'
+                )
         for key in ("max_length", "max_value_bytes", "max_memory", "max_family_memory"):
             if key in fam:
                 try:
                     value = parse_size(fam[key]) if key != "max_length" else _count(fam[key])
                 except ValueError:
-                    raise ValueError(f"{where}: {key} = {fam[key]!r}: expected a non-negative "
-                                     + ("integer" if key == "max_length" else
-                                        "number of bytes or a size like \"4KB\", \"10MB\"")) from None
+                    raise ValueError(
+                        f"{where}: {key} = {fam[key]!r}: expected a non-negative "
+                        + (
+                            "integer"
+                            if key == "max_length"
+                            else 'number of bytes or a size like "4KB", "10MB"'
+                        )
+                    ) from None
                 setattr(rule, key, value)
         obs = fam.get("observed", {})
         if not isinstance(obs, dict):
@@ -473,6 +551,7 @@ def _count(value) -> int:
 def load_schema(path: str) -> Schema:
     """Read and validate a TOML schema file; ValueError with one line for any mistake."""
     import tomllib
+
     try:
         with open(path, "rb") as fh:
             data = tomllib.load(fh)

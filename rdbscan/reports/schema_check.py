@@ -8,6 +8,7 @@ compiles a regular expression taken from a column once per row (about a thousand
 A literal prefix and suffix test runs before each regular expression, so most keys are tested
 against the few patterns that share their first characters.
 """
+
 from __future__ import annotations
 
 from . import querylib
@@ -26,10 +27,15 @@ CHECKS = {
     "max-family-memory": "declared families using more memory than max_family_memory",
     "no-keys": "declared families no key matches",
 }
-FAMILY_CHECKS = ("max-family-memory", "no-keys")   # counted in families, the others in keys
+FAMILY_CHECKS = ("max-family-memory", "no-keys")  # counted in families, the others in keys
 
-_LIMIT = {"max-ttl": "max_ttl_ms", "max-length": "max_length", "max-value-bytes": "max_value_bytes",
-          "max-memory": "max_memory", "max-family-memory": "max_family_memory"}
+_LIMIT = {
+    "max-ttl": "max_ttl_ms",
+    "max-length": "max_length",
+    "max-value-bytes": "max_value_bytes",
+    "max-memory": "max_memory",
+    "max-family-memory": "max_family_memory",
+}
 
 
 def _lit(text: str) -> str:
@@ -53,20 +59,38 @@ def assignment_sql(schema: Schema) -> str:
         conds.append(f"regexp_full_match(key, {_lit(r.regex(schema.delimiters))})")
         whens.append(f"WHEN {' AND '.join(conds)} THEN {r.index}")
     rule = f"CASE {' '.join(whens)} END" if whens else "NULL"
-    return ("CREATE OR REPLACE TEMP TABLE rschema_keys AS "
-            "SELECT dump_id, db, key, pattern AS family, type, memory_bytes, expire_at_ms, ttl_ms, "
-            f"length, max_elem_bytes, ({rule})::INTEGER AS rule FROM rkeys")
+    return (
+        "CREATE OR REPLACE TEMP TABLE rschema_keys AS "
+        "SELECT dump_id, db, key, pattern AS family, type, memory_bytes, expire_at_ms, ttl_ms, "
+        f"length, max_elem_bytes, ({rule})::INTEGER AS rule FROM rkeys"
+    )
 
 
 def create_relations(con, schema: Schema) -> None:
     """TEMP TABLEs rschema_rules (the declared families) and rschema_keys; rkeys must exist."""
-    con.execute("CREATE OR REPLACE TEMP TABLE rschema_rules (rule INTEGER, pattern VARCHAR, type VARCHAR, "
-                "ttl VARCHAR, max_ttl_ms BIGINT, max_length BIGINT, max_value_bytes BIGINT, "
-                "max_memory BIGINT, max_family_memory BIGINT)")
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE rschema_rules (rule INTEGER, pattern VARCHAR, type VARCHAR, "
+        "ttl VARCHAR, max_ttl_ms BIGINT, max_length BIGINT, max_value_bytes BIGINT, "
+        "max_memory BIGINT, max_family_memory BIGINT)"
+    )
     if schema.rules:
-        con.executemany("INSERT INTO rschema_rules VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        [[r.index, r.pattern, r.type, r.ttl, r.max_ttl_ms, r.max_length, r.max_value_bytes,
-                          r.max_memory, r.max_family_memory] for r in schema.rules])
+        con.executemany(
+            "INSERT INTO rschema_rules VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                [
+                    r.index,
+                    r.pattern,
+                    r.type,
+                    r.ttl,
+                    r.max_ttl_ms,
+                    r.max_length,
+                    r.max_value_bytes,
+                    r.max_memory,
+                    r.max_family_memory,
+                ]
+                for r in schema.rules
+            ],
+        )
     con.execute(assignment_sql(schema))
 
 
@@ -79,41 +103,66 @@ def section(run, schema: Schema, top: int) -> dict:
     rules = {r.index: r for r in schema.rules}
     totals = run.con.execute(
         "SELECT count(*), count(rule), coalesce(sum(memory_bytes), 0), "
-        "coalesce(sum(memory_bytes) FILTER (WHERE rule IS NOT NULL), 0) FROM rschema_keys").fetchone()
+        "coalesce(sum(memory_bytes) FILTER (WHERE rule IS NOT NULL), 0) FROM rschema_keys"
+    ).fetchone()
     checks = []
     items: dict[str, list] = {c: [] for c in CHECKS}
     for row in rows:
         rule = rules.get(row["rule"])
         row["pattern"] = rule.pattern if rule else None
-        row["declared"] = (rule.type if row["check"] == "type" else
-                           rule.ttl if row["check"] in ("ttl-required", "ttl-none") else
-                           getattr(rule, _LIMIT[row["check"]]) if row["check"] in _LIMIT else None) if rule else None
+        row["declared"] = (
+            (
+                rule.type
+                if row["check"] == "type"
+                else rule.ttl
+                if row["check"] in ("ttl-required", "ttl-none")
+                else getattr(rule, _LIMIT[row["check"]])
+                if row["check"] in _LIMIT
+                else None
+            )
+            if rule
+            else None
+        )
         items[row["check"]].append(row)
     for name, description in CHECKS.items():
         found = items[name]
         unit = "families" if name in FAMILY_CHECKS else "keys"
-        checks.append({"check": name, "description": description, "unit": unit,
-                       "count": len(found) if unit == "families" else sum(r["keys"] for r in found),
-                       "keys": sum(r["keys"] for r in found),
-                       "memory_bytes": sum(r["memory_bytes"] or 0 for r in found),
-                       "families": len({(r["rule"], r["family"]) for r in found})})
+        checks.append(
+            {
+                "check": name,
+                "description": description,
+                "unit": unit,
+                "count": len(found) if unit == "families" else sum(r["keys"] for r in found),
+                "keys": sum(r["keys"] for r in found),
+                "memory_bytes": sum(r["memory_bytes"] or 0 for r in found),
+                "families": len({(r["rule"], r["family"]) for r in found}),
+            }
+        )
     violations = sum(c["count"] for c in checks)
-    out_items = [r for name in CHECKS for r in items[name][:max(top, 1)]]
+    out_items = [r for name in CHECKS for r in items[name][: max(top, 1)]]
     advice = []
     by = {c["check"]: c for c in checks}
     if by["undocumented"]["keys"]:
-        advice.append(f"{by['undocumented']['keys']} key(s) in {by['undocumented']['families']} "
-                      "undocumented families: add them to the schema (rdbscan schema writes entries) or "
-                      "find the code writing them.")
+        advice.append(
+            f"{by['undocumented']['keys']} key(s) in {by['undocumented']['families']} "
+            "undocumented families: add them to the schema (rdbscan schema writes entries) or "
+            "find the code writing them."
+        )
     if by["type"]["keys"]:
-        advice.append("Keys of another type than declared usually mean two families share a name: "
-                      "rename one of them.")
+        advice.append(
+            "Keys of another type than declared usually mean two families share a name: "
+            "rename one of them."
+        )
     if by["ttl-required"]["keys"]:
-        advice.append("Keys without an expiry in families that must expire grow without bound: "
-                      "set the TTL where they are written (SET ... EX, EXPIRE).")
+        advice.append(
+            "Keys without an expiry in families that must expire grow without bound: "
+            "set the TTL where they are written (SET ... EX, EXPIRE)."
+        )
     if by["no-keys"]["count"]:
-        advice.append("Declared families without keys are dead documentation, or a writer that "
-                      "changed its key names: check, then remove them from the schema.")
+        advice.append(
+            "Declared families without keys are dead documentation, or a writer that "
+            "changed its key names: check, then remove them from the schema."
+        )
     return {
         "file": schema.path,
         "delimiters": schema.delimiters,
@@ -155,16 +204,34 @@ def document_blocks(s: dict, report: dict) -> list:
         fmt_key,
         fmt_pct,
     )
+
     blocks = [Block("section", "Schema")]
-    blocks.append(Block("kv", items=[
-        ("Schema file", f"{s['file']} ({s['families_declared']} families)"),
-        ("Keys documented", f"{fmt_int(s['keys_documented'])} of {fmt_int(s['keys'])} "
-                            f"({fmt_pct(s['memory_documented'] / s['memory_bytes'] if s['memory_bytes'] else 0)} "
-                            "of the memory)"),
-        ("Violations", fmt_int(s["violations"]))]))
-    blocks.append(_table("Checks", ["check", "counts", "count", "memory"],
-                         [[c["check"], c["description"], fmt_int(c["count"]), fmt_bytes(c["memory_bytes"])]
-                          for c in s["checks"]], (2, 3)))
+    blocks.append(
+        Block(
+            "kv",
+            items=[
+                ("Schema file", f"{s['file']} ({s['families_declared']} families)"),
+                (
+                    "Keys documented",
+                    f"{fmt_int(s['keys_documented'])} of {fmt_int(s['keys'])} "
+                    f"({fmt_pct(s['memory_documented'] / s['memory_bytes'] if s['memory_bytes'] else 0)} "
+                    "of the memory)",
+                ),
+                ("Violations", fmt_int(s["violations"])),
+            ],
+        )
+    )
+    blocks.append(
+        _table(
+            "Checks",
+            ["check", "counts", "count", "memory"],
+            [
+                [c["check"], c["description"], fmt_int(c["count"]), fmt_bytes(c["memory_bytes"])]
+                for c in s["checks"]
+            ],
+            (2, 3),
+        )
+    )
 
     def shown(row, value):
         if value is None:
@@ -176,11 +243,26 @@ def document_blocks(s: dict, report: dict) -> list:
         return fmt_int(value) if isinstance(value, int) else str(value)
 
     if s["items"]:
-        blocks.append(_table("Breaks", ["check", "declared", "family", "keys", "memory", "found", "limit", "example"],
-                             [[r["check"], fmt_key(r["pattern"], 30), fmt_key(r["family"], 30), fmt_int(r["keys"]),
-                               fmt_bytes(r["memory_bytes"]), r["found"] or shown(r, r["measured"]),
-                               shown(r, r["declared"]) if r["check"] in _LIMIT else (r["declared"] or "-"),
-                               fmt_key(r["example"], 30)] for r in s["items"]], (3, 4)))
+        blocks.append(
+            _table(
+                "Breaks",
+                ["check", "declared", "family", "keys", "memory", "found", "limit", "example"],
+                [
+                    [
+                        r["check"],
+                        fmt_key(r["pattern"], 30),
+                        fmt_key(r["family"], 30),
+                        fmt_int(r["keys"]),
+                        fmt_bytes(r["memory_bytes"]),
+                        r["found"] or shown(r, r["measured"]),
+                        shown(r, r["declared"]) if r["check"] in _LIMIT else (r["declared"] or "-"),
+                        fmt_key(r["example"], 30),
+                    ]
+                    for r in s["items"]
+                ],
+                (3, 4),
+            )
+        )
     return blocks + _advice(s)
 
 
@@ -188,6 +270,7 @@ def load_for_report(path: str | None, checks: list[tuple[str, str]], delimiters:
     """`report --schema`: the schema (or None) and the delimiters to report with, the schema's
     unless --delimiters says otherwise; ValueError for a bad file, or --fail-on schema without one."""
     from .schema import load_schema
+
     wanted = [rule for rule, _ in checks if rule.split(":", 1)[0] == "schema"]
     if not path:
         if wanted:
@@ -195,10 +278,14 @@ def load_for_report(path: str | None, checks: list[tuple[str, str]], delimiters:
         return None, delimiters
     for rule in wanted:
         if ":" in rule and rule.split(":", 1)[1] not in CHECKS:
-            raise ValueError(f"--fail-on: unknown schema check {rule.split(':', 1)[1]!r} "
-                             f"(checks: {', '.join(CHECKS)})")
+            raise ValueError(
+                f"--fail-on: unknown schema check {rule.split(':', 1)[1]!r} "
+                f"(checks: {', '.join(CHECKS)})"
+            )
     schema = load_schema(path)
     if delimiters and delimiters != schema.delimiters:
-        raise ValueError(f"--delimiters {delimiters!r}: {path} was written for delimiters "
-                         f"{schema.delimiters!r} (its families would not match)")
+        raise ValueError(
+            f"--delimiters {delimiters!r}: {path} was written for delimiters "
+            f"{schema.delimiters!r} (its families would not match)"
+        )
     return schema, schema.delimiters
