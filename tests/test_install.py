@@ -20,12 +20,12 @@ needs_compiled = pytest.mark.skipif(
     reason="rdbscan.rdb._speedups is not built (pip install -e . needs Cython and a C compiler)",
 )
 
-# What the parser binds, printed by a process that imports rdbscan as the `rdbscan` script
+# What the value readers bind, printed by a process that imports rdbscan as the `rdbscan` script
 # does (rdbscan.cli.main first).
 PROBE = (
-    "import rdbscan.cli.main; from rdbscan import parser, speedups; "
-    "print(type(parser.listpack_scan).__name__, type(parser.ziplist_scan).__name__, "
-    "speedups.describe())"
+    "import rdbscan.cli.main; from rdbscan.rdb import backend, collection_values as values; "
+    "print(type(values.listpack_scan).__name__, type(values.ziplist_scan).__name__, "
+    "backend.describe())"
 )
 
 
@@ -68,12 +68,14 @@ def test_stale_compiled_module_falls_back_with_one_warning(tmp_path):
     install) runs pure Python and says how to rebuild; the unchanged copy runs compiled."""
     pkg = tmp_path / "rdbscan"
     shutil.copytree(
-        Path(speedups.__file__).parent, pkg, ignore=shutil.ignore_patterns("__pycache__", "*.c")
+        Path(speedups.__file__).parent.parent,
+        pkg,
+        ignore=shutil.ignore_patterns("__pycache__", "*.c"),
     )
     fresh = _probe(pythonpath=str(tmp_path))
     assert fresh.returncode == 0, fresh.stderr
     assert fresh.stdout.split()[-1] == "compiled" and fresh.stderr == ""
-    with open(pkg / "_speedups.pyx", "a") as fh:
+    with open(pkg / "rdb" / "_speedups.pyx", "a") as fh:
         fh.write("\n# a change pulled after the build\n")
     stale = _probe(pythonpath=str(tmp_path))
     assert stale.returncode == 0, stale.stderr
