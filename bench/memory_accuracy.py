@@ -37,6 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from rdbscan.model import memory  # noqa: E402
+from rdbscan.model.estimate import estimate  # noqa: E402
 from rdbscan.rdb.errors import RDBError  # noqa: E402
 from rdbscan.rdb.parser import DumpInfo, parse  # noqa: E402
 
@@ -133,7 +134,7 @@ def evaluate(d: Path, target: str | None = None) -> dict | None:
         if e is None or e.get("memory_usage") is None:
             continue
         mu = e["memory_usage"]
-        est = memory.estimate(r, prof)
+        est = estimate(r, prof)
         err = abs(est - mu) / mu
         errors.append(err)
         by_enc[(r.type, r.encoding)].append(err)

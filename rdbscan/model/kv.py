@@ -216,7 +216,7 @@ def value_bytes(rec, prof: Profile) -> float:
     typ = rec.type
     J = prof.j
     redis = prof.kv == "redis-8.6"
-    blob = rec.blob
+    blob = rec.blob_bytes
     if blob and enc in ("listpack", "ziplist", "intset", "listpackex"):
         size = blob if redis else J(blob)
         if enc == "listpackex":
