@@ -30,7 +30,10 @@ def plain(value):
     if isinstance(value, float):
         if math.isnan(value) or math.isinf(value):
             return None
-        return int(value) if value.is_integer() and abs(value) < 2**53 else round(value, 6)
+        if value.is_integer() and abs(value) < 2**53:
+            return int(value)
+        # six decimals, but six significant digits for tiny values (p-values, thresholds)
+        return round(value, 6) if abs(value) >= 1e-3 else float(f"{value:.6g}")
     if isinstance(value, (bytes, bytearray, memoryview)):
         return bytes(value).decode("utf-8", "backslashreplace")
     return value
