@@ -1,5 +1,5 @@
-"""Errors a dump can end with.  Each carries the byte offset and what was expected, so the
-command line can print one line: FILE: byte N: what went wrong (key, type), K keys read."""
+"""Exit codes, the one table (docs/exit-codes.md), and the failures a command reports as one
+line.  The errors a dump can end with are in rdbscan/rdb/errors.py."""
 
 from __future__ import annotations
 
