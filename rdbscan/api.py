@@ -24,10 +24,19 @@ def load(paths: Sequence[str], db_path: str, **options: Any) -> list[DumpResult]
     """Load every dump in `paths` (files, `-` for standard input, compressed or framed; see
     docs/inputs.md) into the DuckDB database at `db_path`, created if needed: one DumpResult
     per dump, in order.  A damaged dump keeps the rows read before the damage.  `options` are
-    those of rdbscan.db.load.load (progress, verify_crc, target, skip_bad, jobs, ...)."""
+    those of rdbscan.db.load.load (progress, verify_crc, target, skip_bad, existing, ...);
+    jobs=N loads up to N dumps at once in worker processes (rdbscan/db/parallel.py)."""
     from .db.load import load as load_dumps
 
-    return load_dumps(list(paths), db_path, **options)
+    paths = list(paths)
+    jobs = options.pop("jobs", 1) or 1
+    if jobs > 1 and len(paths) > 1 and "-" not in paths:
+        from .db.parallel import load_parallel
+
+        options.setdefault("existing", "refuse")
+        options.pop("progress", None)  # the workers draw no progress line
+        return load_parallel(paths, db_path, jobs=jobs, **options)
+    return load_dumps(paths, db_path, **options)
 
 
 def report(

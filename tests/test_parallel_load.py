@@ -9,7 +9,7 @@ from pathlib import Path
 
 import duckdb
 
-from rdbscan.db.load import load
+from rdbscan import load
 
 ROOT = Path(__file__).parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"

@@ -79,33 +79,18 @@ def load(
     batch_rows: int = BATCH_ROWS,
     target: str | None = None,
     skip_bad: bool = False,
-    jobs: int = 1,
     existing: str = "refuse",
     allow_ratio: bool = False,
 ) -> list[DumpResult]:
     """Load every dump in `paths` into the DuckDB database at `db_path` (created if needed).
     `target` picks the memory model's server profile (default: the dump's own server).
-    jobs > 1 loads several dumps at once in worker processes (see rdbscan/db/parallel.py).
+    One process; rdbscan.load(jobs=N) loads several dumps at once (rdbscan/db/parallel.py).
     A dump already in the database (docs/loading.md, "Identity of a dump") is not loaded
     again: existing='refuse' says so in DumpResult.refused, 'reuse' returns the loaded dump's
     result, 'replace' loads it again and removes the old one when the new one commits.
     allow_ratio lifts the decompression-ratio bound (source.MAX_RATIO)."""
     if existing not in EXISTING:
         raise ValueError(f"existing must be one of {EXISTING}")
-    if jobs > 1 and len(paths) > 1 and "-" not in paths:
-        from .parallel import load_parallel
-
-        return load_parallel(
-            paths,
-            db_path,
-            jobs=jobs,
-            verify_crc=verify_crc,
-            batch_rows=batch_rows,
-            target=target,
-            skip_bad=skip_bad,
-            existing=existing,
-            allow_ratio=allow_ratio,
-        )
     store = Store(db_path)
     try:
         return [
