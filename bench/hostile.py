@@ -287,7 +287,7 @@ def _peak():
         if line.startswith("VmHWM:"):
             open(HWM, "w").write(line.split()[1])
 atexit.register(_peak)
-from rdbscan.cli import main
+from rdbscan.cli.main import main
 sys.argv[0] = "rdbscan"
 main()
 """

@@ -13,7 +13,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from rdbscan.cli import main
+from rdbscan.cli.main import main
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"

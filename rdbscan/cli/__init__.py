@@ -1,5 +1,6 @@
-"""The `rdbscan` command line: click commands over the library."""
+"""The `rdbscan` command line: click commands over the library (the group is
+rdbscan.cli.main.main; `run` is the console script's entry point)."""
 
-from .main import main, run
+from .main import run
 
-__all__ = ["main", "run"]
+__all__ = ["run"]
