@@ -13,8 +13,7 @@ costs), db/ (DuckDB), reports/ (bundled SQL, the report, renderers), cli/ (the c
 docs/architecture.md.
 """
 
+from ._version import __version__
 from .api import load, report
-
-__version__ = "0.1.0"
 
 __all__ = ["__version__", "load", "report"]

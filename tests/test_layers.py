@@ -12,7 +12,16 @@ PKG = Path(__file__).resolve().parent.parent / "rdbscan"
 # records) and model (what a key costs) are one level: the parser asks the servers' rules in model
 # (kv.py: which strings are embedded), the memory model asks rdb's module readers.  `rdbscan` is
 # the package itself (__init__: the library API, load() and report()).
-LEVEL = {"rdb": 0, "model": 0, "errors": 1, "db": 2, "reports": 3, "api": 4, "cli": 5}
+LEVEL = {
+    "_version": 0,
+    "rdb": 0,
+    "model": 0,
+    "errors": 1,
+    "db": 2,
+    "reports": 3,
+    "api": 4,
+    "cli": 5,
+}
 LAYERS = list(LEVEL)
 
 
@@ -67,7 +76,9 @@ def test_the_layers_are_packages():
     for layer in ("rdb", "model", "db", "reports", "cli"):
         assert (PKG / layer / "__init__.py").exists(), layer
     assert not [
-        p.name for p in PKG.glob("*.py") if p.stem not in ("__init__", "__main__", "api", "errors")
+        p.name
+        for p in PKG.glob("*.py")
+        if p.stem not in ("__init__", "__main__", "_version", "api", "errors")
     ]
 
 

@@ -157,7 +157,7 @@ def load(ctx, dumps, db_path, quiet, no_verify_crc, target, skip_bad, jobs, repl
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--target") from None
     from ..db.load import summarize
-    from .outcome import outcome
+    from ..db.outcome import outcome
 
     jobs = jobs or os.cpu_count() or 1
     parallel = jobs > 1 and len(dumps) > 1

@@ -389,7 +389,7 @@ def _load(
     allow_ratio: bool = False,
 ) -> tuple[int, list]:
     """Load dumps with the loader, say what `load` says; returns its exit code and results."""
-    from .outcome import outcome
+    from ..db.outcome import outcome
 
     progress = None
     if not quiet:
@@ -418,9 +418,9 @@ def _summary(r) -> str:
 
 
 def _held_outcome(con, dump_id: int, skip: set):
-    """The outcome (rdbscan/cli/outcome.py) of the dumps the database holds, but those in `skip`."""
+    """The outcome (rdbscan/db/outcome.py) of the dumps the database holds, but those in `skip`."""
     from ..db.load import result_from_row
-    from .outcome import outcome
+    from ..db.outcome import outcome
 
     cur = con.execute(
         "SELECT * EXCLUDE (aux) FROM dumps WHERE (? = 0 OR dump_id = ?) ORDER BY dump_id",

@@ -12,12 +12,12 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from ..cli.outcome import cut_warning
 from ..model.memory import describe, target_quantum
 from ..rdb.errors import RDBError
 from ..rdb.parser import TRAILING_HEAD, DumpInfo, parse
 from ..rdb.source import EOF_MARK, MAX_RATIO, Source, SourceError, describe_truncation, open_source
 from .identity import dump_fingerprint
+from .outcome import cut_warning
 from .rows import BATCH_ROWS, RowBuilder
 from .store import KEYS_SCHEMA, STREAM_GROUPS_SCHEMA, STREAMS_SCHEMA, BulkWriter, Store
 

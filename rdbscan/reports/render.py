@@ -992,8 +992,6 @@ def _doc_streams(s, report):
 
 
 def _doc_schema(s, report):
-    from .schema_check import document_blocks
-
     return document_blocks(s, report)
 
 
@@ -1140,3 +1138,76 @@ def render_text(report: dict, console=None) -> None:
             console.print(Text.assemble(("What to do: ", "bold yellow"), escape_text(b.text)))
         elif b.kind == "note":
             console.print(Text(escape_text(b.text), style="dim"))
+
+
+def document_blocks(s: dict, report: dict) -> list:
+    """The Schema section of the text and markdown reports."""
+
+    blocks = [Block("section", "Schema")]
+    blocks.append(
+        Block(
+            "kv",
+            items=[
+                ("Schema file", f"{s['file']} ({s['families_declared']} families)"),
+                (
+                    "Keys documented",
+                    f"{fmt_int(s['keys_documented'])} of {fmt_int(s['keys'])} "
+                    f"({fmt_pct(s['memory_documented'] / s['memory_bytes'] if s['memory_bytes'] else 0)} "
+                    "of the memory)",
+                ),
+                ("Violations", fmt_int(s["violations"])),
+            ],
+        )
+    )
+    blocks.append(
+        _table(
+            "Checks",
+            ["check", "counts", "count", "memory"],
+            [
+                [c["check"], c["description"], fmt_int(c["count"]), fmt_bytes(c["memory_bytes"])]
+                for c in s["checks"]
+            ],
+            (2, 3),
+        )
+    )
+
+    def shown(row, value):
+        if value is None:
+            return "-"
+        if row["check"] in ("max-ttl", "ttl-none"):
+            return fmt_duration_ms(value)
+        if row["check"] in ("max-value-bytes", "max-memory", "max-family-memory"):
+            return fmt_bytes(value)
+        return fmt_int(value) if isinstance(value, int) else str(value)
+
+    if s["items"]:
+        blocks.append(
+            _table(
+                "Breaks",
+                ["check", "declared", "family", "keys", "memory", "found", "limit", "example"],
+                [
+                    [
+                        r["check"],
+                        fmt_key(r["pattern"], 30),
+                        fmt_key(r["family"], 30),
+                        fmt_int(r["keys"]),
+                        fmt_bytes(r["memory_bytes"]),
+                        r["found"] or shown(r, r["measured"]),
+                        shown(r, r["declared"]) if r["check"] in _LIMIT else (r["declared"] or "-"),
+                        fmt_key(r["example"], 30),
+                    ]
+                    for r in s["items"]
+                ],
+                (3, 4),
+            )
+        )
+    return blocks + _advice(s)
+
+
+_LIMIT = {
+    "max-ttl": "max_ttl_ms",
+    "max-length": "max_length",
+    "max-value-bytes": "max_value_bytes",
+    "max-memory": "max_memory",
+    "max-family-memory": "max_family_memory",
+}

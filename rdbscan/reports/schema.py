@@ -15,7 +15,7 @@ import re
 import tempfile
 from dataclasses import dataclass
 
-from .. import __version__
+from .._version import __version__
 from . import querylib
 
 SCHEMA_FORMAT = 1

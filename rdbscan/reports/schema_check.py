@@ -12,6 +12,7 @@ against the few patterns that share their first characters.
 from __future__ import annotations
 
 from . import querylib
+from .render import _LIMIT
 from .schema import PLACEHOLDER_RE, Schema, literal_length, literal_prefix, literal_suffix
 
 CHECKS = {
@@ -28,14 +29,6 @@ CHECKS = {
     "no-keys": "declared families no key matches",
 }
 FAMILY_CHECKS = ("max-family-memory", "no-keys")  # counted in families, the others in keys
-
-_LIMIT = {
-    "max-ttl": "max_ttl_ms",
-    "max-length": "max_length",
-    "max-value-bytes": "max_value_bytes",
-    "max-memory": "max_memory",
-    "max-family-memory": "max_family_memory",
-}
 
 
 def _lit(text: str) -> str:
@@ -190,80 +183,6 @@ def fail_value(report: dict, rule: str) -> tuple[int, str | None]:
         if c["check"] == name:
             return c["count"], f"schema: {c['description']}"
     raise ValueError(f"--fail-on: unknown schema check {name!r} (checks: {', '.join(CHECKS)})")
-
-
-def document_blocks(s: dict, report: dict) -> list:
-    """The Schema section of the text and markdown reports."""
-    from .render import (
-        Block,
-        _advice,
-        _table,
-        fmt_bytes,
-        fmt_duration_ms,
-        fmt_int,
-        fmt_key,
-        fmt_pct,
-    )
-
-    blocks = [Block("section", "Schema")]
-    blocks.append(
-        Block(
-            "kv",
-            items=[
-                ("Schema file", f"{s['file']} ({s['families_declared']} families)"),
-                (
-                    "Keys documented",
-                    f"{fmt_int(s['keys_documented'])} of {fmt_int(s['keys'])} "
-                    f"({fmt_pct(s['memory_documented'] / s['memory_bytes'] if s['memory_bytes'] else 0)} "
-                    "of the memory)",
-                ),
-                ("Violations", fmt_int(s["violations"])),
-            ],
-        )
-    )
-    blocks.append(
-        _table(
-            "Checks",
-            ["check", "counts", "count", "memory"],
-            [
-                [c["check"], c["description"], fmt_int(c["count"]), fmt_bytes(c["memory_bytes"])]
-                for c in s["checks"]
-            ],
-            (2, 3),
-        )
-    )
-
-    def shown(row, value):
-        if value is None:
-            return "-"
-        if row["check"] in ("max-ttl", "ttl-none"):
-            return fmt_duration_ms(value)
-        if row["check"] in ("max-value-bytes", "max-memory", "max-family-memory"):
-            return fmt_bytes(value)
-        return fmt_int(value) if isinstance(value, int) else str(value)
-
-    if s["items"]:
-        blocks.append(
-            _table(
-                "Breaks",
-                ["check", "declared", "family", "keys", "memory", "found", "limit", "example"],
-                [
-                    [
-                        r["check"],
-                        fmt_key(r["pattern"], 30),
-                        fmt_key(r["family"], 30),
-                        fmt_int(r["keys"]),
-                        fmt_bytes(r["memory_bytes"]),
-                        r["found"] or shown(r, r["measured"]),
-                        shown(r, r["declared"]) if r["check"] in _LIMIT else (r["declared"] or "-"),
-                        fmt_key(r["example"], 30),
-                    ]
-                    for r in s["items"]
-                ],
-                (3, 4),
-            )
-        )
-    return blocks + _advice(s)
 
 
 def load_for_report(path: str | None, checks: list[tuple[str, str]], delimiters: str | None):
