@@ -136,8 +136,27 @@ def main(ctx, debug):
     help="Read compressed input that expands more than 200:1 (refused by default as "
     "a likely decompression bomb, exit 4; docs/hostile-inputs.md).",
 )
+@click.option(
+    "--instance",
+    metavar="NAME",
+    help="Record the dumps as one snapshot of this instance (a server or a cluster), taken at "
+    "the dump's aux ctime (else the file's modification time): a database of such snapshots "
+    "is what `rdbscan trend` and `rdbscan diff` read (docs/diff.md).",
+)
 @click.pass_context
-def load(ctx, dumps, db_path, quiet, no_verify_crc, target, skip_bad, jobs, replace, allow_ratio):
+def load(
+    ctx,
+    dumps,
+    db_path,
+    quiet,
+    no_verify_crc,
+    target,
+    skip_bad,
+    jobs,
+    replace,
+    allow_ratio,
+    instance,
+):
     """Load one or more RDB dumps into a DuckDB database, one row per key in `keys`.
 
     DUMPS are RDB files (or - for standard input), compressed or not (gzip, zstd, lz4, bzip2,
@@ -175,6 +194,7 @@ def load(ctx, dumps, db_path, quiet, no_verify_crc, target, skip_bad, jobs, repl
         jobs=jobs,
         existing="replace" if replace else "refuse",
         allow_ratio=allow_ratio,
+        instance=instance,
     )
     debug = (ctx.obj or {}).get("debug")
     for r in results:
@@ -224,11 +244,13 @@ def sql(database, query, fmt):
 
 
 def _register_extensions():
+    from . import diff as diff_cli
     from . import report as report_cli
     from . import schema as schema_cli
 
     report_cli.register(main)
     schema_cli.register(main)
+    diff_cli.register(main)
 
 
 _register_extensions()

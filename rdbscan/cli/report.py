@@ -13,6 +13,7 @@ import click
 
 import rdbscan
 
+from ..db.store import is_database_file
 from ..errors import (
     EXIT_DAMAGED,
     EXIT_DATABASE,
@@ -29,15 +30,7 @@ from ..reports import report as rpt
 from ..reports.rules import RulesFile, load_rules
 from .output import make_progress, say, section_status
 
-
-def _is_duckdb(path: str) -> bool:
-    """DuckDB files carry the magic `DUCK` at byte 8; RDB files start with REDIS / VALKEY."""
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(12)
-    except OSError:
-        return False
-    return head[8:12] == b"DUCK" or (path.endswith(".duckdb") and not head)
+_is_duckdb = is_database_file
 
 
 def _settings(pairs) -> dict[str, str]:

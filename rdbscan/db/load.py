@@ -8,6 +8,7 @@ says `complete = false` with the error and its byte offset.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -81,6 +82,8 @@ def load(
     skip_bad: bool = False,
     existing: str = "refuse",
     allow_ratio: bool = False,
+    instance: str | None = None,
+    snapshot_sizes: list[int] | None = None,
 ) -> list[DumpResult]:
     """Load every dump in `paths` into the DuckDB database at `db_path` (created if needed).
     `target` picks the memory model's server profile (default: the dump's own server).
@@ -88,11 +91,15 @@ def load(
     A dump already in the database (docs/loading.md, "Identity of a dump") is not loaded
     again: existing='refuse' says so in DumpResult.refused, 'reuse' returns the loaded dump's
     result, 'replace' loads it again and removes the old one when the new one commits.
-    allow_ratio lifts the decompression-ratio bound (source.MAX_RATIO)."""
+    allow_ratio lifts the decompression-ratio bound (source.MAX_RATIO).
+    The dumps of one call are one snapshot (a cluster's shards) of `instance` (docs/diff.md);
+    snapshot_sizes splits them into several: how many of `paths`, in order, make each."""
     if existing not in EXISTING:
         raise ValueError(f"existing must be one of {EXISTING}")
     store = Store(db_path)
     try:
+        first = store.allocate_dump_ids(len(paths))
+        ids = snapshot_ids(first, len(paths), snapshot_sizes)
         return [
             load_one(
                 store,
@@ -104,11 +111,26 @@ def load(
                 skip_bad=skip_bad,
                 existing=existing,
                 allow_ratio=allow_ratio,
+                dump_id=first + i,
+                instance=instance,
+                snapshot_id=ids[i],
             )
-            for p in paths
+            for i, p in enumerate(paths)
         ]
     finally:
         store.close()
+
+
+def snapshot_ids(first: int, count: int, sizes: list[int] | None) -> list[int]:
+    """The snapshot_id of each of `count` dumps numbered from `first`: the first dump_id of its
+    group of `sizes` (default: one group)."""
+    sizes = sizes or [count]
+    if sum(sizes) != count:
+        raise ValueError(f"snapshot sizes {sizes} do not add up to {count} dumps")
+    out: list[int] = []
+    for n in sizes:
+        out += [first + len(out)] * n
+    return out
 
 
 def load_one(
@@ -123,13 +145,15 @@ def load_one(
     dump_id: int | None = None,
     existing: str = "refuse",
     allow_ratio: bool = False,
+    instance: str | None = None,
+    snapshot_id: int | None = None,
 ) -> DumpResult:
     """Load one dump (see load).  Its key rows and its `dumps` row commit together or not at
     all: the rows are written under a loading mark that commit_dump clears in the transaction
     that writes the `dumps` row; a load that fails inside rdbscan or is interrupted (Ctrl-C) is
     removed (Store.discard), and one killed outright is removed by the next Store opened on the
     database (Store.recover).  An input that could not be opened, or is not an RDB stream at
-    all, leaves no row."""
+    all, leaves no row.  snapshot_id: the snapshot the dump belongs to (default: its own id)."""
     if dump_id is None:
         dump_id = store.allocate_dump_ids(1)
     store.begin_load(dump_id)
@@ -224,7 +248,15 @@ def load_one(
         if same is not None and existing != "replace":  # its rows go (the finally discards)
             return already_loaded(store, same, path, result.fingerprint, existing)
         replaces = [same["dump_id"]] if same is not None else []
-        _write_dump_row(store, result, info, source, replaces)
+        _write_dump_row(
+            store,
+            result,
+            info,
+            source,
+            replaces,
+            instance=instance,
+            snapshot_id=dump_id if snapshot_id is None else snapshot_id,
+        )
         committed = True
         return result
     finally:
@@ -351,10 +383,28 @@ def _snapshot_time(ctime: int | None) -> dt.datetime | None:
         return None
 
 
+def snapshot_ms_of(ctime: int | None, path: str | None) -> tuple[int, str]:
+    """When a dump was taken, in ms, and how that is known: aux ctime; else the file's mtime;
+    else (standard input, a file gone) now."""
+    if ctime is not None and abs(ctime) < (1 << 63) // 1000:  # else a damaged ctime
+        return ctime * 1000, "ctime"
+    try:
+        return int(os.stat(path).st_mtime * 1000), "file-mtime"  # type: ignore[arg-type]
+    except (OSError, TypeError, ValueError):
+        return int(time.time() * 1000), "load-time"
+
+
 def _write_dump_row(
-    store: Store, result: DumpResult, info: DumpInfo, source: Source | None, replaces: list[int]
+    store: Store,
+    result: DumpResult,
+    info: DumpInfo,
+    source: Source | None,
+    replaces: list[int],
+    instance: str | None = None,
+    snapshot_id: int | None = None,
 ) -> None:
     ctime = _int_or_none(info.aux.get("ctime"))
+    snapshot_ms, snapshot_source = snapshot_ms_of(ctime, result.path)
     stats = store.run(
         "SELECT count(expire_at_ms), coalesce(sum(memory_bytes), 0), "
         "coalesce(sum(memory_total_bytes), 0) FROM keys WHERE dump_id = ?",
@@ -401,6 +451,11 @@ def _write_dump_row(
         "tail_bytes": _int_or_none(None if result.tail_bytes is None else str(result.tail_bytes)),
         "skipped_keys": info.skipped_keys,
         "fingerprint": result.fingerprint,
+        # Snapshots (docs/diff.md).
+        "instance": instance,
+        "snapshot_id": snapshot_id,
+        "snapshot_ms": snapshot_ms,
+        "snapshot_source": snapshot_source,
         "aux": info.aux,
         "cut": info.cut,
     }

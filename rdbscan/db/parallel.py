@@ -36,15 +36,24 @@ def sql_string(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def load_parallel(paths: list[str], db_path: str, *, jobs: int, existing: str, **options) -> list:
+def load_parallel(
+    paths: list[str],
+    db_path: str,
+    *,
+    jobs: int,
+    existing: str,
+    snapshot_sizes: list[int] | None = None,
+    **options,
+) -> list:
     """Load `paths` into `db_path` with up to `jobs` worker processes; dump_ids follow the
     order of `paths` as in a sequential load.  Returns one DumpResult per path.  A dump the
     database already holds (or named twice) is settled when its part is copied (`existing` as
     in rdbscan.db.load.load)."""
-    from .load import already_loaded
+    from .load import already_loaded, snapshot_ids
 
     store = Store(db_path)
     first = store.allocate_dump_ids(len(paths))
+    ids = snapshot_ids(first, len(paths), snapshot_sizes)  # docs/diff.md
     where = os.path.dirname(os.path.abspath(db_path))
     remove_stale_parts(where)
     work = tempfile.mkdtemp(prefix=f"{PARTS_PREFIX}{os.getpid()}-", dir=where)
@@ -59,7 +68,10 @@ def load_parallel(paths: list[str], db_path: str, *, jobs: int, existing: str, *
         while todo or busy:
             while idle and todo:
                 w, i = idle.pop(), todo.pop(0)
-                w.conn.send((paths[i], os.path.join(work, f"part{i}.duckdb"), first + i, options))
+                task_options = {**options, "snapshot_id": ids[i]}
+                w.conn.send(
+                    (paths[i], os.path.join(work, f"part{i}.duckdb"), first + i, task_options)
+                )
                 busy[w.conn] = (w, i)
             for conn in multiprocessing.connection.wait(list(busy)):
                 w, i = busy.pop(conn)

@@ -136,6 +136,12 @@ ALTER TABLE dumps ADD COLUMN IF NOT EXISTS memory_total_bytes BIGINT;
 ALTER TABLE dumps ADD COLUMN IF NOT EXISTS fingerprint VARCHAR;
 -- Today's servers: the profile and allocator rounding assumed, as the report says it.
 ALTER TABLE dumps ADD COLUMN IF NOT EXISTS memory_model VARCHAR;
+-- Snapshots (docs/diff.md): the instance the dump is a snapshot of (`load --instance`), the
+-- snapshot it belongs to (the dumps of one `load`: a cluster's shards), when it was taken.
+ALTER TABLE dumps ADD COLUMN IF NOT EXISTS instance VARCHAR;
+ALTER TABLE dumps ADD COLUMN IF NOT EXISTS snapshot_id INTEGER;
+ALTER TABLE dumps ADD COLUMN IF NOT EXISTS snapshot_ms BIGINT;
+ALTER TABLE dumps ADD COLUMN IF NOT EXISTS snapshot_source VARCHAR;
 -- Hostile inputs: records counted but not kept (parser.MAX_KEPT_*), by kind.
 ALTER TABLE dumps ADD COLUMN IF NOT EXISTS cut MAP(VARCHAR, BIGINT);
 CREATE TABLE IF NOT EXISTS db_sizes (
@@ -220,6 +226,16 @@ DDL = (
 
 # Every table that holds rows of a dump (by dump_id).
 DUMP_TABLES = ("key_rows", "streams", "stream_groups", "db_sizes", "slot_info", "dumps")
+
+
+def is_database_file(path: str) -> bool:
+    """DuckDB files carry the magic `DUCK` at byte 8; RDB files start with REDIS / VALKEY."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(12)
+    except OSError:
+        return False
+    return head[8:12] == b"DUCK" or (path.endswith(".duckdb") and not head)
 
 
 class StoreError(ValueError):

@@ -1034,8 +1034,12 @@ def _md_cell(text: str) -> str:
 
 
 def render_markdown(report: dict) -> str:
-    lines = ["# rdbscan report", ""]
-    blocks = document(report)
+    return draw_markdown(document(report), "rdbscan report")
+
+
+def draw_markdown(blocks: list[Block], title: str) -> str:
+    """Blocks (see document) as markdown under a level-1 title."""
+    lines = [f"# {title}", ""]
     for i, b in enumerate(blocks):
         nxt = blocks[i + 1] if i + 1 < len(blocks) else None
         if b.kind == "section":
@@ -1075,6 +1079,11 @@ _SEVERITY_STYLE = {"critical": "bold red", "warning": "bold yellow", "info": "bo
 
 def render_text(report: dict, console=None) -> None:
     """Print the report with rich to `console` (default: stdout)."""
+    draw_text(document(report), console)
+
+
+def draw_text(blocks: list[Block], console=None) -> None:
+    """Print blocks (see document) with rich to `console` (default: stdout)."""
     from rich import box
     from rich.console import Console
     from rich.table import Table as RichTable
@@ -1086,7 +1095,7 @@ def render_text(report: dict, console=None) -> None:
 
         wide = not sys.stdout.isatty() and "COLUMNS" not in os.environ
         console = Console(width=140 if wide else None)
-    for b in document(report):
+    for b in blocks:
         if b.kind == "section":
             console.print()
             console.rule(Text(escape_text(b.text), style="bold"), align="left")

@@ -1,0 +1,383 @@
+"""`rdbscan diff` and `rdbscan trend`: thin click wrappers over rdbscan.reports.diff,
+rdbscan.reports.trend and rdbscan.reports.diff_render."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+
+import click
+
+from ..errors import EXIT_CHECKSUM, EXIT_DAMAGED, EXIT_FINDINGS
+from ..reports import diff as D
+from .output import make_progress
+from .report import _release_load_memory, _settings
+
+
+def _load_sides(
+    dumps: dict[str, list[str]], db_path: str, target: str | None, quiet: bool, jobs: int
+) -> tuple[int, dict[str, list[int]]]:
+    """Load each side's dumps (one snapshot each, old first) into db_path with one load, several
+    dumps at once as `rdbscan load -j` does.  Returns 0, or 5 on a checksum mismatch, and the
+    dump ids of each side (a dump given twice is loaded once: both name its id).  A damaged
+    dump stops the diff: the keys after the damage would count as removed (or added)."""
+    import rdbscan
+
+    paths = [p for specs in dumps.values() for p in specs]
+    for p in paths:
+        if p != "-" and not os.path.exists(p):
+            raise click.ClickException(f"{p}: no such file")
+    sides = [w for w, specs in dumps.items() for _ in specs]
+    parallel = jobs > 1 and len(paths) > 1
+    results = rdbscan.load(
+        paths,
+        db_path,
+        progress=None if parallel else make_progress(quiet),
+        target=target,
+        jobs=jobs,
+        snapshot_sizes=[len(specs) for specs in dumps.values()],
+        existing="reuse",
+    )
+    code = 0
+    ids: dict[str, list[int]] = {w: [] for w in dumps}
+    for what, r in zip(sides, results):
+        if r.dump_id not in ids[what]:
+            ids[what].append(r.dump_id)
+        if r.error:
+            click.echo(f"rdbscan: error: {r.error}", err=True)
+            click.echo(
+                f"rdbscan: not compared: the {what} snapshot could not be read to the end, and the "
+                f"keys after the damage would show as {'removed' if what == 'new' else 'added'}",
+                err=True,
+            )
+            sys.exit(EXIT_DAMAGED)
+        if r.checksum == "mismatch":
+            click.echo(
+                f"rdbscan: error: {r.path}: CRC64 checksum mismatch; the file is damaged (every key "
+                f"was read; the diff goes on)",
+                err=True,
+            )
+            code = EXIT_CHECKSUM
+        elif not quiet:
+            click.echo(
+                f"rdbscan: loaded {r.path}: {r.keys:,} keys in {r.parse_seconds:.2f} s", err=True
+            )
+    return code, ids
+
+
+FORMAT = click.Choice(["text", "json", "markdown"])
+
+
+@click.command("diff")
+@click.argument("inputs", nargs=-1, metavar="OLD NEW | HISTORY.duckdb")
+@click.option(
+    "--old",
+    "old_patterns",
+    multiple=True,
+    metavar="PATTERN",
+    help="The old snapshot as several dumps, the shards of a cluster: a quoted pattern such "
+    "as 'old/shard*.rdb' (rdbscan expands it), or --old repeated.",
+)
+@click.option(
+    "--new", "new_patterns", multiple=True, metavar="PATTERN", help="The new snapshot, as --old."
+)
+@click.option(
+    "-o",
+    "--output",
+    "db_path",
+    metavar="FILE.duckdb",
+    help="Keep the database the dumps are loaded into (both snapshots, a new file); "
+    "default: a temporary database removed afterwards.",
+)
+@click.option(
+    "-f",
+    "--format",
+    "fmt",
+    type=FORMAT,
+    default="text",
+    show_default=True,
+    help="text: tables for a terminal; json: the object documented in docs/diff.md; "
+    "markdown: for tickets and wikis.",
+)
+@click.option(
+    "--top",
+    type=click.IntRange(1),
+    default=10,
+    show_default=True,
+    help="Rows per list (families, keys, big keys, ...).",
+)
+@click.option(
+    "--fail-on",
+    "fail_on",
+    default=None,
+    metavar="RULES",
+    help="Exit with 3 when the change exceeds thresholds, e.g. 'growth=20%,family-growth=10%,"
+    "new-big-keys,lost-ttl=0'. Rules: " + ", ".join(D.FAIL_RULES) + ".",
+)
+@click.option(
+    "--instance",
+    metavar="NAME",
+    help="With one database of many snapshots: the instance to compare.",
+)
+@click.option(
+    "--from",
+    "from_",
+    metavar="ID|TIME",
+    help="With one database of many snapshots: the old snapshot, by id or as the last one "
+    "taken at or before a time (2026-11-20, 2026-11-20T08:00); default: the one before --to.",
+)
+@click.option("--to", metavar="ID|TIME", help="The new snapshot (default: the latest).")
+@click.option(
+    "--delimiters",
+    default=":",
+    show_default=True,
+    help="Characters that separate key segments (for families).",
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(exists=True, dir_okay=False),
+    help="redis.conf / valkey.conf with the compact-encoding thresholds the conversions "
+    "are explained with (default: the new snapshot's server defaults).",
+)
+@click.option(
+    "--set",
+    "sets",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="Override a threshold or query parameter, e.g. --set collection_length=1000, "
+    "--set hash-max-listpack-entries=256. Repeatable.",
+)
+@click.option(
+    "--target", metavar="VERSION", help="Memory model used when loading dumps (see `rdbscan load`)."
+)
+@click.option(
+    "-q", "--quiet", is_flag=True, help="No progress display and no load summary on standard error."
+)
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Dumps loaded at once, each in its own process, as `rdbscan load -j` (default: the "
+    "number of cores).",
+)
+def diff_cmd(
+    inputs,
+    old_patterns,
+    new_patterns,
+    db_path,
+    fmt,
+    top,
+    fail_on,
+    instance,
+    from_,
+    to,
+    delimiters,
+    config_path,
+    sets,
+    target,
+    quiet,
+    jobs,
+):
+    """What changed between two snapshots: totals per db and type, families ranked by growth,
+    keys added, removed and changed, the keys that grew most, big keys, type changes, encoding
+    conversions, expiry.
+
+    OLD and NEW are dumps (anything `rdbscan load` reads) or databases written by rdbscan: a
+    database holding one snapshot, or DB.duckdb#N for dump N in it.  A cluster compares as a
+    whole: --old 'old/shard*.rdb' --new 'new/shard*.rdb'.  One database holding many snapshots
+    (`rdbscan load --instance NAME`) compares two of them: its last two, or --from/--to.  Every
+    figure comes from a SQL file of queries/diff/.  Exit codes: 0 ok, 3 a --fail-on threshold
+    exceeded, 4 a dump that could not be read to the end (nothing compared), 5 checksum mismatch.
+
+    Example: rdbscan diff monday.rdb tuesday.rdb --fail-on growth=20%,new-big-keys
+    """
+    try:
+        checks = D.parse_fail_on(fail_on)
+    except D.DiffError as e:
+        raise click.BadParameter(str(e), param_hint="--fail-on") from None
+    options = D.DiffOptions(
+        top=top, delimiters=delimiters, config_path=config_path, settings=_settings(sets)
+    )
+    if not delimiters:
+        raise click.BadParameter("must not be empty", param_hint="--delimiters")
+    history = None
+    if old_patterns or new_patterns:
+        if not (old_patterns and new_patterns):
+            raise click.UsageError("give both --old and --new")
+        if inputs:
+            raise click.UsageError(
+                f"--old/--new take the snapshots; {inputs[0]!r} is one argument too many "
+                f"(quote patterns, --old 'old/shard*.rdb', so that rdbscan expands them)"
+            )
+        old_specs, new_specs = list(old_patterns), list(new_patterns)
+    elif len(inputs) == 2:
+        old_specs, new_specs = [inputs[0]], [inputs[1]]
+    elif len(inputs) == 1 and D.is_database_spec(inputs[0]):
+        history = inputs[0]
+        old_specs = new_specs = []
+    else:
+        raise click.UsageError("give OLD and NEW, --old and --new, or one database of snapshots")
+    if history is None and (from_ or to or instance):
+        raise click.UsageError(
+            "--from, --to and --instance pick snapshots of one database: "
+            "rdbscan diff HISTORY.duckdb --from ID --to ID"
+        )
+
+    tmpdir = None
+    load_code = 0
+    ws = None
+    try:
+        try:
+            old_specs, new_specs = D.expand(old_specs), D.expand(new_specs)
+        except D.DiffError as e:
+            raise click.ClickException(str(e)) from None
+        sides = {"old": old_specs, "new": new_specs}
+        dumps = {
+            w: specs
+            for w, specs in sides.items()
+            if specs and not any(D.is_database_spec(s) for s in specs)
+        }
+        mixed = [w for w, specs in sides.items() if w not in dumps and len(specs) > 1]
+        if mixed:
+            raise click.UsageError(
+                f"--{mixed[0]}: give one database (or DB#N), or dumps, not several databases"
+            )
+        workspace_db = None
+        loaded: dict[str, list[int]] = {}
+        if dumps:
+            if db_path:
+                if os.path.exists(db_path):
+                    raise click.ClickException(
+                        f"{db_path}: exists; give a new file to -o (or diff the "
+                        f"databases themselves)"
+                    )
+                workspace_db = db_path
+            else:
+                tmpdir = tempfile.mkdtemp(prefix="rdbscan-diff-")
+                workspace_db = os.path.join(tmpdir, "diff.duckdb")
+            load_code, loaded = _load_sides(
+                dumps, workspace_db, target, quiet, jobs or os.cpu_count() or 1
+            )
+            _release_load_memory()
+        elif db_path:
+            raise click.UsageError("-o/--output applies when loading dumps, not to databases")
+        ws = D.Workspace()
+        if history is not None:
+            old, new = D.history_pair(ws, history, instance, from_, to)
+        else:
+            by_side = {
+                w: D.snapshot_of_dumps(ws, workspace_db, ids, " ".join(dumps[w]))
+                for w, ids in loaded.items()
+            }
+            old = D.resolve_side(ws, old_specs, by_side.get("old"), "OLD")
+            new = D.resolve_side(ws, new_specs, by_side.get("new"), "NEW")
+        for what, snap in (("old", old), ("new", new)):
+            if not snap.complete:
+                click.echo(
+                    f"rdbscan: error: {snap.label}: the {what} snapshot holds a dump that could not be "
+                    f"read to the end: not compared",
+                    err=True,
+                )
+                sys.exit(EXIT_DAMAGED)
+        result = D.build_diff(ws, old, new, options, fail_on=checks)
+    except D.DiffError as e:
+        raise click.ClickException(str(e)) from None
+    finally:
+        if ws is not None:
+            ws.close()
+        if tmpdir:
+            shutil.rmtree(tmpdir, ignore_errors=True)
+
+    from ..reports.diff_render import render_diff
+
+    out = render_diff(result, fmt)
+    if out is not None:
+        click.echo(out, nl=not out.endswith("\n"))
+    failed = result.get("fail_on", {}).get("failed")
+    if failed:
+        names = ", ".join(
+            f"{c['rule']} {_measured(c)} > {c['threshold']}"
+            for c in result["fail_on"]["checks"]
+            if c["failed"]
+        )
+        click.echo(f"rdbscan: the change exceeds --fail-on thresholds: {names}", err=True)
+    sys.exit(load_code or (EXIT_FINDINGS if failed else 0))
+
+
+def _measured(check: dict) -> str:
+    """A failed check's value as its threshold is written (growth=20%: a percentage)."""
+    if check["rule"] == "growth" and check["threshold"].endswith("%"):
+        return "inf%" if check.get("growth") is None else f"{check['growth'] * 100:.1f}%"
+    return str(check["value"])
+
+
+@click.command("trend")
+@click.argument("database", metavar="HISTORY.duckdb")
+@click.option(
+    "--instance",
+    metavar="NAME",
+    help="Only this instance (default: every instance in the database).",
+)
+@click.option(
+    "--from",
+    "from_",
+    metavar="ID|TIME",
+    help="First snapshot (by id, or the last taken at or before a time).",
+)
+@click.option("--to", metavar="ID|TIME", help="Last snapshot (default: the latest).")
+@click.option(
+    "-f",
+    "--format",
+    "fmt",
+    type=FORMAT,
+    default="text",
+    show_default=True,
+    help="text, json (documented in docs/diff.md) or markdown.",
+)
+@click.option(
+    "--top",
+    type=click.IntRange(0),
+    default=10,
+    show_default=True,
+    help="Families per instance, fastest growth first (0: all).",
+)
+@click.option(
+    "--delimiters",
+    default=":",
+    show_default=True,
+    help="Characters that separate key segments (for families).",
+)
+def trend_cmd(database, instance, from_, to, fmt, top, delimiters):
+    """Per instance, the keys and memory of each family at each snapshot of a database written by
+    `rdbscan load --instance NAME ... -o HISTORY.duckdb`, the growth per day (least squares over
+    the snapshots), and the families that grow fastest.
+
+    Example: rdbscan trend history.duckdb --instance cache-1 --from 2026-11-01
+    """
+    from ..reports.diff_render import render_trend
+    from ..reports.trend import build_trend
+
+    if not delimiters:
+        raise click.BadParameter("must not be empty", param_hint="--delimiters")
+    ws = D.Workspace()
+    try:
+        result = build_trend(
+            ws, database, instance=instance, top=top, delimiters=delimiters, from_=from_, to=to
+        )
+    except D.DiffError as e:
+        raise click.ClickException(str(e)) from None
+    finally:
+        ws.close()
+    out = render_trend(result, fmt)
+    if out is not None:
+        click.echo(out, nl=not out.endswith("\n"))
+
+
+def register(group) -> None:
+    """Add `diff` and `trend` to the `rdbscan` click group."""
+    group.add_command(diff_cmd)
+    group.add_command(trend_cmd)
