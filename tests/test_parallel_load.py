@@ -75,3 +75,21 @@ def test_cli_jobs_exit_code_and_summary(tmp_path):
         6,
         5,
     )
+
+
+def test_a_file_named_twice_keeps_the_first_id(tmp_path):
+    """The same file twice in one parallel load: loaded once, by its first mention, so both name
+    dump 1 (existing='reuse') or the second is refused (the default), as in a sequential load;
+    the two used to race, and the second mention took dump 1's place when it finished first."""
+    big, small = DUMPS[0], DUMPS[1]
+    for existing, expect in (
+        ("reuse", [(1, False), (2, False), (1, True)]),
+        ("refuse", [(1, False), (2, False), (None, False)]),
+    ):
+        for jobs in (1, 2):
+            db = str(tmp_path / f"{existing}{jobs}.duckdb")
+            res = load([big, small, big], db, jobs=jobs, existing=existing)
+            got = [(r.dump_id if not r.refused else None, r.reused) for r in res]
+            assert got == expect, (existing, jobs)
+            assert [bool(r.refused) for r in res] == [False, False, existing == "refuse"]
+            assert _tables(db)[1][0][0] == 1 and len(_tables(db)[1]) == 2

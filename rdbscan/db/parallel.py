@@ -49,6 +49,7 @@ def load_parallel(
     order of `paths` as in a sequential load.  Returns one DumpResult per path.  A dump the
     database already holds (or named twice) is settled when its part is copied (`existing` as
     in rdbscan.db.load.load)."""
+    from .identity import file_fingerprint
     from .load import already_loaded, snapshot_ids
 
     store = Store(db_path)
@@ -64,7 +65,19 @@ def load_parallel(
         ctx = multiprocessing.get_context("spawn")  # no fork: DuckDB and the writer thread
         workers = [_Worker(ctx) for _ in range(min(jobs, len(paths)))]
         idle = list(workers)
-        todo = list(range(len(paths)))
+        # A file named twice is loaded once, by its first mention, whichever finishes first
+        # (its dump_id then follows the order of `paths`, as in a sequential load).
+        twins: dict[int, list[int]] = {}
+        first_of: dict[str, int] = {}
+        todo = []
+        for i, path in enumerate(paths):
+            same_file = file_fingerprint(path)
+            if same_file is not None and same_file in first_of:
+                twins.setdefault(first_of[same_file], []).append(i)
+                continue
+            if same_file is not None:
+                first_of[same_file] = i
+            todo.append(i)
         while todo or busy:
             while idle and todo:
                 w, i = idle.pop(), todo.pop(0)
@@ -85,6 +98,12 @@ def load_parallel(
                 else:
                     _merge(store, part, replaces=[same["dump_id"]] if same is not None else [])
                 idle.append(w)
+                for k in twins.pop(i, []):  # the same file named again: settled as a sequential
+                    loaded = store.find_dump(fp) if fp else None  # load would settle it
+                    if loaded is not None and existing != "replace":
+                        results[k] = already_loaded(store, loaded, paths[k], fp, existing)
+                    else:
+                        todo.append(k)
     finally:
         for w, _ in busy.values():  # Ctrl-C or an error: what is still loading is dropped
             w.process.kill()
