@@ -10,10 +10,10 @@ import tempfile
 
 import click
 
-from ..errors import EXIT_CHECKSUM, EXIT_DAMAGED, EXIT_FINDINGS
+from ..errors import EXIT_CHECKSUM, EXIT_DAMAGED, EXIT_DATABASE, EXIT_FINDINGS, CommandError
 from ..reports import diff as D
 from .output import make_progress
-from .report import _release_load_memory, _settings
+from .report import _output_fault, _release_load_memory, _settings
 
 
 def _load_sides(
@@ -67,7 +67,45 @@ def _load_sides(
     return code, ids
 
 
-FORMAT = click.Choice(["text", "json", "markdown"])
+FORMAT = click.Choice(["text", "json", "markdown", "html"])
+
+
+def _html_option(what: str):
+    return click.option(
+        "--html",
+        "html_path",
+        metavar="FILE.html",
+        help=f"Also write the {what} as one self-contained HTML file with charts (next to "
+        "--format; an existing file is replaced only if rdbscan wrote it).",
+    )
+
+
+def _check_html_target(html_path: str | None) -> None:
+    """Refuse an HTML file rdbscan would not overwrite before the work, not after it."""
+    from ..reports import html
+
+    if html_path:
+        try:
+            html.check_target(html_path)
+        except html.HtmlOutputError as e:
+            raise CommandError(str(e), EXIT_DATABASE) from None
+
+
+def _write_page(page: str, html_path: str | None, quiet: bool) -> None:
+    """The HTML page to `html_path` (exit 7 when it cannot be written), else to standard output."""
+    from ..reports import html
+
+    if not html_path:
+        click.echo(page, nl=False)
+        return
+    try:
+        html.write_html(html_path, page)
+    except html.HtmlOutputError as e:  # a file rdbscan did not write: left untouched
+        raise CommandError(str(e), EXIT_DATABASE) from None
+    except OSError as e:  # a missing or read-only directory, a full disk
+        raise _output_fault(e, html_path) from None
+    if not quiet:
+        click.echo(f"rdbscan: HTML written to {html_path}", err=True)
 
 
 @click.command("diff")
@@ -99,8 +137,10 @@ FORMAT = click.Choice(["text", "json", "markdown"])
     default="text",
     show_default=True,
     help="text: tables for a terminal; json: the object documented in docs/diff.md; "
-    "markdown: for tickets and wikis.",
+    "markdown: for tickets and wikis; html: one self-contained page with charts (to --html "
+    "FILE, or -o FILE.html, else stdout).",
 )
+@_html_option("diff")
 @click.option(
     "--top",
     type=click.IntRange(1),
@@ -170,6 +210,7 @@ def diff_cmd(
     new_patterns,
     db_path,
     fmt,
+    html_path,
     top,
     fail_on,
     instance,
@@ -199,6 +240,9 @@ def diff_cmd(
         checks = D.parse_fail_on(fail_on)
     except D.DiffError as e:
         raise click.BadParameter(str(e), param_hint="--fail-on") from None
+    if fmt == "html" and db_path and db_path.lower().endswith((".html", ".htm")):
+        html_path, db_path = db_path, None
+    _check_html_target(html_path)
     options = D.DiffOptions(
         top=top, delimiters=delimiters, config_path=config_path, settings=_settings(sets)
     )
@@ -294,9 +338,14 @@ def diff_cmd(
 
     from ..reports.diff_render import render_diff
 
-    out = render_diff(result, fmt)
-    if out is not None:
-        click.echo(out, nl=not out.endswith("\n"))
+    if fmt == "html" or html_path:
+        from ..reports.diff_html import render_diff_html
+
+        _write_page(render_diff_html(result), html_path, quiet)
+    if fmt != "html":
+        out = render_diff(result, fmt)
+        if out is not None:
+            click.echo(out, nl=not out.endswith("\n"))
     failed = result.get("fail_on", {}).get("failed")
     if failed:
         names = ", ".join(
@@ -336,8 +385,10 @@ def _measured(check: dict) -> str:
     type=FORMAT,
     default="text",
     show_default=True,
-    help="text, json (documented in docs/diff.md) or markdown.",
+    help="text, json (documented in docs/diff.md), markdown, or html (one self-contained page "
+    "with charts, to --html FILE, else stdout).",
 )
+@_html_option("trend")
 @click.option(
     "--top",
     type=click.IntRange(0),
@@ -351,7 +402,7 @@ def _measured(check: dict) -> str:
     show_default=True,
     help="Characters that separate key segments (for families).",
 )
-def trend_cmd(database, instance, from_, to, fmt, top, delimiters):
+def trend_cmd(database, instance, from_, to, fmt, html_path, top, delimiters):
     """Per instance, the keys and memory of each family at each snapshot of a database written by
     `rdbscan load --instance NAME ... -o HISTORY.duckdb`, the growth per day (least squares over
     the snapshots), and the families that grow fastest.
@@ -363,6 +414,7 @@ def trend_cmd(database, instance, from_, to, fmt, top, delimiters):
 
     if not delimiters:
         raise click.BadParameter("must not be empty", param_hint="--delimiters")
+    _check_html_target(html_path)
     ws = D.Workspace()
     try:
         result = build_trend(
@@ -372,9 +424,14 @@ def trend_cmd(database, instance, from_, to, fmt, top, delimiters):
         raise click.ClickException(str(e)) from None
     finally:
         ws.close()
-    out = render_trend(result, fmt)
-    if out is not None:
-        click.echo(out, nl=not out.endswith("\n"))
+    if fmt == "html" or html_path:
+        from ..reports.diff_html import render_trend_html
+
+        _write_page(render_trend_html(result), html_path, quiet=False)
+    if fmt != "html":
+        out = render_trend(result, fmt)
+        if out is not None:
+            click.echo(out, nl=not out.endswith("\n"))
 
 
 def register(group) -> None:

@@ -93,7 +93,123 @@ def _metric_rows(t: dict, with_used_mem: bool = False) -> list[list[str]]:
     return rows
 
 
+VERDICT_LINES = 10
+
+
+def diff_verdict(d: dict) -> list[Block]:
+    """The verdict before the sections: one line of totals, then at most VERDICT_LINES lines, the
+    failed --fail-on checks first (critical), then what needs a look (warning: keys past a
+    critical big-key threshold, new big keys, keys that lost their expiry), then the biggest
+    changes (info: the families that changed most, keys added/removed/changed, conversions)."""
+    t = d["totals"]["all"]
+    head = (
+        f"Verdict: memory {fmt_signed_bytes(t['delta_memory_bytes'])} "
+        f"({fmt_growth(t['memory_growth'])}) to {fmt_bytes(t['new_memory_bytes'])}, keys "
+        f"{fmt_signed_int(t['delta_keys'])} to {fmt_int(t['new_keys'])}"
+    )
+    lines: list[tuple[str, str, str]] = []
+    checks = (d.get("fail_on") or {}).get("checks") or []
+    for c in checks:
+        if c["failed"]:
+            lines.append(
+                (
+                    "critical",
+                    f"--fail-on {c['rule']} failed: {_measured(c)} (threshold {c['threshold']})",
+                    "see Checks (--fail-on)",
+                )
+            )
+    k = d["keys"]
+    b = k["big_keys"]
+    for kind, n, what, advice in (
+        (
+            "past-critical",
+            b["past_critical"],
+            "big keys grew past a critical threshold",
+            "split them or delete with UNLINK",
+        ),
+        ("new", b["new"], "new big keys", "check that they are meant to be this big"),
+    ):
+        if n:
+            names = [r["key"] for r in b["items"] if r["kind"] == kind][:3]
+            lines.append(
+                (
+                    "warning",
+                    f"{fmt_int(n)} {what}"
+                    + (f": {', '.join(fmt_key(x, 40) for x in names)}" if names else "")
+                    + (" ..." if n > len(names) else ""),
+                    f"{advice}; see Keys",
+                )
+            )
+    ttl = d["ttl"]
+    if ttl["lost_expiry"]:
+        fams = [fmt_key(r["pattern"], 40) for r in ttl["lost_expiry_families"][:2]]
+        lines.append(
+            (
+                "warning",
+                f"{fmt_int(ttl['lost_expiry'])} keys lost their expiry "
+                f"({fmt_bytes(ttl['lost_expiry_memory_bytes'])})"
+                + (f": {', '.join(fams)}" if fams else ""),
+                "set the expiry where these keys are written; see Expiry",
+            )
+        )
+    for r in [r for r in d["families"]["items"] if r["delta_memory_bytes"]][:3]:
+        status = {"new": " (new family)", "vanished": " (vanished)"}.get(r["status"], "")
+        lines.append(
+            (
+                "info",
+                f"{fmt_key(r['pattern'], 40)}{status}: {fmt_signed_bytes(r['delta_memory_bytes'])} "
+                f"({fmt_bytes(r['old_memory_bytes'])} -> {fmt_bytes(r['new_memory_bytes'])}), "
+                f"keys {fmt_int(r['old_keys'])} -> {fmt_int(r['new_keys'])}",
+                "see Families",
+            )
+        )
+    lines.append(
+        (
+            "info",
+            f"{fmt_int(k['added'])} keys added, {fmt_int(k['removed'])} removed, "
+            f"{fmt_int(k['changed'])} changed, {fmt_int(k['unchanged'])} unchanged",
+            "see Keys",
+        )
+    )
+    ec = k["encoding_conversions"]
+    if ec["total"]:
+        parts = [
+            f"{fmt_int(c['keys'])} {c['type']} {c['old_encoding']} -> {c['new_encoding']}"
+            + (f" ({c['threshold']})" if c.get("threshold") else "")
+            for c in ec["conversions"][:2]
+        ]
+        lines.append(
+            (
+                "info",
+                f"{fmt_int(ec['total'])} encoding conversions: {', '.join(parts)}"
+                + (" ..." if len(ec["conversions"]) > 2 else ""),
+                "see Keys",
+            )
+        )
+    tc = k["type_changes"]
+    if tc["total"]:
+        lines.append(("info", f"{fmt_int(tc['total'])} keys changed type", "see Keys"))
+    if checks and not any(c["failed"] for c in checks):
+        lines.append(
+            (
+                "info",
+                f"every --fail-on check passed ({', '.join(c['rule'] for c in checks)})",
+                "see Checks (--fail-on)",
+            )
+        )
+    order = {"critical": 0, "warning": 1, "info": 2}
+    lines.sort(key=lambda x: order[x[0]])  # stable: within a severity, the order above
+    return [Block("section", head)] + [
+        Block("finding", items=list(line)) for line in lines[:VERDICT_LINES]
+    ]
+
+
 def diff_document(d: dict) -> list[Block]:
+    """The verdict, then the sections."""
+    return diff_verdict(d) + diff_sections(d)
+
+
+def diff_sections(d: dict) -> list[Block]:
     blocks = [Block("section", "Snapshots")]
     interval = d.get("interval_seconds")
     blocks.append(
@@ -475,18 +591,21 @@ def _threshold(name, value=None) -> str:
     return name if value is None else f"{name} {fmt_int(value)}"
 
 
+def _measured(c: dict) -> str:
+    """What a --fail-on check measured, in words."""
+    if c["rule"] == "growth":
+        return f"{fmt_signed_bytes(c['value'])} ({fmt_growth(c.get('growth'))})"
+    if c["rule"] == "family-growth":
+        return f"{fmt_int(c['value'])} families" + (
+            f": {', '.join(c['families'][:3])}" if c["families"] else ""
+        )
+    return f"{fmt_int(c['value'])} keys"
+
+
 def _fail_on(f: dict) -> list[Block]:
     rows = []
     for c in f["checks"]:
-        if c["rule"] == "growth":
-            measured = f"{fmt_signed_bytes(c['value'])} ({fmt_growth(c.get('growth'))})"
-        elif c["rule"] == "family-growth":
-            measured = f"{fmt_int(c['value'])} families" + (
-                f": {', '.join(c['families'][:3])}" if c["families"] else ""
-            )
-        else:
-            measured = f"{fmt_int(c['value'])} keys"
-        rows.append([c["rule"], measured, c["threshold"], "FAIL" if c["failed"] else "ok"])
+        rows.append([c["rule"], _measured(c), c["threshold"], "FAIL" if c["failed"] else "ok"])
     return [
         Block("section", "Checks (--fail-on)"),
         _table("", ["check", "measured", "threshold", "result"], rows, (2,)),
@@ -506,7 +625,67 @@ def render_diff(d: dict, fmt: str) -> str | None:
 # --- trend -----------------------------------------------------------------------------------
 
 
+def trend_verdict(t: dict) -> list[Block]:
+    """One line per instance (memory first -> last, growth per day), then the families that grow
+    fastest (TREND_VERDICT_FAMILIES per instance), at most VERDICT_LINES lines."""
+    insts = t["instances"]
+    snaps = sum(len(i["snapshots"]) for i in insts)
+    lines: list[Block] = []
+    for inst in insts:
+        name = inst["instance"] if inst["instance"] is not None else "(no instance)"
+        s = inst["snapshots"]
+        if not s:
+            continue
+        span = (
+            f" in {fmt_duration_ms(inst['days'] * 86400000)}"
+            if inst.get("days") is not None
+            else ""
+        )
+        lines.append(
+            Block(
+                "finding",
+                items=[
+                    "info",
+                    f"{name}: memory {fmt_bytes(s[0]['memory_bytes'])} -> "
+                    f"{fmt_bytes(s[-1]['memory_bytes'])}, keys {fmt_int(s[0]['keys'])} -> "
+                    f"{fmt_int(s[-1]['keys'])} over {len(s)} snapshots{span} "
+                    f"({fmt_per_day_bytes(inst.get('memory_per_day'))})",
+                    f"see Instance {name}",
+                ],
+            )
+        )
+        growing = [f for f in inst["families"] if (f.get("memory_per_day") or 0) > 0]
+        for f in growing[:TREND_VERDICT_FAMILIES]:
+            lines.append(
+                Block(
+                    "finding",
+                    items=[
+                        "info",
+                        f"{name}: {fmt_key(f['pattern'], 40)} grows "
+                        f"{fmt_per_day_bytes(f['memory_per_day'])} "
+                        f"({fmt_bytes(f['first_memory_bytes'])} -> "
+                        f"{fmt_bytes(f['last_memory_bytes'])})",
+                        f"see Instance {name}",
+                    ],
+                )
+            )
+    head = f"Trend: {_count(len(insts), 'instance')}, {_count(snaps, 'snapshot')}"
+    return [Block("section", head)] + lines[:VERDICT_LINES]
+
+
+TREND_VERDICT_FAMILIES = 3
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{fmt_int(n)} {noun}{'' if n == 1 else 's'}"
+
+
 def trend_document(t: dict) -> list[Block]:
+    """The verdict, then one section per instance."""
+    return trend_verdict(t) + trend_sections(t)
+
+
+def trend_sections(t: dict) -> list[Block]:
     blocks: list[Block] = []
     for inst in t["instances"]:
         name = inst["instance"] if inst["instance"] is not None else "(no instance)"

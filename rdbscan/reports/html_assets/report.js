@@ -1,8 +1,11 @@
-/* rdbscan HTML report: sortable tables, the family treemap and the slot heat map.
-   Reads the report embedded as JSON (element id rdbscan-report); makes no network request. */
+/* rdbscan HTML pages: sortable tables, the family treemap and the slot heat map.
+   Reads the data embedded as JSON (element id rdbscan-report, -diff or -trend); makes no network
+   request. */
 (function () {
   "use strict";
-  var report = JSON.parse(document.getElementById("rdbscan-report").textContent);
+  /* the report's data, or a diff's or a trend's (rdbscan-diff, rdbscan-trend: no treemap) */
+  var data = document.querySelector('script[type="application/json"][id^="rdbscan-"]');
+  var report = data ? JSON.parse(data.textContent) : {};
   var UNITS = { "B": 1, "KiB": 1024, "MiB": 1048576, "GiB": 1073741824, "TiB": 1099511627776 };
 
   function fmtBytes(n) {
