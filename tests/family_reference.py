@@ -7,7 +7,8 @@ for the keys that take key_pattern's first fast path (macros._FAST_SEG), in Pyth
 
 The `keys.family` column holds key_pattern(key) for every key.  Working it out per key in SQL
 costs DuckDB about as much as storing the row, so the loader does it while the key is at hand:
-a key of plain segments (no digit, no `-`) and integer ids (`42`, `{42}`; not 8 digits that
+a key of plain segments (no digit, no `-`; segments end at `:` and at `#`, macros.SPLIT_MARK,
+as in split-key families `uid#0#7`) and integer ids (`42`, `{42}`; not 8 digits that
 read as a compact date) becomes the key with each digit run replaced by `{id}`, which is what
 key_pattern gives it.  Any other key (dates, UUIDs, hex, tokens, bytes outside printable ASCII,
 very long keys) gets None here, and the INSERT computes key_pattern(key) for it in DuckDB.  So
@@ -29,6 +30,7 @@ FAMILY_MAX_KEY = 4096
 
 _PRINTABLE = re.compile(rb"[\x20-\x7e]*")
 _DIGIT_OR_DASH = re.compile(rb"[0-9-]")
+_BOUNDARY = re.compile(rb"([:#])")  # the default delimiter and macros.SPLIT_MARK
 _ID_SEGMENT = re.compile(rb"(\{?)([0-9]+)(\}?)")
 _COMPACT_DATE = re.compile(_DATE8.encode())
 
@@ -38,15 +40,15 @@ def fast_family(key: bytes) -> str | None:
     if len(key) > FAMILY_MAX_KEY or not _PRINTABLE.fullmatch(key):
         return None
     out = []
-    for seg in key.split(b":"):
-        if not _DIGIT_OR_DASH.search(seg):
+    for i, seg in enumerate(_BOUNDARY.split(key)):
+        if i % 2 or not _DIGIT_OR_DASH.search(seg):  # a boundary, or a plain segment
             out.append(seg)
             continue
         m = _ID_SEGMENT.fullmatch(seg)
         if m is None or (len(m[2]) == 8 and _COMPACT_DATE.fullmatch(m[2])):
             return None
         out.append(m[1] + b"{id}" + m[3])
-    return b":".join(out).decode("ascii")
+    return b"".join(out).decode("ascii")
 
 
 # The is_plain_key macro's pattern for the delimiter `:`.

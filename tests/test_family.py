@@ -27,6 +27,7 @@ ALPHABET = [
     b"z",
     b"Q",
     b":",
+    b"#",
     b"{",
     b"}",
     b"-",
@@ -70,6 +71,12 @@ KEYS = st.lists(st.sampled_from(ALPHABET), max_size=16).map(b"".join) | st.sampl
         b"a:B",
         b"\xc3\xa9:a",
         b"ab:c\n",
+        b"uid#0#7",
+        b"uid#999#99",
+        b"video_info#olympic#2020-08-29#1",
+        b"a:#1",
+        b"#",
+        b"{uid#42}#3",
     ]
 )
 
@@ -105,14 +112,37 @@ def _check(con, keys: list[bytes]) -> int:
 
 def test_fast_family_is_key_pattern(con):
     rnd = random.Random(2026)
+    printable = [c for c in ALPHABET if c not in (b"\x7f", "\ue000".encode(), b"\xff")]
     keys = [
-        b"".join(rnd.choice(ALPHABET[:12] + ALPHABET[13:18]) for _ in range(rnd.randint(0, 14)))
-        for _ in range(100_000)
+        b"".join(rnd.choice(printable) for _ in range(rnd.randint(0, 14))) for _ in range(100_000)
     ]
     keys += [b"user:%d:profile" % i for i in range(0, 10**9, 9_999_991)]
     keys += [b"x:%08d" % d for d in range(19_000_000, 21_100_000, 3_307)]  # dates and near misses
     given_ = _check(con, keys)
     assert given_ > 20_000  # the fast path is taken, not only refused
+
+
+def test_split_key_families(con):
+    """`#` bounds segments whatever the delimiters: the shards of a split key share a family."""
+    keys = [b"uid#0#0", b"uid#999#99", b"video_info#olympic#2020-08-29#1", b"{uid#42}#3", b"a#b:7"]
+    want = [
+        "uid#{id}#{id}",
+        "uid#{id}#{id}",
+        "video_info#olympic#{date}#{id}",
+        "{uid#{id}}#{id}",
+        "a#b:{id}",
+    ]
+    assert _patterns(con, keys) == want
+    assert [fast_family(k) for k in keys] == [want[0], want[1], None, want[3], want[4]]
+    if speedups.compiled is not None:
+        assert [speedups.compiled.fast_family(k) for k in keys] == [fast_family(k) for k in keys]
+    texts = [k.decode() for k in keys]
+    assert [
+        p
+        for (p,) in con.execute(
+            "SELECT key_pattern(unnest($k), delimiters := '/')", {"k": texts}
+        ).fetchall()
+    ] == want[:4] + ["a#b:7"]
 
 
 @settings(max_examples=400, deadline=None)

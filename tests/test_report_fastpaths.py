@@ -98,11 +98,12 @@ def test_key_pattern_fast_paths_match_the_passes():
     con = duckdb.connect()
     macros.create_macros(con)
     con.execute(
-        f"CREATE MACRO key_pattern_passes(key, delimiters) AS {macros._key_pattern_passes_sql()}"
+        "CREATE MACRO key_pattern_passes(key, delimiters) AS "
+        + macros._split_marked(macros._key_pattern_passes_sql())
     )
     con.register("corpus", pa.table({"key": _keys_for_patterns(8000, 1)}))
     con.execute("CREATE TABLE k AS SELECT * FROM corpus")
-    sql = macros._key_pattern_sql()
+    sql = macros._split_marked(macros._key_pattern_sql())
     fast1 = sql.split(" THEN ")[0][len("CASE WHEN ") :]  # the conditions of the fast paths
     fast2 = sql.split(" THEN ")[1].split(" WHEN ", 1)[1]
     taken = [0, 0]

@@ -107,6 +107,24 @@ def _key_pattern_sql() -> str:
     )
 
 
+# Split-key families (`uid#0#0 ... uid#999#99`, `video_info#olympic#2020-08-29#1`): a key split
+# into shards numbers them in `#` segments, so key_pattern treats `#` as a segment boundary
+# whatever the delimiters, and the shards of one logical key share a family.  The family rule's
+# other copies follow: tests/family_reference.py, `_family` in rdbscan/rdb/_speedups.pyx,
+# rdbscan/reports/schema.py (segment_delimiters) and queries/values_split_keys.sql.
+SPLIT_MARK = "#"
+
+
+def segment_delimiters(delimiters: str) -> str:
+    """The characters that end a segment of a family: the delimiters and SPLIT_MARK."""
+    return delimiters if SPLIT_MARK in delimiters else delimiters + SPLIT_MARK
+
+
+def _split_marked(sql: str) -> str:
+    """key_pattern's body with SPLIT_MARK added to the delimiters it splits segments at."""
+    return sql.replace("delim_class(delimiters)", f"delim_class(delimiters || '{SPLIT_MARK}')")
+
+
 MACROS: list[str] = [
     # Body of a regex character class holding each delimiter character, escaped (`]`, `\`, `^`, `-`).
     "CREATE OR REPLACE MACRO delim_class(delimiters) AS "
@@ -118,7 +136,8 @@ MACROS: list[str] = [
     "'[a-z][a-z0-9_]*(?:[' || delim_class(delimiter) || '][a-z0-9_]*)+')",
     # Family of a key: id-like segments (numbers, dates, UUIDs, long hex, random tokens) replaced by
     # {id} / {date}.  key_pattern('user:1000:profile') = 'user:{id}:profile'.
-    f"CREATE OR REPLACE MACRO key_pattern(key, delimiters := ':') AS {_key_pattern_sql()}",
+    # `#` always bounds segments too (SPLIT_MARK): `uid#0#7` = 'uid#{id}#{id}'.
+    f"CREATE OR REPLACE MACRO key_pattern(key, delimiters := ':') AS {_split_marked(_key_pattern_sql())}",
     # A key's family for `delimiters`: the loader's keys.family for the default `:` (key_pattern
     # worked out at load time, never null), key_pattern afresh for other delimiters.  No
     # coalesce(family, ...): it would cost a GROUP BY the family 2.5 times as much (it reads

@@ -547,7 +547,7 @@ cdef inline bint _compact_date(const uint8_t* d) noexcept nogil:
 
 cdef Py_ssize_t _family(const uint8_t* k, Py_ssize_t n, char* out) noexcept nogil:
     """Write key_pattern(k) to out (room for 4 * n bytes) for a key of plain segments and
-    integer ids, as family.fast_family; returns its length, or -1 for any other key."""
+    integer ids (segments end at ':' and '#'), as family.fast_family; returns its length, or -1 for any other key."""
     cdef Py_ssize_t i = 0, o = 0, s, e, d0, j
     cdef uint8_t c
     cdef bint special
@@ -556,7 +556,7 @@ cdef Py_ssize_t _family(const uint8_t* k, Py_ssize_t n, char* out) noexcept nogi
     while True:
         s = i
         special = False
-        while i < n and k[i] != 58:   # ':'
+        while i < n and k[i] != 58 and k[i] != 35:   # ':', '#' (macros.SPLIT_MARK)
             c = k[i]
             if c < 0x20 or c > 0x7E:
                 return -1
@@ -588,7 +588,7 @@ cdef Py_ssize_t _family(const uint8_t* k, Py_ssize_t n, char* out) noexcept nogi
                 return -1
         if i == n:
             return o
-        out[o] = 58
+        out[o] = k[i]
         o += 1
         i += 1
 

@@ -26,6 +26,7 @@ from ..rdb import constants as C
 from . import findings, querylib
 from .render import fmt_bytes, plain
 from .rules import BIG_KEY_PARAMS, NamingConfig
+from .values import section as values_section
 
 REPORT_FORMAT = 1
 
@@ -35,6 +36,7 @@ SECTIONS = (
     "patterns",
     "ttl",
     "encodings",
+    "values",
     "naming",
     "cold",
     "slots",
@@ -359,6 +361,7 @@ def build_report(
         "patterns": _patterns,
         "ttl": _ttl,
         "encodings": _encodings,
+        "values": _values,
         "naming": _naming,
         "cold": _cold,
         "slots": _slots,
@@ -676,6 +679,10 @@ def _encodings(run: _Runner, options: ReportOptions, meta: dict) -> dict:
         "strings_to_hashes": s2h,
         "advice": advice,
     }
+
+
+def _values(run: _Runner, options: ReportOptions, meta: dict) -> dict:
+    return values_section(run, options)
 
 
 def _naming(run: _Runner, options: ReportOptions, meta: dict) -> dict:

@@ -16,6 +16,7 @@ import tempfile
 from dataclasses import dataclass
 
 from .._version import __version__
+from ..db.macros import segment_delimiters
 from . import querylib
 
 SCHEMA_FORMAT = 1
@@ -49,7 +50,7 @@ def pattern_regex(pattern: str, delimiters: str = ":") -> str:
         out.append(_escape(pattern[pos : m.start()]))
         rx = PLACEHOLDERS[m.group(1)]
         if rx is None:
-            rx = "[^" + "".join(f"\\x{ord(c):02x}" for c in delimiters) + "]+"
+            rx = "[^" + "".join(f"\\x{ord(c):02x}" for c in segment_delimiters(delimiters)) + "]+"
         out.append(f"(?:{rx})")
         pos = m.end()
     out.append(_escape(pattern[pos:]))
@@ -103,7 +104,7 @@ def typed_pattern(family: str, placeholders: dict[int, dict], delimiters: str) -
     """The family with each {id}/{date} segment replaced by its typed placeholder."""
     if not placeholders:
         return family
-    parts = re.split("([" + re.escape(delimiters) + "])", family)
+    parts = re.split("([" + re.escape(segment_delimiters(delimiters)) + "])", family)
     for position, row in placeholders.items():
         i = 2 * (position - 1)
         if i < len(parts):

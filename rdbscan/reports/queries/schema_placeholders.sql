@@ -4,15 +4,16 @@
 --          are integers, epoch timestamps (seconds or milliseconds between 2000 and 2100), dates,
 --          UUIDs or hexadecimal. `rdbscan schema` types the placeholder from these ({id}, {ts},
 --          {date}, {uuid}, {hex}, else {*}). Hashtag braces around a placeholder ({{id}}) are not
---          part of the value.
+--          part of the value. Segments end at a delimiter or at `#` (split-key
+--          families, as in key_pattern).
 -- params: none
 WITH seg AS (
     SELECT pattern,
-           generate_subscripts(string_split_regex(key, '[' || delim_class($delimiters) || ']'), 1) AS position,
-           unnest(string_split_regex(key, '[' || delim_class($delimiters) || ']')) AS value,
-           unnest(string_split_regex(pattern, '[' || delim_class($delimiters) || ']')) AS fseg,
-           len(string_split_regex(key, '[' || delim_class($delimiters) || ']'))
-             = len(string_split_regex(pattern, '[' || delim_class($delimiters) || ']')) AS aligned
+           generate_subscripts(string_split_regex(key, '[' || delim_class($delimiters || '#') || ']'), 1) AS position,
+           unnest(string_split_regex(key, '[' || delim_class($delimiters || '#') || ']')) AS value,
+           unnest(string_split_regex(pattern, '[' || delim_class($delimiters || '#') || ']')) AS fseg,
+           len(string_split_regex(key, '[' || delim_class($delimiters || '#') || ']'))
+             = len(string_split_regex(pattern, '[' || delim_class($delimiters || '#') || ']')) AS aligned
     FROM rkeys
     WHERE contains(pattern, '{id}') OR contains(pattern, '{date}')
 ), vals AS (

@@ -1,0 +1,70 @@
+-- name: compressible
+-- answers: Which families hold string values that compress, and how much memory compressing them in
+--          the client would save. The RDB stores a string over 20 bytes LZF-compressed when that
+--          saves at least 4 bytes (rdbcompression yes, the default), with both sizes; per family,
+--          over its strings longer than compress_min_bytes: keys, their length (raw_bytes), the bytes the RDB
+--          stores (stored_bytes: the LZF payload, or the string as it is when it did not compress),
+--          keys stored compressed, the ratio raw / stored, memory, and about the memory that storing
+--          them compressed would save (savings_bytes: the value's allocation at its length minus
+--          at its LZF length, sds_alloc; a client compressor such as zstd usually does better than
+--          LZF). Families with the most to save first; every row also carries the totals, and
+--          `lzf_strings`, the strings of the dump stored compressed (0: saved with rdbcompression no,
+--          nothing measured).
+-- params:
+--   compress_min_bytes (1024) strings longer than this many bytes are counted
+--   top (20)           families listed
+--
+-- A string's stored size comes from its record's size in the file (keys.serialized_bytes) less
+-- what precedes the value: the expiry (9 bytes; 5 in RDB versions before 6, which stored seconds),
+-- the LRU idle time (1 + its length encoding), the LFU counter (2), the type byte and the key
+-- (its length encoding and bytes). An LZF value is 0xC3, the compressed and the uncompressed
+-- lengths (length encodings: 1, 2, 5 or 9 bytes) and the payload.
+CREATE OR REPLACE TEMP MACRO rdb_len_size(n) AS
+    CASE WHEN n < 64 THEN 1 WHEN n < 16384 THEN 2 WHEN n < 4294967296 THEN 5 ELSE 9 END;
+WITH s AS (
+    SELECT k.pattern, k.length, k.memory_bytes,
+           k.serialized_bytes
+             - CASE WHEN k.expire_at_ms IS NULL THEN 0 WHEN d.rdb_version < 6 THEN 5 ELSE 9 END
+             - CASE WHEN k.idle_seconds IS NULL THEN 0 ELSE 1 + rdb_len_size(k.idle_seconds) END
+             - CASE WHEN k.lfu_freq IS NULL THEN 0 ELSE 2 END
+             - 1 - rdb_len_size(k.key_length) - k.key_length AS value_bytes
+    FROM rkeys AS k JOIN dumps AS d USING (dump_id)
+    WHERE k.type = 'string' AND k.length > 20
+), v AS (
+    SELECT pattern, length, memory_bytes,
+           -- stored as it is (length encoding and bytes), else LZF (0xC3, two lengths, payload)
+           value_bytes <> rdb_len_size(length) + length AS lzf,
+           value_bytes - 1 - rdb_len_size(length) AS lzf_rest
+    FROM s
+), p AS (
+    SELECT pattern, length, memory_bytes, lzf,
+           CASE WHEN NOT lzf THEN length
+                WHEN lzf_rest - 1 < 64 THEN lzf_rest - 1
+                WHEN lzf_rest - 2 < 16384 THEN lzf_rest - 2
+                WHEN lzf_rest - 5 < 4294967296 THEN lzf_rest - 5
+                ELSE lzf_rest - 9 END AS stored_bytes
+    FROM v
+), fam AS (
+    SELECT pattern,
+           count(*) FILTER (WHERE length > $compress_min_bytes) AS keys,
+           sum(length) FILTER (WHERE length > $compress_min_bytes) AS raw_bytes,
+           sum(stored_bytes) FILTER (WHERE length > $compress_min_bytes) AS stored_bytes,
+           count(*) FILTER (WHERE length > $compress_min_bytes AND lzf) AS lzf_keys,
+           sum(memory_bytes) FILTER (WHERE length > $compress_min_bytes) AS memory_bytes,
+           sum(sds_alloc(length) - sds_alloc(stored_bytes)) FILTER (WHERE length > $compress_min_bytes AND lzf) AS savings_bytes,
+           count(*) FILTER (WHERE lzf) AS lzf_strings
+    FROM p
+    GROUP BY pattern
+)
+SELECT pattern, keys, raw_bytes, stored_bytes, lzf_keys,
+       round(raw_bytes / stored_bytes, 2) AS ratio,
+       memory_bytes, coalesce(savings_bytes, 0) AS savings_bytes,
+       sum(keys) OVER () AS total_keys,
+       sum(raw_bytes) OVER () AS total_raw_bytes,
+       sum(stored_bytes) OVER () AS total_stored_bytes,
+       sum(coalesce(savings_bytes, 0)) OVER () AS total_savings_bytes,
+       sum(lzf_strings) OVER () AS lzf_strings
+FROM fam
+QUALIFY keys > 0
+ORDER BY savings_bytes DESC, raw_bytes DESC, pattern
+LIMIT $top

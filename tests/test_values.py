@@ -1,0 +1,213 @@
+"""The report's value-design section (`values`: split keys, big elements, compressible values)
+against what a real Redis 7.0 said about every key (tests/fixtures/values: dump.rdb, lfu.rdb and
+truth.json, written by make_values.py)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import duckdb
+import pytest
+import rdbwriter as W
+
+from rdbscan.api import load
+from rdbscan.reports import report as rpt
+
+HERE = Path(__file__).parent / "fixtures" / "values"
+TRUTH = json.loads((HERE / "truth.json").read_text())
+KEYS = TRUTH["keys"]
+COLLECTIONS = ("list", "set", "zset", "hash", "stream")
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory):
+    path = str(tmp_path_factory.mktemp("values") / "v.duckdb")
+    load([str(HERE / "dump.rdb")], path)
+    return path
+
+
+def _report(path: str, **options) -> dict:
+    con = rpt.open_database(path, read_only=True)
+    try:
+        return rpt.build_report(
+            con, rpt.ReportOptions(sections=("values",), top=options.pop("top", 100), **options)
+        )
+    finally:
+        con.close()
+
+
+@pytest.fixture(scope="module")
+def values(db) -> dict:
+    return _report(db)["values"]
+
+
+def test_split_key_families(db):
+    con = duckdb.connect(db, read_only=True)
+    fams = dict(con.execute("SELECT family, count(*) FROM keys GROUP BY family").fetchall())
+    assert fams["uid#{id}#{id}"] == sum(k.startswith("uid#") for k in KEYS) == 200
+    assert fams["video_info#olympic#{date}#{id}"] == 8
+    assert fams["bigset#{id}"] == 4 and fams["feed#{id}"] == 3
+    assert fams["order#{date}"] == 1 and fams["page#about"] == 1
+
+
+def test_split_keys_are_logical_keys_with_shards_and_balance(values):
+    sk = values["split_keys"]
+    # the fixture's design: names ending in `#<integer>`, grouped by the rest, 2+ shards
+    groups: dict[str, list[str]] = {}
+    for k in KEYS:
+        m = re.fullmatch(r"(.*)#([0-9]+)", k)
+        if m and k != "order#20240131":  # a date, not a shard number
+            groups.setdefault(m[1], []).append(k)
+    groups = {g: ks for g, ks in groups.items() if len(ks) >= 2}
+    assert sorted(groups) == sorted(
+        ["video_info#olympic#2020-08-29", "feed", "bigset"] + [f"uid#{u}" for u in range(20)]
+    )
+    assert (sk["logical_keys"], sk["shards"]) == (23, 215)
+    assert sk["shards"] == sum(len(v) for v in groups.values())
+    assert sk["memory_bytes"] == sum(KEYS[k]["memory"] for v in groups.values() for k in v)
+    assert sk["big_when_joined"] == 1
+    items = {r["logical_key"]: r for r in sk["items"]}
+    assert set(items) == set(groups)
+    for name, shard_keys in groups.items():
+        mem = sorted(KEYS[k]["memory"] for k in shard_keys)
+        r = items[name]
+        assert r["shards"] == len(shard_keys), name
+        assert r["memory_bytes"] == sum(mem), name
+        assert r["length"] == sum(KEYS[k]["length"] for k in shard_keys), name
+        assert r["largest_shard_bytes"] == mem[-1], name
+        assert r["median_shard_bytes"] == mem[(len(mem) - 1) // 2], name  # quantile_disc
+        assert r["balance"] == round(mem[-1] / mem[(len(mem) - 1) // 2], 2), name
+        assert r["type"] == KEYS[shard_keys[0]]["type"]
+    video = items["video_info#olympic#2020-08-29"]
+    assert video["largest_shard"] == "video_info#olympic#2020-08-29#8" and video["balance"] > 5
+    assert video["length"] == 7 * 50 + 400
+    big = items["bigset"]  # 4 sets of 2,000: 8,000 elements once joined, over 5,000
+    assert (big["big_when_joined"], big["big_shard"], big["length"]) == (True, False, 8000)
+    assert [r["logical_key"] for r in sk["items"]][:2] == [
+        "bigset",
+        "video_info#olympic#2020-08-29",
+    ]
+    assert any("uneven" in a and "video_info" in a for a in values["advice"])
+
+
+def test_split_keys_min_shards_and_top(db):
+    v = _report(db, top=3, settings={"min_shards": "5"})["values"]["split_keys"]
+    # 5+ shards: video_info (8) and the 20 uid#N (10 each)
+    assert (v["logical_keys"], v["shards"], v["min_shards"]) == (21, 208, 5)
+    assert len(v["items"]) == 3
+
+
+def test_big_elements_match_the_server(values):
+    be = values["big_elements"]
+    want = {
+        k: t
+        for k, t in KEYS.items()
+        if t["type"] in COLLECTIONS and (t["max_element_bytes"] or 0) > 4096
+    }
+    assert sorted(want) == ["board:big", "doc:1", "doc:2", "doc:4", "jobs:big", "members:big"]
+    assert KEYS["doc:3"]["max_element_bytes"] == 4096  # exactly 4 KB: not over
+    assert be["keys"] == len(want) == 6
+    assert be["keys_by_type"] == {"hash": 3, "list": 1, "set": 1, "zset": 1}
+    assert {r["key"]: r["max_elem_bytes"] for r in be["items"]} == {
+        k: t["max_element_bytes"] for k, t in want.items()
+    }
+    assert [r["key"] for r in be["items"]][0] == "jobs:big"  # the longest element first
+    assert {r["key"]: r["length"] for r in be["items"]} == {k: t["length"] for k, t in want.items()}
+
+
+def test_max_elem_bytes_is_the_servers_longest_element(db):
+    con = duckdb.connect(db, read_only=True)
+    got = dict(
+        con.execute(
+            "SELECT key, max_elem_bytes FROM keys WHERE type IN ('list', 'set', 'zset', 'hash')"
+        ).fetchall()
+    )
+    want = {k: t["max_element_bytes"] for k, t in KEYS.items() if t["type"] in COLLECTIONS}
+    assert got == want and len(got) > 50
+
+
+def _compressible_truth(keys: dict, min_bytes: int) -> dict:
+    """Per family (the key without its trailing number), what the server's DUMP and MEMORY USAGE say."""
+    fams: dict[str, dict] = {}
+    for k, t in keys.items():
+        if t["type"] != "string" or t["length"] <= min_bytes:
+            continue
+        f = fams.setdefault(
+            re.sub(r"[0-9]+$", "{id}", k),
+            {"keys": 0, "raw_bytes": 0, "stored_bytes": 0, "lzf_keys": 0, "savings_bytes": 0},
+        )
+        f["keys"] += 1
+        f["raw_bytes"] += t["length"]
+        f["stored_bytes"] += t["lzf_bytes"] if t["lzf"] else t["length"]
+        f["lzf_keys"] += t["lzf"]
+        if t["lzf"]:
+            f["savings_bytes"] += t["memory"] - t["memory_if_compressed"]
+    return fams
+
+
+@pytest.mark.parametrize("dump,keys", [("dump.rdb", "keys"), ("lfu.rdb", "lfu_keys")])
+def test_compressible_values_match_the_server(tmp_path, dump, keys):
+    """dump.rdb has an LRU idle time in every record, lfu.rdb an LFU counter; some keys a TTL."""
+    path = str(tmp_path / "c.duckdb")
+    load([str(HERE / dump)], path)
+    truth = TRUTH[keys]
+    for min_bytes in (1024, 20):  # 20: every string the server may compress
+        cp = _report(path, settings={"compress_min_bytes": str(min_bytes)})["values"][
+            "compressible"
+        ]
+        want = _compressible_truth(truth, min_bytes)
+        got = {
+            r["pattern"]: {
+                n: r[n] for n in ("keys", "raw_bytes", "stored_bytes", "lzf_keys", "savings_bytes")
+            }
+            for r in cp["families"]
+        }
+        assert got == want, min_bytes
+        assert cp["keys"] == sum(f["keys"] for f in want.values())
+        assert cp["savings_bytes"] == sum(f["savings_bytes"] for f in want.values())
+        assert cp["lzf_strings"] == sum(t["type"] == "string" and t["lzf"] for t in truth.values())
+        assert cp["ratio"] == round(cp["raw_bytes"] / cp["stored_bytes"], 2)
+    assert set(want) >= {"html:{id}", "rnd:{id}", "snip:{id}"}
+    assert want["rnd:{id}"]["lzf_keys"] == 0 and want["html:{id}"]["lzf_keys"] == 12
+
+
+def test_compressible_families_and_advice(values):
+    cp = values["compressible"]
+    assert [r["pattern"] for r in cp["families"]] == ["html:{id}", "rnd:{id}"]
+    html = cp["families"][0]
+    assert html["ratio"] > 2 and cp["families"][1]["ratio"] == 1.0
+    assert cp["min_bytes"] == 1024 and cp["lzf_strings"] == 20
+    assert any("Compressing string values" in a for a in values["advice"])
+
+
+def test_a_dump_without_lzf_strings_says_nothing_was_measured(tmp_path):
+    """Strings stored as they are (rdbcompression no, or incompressible): ratio 1, and the
+    advice says the ratio was not measured."""
+    body = b"\xfe\x00" + b"".join(
+        W.key(0, f"blob:{i}", W.string(bytes(range(256)) * 8)) for i in range(3)
+    )
+    rdb = tmp_path / "raw.rdb"
+    rdb.write_bytes(W.rdb(body, version=10))
+    path = str(tmp_path / "raw.duckdb")
+    load([str(rdb)], path)
+    v = _report(path)["values"]
+    cp = v["compressible"]
+    assert (cp["keys"], cp["raw_bytes"], cp["stored_bytes"], cp["savings_bytes"]) == (
+        3,
+        6144,
+        6144,
+        0,
+    )
+    assert cp["lzf_strings"] == 0
+    assert any("rdbcompression no" in a for a in v["advice"])
+
+
+def test_text_and_markdown_render_the_section(db):
+    from rdbscan.reports.render import render_markdown
+
+    rep = _report(db)
+    md = render_markdown(rep)
+    assert "Value design" in md and "olympic#2020-08-29 | hash | 8 |" in md
+    assert "Collections with an element over 4.0 KiB" in md
