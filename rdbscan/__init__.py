@@ -7,6 +7,7 @@ The library API, which the `rdbscan` command line wraps:
     import rdbscan
     results = rdbscan.load(["dump.rdb"], "dump.duckdb")   # one DumpResult per dump
     report = rdbscan.report("dump.duckdb")                # the report (docs/json.md), a dict
+    report = rdbscan.report(["dump.rdb"])                 # load (temporary database), report
 
 Each step of the pipeline is a package: rdb/ (bytes to records), model/ (what a key is and
 costs), db/ (DuckDB), reports/ (bundled SQL, the report, renderers), cli/ (the command line);

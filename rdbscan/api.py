@@ -3,6 +3,7 @@
     import rdbscan
     results = rdbscan.load(["dump.rdb"], "dump.duckdb")   # one DumpResult per dump
     report = rdbscan.report("dump.duckdb")                # the report (docs/json.md), a dict
+    report = rdbscan.report(["dump.rdb"])                 # load (temporary database), report
 
 Imports stay inside the functions: `import rdbscan` (which the parser's users do too) loads
 neither DuckDB nor Arrow.
@@ -40,24 +41,43 @@ def load(paths: Sequence[str], db_path: str, **options: Any) -> list[DumpResult]
 
 
 def report(
-    database: str | duckdb.DuckDBPyConnection,
+    source: str | Sequence[str] | duckdb.DuckDBPyConnection,
     options: ReportOptions | None = None,
     *,
     fail_on: list[tuple[str, str]] | None = None,
     on_section: Callable[[str], None] | None = None,
-    **build: Any,
+    output: str | None = None,
+    charts: bool = False,
+    **load_options: Any,
 ) -> dict[str, Any]:
-    """The report (the `--format json` object, docs/json.md) on a database written by load():
-    its path, or a connection from rdbscan.reports.report.open_database, which stays open.
+    """The report (the `--format json` object, docs/json.md, as `rdbscan report -f json` prints
+    it) on dumps or on a database written by load().
 
+    source: a list of dumps (loaded first into `output`, or a temporary database removed
+    afterwards; `load_options`: progress, target, replace, allow_ratio), the path of one dump
+    or database, or a connection from rdbscan.reports.report.open_database, which stays open.
     fail_on: parsed `--fail-on` checks (rdbscan.reports.report.parse_fail_on); on_section:
-    called with each section's name before its queries run; `build`: the other options of
-    rdbscan.reports.report.build_report (charts=True for the HTML report's data)."""
-    from .reports.report import build_report, open_database
+    called with each section's name before its queries run; charts: also the HTML report's
+    data.  What the load tells, and the exit code the command line would give, come with
+    rdbscan.reports.run.run_report, which this calls; when no dump could be read this raises
+    rdbscan.errors.CommandError with the load's errors."""
+    from .reports.run import run_report
 
-    con = open_database(database) if isinstance(database, str) else database
-    try:
-        return build_report(con, options, fail_on=fail_on, on_section=on_section, **build)
-    finally:
-        if isinstance(database, str):
-            con.close()
+    if not isinstance(source, (str, list, tuple)):  # an open connection
+        from .reports.report import build_report
+
+        return build_report(source, options, fail_on=fail_on, on_section=on_section, charts=charts)
+    run = run_report(
+        [source] if isinstance(source, str) else source,
+        options,
+        output=output,
+        fail_on=fail_on,
+        on_section=on_section,
+        charts=charts,
+        **load_options,
+    )
+    if run.report is None:
+        from .errors import CommandError
+
+        raise CommandError("; ".join(run.messages) or "no dump could be read", run.exit_code)
+    return run.report

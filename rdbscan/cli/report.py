@@ -3,31 +3,19 @@ rdbscan.reports.querylib and rdbscan.reports.render."""
 
 from __future__ import annotations
 
-import os
-import shutil
+import contextlib
 import sys
-import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import click
 
-import rdbscan
-
 from ..db.store import is_database_file
-from ..errors import (
-    EXIT_DAMAGED,
-    EXIT_DATABASE,
-    EXIT_FINDINGS,
-    EXIT_INPUT,
-    EXIT_OK,
-    EXIT_USAGE,
-    CommandError,
-    database_fault,
-    worst_exit,
-)
+from ..errors import EXIT_DATABASE, EXIT_INPUT, EXIT_USAGE, CommandError, database_fault
 from ..reports import querylib, render
 from ..reports import report as rpt
 from ..reports.rules import RulesFile, load_rules
+from ..reports.run import open_report_database, release_load_memory, run_report
 from .output import make_progress, say, section_status
 
 _is_duckdb = is_database_file
@@ -64,19 +52,6 @@ def _params(pairs, query: querylib.Query) -> dict:
                 param_hint="--param",
             ) from None
     return out
-
-
-def _open(path: str):
-    try:
-        return rpt.open_database(path)
-    except FileNotFoundError:
-        raise CommandError(f"{path}: No such file or directory", EXIT_INPUT) from None
-    except ValueError as e:  # not an rdbscan database, another schema
-        raise CommandError(str(e), EXIT_DATABASE) from None
-    except Exception as e:  # duckdb.Error: not a database, newer storage version, locked, ...
-        raise database_fault(e, path) or CommandError(
-            f"{path}: cannot open as a DuckDB database: {e}", EXIT_DATABASE
-        ) from None
 
 
 SECTION_CHOICES = click.Choice(list(rpt.SECTIONS))
@@ -264,91 +239,66 @@ def report_cmd(
     )
     if not options.delimiters:
         raise click.BadParameter("must not be empty", param_hint="--delimiters")
-
     if fmt == "html" and db_path and db_path.lower().endswith((".html", ".htm")):
         html_path, db_path = db_path, None
-    is_db = len(sources) == 1 and _is_duckdb(sources[0])
-    if not is_db:
-        for s in sources:
-            if s != "-" and not os.path.exists(s):
-                raise CommandError(f"{s}: No such file or directory", EXIT_INPUT)
-            if s != "-" and _is_duckdb(s):
-                raise CommandError(f"{s}: give one database, or dumps, not both", EXIT_USAGE)
-    tmpdir = None
-    load_code = 0
-    loaded: list = []
-    try:
-        if is_db:
-            if db_path:
-                raise CommandError(
-                    "-o/--output applies when loading dumps, not to a database", EXIT_USAGE
-                )
-            path = sources[0]
-        else:
-            if db_path:
-                path = db_path
-            else:
-                tmpdir = tempfile.mkdtemp(prefix="rdbscan-")
-                path = os.path.join(tmpdir, "report.duckdb")
-            load_code, loaded = _load(list(sources), path, target, quiet, replace, allow_ratio)
-            _release_load_memory()
-        con = _open(path)
-        try:
-            # What `load` would say about the dumps of the database not loaded just now (a
-            # database given, or older dumps in -o): the same lines and exit code.
-            held = _held_outcome(con, dump_id, skip={r.dump_id for r in loaded})
-            for line in held.lines(quiet=True):
-                say(line)
-            load_code = worst_exit(load_code, held.code)
-            if not _has_dumps(con, dump_id):
-                sys.exit(load_code or EXIT_DAMAGED)  # nothing was read: the errors only
-            with section_status(quiet) as on_section:
-                report = rdbscan.report(
-                    con,
-                    options,
-                    fail_on=checks,
-                    on_section=on_section,
-                    charts=fmt == "html" or bool(html_path),
-                )
-        except ValueError as e:  # a --set or --config value the report cannot use
-            raise CommandError(str(e), EXIT_USAGE) from None
-        finally:
-            con.close()
-    finally:
-        if tmpdir:
-            shutil.rmtree(tmpdir, ignore_errors=True)
 
+    with contextlib.ExitStack() as stack:
+        status: Callable[[str], None] | None = None
+
+        def on_section(name: str) -> None:  # the spinner starts once the load's display is gone
+            nonlocal status
+            if status is None:
+                status = stack.enter_context(section_status(quiet)) or (lambda name: None)
+            status(name)
+
+        done = run_report(
+            sources,
+            options,
+            output=db_path,
+            fail_on=checks,
+            on_section=on_section,
+            charts=fmt == "html" or bool(html_path),
+            say=say,
+            quiet=quiet,
+            progress=make_progress(quiet),
+            target=target,
+            replace=replace,
+            allow_ratio=allow_ratio,
+        )
+    report = done.report
+    if report is None:
+        sys.exit(done.exit_code)  # nothing was read: the errors only
     if fmt == "html" or html_path:
-        from ..reports import html
-
-        page = html.render_html(report)
-        if html_path:
-            try:
-                html.write_html(html_path, page)
-            except html.HtmlOutputError as e:  # a file rdbscan did not write: left untouched
-                raise CommandError(str(e), EXIT_DATABASE) from None
-            except OSError as e:  # a missing or read-only directory, a full disk
-                raise _output_fault(e, html_path) from None
-            if not quiet:
-                click.echo(f"rdbscan: HTML report written to {html_path}", err=True)
-        elif fmt == "html":
-            click.echo(page, nl=False)
-        report.pop("charts", None)
+        _write_html(report, html_path, quiet)
     if fmt == "json":
         click.echo(render.render_json(report))
     elif fmt == "markdown":
         click.echo(render.render_markdown(report), nl=False)
     elif fmt == "text":
         render.render_text(report)
-    failed = report.get("fail_on", {}).get("failed")
+    failed = done.failed_checks()
     if failed:
-        names = ", ".join(
-            f"{c['rule']} {c['measured']} > {c['threshold']}"
-            for c in report["fail_on"]["checks"]
-            if c["failed"]
-        )
-        click.echo(f"rdbscan: findings exceed --fail-on thresholds: {names}", err=True)
-    sys.exit(worst_exit(load_code, EXIT_FINDINGS if failed else EXIT_OK))
+        click.echo(f"rdbscan: findings exceed --fail-on thresholds: {', '.join(failed)}", err=True)
+    sys.exit(done.exit_code)
+
+
+def _write_html(report: dict, html_path: str | None, quiet: bool) -> None:
+    """The HTML report to `html_path` (else standard output); takes `charts` out of `report`."""
+    from ..reports import html
+
+    page = html.render_html(report)
+    if html_path:
+        try:
+            html.write_html(html_path, page)
+        except html.HtmlOutputError as e:  # a file rdbscan did not write: left untouched
+            raise CommandError(str(e), EXIT_DATABASE) from None
+        except OSError as e:  # a missing or read-only directory, a full disk
+            raise _output_fault(e, html_path) from None
+        if not quiet:
+            click.echo(f"rdbscan: HTML report written to {html_path}", err=True)
+    else:
+        click.echo(page, nl=False)
+    report.pop("charts", None)
 
 
 def _output_fault(exc: OSError, path: str) -> CommandError:
@@ -362,80 +312,7 @@ def _output_fault(exc: OSError, path: str) -> CommandError:
     )
 
 
-def _release_load_memory() -> None:
-    """Give back what the load held before the queries start (peak RSS of a whole report:
-    Arrow's memory pool keeps freed batches for reuse)."""
-    import gc
-
-    import pyarrow as pa
-
-    gc.collect()
-    pa.default_memory_pool().release_unused()
-
-
-def _load(
-    paths: list[str],
-    db_path: str,
-    target: str | None,
-    quiet: bool,
-    replace: bool,
-    allow_ratio: bool = False,
-) -> tuple[int, list]:
-    """Load dumps with the loader, say what `load` says; returns its exit code and results."""
-    from ..db.outcome import outcome
-
-    progress = None
-    if not quiet:
-        progress = make_progress(quiet)
-    results = rdbscan.load(
-        paths,
-        db_path,
-        progress=progress,
-        target=target,
-        existing="replace" if replace else "reuse",
-        allow_ratio=allow_ratio,
-    )
-    done = outcome(results, summary=_summary)
-    for line in done.lines(quiet):
-        say(line)
-    return done.code, results
-
-
-def _summary(r) -> str:
-    if r.reused:
-        return (
-            f"rdbscan: {r.path}: already loaded as dump {r.dump_id}; reporting it "
-            f"(--replace loads it again)"
-        )
-    return f"rdbscan: loaded {r.path}: {r.keys:,} keys in {r.parse_seconds:.2f} s"
-
-
-def _held_outcome(con, dump_id: int, skip: set):
-    """The outcome (rdbscan/db/outcome.py) of the dumps the database holds, but those in `skip`."""
-    from ..db.load import result_from_row
-    from ..db.outcome import outcome
-
-    cur = con.execute(
-        "SELECT * EXCLUDE (aux) FROM dumps WHERE (? = 0 OR dump_id = ?) ORDER BY dump_id",
-        [dump_id, dump_id],
-    )
-    names = [d[0] for d in cur.description]
-    return outcome(
-        [
-            result_from_row(dict(zip(names, row)))
-            for row in cur.fetchall()
-            if row[names.index("dump_id")] not in skip
-        ]
-    )
-
-
-def _has_dumps(con, dump_id: int) -> bool:
-    return (
-        con.execute(
-            "SELECT count(*) FROM dumps WHERE ? = 0 OR dump_id = ?", [dump_id, dump_id]
-        ).fetchone()[0]
-        > 0
-    )
+_release_load_memory = release_load_memory  # rdbscan/cli/diff.py takes it from here
 
 
 @click.command("queries")
@@ -522,7 +399,7 @@ def query_cmd(database, name, params, dump_id, delimiters, fmt):
             f"{database}: not a DuckDB database (load a dump with `rdbscan load` first)",
             EXIT_DATABASE,
         )
-    con = _open(database)
+    con = open_report_database(database)
     try:
         querylib.prepare(con, values, needs=querylib.relations_used(q))
         cols, rows = querylib.run(con, q, values)

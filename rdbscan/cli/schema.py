@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import os
-import shutil
 import sys
-import tempfile
 
 import click
 
+from ..errors import EXIT_DAMAGED
 from ..reports import schema as sch
 
 
@@ -64,18 +63,12 @@ def schema_cmd(sources, out_path, fmt, min_keys, dump_id, delimiters, target, qu
 
     Example: rdbscan schema dump.rdb -o keyschema.toml
     """
-    from ..errors import EXIT_DAMAGED, EXIT_INPUT, EXIT_USAGE, CommandError, worst_exit
-    from .report import _has_dumps, _held_outcome, _is_duckdb, _load, _open
+    from ..errors import EXIT_USAGE, CommandError
+    from ..reports.run import open_sources
+    from .output import make_progress, say
 
     if not delimiters:
         raise click.BadParameter("must not be empty", param_hint="--delimiters")
-    is_db = len(sources) == 1 and _is_duckdb(sources[0])
-    if not is_db:
-        for s in sources:
-            if s != "-" and not os.path.exists(s):
-                raise CommandError(f"{s}: No such file or directory", EXIT_INPUT)
-            if s != "-" and _is_duckdb(s):
-                raise CommandError(f"{s}: give one database, or dumps, not both", EXIT_USAGE)
     if (
         out_path
         and os.path.lexists(out_path)
@@ -86,37 +79,26 @@ def schema_cmd(sources, out_path, fmt, min_keys, dump_id, delimiters, target, qu
             "overwriting it (choose another -o, or remove the file)",
             EXIT_USAGE,
         )
-    tmpdir = None
-    load_code = 0
-    loaded: list = []
-    try:
-        if is_db:
-            path = sources[0]
-        else:
-            tmpdir = tempfile.mkdtemp(prefix="rdbscan-")
-            path = os.path.join(tmpdir, "schema.duckdb")
-            load_code, loaded = _load(list(sources), path, target, quiet, False)
-        con = _open(path)
+    with open_sources(
+        sources,
+        dump_id=dump_id,
+        say=say,
+        quiet=quiet,
+        progress=make_progress(quiet),
+        target=target,
+    ) as db:
+        load_code = db.code
+        if not db.has_dumps:
+            sys.exit(load_code or EXIT_DAMAGED)  # nothing was read: the errors only
         try:
-            held = _held_outcome(con, dump_id, skip={r.dump_id for r in loaded})
-            for line in held.lines(quiet=True):
-                click.echo(line, err=True)
-            load_code = worst_exit(load_code, held.code)
-            if not _has_dumps(con, dump_id):
-                sys.exit(load_code or EXIT_DAMAGED)  # nothing was read: the errors only
             label = ", ".join(os.path.basename(s) for s in sources)
             result = sch.infer(
-                con,
+                db.con,
                 sch.InferOptions(dump_id=dump_id, delimiters=delimiters, min_keys=min_keys),
                 source=label,
             )
         except ValueError as e:
             raise CommandError(str(e), EXIT_USAGE) from None
-        finally:
-            con.close()
-    finally:
-        if tmpdir:
-            shutil.rmtree(tmpdir, ignore_errors=True)
     if out_path and fmt == "toml" and os.path.isfile(out_path):
         try:
             result = sch.merge_previous(result, sch.load_schema(out_path))

@@ -1,0 +1,264 @@
+"""Load, then report: one library call for what `rdbscan report DUMP...` does.
+
+Given dumps, they are loaded into a database (one given, or a temporary one removed afterwards);
+given a database, the report covers what it holds.  Either way the load outcome
+(rdbscan/db/outcome.py) of every dump reported on is told, and the exit code of the whole run is
+decided here, once: `rdbscan report` and `rdbscan schema` print what this module says.
+
+    run = run_report(["dump.rdb"])      # a ReportRun: the report dict, what to tell, exit code
+    run.report["overview"]["keys"]
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..db.store import is_database_file
+from ..errors import (
+    EXIT_DAMAGED,
+    EXIT_DATABASE,
+    EXIT_FINDINGS,
+    EXIT_INPUT,
+    EXIT_OK,
+    EXIT_USAGE,
+    CommandError,
+    database_fault,
+    worst_exit,
+)
+
+
+@dataclass
+class Opened:
+    """A database ready for queries: what was loaded into it now, what was said, the exit code
+    so far (the load's and that of the dumps it held before), and whether any dump is there."""
+
+    con: Any  # duckdb.DuckDBPyConnection
+    path: str
+    loaded: list = field(default_factory=list)  # DumpResult of each dump loaded by this call
+    code: int = EXIT_OK
+    has_dumps: bool = True
+
+
+def is_database(sources: Sequence[str]) -> bool:
+    """One source naming a database rdbscan wrote (else: dumps to load)."""
+    return len(sources) == 1 and is_database_file(sources[0])
+
+
+def check_sources(sources: Sequence[str]) -> None:
+    """Dumps to load must exist and must not include a database (CommandError otherwise)."""
+    for s in sources:
+        if s != "-" and not os.path.exists(s):
+            raise CommandError(f"{s}: No such file or directory", EXIT_INPUT)
+        if s != "-" and is_database_file(s):
+            raise CommandError(f"{s}: give one database, or dumps, not both", EXIT_USAGE)
+
+
+def open_report_database(path: str):
+    """rdbscan.reports.report.open_database, with each failure as a one-line CommandError: a
+    missing file (EXIT_INPUT), not an rdbscan database or one it cannot open (EXIT_DATABASE)."""
+    from .report import open_database
+
+    try:
+        return open_database(path)
+    except FileNotFoundError:
+        raise CommandError(f"{path}: No such file or directory", EXIT_INPUT) from None
+    except ValueError as e:  # not an rdbscan database, another schema
+        raise CommandError(str(e), EXIT_DATABASE) from None
+    except Exception as e:  # duckdb.Error: not a database, newer storage version, locked, ...
+        raise database_fault(e, path) or CommandError(
+            f"{path}: cannot open as a DuckDB database: {e}", EXIT_DATABASE
+        ) from None
+
+
+def release_load_memory() -> None:
+    """Give back what the load held before the queries start (peak RSS of a whole report:
+    Arrow's memory pool keeps freed batches for reuse)."""
+    import gc
+
+    import pyarrow as pa
+
+    gc.collect()
+    pa.default_memory_pool().release_unused()
+
+
+def loaded_summary(r) -> str:
+    """The line for a dump loaded cleanly (or found already loaded) before a report."""
+    if r.reused:
+        return (
+            f"rdbscan: {r.path}: already loaded as dump {r.dump_id}; reporting it "
+            f"(--replace loads it again)"
+        )
+    return f"rdbscan: loaded {r.path}: {r.keys:,} keys in {r.parse_seconds:.2f} s"
+
+
+def held_outcome(con, dump_id: int, skip: set):
+    """The outcome (rdbscan/db/outcome.py) of the dumps the database holds, but those in `skip`."""
+    from ..db.load import result_from_row
+    from ..db.outcome import outcome
+
+    cur = con.execute(
+        "SELECT * EXCLUDE (aux) FROM dumps WHERE (? = 0 OR dump_id = ?) ORDER BY dump_id",
+        [dump_id, dump_id],
+    )
+    names = [d[0] for d in cur.description]
+    return outcome(
+        [
+            result_from_row(dict(zip(names, row)))
+            for row in cur.fetchall()
+            if row[names.index("dump_id")] not in skip
+        ]
+    )
+
+
+def has_dumps(con, dump_id: int) -> bool:
+    row = con.execute(
+        "SELECT count(*) FROM dumps WHERE ? = 0 OR dump_id = ?", [dump_id, dump_id]
+    ).fetchone()
+    return bool(row and row[0])
+
+
+@contextlib.contextmanager
+def open_sources(
+    sources: Sequence[str],
+    *,
+    output: str | None = None,
+    dump_id: int = 0,
+    say: Callable[[str], None] | None = None,
+    quiet: bool = False,
+    progress=None,
+    target: str | None = None,
+    replace: bool = False,
+    allow_ratio: bool = False,
+) -> Iterator[Opened]:
+    """The database `sources` name (one database rdbscan wrote), or dumps loaded into `output`
+    (default: a temporary database, removed on leaving), open for queries.
+
+    Every line of the load outcome goes to `say` (quiet: not the per-dump summary lines); the
+    outcome of the dumps the database held before is told too, as `rdbscan load` told it.
+    A dump the database holds is reported, not loaded again, unless `replace`.  Failures are
+    CommandErrors (one line and an exit code)."""
+    from ..db.load import load
+    from ..db.outcome import outcome
+
+    tell = say or (lambda line: None)
+    sources = list(sources)
+    database = is_database(sources)
+    if database and output:
+        raise CommandError("-o/--output applies when loading dumps, not to a database", EXIT_USAGE)
+    if not database:
+        check_sources(sources)
+    tmpdir = None
+    try:
+        loaded: list = []
+        code = EXIT_OK
+        if database:
+            path = sources[0]
+        else:
+            if output:
+                path = output
+            else:
+                tmpdir = tempfile.mkdtemp(prefix="rdbscan-")
+                path = os.path.join(tmpdir, "report.duckdb")
+            loaded = load(
+                sources,
+                path,
+                progress=progress,
+                target=target,
+                existing="replace" if replace else "reuse",
+                allow_ratio=allow_ratio,
+            )
+            done = outcome(loaded, summary=loaded_summary)
+            for line in done.lines(quiet):
+                tell(line)
+            code = done.code
+            release_load_memory()
+        con = open_report_database(path)
+        try:
+            held = held_outcome(con, dump_id, skip={r.dump_id for r in loaded})
+            for line in held.lines(quiet=True):
+                tell(line)
+            code = worst_exit(code, held.code)
+            yield Opened(con, path, loaded, code, has_dumps(con, dump_id))
+        finally:
+            con.close()
+    finally:
+        if tmpdir:
+            shutil.rmtree(tmpdir, ignore_errors=True)
+
+
+@dataclass
+class ReportRun:
+    """What one `rdbscan report` run produced: the report (None when no dump could be read),
+    every line it told (load outcome), and its exit code."""
+
+    report: dict | None
+    load_code: int = EXIT_OK
+    loaded: list = field(default_factory=list)
+    messages: list[str] = field(default_factory=list)
+
+    def failed_checks(self) -> list[str]:
+        """`rule measured > threshold` for each --fail-on check that failed."""
+        fail_on = (self.report or {}).get("fail_on") or {}
+        return [
+            f"{c['rule']} {c['measured']} > {c['threshold']}"
+            for c in fail_on.get("checks", ())
+            if c["failed"]
+        ]
+
+    @property
+    def exit_code(self) -> int:
+        """docs/exit-codes.md: the load's code, EXIT_DAMAGED when nothing could be read, and
+        EXIT_FINDINGS when a --fail-on check failed (the first in EXIT_PRECEDENCE wins)."""
+        if self.report is None:
+            return self.load_code or EXIT_DAMAGED
+        return worst_exit(self.load_code, EXIT_FINDINGS if self.failed_checks() else EXIT_OK)
+
+
+def run_report(
+    sources: Sequence[str],
+    options=None,
+    *,
+    output: str | None = None,
+    fail_on: list[tuple[str, str]] | None = None,
+    on_section: Callable[[str], None] | None = None,
+    charts: bool = False,
+    say: Callable[[str], None] | None = None,
+    quiet: bool = False,
+    **load_options: Any,
+) -> ReportRun:
+    """Load the dumps in `sources` (or open the one database named there) and build the report
+    (rdbscan.reports.report.build_report with `options`, `fail_on`, `on_section`, `charts`).
+
+    `output`: keep the loaded database there; `load_options`: progress, target, replace,
+    allow_ratio (open_sources).  Each line of the load outcome goes to `say` as soon as it is
+    known and into ReportRun.messages.  A value the report cannot use (--set, --config, a
+    dump id) is a CommandError with EXIT_USAGE."""
+    from .report import ReportOptions, build_report
+
+    options = options or ReportOptions()
+    messages: list[str] = []
+
+    def tell(line: str) -> None:
+        messages.append(line)
+        if say is not None:
+            say(line)
+
+    with open_sources(
+        sources, output=output, dump_id=options.dump_id, say=tell, quiet=quiet, **load_options
+    ) as db:
+        run = ReportRun(None, db.code, db.loaded, messages)
+        if not db.has_dumps:
+            return run  # nothing was read: the errors told are all there is
+        try:
+            run.report = build_report(
+                db.con, options, fail_on=fail_on, on_section=on_section, charts=charts
+            )
+        except ValueError as e:  # a --set or --config value the report cannot use
+            raise CommandError(str(e), EXIT_USAGE) from None
+    return run

@@ -1,0 +1,131 @@
+"""The library API the command line wraps (rdbscan/api.py, rdbscan/reports/run.py): load then
+report is one call, and it gives what `rdbscan report` prints and the exit code it exits with."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+
+import pytest
+from click.testing import CliRunner
+from report_truth import manifest
+
+import rdbscan
+from rdbscan.cli.main import main
+from rdbscan.errors import EXIT_DAMAGED, EXIT_FINDINGS, EXIT_INPUT, EXIT_USAGE, CommandError
+from rdbscan.reports.render import render_json
+from rdbscan.reports.report import ReportOptions, parse_fail_on
+from rdbscan.reports.run import run_report
+
+REL = "redis-7.0.15/small"
+TIMED = ("parse_seconds", "bytes_per_second", "keys_per_second")
+
+
+def _steady(doc: dict) -> dict:
+    """The report without what changes from run to run (when it ran, how long it took)."""
+    doc = json.loads(render_json(doc)) if not isinstance(doc, str) else json.loads(doc)
+    doc.pop("report_seconds"), doc.pop("generated_at")
+    for d in doc["overview"]["dumps"]:
+        for k in TIMED:
+            d.pop(k, None)
+    for k in TIMED:
+        doc["overview"].pop(k)
+    return doc
+
+
+def _cli(*args):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+def test_report_of_a_dump_is_the_cli_json():
+    dump = str(manifest(REL).dump)
+    res = _cli("report", dump, "-q", "-f", "json")
+    assert res.exit_code == 0, res.output
+    from_cli = _steady(res.stdout)
+    from_api = _steady(rdbscan.report([dump]))
+    assert from_api == from_cli
+    assert from_api["overview"]["keys"] == len(manifest(REL).keys)
+    assert _steady(rdbscan.report(dump)) == from_cli  # one path: a dump too
+
+
+def test_report_of_a_database_and_of_its_dumps_agree(tmp_path):
+    dump = str(manifest(REL).dump)
+    db = str(tmp_path / "small.duckdb")
+    options = ReportOptions(top=3, sections=("overview", "big_keys"))
+    first = rdbscan.report([dump], options, output=db)  # loads into db and keeps it
+    assert os.path.exists(db)
+    again = rdbscan.report(db, options)  # the database: nothing loaded again
+    assert _steady(again) == _steady(first)
+    assert set(first) >= {"overview", "big_keys"} and "ttl" not in first
+    res = _cli(
+        "report",
+        db,
+        "-q",
+        "-f",
+        "json",
+        "--top",
+        3,
+        "--section",
+        "overview",
+        "--section",
+        "big_keys",
+    )
+    assert _steady(res.stdout) == _steady(first)
+
+
+def test_the_temporary_database_is_removed(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    rdbscan.report([str(manifest(REL).dump)], ReportOptions(sections=("overview",)))
+    assert os.listdir(tmp_path) == []
+
+
+def test_run_report_tells_the_load_and_decides_the_exit_code(tmp_path):
+    dump = str(manifest(REL).dump)
+    said: list[str] = []
+    run = run_report([dump], say=said.append, fail_on=parse_fail_on("big-keys=0"))
+    assert run.messages == said and len(said) == 1
+    assert said[0].startswith(f"rdbscan: loaded {dump}: {len(manifest(REL).keys):,} keys in ")
+    big = run.report["big_keys"]["keys"]
+    assert big > 0  # so the check fails: exit 3, as `rdbscan report --fail-on big-keys=0`
+    assert run.failed_checks() == [f"big-keys {big} > 0"]
+    assert run.exit_code == EXIT_FINDINGS
+    res = _cli("report", dump, "-q", "-f", "json", "--fail-on", "big-keys=0")
+    assert res.exit_code == run.exit_code
+
+
+def test_a_truncated_dump_reports_the_keys_read_and_exits_4(tmp_path):
+    data = manifest(REL).dump.read_bytes()
+    cut = tmp_path / "cut.rdb"
+    cut.write_bytes(data[: len(data) * 2 // 3])
+    run = run_report([str(cut)], quiet=True)
+    assert run.exit_code == EXIT_DAMAGED
+    assert run.report is not None and run.report["overview"]["complete"] is False
+    assert 0 < run.report["overview"]["keys"] < len(manifest(REL).keys)
+    assert any(m.startswith(f"rdbscan: error: {cut}") for m in run.messages)
+    assert _cli("report", cut, "-q", "-f", "json").exit_code == EXIT_DAMAGED
+
+
+def test_nothing_read_is_no_report_and_exit_4(tmp_path):
+    junk = tmp_path / "junk.rdb"
+    junk.write_bytes(b"not an rdb file at all")
+    run = run_report([str(junk)])
+    assert run.report is None and run.exit_code == EXIT_DAMAGED
+    assert [m for m in run.messages if m.startswith("rdbscan: error: ")]
+    with pytest.raises(CommandError) as e:
+        rdbscan.report([str(junk)])
+    assert e.value.code == EXIT_DAMAGED and str(junk) in e.value.message
+    assert _cli("report", junk, "-q").exit_code == EXIT_DAMAGED
+
+
+def test_user_mistakes_are_command_errors(tmp_path):
+    dump = str(manifest(REL).dump)
+    with pytest.raises(CommandError) as e:
+        rdbscan.report([str(tmp_path / "missing.rdb")])
+    assert (e.value.code, e.value.message) == (
+        EXIT_INPUT,
+        f"{tmp_path / 'missing.rdb'}: No such file or directory",
+    )
+    with pytest.raises(CommandError) as e:
+        rdbscan.report([dump], ReportOptions(settings={"no-such-setting": "1"}))
+    assert e.value.code == EXIT_USAGE and "--set no-such-setting" in e.value.message
