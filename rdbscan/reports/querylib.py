@@ -7,9 +7,12 @@ Each file starts with a comment block (docs/queries.md, "Adding a query"):
     --          (continued on following comment lines)
     -- params:
     --   top (20)   families listed before the rest folds into (other)
+    --   from _rlimits.sql: hash_max_listpack_entries, hash_max_listpack_value
 
 Parameters are DuckDB named prepared-statement parameters (`$top`); the default in parentheses is a
-Python literal (number, 'string', [list]).  Files whose name starts with `_` build base relations
+Python literal (number, 'string', [list]).  A `from FILE.sql: NAME, ...` line (`*`: all) takes
+parameters as another file of `queries/` declares them, so that a default is written once (the
+compact-encoding thresholds: `_rlimits.sql`).  Files whose name starts with `_` build base relations
 (`_rkeys.sql` -> TEMP VIEW rkeys, `_rfamilies.sql` -> TEMP TABLE rfamilies, ...): `prepare()`
 creates them before queries that mention them.  A view cannot hold prepared-statement parameters, so a base
 relation that is a view gets its parameter values written into its SQL as literals.
@@ -28,6 +31,7 @@ from pathlib import Path
 import duckdb
 
 _PARAM_LINE = re.compile(r"^--\s+([a-z_][a-z0-9_]*)\s+\((.*?)\)\s*(.*)$")
+_PARAM_FROM = re.compile(r"^--\s+from (\S+\.sql):\s*(.+)$")
 _PARAM_USE = re.compile(r"\$([a-z_][a-z0-9_]*)")
 
 
@@ -119,7 +123,10 @@ def _parse_query(path: Path) -> Query:
             answers.append(body)
         elif section == "params":
             m = _PARAM_LINE.match(line)
-            if m:
+            shared = _PARAM_FROM.match(line)
+            if shared:
+                params.update(_params_from(path, shared.group(1), shared.group(2)))
+            elif m:
                 try:
                     default = ast.literal_eval(m.group(2))
                 except (ValueError, SyntaxError) as exc:
@@ -130,6 +137,16 @@ def _parse_query(path: Path) -> Query:
         else:
             section = None
     return Query(name=name, path=path, sql=text, answers=" ".join(answers), params=params)
+
+
+def _params_from(path: Path, source: str, names: str) -> dict[str, Param]:
+    """The parameters `names` (comma-separated, or `*`) as queries/`source` declares them."""
+    declared = parse_query(queries_dir() / source).params
+    wanted = list(declared) if names.strip() == "*" else [n.strip() for n in names.split(",")]
+    missing = [n for n in wanted if n not in declared]
+    if missing:
+        raise ValueError(f"{path.name}: {source} declares no parameter {', '.join(missing)}")
+    return {n: declared[n] for n in wanted}
 
 
 def bundled_queries(include_base: bool = False) -> dict[str, Query]:

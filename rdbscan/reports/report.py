@@ -55,38 +55,29 @@ BIG_KEY_DEFAULTS = {
 
 # --- encoding thresholds (docs/rdb-format.md section 7.1) ---------------------------------------------------------
 
-# config name -> query parameter; old aliases (ziplist/zipmap) map to the same parameter.
-CONFIG_ALIASES = {
-    "hash-max-listpack-entries": "hash_max_listpack_entries",
+# The compact-encoding thresholds are parameters of queries/_rlimits.sql; its header holds the
+# defaults of the newest servers, default_thresholds() what older servers differ in.
+NEWEST_THRESHOLDS = dict(
+    (name, p.default) for name, p in querylib.bundled_queries(True)["_rlimits"].params.items()
+)
+# parameter -> the name shown in reports (the current config name): the numeric thresholds
+SETTING_NAMES = {
+    name: name.replace("_", "-")
+    for name, value in NEWEST_THRESHOLDS.items()
+    if isinstance(value, int)
+}
+
+
+# config name -> query parameter: the current names, and the old ones (ziplist, zipmap) that
+# servers still accept for the same setting
+CONFIG_ALIASES = {config: param for param, config in SETTING_NAMES.items()} | {
     "hash-max-ziplist-entries": "hash_max_listpack_entries",
     "hash-max-zipmap-entries": "hash_max_listpack_entries",
-    "hash-max-listpack-value": "hash_max_listpack_value",
     "hash-max-ziplist-value": "hash_max_listpack_value",
     "hash-max-zipmap-value": "hash_max_listpack_value",
-    "zset-max-listpack-entries": "zset_max_listpack_entries",
     "zset-max-ziplist-entries": "zset_max_listpack_entries",
-    "zset-max-listpack-value": "zset_max_listpack_value",
     "zset-max-ziplist-value": "zset_max_listpack_value",
-    "set-max-intset-entries": "set_max_intset_entries",
-    "set-max-listpack-entries": "set_max_listpack_entries",
-    "set-max-listpack-value": "set_max_listpack_value",
-    "list-max-listpack-size": "list_max_listpack_size",
     "list-max-ziplist-size": "list_max_listpack_size",
-    "list-max-ziplist-entries": "list_max_ziplist_entries",
-    "list-max-ziplist-value": "list_max_ziplist_value",
-}
-# parameter -> the name shown in reports (the current config name)
-SETTING_NAMES = {
-    "hash_max_listpack_entries": "hash-max-listpack-entries",
-    "hash_max_listpack_value": "hash-max-listpack-value",
-    "zset_max_listpack_entries": "zset-max-listpack-entries",
-    "zset_max_listpack_value": "zset-max-listpack-value",
-    "set_max_intset_entries": "set-max-intset-entries",
-    "set_max_listpack_entries": "set-max-listpack-entries",
-    "set_max_listpack_value": "set-max-listpack-value",
-    "list_max_listpack_size": "list-max-listpack-size",
-    "list_max_ziplist_entries": "list-max-ziplist-entries",
-    "list_max_ziplist_value": "list-max-ziplist-value",
 }
 
 
@@ -103,22 +94,16 @@ def server_semantics(
 def default_thresholds(server: str | None, version: str | None, rdb_version: int | None) -> dict:
     """Compact-encoding thresholds a server of that version uses by default (docs/rdb-format.md section 7.1)."""
     v = server_semantics(server, version, rdb_version)
-    return {
-        "hash_max_listpack_entries": 512,
-        "hash_max_listpack_value": 64,
-        "zset_max_listpack_entries": 128 if v >= (2, 4) else 0,
-        "zset_max_listpack_value": 64,
-        "set_max_intset_entries": 512,
-        "set_max_listpack_entries": 128 if v >= (7, 2) else 0,
-        "set_max_listpack_value": 64,
-        "list_max_listpack_size": -2,
-        "list_max_ziplist_entries": 512,
-        "list_max_ziplist_value": 64,
-        "list_compact_encoding": "ziplist"
-        if v < (3, 2)
-        else ("listpack" if v >= (7, 2) else "none"),
-        "compact_encoding": "listpack" if v >= (7, 0) else "ziplist",
-    }
+    out = dict(NEWEST_THRESHOLDS)
+    if v < (2, 4):  # no ziplist-encoded sorted sets yet
+        out["zset_max_listpack_entries"] = 0
+    if v < (7, 2):  # no listpack-encoded sets yet
+        out["set_max_listpack_entries"] = 0
+    out["list_compact_encoding"] = (
+        "ziplist" if v < (3, 2) else ("listpack" if v >= (7, 2) else "none")
+    )
+    out["compact_encoding"] = "listpack" if v >= (7, 0) else "ziplist"
+    return out
 
 
 def read_redis_conf(path: str) -> dict[str, str]:

@@ -5,18 +5,7 @@
 --          quicklist (keys.listpack_bytes), else listpack_bytes_estimate). docs/findings.md.
 --          Created as a TEMP TABLE `rcandidates` for encoding_candidates and its summary.
 -- params:
---   hash_max_listpack_entries (512)   hash-max-listpack-entries (hash-max-ziplist-entries)
---   hash_max_listpack_value (64)      hash-max-listpack-value (hash-max-ziplist-value)
---   zset_max_listpack_entries (128)   zset-max-listpack-entries (zset-max-ziplist-entries)
---   zset_max_listpack_value (64)      zset-max-listpack-value (zset-max-ziplist-value)
---   set_max_listpack_entries (128)    set-max-listpack-entries; 0 = the server has no listpack sets (before 7.2)
---   set_max_listpack_value (64)       set-max-listpack-value
---   list_max_ziplist_entries (512)    list-max-ziplist-entries (servers up to 3.0, linkedlist -> ziplist)
---   list_max_ziplist_value (64)       list-max-ziplist-value (servers up to 3.0)
---   list_max_listpack_size (-2)       list-max-listpack-size (7.2+: a small quicklist converts back to listpack)
---   list_compact_encoding ('listpack')  compact list encoding of the server: ziplist (<= 3.0), none (3.2-7.0), listpack (7.2+)
---   compact_encoding ('listpack')     compact hash/zset encoding name: ziplist (<= 6.2) or listpack (7.0+)
---   set_max_intset_entries (512)      set-max-intset-entries (a set of integers only; no element-size limit)
+--   from _rlimits.sql: *
 CREATE OR REPLACE TEMP TABLE rcandidates AS
 SELECT k.dump_id, k.db, k.key, k.type, k.encoding,
        CASE WHEN k.fields_with_ttl > 0 THEN 'listpackex' ELSE l.target_encoding END AS target_encoding,

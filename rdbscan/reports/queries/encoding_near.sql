@@ -3,17 +3,11 @@
 --          margin (entries or element size at most margin above the limit), what blocks them, and
 --          what they would save if the threshold were raised to fit.
 -- params:
---   hash_max_listpack_entries (512)   hash-max-listpack-entries (hash-max-ziplist-entries)
---   hash_max_listpack_value (64)      hash-max-listpack-value (hash-max-ziplist-value)
---   zset_max_listpack_entries (128)   zset-max-listpack-entries (zset-max-ziplist-entries)
---   zset_max_listpack_value (64)      zset-max-listpack-value (zset-max-ziplist-value)
---   set_max_listpack_entries (128)    set-max-listpack-entries; 0 = the server has no listpack sets (before 7.2)
---   set_max_listpack_value (64)       set-max-listpack-value
---   list_max_ziplist_entries (512)    list-max-ziplist-entries (servers up to 3.0, linkedlist -> ziplist)
---   list_max_ziplist_value (64)       list-max-ziplist-value (servers up to 3.0)
---   list_max_listpack_size (-2)       list-max-listpack-size (7.2+: a small quicklist converts back to listpack)
---   list_compact_encoding ('listpack')  compact list encoding of the server: ziplist (<= 3.0), none (3.2-7.0), listpack (7.2+)
---   compact_encoding ('listpack')     compact hash/zset encoding name: ziplist (<= 6.2) or listpack (7.0+)
+--   from _rlimits.sql: hash_max_listpack_entries, hash_max_listpack_value
+--   from _rlimits.sql: zset_max_listpack_entries, zset_max_listpack_value
+--   from _rlimits.sql: set_max_listpack_entries, set_max_listpack_value
+--   from _rlimits.sql: list_max_listpack_size, list_max_ziplist_entries, list_max_ziplist_value
+--   from _rlimits.sql: list_compact_encoding, compact_encoding
 --   margin (0.25)                     how far above a limit still counts as "just over" (0.25 = 25 %)
 --   top (20)                          rows returned, largest saving first; 0 = all
 WITH limits AS (SELECT * FROM rlimits WHERE target_encoding <> 'intset'),  -- intsets: see encoding_candidates

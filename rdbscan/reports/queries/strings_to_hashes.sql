@@ -6,8 +6,7 @@
 -- params:
 --   delimiters (':')                 characters that separate segments; the last segment becomes the field
 --   min_fields (2)                   parents with fewer string keys are ignored
---   hash_max_listpack_entries (512)  fields per parent hash at most
---   hash_max_listpack_value (64)     field name and value bytes at most
+--   from _rlimits.sql: hash_max_listpack_entries, hash_max_listpack_value
 --   top (10)                         families returned; 0 = all
 WITH s AS (
     SELECT dump_id, db, key, key_length, length, memory_bytes, family, plain_key,

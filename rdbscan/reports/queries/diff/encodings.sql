@@ -7,13 +7,9 @@
 --          is inferred from the value, not stored in the dump). Thresholds: the new snapshot's
 --          server defaults unless --config/--set say otherwise.
 -- params:
---   hash_max_listpack_entries (512)   hash-max-listpack-entries
---   hash_max_listpack_value (64)      hash-max-listpack-value
---   zset_max_listpack_entries (128)   zset-max-listpack-entries
---   zset_max_listpack_value (64)      zset-max-listpack-value
---   set_max_intset_entries (512)      set-max-intset-entries
---   set_max_listpack_entries (128)    set-max-listpack-entries
---   set_max_listpack_value (64)       set-max-listpack-value
+--   from _rlimits.sql: hash_max_listpack_entries, hash_max_listpack_value
+--   from _rlimits.sql: zset_max_listpack_entries, zset_max_listpack_value
+--   from _rlimits.sql: set_max_intset_entries, set_max_listpack_entries, set_max_listpack_value
 --   top (20)                          keys listed, largest new memory first
 -- columns: db, key, pattern, type, old_encoding, new_encoding, direction (to-large | to-compact),
 --   threshold (setting name, 'non-integer member', 'list-max-listpack-size', or NULL),

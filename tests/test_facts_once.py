@@ -1,0 +1,87 @@
+"""Facts written once: the compact-encoding thresholds' defaults live in the header of
+rdbscan/reports/queries/_rlimits.sql; every other query takes them from there (`from
+_rlimits.sql: ...`) and default_thresholds() starts from them."""
+
+from __future__ import annotations
+
+import re
+
+from rdbscan.reports import querylib
+from rdbscan.reports import report as rpt
+
+QUERIES = querylib.queries_dir()
+RLIMITS = QUERIES / "_rlimits.sql"
+
+
+def _declared(path) -> set[str]:
+    """Parameters the file's header declares with a default of its own."""
+    names = set()
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.startswith("--"):
+            break
+        m = querylib._PARAM_LINE.match(line)
+        if m:
+            names.add(m.group(1))
+    return names
+
+
+def test_threshold_defaults_are_declared_in_rlimits_only():
+    thresholds = set(rpt.NEWEST_THRESHOLDS)
+    assert thresholds == _declared(RLIMITS)
+    assert len(thresholds) == 12
+    elsewhere = {
+        str(p.relative_to(QUERIES)): sorted(_declared(p) & thresholds)
+        for p in sorted(QUERIES.rglob("*.sql"))
+        if p != RLIMITS and _declared(p) & thresholds
+    }
+    assert elsewhere == {}
+
+
+def test_queries_take_the_thresholds_from_rlimits():
+    rlimits = querylib.parse_query(RLIMITS).params
+    takers = []
+    for path in sorted(QUERIES.rglob("*.sql")):
+        q = querylib.parse_query(path)
+        assert q.used_params & set(rlimits) <= set(q.params), q.name  # all declared
+        if path != RLIMITS and set(q.params) & set(rlimits):
+            takers.append(str(path.relative_to(QUERIES)))
+            assert re.search(r"^--\s+from _rlimits\.sql: ", path.read_text(), re.M), q.name
+            for name in set(q.params) & set(rlimits):
+                assert q.params[name] == rlimits[name], (q.name, name)
+    assert takers == [
+        "_rcandidates.sql",
+        "diff/encodings.sql",
+        "encoding_candidates.sql",
+        "encoding_candidates_summary.sql",
+        "encoding_near.sql",
+        "encoding_whatif.sql",
+        "strings_to_hashes.sql",
+    ]
+
+
+def test_default_thresholds_start_from_the_header():
+    header = {n: p.default for n, p in querylib.parse_query(RLIMITS).params.items()}
+    assert rpt.default_thresholds("redis", "8.6.3", 13) == header
+    assert rpt.default_thresholds("valkey", "9.1.2", 80) == header
+    old = rpt.default_thresholds("redis", "2.2.0", 4)
+    assert old == {
+        **header,
+        "zset_max_listpack_entries": 0,
+        "set_max_listpack_entries": 0,
+        "list_compact_encoding": "ziplist",
+        "compact_encoding": "ziplist",
+    }
+    assert rpt.SETTING_NAMES["list_max_listpack_size"] == "list-max-listpack-size"
+    assert rpt.CONFIG_ALIASES["hash-max-ziplist-entries"] == "hash_max_listpack_entries"
+    assert set(rpt.CONFIG_ALIASES.values()) == set(rpt.SETTING_NAMES)
+
+
+def test_a_shared_parameter_that_does_not_exist_is_an_error(tmp_path, monkeypatch):
+    bad = tmp_path / "bad.sql"
+    bad.write_text("-- name: bad\n-- params:\n--   from _rlimits.sql: no_such_param\nSELECT 1\n")
+    try:
+        querylib.parse_query(bad)
+    except ValueError as e:
+        assert str(e) == "bad.sql: _rlimits.sql declares no parameter no_such_param"
+    else:
+        raise AssertionError("no error")
