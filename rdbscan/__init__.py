@@ -15,6 +15,16 @@ docs/architecture.md.
 """
 
 from ._version import __version__
-from .api import load, report
 
 __all__ = ["__version__", "load", "report"]
+
+
+def __getattr__(name: str):
+    """`rdbscan.load` and `rdbscan.report`, imported on first use: `import rdbscan` (which the
+    console script does before anything else) stays light, so that a Ctrl-C at start-up finds
+    the command line's handler in place (rdbscan/cli/__init__.py)."""
+    if name in ("load", "report"):
+        from . import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'rdbscan' has no attribute {name!r}")

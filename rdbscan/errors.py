@@ -14,6 +14,7 @@ EXIT_CHECKSUM = 5  # read to the end, but the CRC64 does not match or --skip-bad
 EXIT_INPUT = 6  # an input (dump or database) does not exist or cannot be read
 EXIT_DATABASE = 7  # the database cannot be created, opened or written
 EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT): 128 + SIGINT, as shells report it
+EXIT_TERMINATED = 143  # SIGTERM (kill, timeout, systemd): 128 + SIGTERM
 
 EXIT_CODES = {
     EXIT_OK: "success (for `report`: no `--fail-on` check failed)",
@@ -35,11 +36,15 @@ EXIT_CODES = {
     "not a database rdbscan wrote (`-o notes.txt`, or a DuckDB database with tables "
     "of its own, left untouched); `report --html FILE`: FILE cannot be written, or "
     "is a file rdbscan did not write (left untouched)",
-    EXIT_INTERRUPTED: "interrupted (Ctrl-C): dumps loaded completely before are kept",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C): dumps loaded completely before are kept; a running "
+    "query (`sql`, `query`, `report`) is stopped",
+    EXIT_TERMINATED: "terminated (SIGTERM, as `kill` or `timeout` send it): the same clean-up as "
+    "Ctrl-C",
 }
 
 # Which code a run reports when several apply (first listed wins).
 EXIT_PRECEDENCE = (
+    EXIT_TERMINATED,
     EXIT_INTERRUPTED,
     EXIT_INTERNAL,
     EXIT_DATABASE,

@@ -373,3 +373,27 @@ def test_report_shows_trailing_bytes_as_load_does(tmp_path):
     rep_db = _cli("report", db)
     assert rep_db.returncode == 0 and rep_db.stderr.splitlines() == [warn]
     assert "20 bytes not read" in rep_db.stdout
+
+
+def test_report_on_a_database_without_dumps_says_so(tmp_path):
+    """A database whose only load was killed (kill -9: nothing of it committed) or emptied, and
+    `--dump-id` naming no dump: `report` printed nothing and exited 4."""
+    db = tmp_path / "e.duckdb"
+    assert _cli("load", "-q", SAMPLE, "-o", db).returncode == 0
+    res = _cli("report", db, "--dump-id", "7")
+    assert (res.returncode, res.stdout, res.stderr) == (
+        6,
+        "",
+        f"rdbscan: error: {db}: holds no dump 7 (its dumps: 1)\n",
+    )
+    con = duckdb.connect(str(db))
+    con.execute("DELETE FROM key_rows")
+    con.execute("DELETE FROM dumps")
+    con.close()
+    res = _cli("report", db)
+    assert (res.returncode, res.stdout, res.stderr) == (
+        6,
+        "",
+        f"rdbscan: error: {db}: holds no dump (an interrupted load leaves none; load one with "
+        f"`rdbscan load DUMP -o {db}`)\n",
+    )

@@ -6,6 +6,7 @@ import gc
 import os
 import signal
 import sys
+import threading
 import traceback
 
 import click
@@ -14,6 +15,7 @@ import duckdb
 import rdbscan
 
 from .. import __version__
+from ..db.connections import connect, interrupt_all
 from ..db.store import StoreError
 from ..errors import (
     EXIT_DATABASE,
@@ -21,12 +23,14 @@ from ..errors import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     EXIT_OK,
+    EXIT_TERMINATED,
     EXIT_USAGE,
     CommandError,
     database_fault,
 )
 from ..rdb.backend import describe as describe_speedups
 from .output import make_progress, say
+from .starting import starting_handler
 
 
 class Failure(click.ClickException):
@@ -232,7 +236,7 @@ def sql(database, query, fmt):
 
     if not os.path.exists(database):
         raise CommandError(f"{database}: No such file or directory", EXIT_INPUT)
-    con = duckdb.connect(database, read_only=True)
+    con = connect(database, read_only=True)
     try:
         cur = con.execute(query)
     except duckdb.Error as e:
@@ -256,24 +260,31 @@ def _register_extensions():
 _register_extensions()
 
 
-_interrupt = {"seen": False}
+_interrupt: dict = {"seen": False, "signal": signal.SIGINT}
 
 
-def _on_sigint(signum, frame):
-    """Ctrl-C: stop the work (KeyboardInterrupt) and let the clean-up run to its end; a second
-    Ctrl-C while DuckDB closes the database would end the process in a C++ terminate.  DuckDB
-    turns a KeyboardInterrupt raised inside a query into RuntimeError('Query interrupted'):
-    `seen` says that whatever fails from now on failed because of the Ctrl-C."""
+def _on_signal(signum, frame):
+    """Ctrl-C (SIGINT) or SIGTERM: stop the work (KeyboardInterrupt) and let the clean-up run to
+    its end; a second signal while DuckDB closes the database would end the process in a C++
+    terminate.  DuckDB turns a KeyboardInterrupt raised inside a query into RuntimeError('Query
+    interrupted'), or goes on with the query: another thread asks every open connection to stop
+    (a Python handler must not call into DuckDB while the query holds it).  `seen` says that
+    whatever fails from now on failed because of the signal."""
     _interrupt["seen"] = True
+    _interrupt["signal"] = signum
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    threading.Thread(target=interrupt_all, name="rdbscan-interrupt", daemon=True).start()
     raise KeyboardInterrupt
 
 
 def run():
     """Entry point with the no-traceback guarantee: one line on stderr and an exit code from
     rdbscan.errors."""
-    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-        signal.signal(signal.SIGINT, _on_sigint)
+    if signal.getsignal(signal.SIGINT) in (signal.default_int_handler, starting_handler):
+        signal.signal(signal.SIGINT, _on_signal)
+    if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, starting_handler):
+        signal.signal(signal.SIGTERM, _on_signal)
     code = _run(debug="--debug" in sys.argv[1:])
     gc.collect()  # what a failure's traceback held (DuckDB connections) goes before the interpreter
     sys.exit(code)
@@ -314,5 +325,8 @@ def _run(debug: bool) -> int:
 
 
 def _interrupted() -> int:
+    if _interrupt["signal"] == signal.SIGTERM:
+        click.echo("rdbscan: terminated", err=True)
+        return EXIT_TERMINATED
     click.echo("rdbscan: interrupted", err=True)
     return EXIT_INTERRUPTED

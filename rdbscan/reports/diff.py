@@ -23,6 +23,7 @@ from pathlib import Path
 
 import duckdb
 
+from ..db.connections import connect
 from ..db.macros import create_macros
 from ..db.store import SCHEMA_VERSION, is_database_file
 from ..errors import EXIT_FINDINGS
@@ -261,7 +262,7 @@ class Workspace:
     """An in-memory DuckDB connection with rdbscan databases attached read-only."""
 
     def __init__(self):
-        self.con = duckdb.connect(":memory:")
+        self.con = connect(":memory:")
         self.con.execute("SET enable_progress_bar = false")
         self.con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
         spill = os.path.join(

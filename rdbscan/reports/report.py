@@ -19,6 +19,7 @@ from pathlib import Path
 
 import duckdb
 
+from ..db.connections import connect
 from ..db.macros import create_macros
 from ..db.store import StoreError, check_schema
 from ..errors import EXIT_FINDINGS
@@ -180,7 +181,7 @@ def open_database(path: str, read_only: bool = False) -> duckdb.DuckDBPyConnecti
     con = None
     if not read_only:
         try:
-            con = duckdb.connect(path)
+            con = connect(path)
             create_macros(con)
         except duckdb.Error:
             # locked by another process, or a read-only file: fall back to TEMP macros
@@ -188,7 +189,7 @@ def open_database(path: str, read_only: bool = False) -> duckdb.DuckDBPyConnecti
                 con.close()
             con = None
     if con is None:
-        con = duckdb.connect(path, read_only=True)
+        con = connect(path, read_only=True)
         create_macros(con, temporary=True)
     con.execute("SET enable_progress_bar = false")
     con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")

@@ -123,6 +123,16 @@ def has_dumps(con, dump_id: int) -> bool:
     return bool(row and row[0])
 
 
+def _no_dump(con, path: str, dump_id: int) -> str:
+    """Why a database gives nothing to report: no dump at all (its only load was killed, or
+    it was emptied), or none with the id asked for."""
+    ids = [r[0] for r in con.execute("SELECT dump_id FROM dumps ORDER BY 1").fetchall()]
+    if dump_id and ids:
+        listed = ", ".join(map(str, ids[:20])) + (", ..." if len(ids) > 20 else "")
+        return f"holds no dump {dump_id} (its dumps: {listed})"
+    return f"holds no dump (an interrupted load leaves none; load one with `rdbscan load DUMP -o {path}`)"
+
+
 @contextlib.contextmanager
 def open_sources(
     sources: Sequence[str],
@@ -184,7 +194,10 @@ def open_sources(
             for line in held.lines(quiet=True):
                 tell(line)
             code = worst_exit(code, held.code)
-            yield Opened(con, path, loaded, code, has_dumps(con, dump_id))
+            present = has_dumps(con, dump_id)
+            if database and not present and code == EXIT_OK:  # nothing to report, nor why
+                raise CommandError(f"{path}: {_no_dump(con, path, dump_id)}", EXIT_INPUT)
+            yield Opened(con, path, loaded, code, present)
         finally:
             con.close()
     finally:

@@ -1,0 +1,137 @@
+"""Signals as users send them: Ctrl-C stops a running query, SIGTERM (kill, timeout, systemd)
+cleans up as Ctrl-C does, and a signal while the command line's modules load exits with one
+line, not a traceback (docs/exit-codes.md: 130 and 143)."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import duckdb
+
+from rdbscan.errors import EXIT_INTERRUPTED, EXIT_TERMINATED
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "sample_dumps" / "redis-7.4.1.rdb"
+# a query that runs for hours: one that stops, stops because of the signal
+ENDLESS = "SELECT sum(a.range % 7) FROM range(10000000000000) a"
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / 100  # utime, stime in clock ticks (USER_HZ)
+
+
+def _wait_for_cpu(proc: subprocess.Popen, seconds: float) -> None:
+    """Until `proc` has used `seconds` of CPU: past its start-up and inside the query (the
+    start-up of `rdbscan sql` takes well under 2 s of CPU), however busy the machine is."""
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and proc.poll() is None:
+        if _cpu_seconds(proc.pid) >= seconds:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"the process used less than {seconds} s of CPU (exit {proc.poll()})")
+
+
+def test_ctrl_c_stops_a_running_sql_query(tmp_path):
+    """DuckDB went on with a query after Ctrl-C (it swallowed the KeyboardInterrupt): `sql`
+    ran the query to its end.  Now every open connection is interrupted: exit 130 at once."""
+    db = tmp_path / "s.duckdb"
+    subprocess.run(
+        [sys.executable, "-m", "rdbscan", "load", "-q", str(SAMPLE), "-o", str(db)], check=True
+    )
+    for sig, code, line in (
+        (signal.SIGINT, EXIT_INTERRUPTED, "rdbscan: interrupted"),
+        (signal.SIGTERM, EXIT_TERMINATED, "rdbscan: terminated"),
+    ):
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "rdbscan", "sql", str(db), ENDLESS],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            _wait_for_cpu(proc, 3.0)
+            proc.send_signal(sig)
+            out, err = proc.communicate(timeout=60)
+        finally:
+            proc.kill()
+        assert (proc.returncode, out, err) == (code, "", line + "\n")
+
+
+def _many_keys_dump(n: int) -> bytes:
+    import rdbwriter as W
+
+    body = b"\xfe\x00" + b"".join(W.key(0, f"key:{i:07d}", W.string(b"v")) for i in range(n))
+    return W.rdb(body, aux={"redis-ver": "7.2.4", "ctime": "1700000000"})
+
+
+def test_sigterm_during_load_cleans_up_as_ctrl_c_does(tmp_path):
+    """SIGTERM killed `load` where it stood (the half-written dump was left for the next load
+    to find).  Now: exit 143, one line, no row of that load left, the database usable."""
+    data = _many_keys_dump(150_000)
+    db = tmp_path / "t.duckdb"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rdbscan", "load", "-q", "-", "-o", str(db)],
+        stdin=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdin is not None and proc.stderr is not None
+    proc.stdin.write(data[: len(data) * 3 // 4])
+    proc.stdin.flush()
+    # until the loader has parsed what it got and blocks reading standard input (its main
+    # thread's current syscall is read(0, ...)): then the signal finds rows written
+    deadline = time.monotonic() + 200
+    while time.monotonic() < deadline:
+        if Path(f"/proc/{proc.pid}/syscall").read_text().startswith("0 0x0 "):
+            break
+        time.sleep(0.2)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=240)
+    err = proc.stderr.read().decode()
+    proc.stdin.close()
+    assert proc.returncode == EXIT_TERMINATED, err
+    assert err.strip().splitlines()[-1] == "rdbscan: terminated"
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        assert con.execute(
+            "SELECT (SELECT count(*) FROM dumps), (SELECT count(*) FROM key_rows)"
+        ).fetchone() == (0, 0)
+    finally:
+        con.close()
+
+
+def test_a_signal_while_the_modules_load_prints_one_line():
+    """Ctrl-C (or SIGTERM) while click, DuckDB and pyarrow load (the first few hundred
+    milliseconds of every command) printed a KeyboardInterrupt traceback.  The signal is sent
+    by an import hook the moment `duckdb` is imported, as the console script starts."""
+    for sig, code, line in (
+        ("SIGINT", EXIT_INTERRUPTED, "rdbscan: interrupted"),
+        ("SIGTERM", EXIT_TERMINATED, "rdbscan: terminated"),
+    ):
+        script = textwrap.dedent(
+            f"""
+            import os, signal, sys
+
+            class SignalOnImport:
+                def find_spec(self, name, path=None, target=None):
+                    if name == "duckdb":
+                        os.kill(os.getpid(), signal.{sig})
+                    return None
+
+            sys.meta_path.insert(0, SignalOnImport())
+            sys.argv = ["rdbscan", "--version"]
+            from rdbscan.cli import run  # what the console script does
+            run()
+            """
+        )
+        res = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+        )
+        assert (res.returncode, res.stdout, res.stderr) == (code, "", line + "\n")
