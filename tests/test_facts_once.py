@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from rdbscan.reports import querylib
-from rdbscan.reports import report as rpt
+from rdbscan.reports import thresholds as rpt
 
 QUERIES = querylib.queries_dir()
 RLIMITS = QUERIES / "_rlimits.sql"
@@ -85,3 +85,27 @@ def test_a_shared_parameter_that_does_not_exist_is_an_error(tmp_path, monkeypatc
         assert str(e) == "bad.sql: _rlimits.sql declares no parameter no_such_param"
     else:
         raise AssertionError("no error")
+
+
+def test_every_compiled_twin_names_the_tests_that_compare_it():
+    """docs/architecture.md lists each function of the compiled core with its Python twin and
+    the tests that hold the two equal: every public function is there, every test exists."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    pyx = (root / "rdbscan/rdb/_speedups.pyx").read_text(encoding="utf-8")
+    public = set(re.findall(r"^(?:def|cdef class) (\w+)", pyx, re.M))
+    text = (root / "docs/architecture.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `(\w+)`[^|]*\| ([^|]+) \| ([^|]+) \|$", text, re.M)
+    assert {r[0] for r in rows} == public
+    tests = "".join(
+        (root / "tests" / f).read_text() for f in ("test_speedups.py", "test_family.py")
+    )
+    defined = set(re.findall(r"^def (test_\w+)", tests, re.M))
+    named = set()
+    for _, _, compared in rows:
+        for name, generated in re.findall(r"`(test_\w+?)(\(_generated\))?`", compared):
+            named.add(name)
+            if generated:
+                named.add(name + "_generated")
+    assert named and named <= defined, sorted(named - defined)

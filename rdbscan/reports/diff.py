@@ -29,14 +29,8 @@ from ..db.store import SCHEMA_VERSION, is_database_file
 from ..errors import EXIT_FINDINGS
 from . import querylib
 from .render import plain
-from .report import (
-    BIG_KEY_DEFAULTS,
-    MEMORY_LIMIT,
-    SETTING_NAMES,
-    apply_settings,
-    default_thresholds,
-    read_redis_conf,
-)
+from .report import MEMORY_LIMIT
+from .thresholds import BIG_KEY_DEFAULTS, SETTING_NAMES, set_query_params, thresholds_for
 
 DIFF_FORMAT = 1
 
@@ -446,30 +440,14 @@ class DiffRunner:
 def query_values(old: Snapshot, new: Snapshot, options: DiffOptions) -> tuple[dict, dict]:
     """Parameter values (thresholds of the new snapshot's server, --config, --set) and where the
     encoding thresholds came from."""
-    thresholds = default_thresholds(new.server, new.server_version, new.rdb_version)
-    label = f"{new.server or 'redis'} {new.server_version or f'(rdb {new.rdb_version})'} defaults"
-    sources = {p: label for p in SETTING_NAMES}
-    if options.config_path:
-        apply_settings(
-            thresholds,
-            read_redis_conf(options.config_path),
-            f"config {options.config_path}",
-            sources,
-        )
-    rest = apply_settings(thresholds, options.settings, "--set", sources)
+    thresholds, sources, _, rest = thresholds_for(
+        new.server, new.server_version, new.rdb_version, options.config_path, options.settings
+    )
     big = {**BIG_KEY_DEFAULTS, **options.big_keys}
     values = {"delimiters": options.delimiters, "top": options.top, **big, **thresholds}
-    known: dict[str, object] = {}
-    for q in diff_queries(include_base=True).values():
-        for p in q.params.values():
-            known.setdefault(p.name, p.default)
-    for name, value in rest.items():
-        pname = name.replace("-", "_")
-        if pname not in known:
-            raise DiffError(f"--set {name}: not a compact-encoding setting or diff query parameter")
-        values[pname] = querylib.coerce(value, known[pname])
-        if pname in BIG_KEY_DEFAULTS:
-            big[pname] = values[pname]
+    queries = diff_queries(include_base=True).values()
+    for name in set_query_params(values, big, rest, queries):
+        raise DiffError(f"--set {name}: not a compact-encoding setting or diff query parameter")
     return values, {"sources": sources, "big": big}
 
 

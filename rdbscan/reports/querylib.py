@@ -30,6 +30,8 @@ from pathlib import Path
 
 import duckdb
 
+from .render import plain
+
 _PARAM_LINE = re.compile(r"^--\s+([a-z_][a-z0-9_]*)\s+\((.*?)\)\s*(.*)$")
 _PARAM_FROM = re.compile(r"^--\s+from (\S+\.sql):\s*(.+)$")
 _PARAM_USE = re.compile(r"\$([a-z_][a-z0-9_]*)")
@@ -333,3 +335,23 @@ def relations_used(query: Query) -> set[str]:
                 used.add(rel)
                 todo.append(base[BASE_RELATIONS[rel]])
     return used
+
+
+class Runner:
+    """Runs bundled queries on one connection with the report's parameter values."""
+
+    def __init__(self, con, values: dict):
+        self.con = con
+        self.values = values
+        self.created: set = set()
+        self.queries = bundled_queries()
+
+    def rows(self, name: str, **overrides) -> list[dict]:
+        q = self.queries[name]
+        values = {**self.values, **overrides}
+        prepare(self.con, values, needs=relations_used(q), created=self.created)
+        return [plain(r) for r in run_dicts(self.con, q, values)]
+
+    def one(self, name: str, **overrides) -> dict:
+        rows = self.rows(name, **overrides)
+        return rows[0] if rows else {}

@@ -1,0 +1,115 @@
+"""The overview section: dumps, databases, types, memory against used_mem, what the figures cover."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..render import fmt_bytes
+
+if TYPE_CHECKING:
+    from ..querylib import Runner
+    from ..report import ReportOptions
+
+
+def _same_or_max(items: list, key: str):
+    vals = [d.get(key) for d in items if d.get(key) is not None]
+    if not vals:
+        return None
+    return vals[0] if len(set(map(str, vals))) == 1 else max(vals)
+
+
+def build(run: Runner, options: ReportOptions, meta: dict) -> dict:
+    dumps = run.rows("overview_dumps")
+    dbs = run.rows("overview_dbs")
+    types = run.rows("overview_types")
+    # overview_dbs lists the `top` databases with most keys; every row carries the totals
+    tot = dict(dbs[0]) if dbs else {}
+    for d in dbs:
+        for k in ("databases", "all_keys", "all_keys_with_ttl", "all_memory_bytes"):
+            d.pop(k, None)
+    keys = tot.get("all_keys") or 0
+    memory = tot.get("all_memory_bytes") or 0
+    parse_seconds = sum(d["parse_seconds"] or 0 for d in dumps)
+    bytes_read = sum(d["bytes_read"] or 0 for d in dumps)
+    advice = []
+    sources = {d["snapshot_source"] for d in dumps}
+    notes = []
+    if sources - {"ctime"}:
+        notes.append(
+            "Some dump has no aux ctime: TTLs are measured from the file's modification time "
+            "(or now when the file is gone), not from the snapshot."
+        )
+    lower = [t for t in types if t.get("memory_lower_bound_keys")]
+    if lower:
+        notes.append(
+            f"Memory of {sum(t['memory_lower_bound_keys'] for t in lower)} module key(s) "
+            f"({', '.join(sorted({t['type'] for t in lower}))}; "
+            f"{fmt_bytes(sum(t['memory_bytes'] or 0 for t in lower))}) is a lower bound: their "
+            "serialized size, as rdbscan does not read these module types (docs/modules.md)."
+        )
+    used = sum(d["used_mem"] or 0 for d in dumps)
+    total = sum(d["memory_total_bytes"] or 0 for d in dumps)
+    gap = used - total if used and total and all(d["used_mem"] for d in dumps) else None
+    models = sorted({d["memory_model"] for d in dumps if d.get("memory_model")})
+    notes += [m[0].upper() + m[1:] + "." for m in models if "(no exact profile)" in m]
+    if any(d["checksum"] == "mismatch" for d in dumps):
+        advice.append(
+            "A checksum mismatch means the file is damaged: do not restore it; take a new snapshot."
+        )
+    if any(d["complete"] is False for d in dumps):
+        advice.append(
+            "The dump could not be read to the end: the figures cover only the keys before the damage."
+        )
+    skipped = sum(d["skipped_keys"] or 0 for d in dumps)
+    tail = sum(d["tail_bytes"] or 0 for d in dumps)
+    if skipped:
+        advice.append(
+            f"{skipped} damaged keys were left out (load --skip-bad): the figures do not cover them."
+        )
+    if tail:
+        notes.append(
+            f"{tail} bytes followed the RDB's end marker and were not read (an AOF tail or "
+            f"other data after the snapshot)."
+        )
+    inputs = sorted(
+        {"+".join(x for x in (d["compression"], d["framing"]) if x) or "rdb" for d in dumps}
+    )
+    return {
+        "keys": keys,
+        "keys_by_db": {str(d["db"]): d["keys"] for d in dbs},
+        "databases": tot.get("databases") or 0,
+        "keys_with_ttl": tot.get("all_keys_with_ttl") or 0,
+        "memory_bytes": memory,
+        "used_mem": used or None,
+        "memory_vs_used_mem": round(memory / used, 4) if used else None,
+        "memory_total_bytes": total or None,
+        "used_mem_gap": gap,
+        "memory_model": "; ".join(models) or None,
+        "rdb_version": _same_or_max(dumps, "rdb_version"),
+        "server": _same_or_max(dumps, "server"),
+        "server_version": _same_or_max(dumps, "server_version"),
+        "snapshot_time": _same_or_max(dumps, "snapshot_time"),
+        "snapshot_ms": _same_or_max(dumps, "snapshot_ms"),
+        "snapshot_source": ",".join(sorted(sources)) or None,
+        # (NULL: the parse stopped before the trailer)
+        "checksum": ",".join(sorted({d["checksum"] or "not reached" for d in dumps})) or None,
+        "complete": all(d["complete"] is not False for d in dumps),
+        "skipped_keys": skipped,
+        "tail_bytes": tail,
+        "input": ",".join(inputs) or None,
+        "parse_seconds": round(parse_seconds, 3) if parse_seconds else None,
+        "bytes_per_second": round(bytes_read / parse_seconds) if parse_seconds else None,
+        "keys_per_second": round(keys / parse_seconds) if parse_seconds else None,
+        "dumps": dumps,
+        "dbs": dbs,
+        "dbs_not_listed": {
+            "databases": (tot.get("databases") or 0) - len(dbs),
+            "keys": keys - sum(d["keys"] for d in dbs),
+            "keys_with_ttl": (tot.get("all_keys_with_ttl") or 0)
+            - sum(d["keys_with_ttl"] for d in dbs),
+            "memory_bytes": memory - sum(d["memory_bytes"] or 0 for d in dbs),
+        },
+        "types": types,
+        "notes": notes,
+        "advice": advice,
+    }

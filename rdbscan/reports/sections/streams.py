@@ -1,0 +1,28 @@
+"""The streams section: consumer groups, pending entries, length; hash fields with TTLs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..querylib import Runner
+    from ..report import ReportOptions
+
+
+def build(run: Runner, options: ReportOptions, meta: dict) -> dict:
+    items = run.rows("streams")
+    hfe = run.rows("hash_field_ttl")
+    advice = []
+    pel = [s for s in items if (s["pending"] or 0) >= 1000]
+    if pel:
+        advice.append(
+            f"Stream {pel[0]['key']} has {pel[0]['pending']} pending entries: consumers do not "
+            "XACK; claim (XAUTOCLAIM) or acknowledge them."
+        )
+    untrimmed = [s for s in items if (s["length"] or 0) >= 100_000]
+    if untrimmed:
+        advice.append(
+            f"Stream {untrimmed[0]['key']} holds {untrimmed[0]['length']} entries: cap it with "
+            "XADD ... MAXLEN ~ N or XTRIM."
+        )
+    return {"items": items, "hash_field_ttl": hfe, "advice": advice}
