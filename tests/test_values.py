@@ -11,9 +11,13 @@ from pathlib import Path
 import duckdb
 import pytest
 import rdbwriter as W
+from click.testing import CliRunner
 
 from rdbscan.api import load
+from rdbscan.cli.main import main
+from rdbscan.errors import EXIT_FINDINGS
 from rdbscan.reports import report as rpt
+from rdbscan.reports.rules import load_rules
 
 HERE = Path(__file__).parent / "fixtures" / "values"
 TRUTH = json.loads((HERE / "truth.json").read_text())
@@ -211,3 +215,50 @@ def test_text_and_markdown_render_the_section(db):
     md = render_markdown(rep)
     assert "Value design" in md and "olympic#2020-08-29 | hash | 8 |" in md
     assert "Collections with an element over 4.0 KiB" in md
+
+
+def _type_named(key: str) -> set[str]:
+    return set(re.split("[:#]", key.lower())) & {"string", "hash", "list", "set", "zset", "stream"}
+
+
+def test_type_name_rule_is_opt_in_and_exact(db, tmp_path):
+    want = sorted(k for k, t in KEYS.items() if _type_named(k) and t["type"] not in _type_named(k))
+    assert want == ["app:hash:6", "cfg:colors:string", "tags:set:1"]
+    assert len([k for k in KEYS if _type_named(k)]) == 14  # `hashes:seen` names no type
+
+    def naming(**kw) -> dict:
+        con = rpt.open_database(db, read_only=True)
+        try:
+            return rpt.build_report(con, rpt.ReportOptions(sections=("naming",), **kw))["naming"]
+        finally:
+            con.close()
+
+    off = naming()
+    assert "type-name" not in {r["rule"] for r in off["rules"]}
+    assert "type-name" in off["config"]["disabled"]
+    rules = tmp_path / "rules.toml"
+    rules.write_text("[rules.type-name]\nenabled = true\n")
+    on = naming(naming=load_rules(str(rules)).naming)
+    got = {r["rule"]: r for r in on["rules"]}["type-name"]
+    assert got["keys"] == len(want) == 3 and sorted(got["examples"]) == want
+    assert got["memory_bytes"] == sum(KEYS[k]["memory"] for k in want)
+    assert "type-name" not in on["config"]["disabled"]
+    assert on["keys"] - off["keys"] == 3  # none of them breaks another rule
+    res = CliRunner().invoke(
+        main,
+        [
+            "report",
+            db,
+            "--rules",
+            str(rules),
+            "--section",
+            "naming",
+            "-q",
+            "-f",
+            "json",
+            "--fail-on",
+            "naming:type-name=2",
+        ],
+    )
+    assert res.exit_code == EXIT_FINDINGS, res.output
+    assert json.loads(res.stdout)["fail_on"]["checks"][0]["value"] == 3

@@ -29,7 +29,10 @@ NAMING_RULES = (
     "control-chars",
     "generic-name",
     "mixed-delimiters",
+    "type-name",
 )
+# Rules that are off unless a rules file enables them (`[rules.type-name] enabled = true`).
+OPT_IN_RULES = ("type-name",)
 
 DEFAULT_GENERIC_NAMES = ["data", "temp", "tmp", "config", "test", "default", "foo", "bar"]
 
@@ -43,6 +46,11 @@ class NamingConfig:
     mixed_candidates: str = ":./|#"
     delimiters: str | None = None  # None: the report's --delimiters
     disabled: set[str] = field(default_factory=set)
+    enabled: set[str] = field(default_factory=set)  # opt-in rules switched on (OPT_IN_RULES)
+
+    def off(self) -> list[str]:
+        """The rule ids switched off: `disabled`, and the opt-in rules not enabled."""
+        return sorted(self.disabled | (set(OPT_IN_RULES) - self.enabled))
 
     def query_values(self, delimiters: str) -> dict:
         return {
@@ -51,7 +59,7 @@ class NamingConfig:
             "recommended_length": self.recommended_length,
             "generic_names": [n.lower() for n in self.generic_names],
             "mixed_candidates": self.mixed_candidates,
-            "disabled": sorted(self.disabled),
+            "disabled": self.off(),
             # _rnaming reads $delimiters: only override when the rules file sets it
             **({"delimiters": self.delimiters} if self.delimiters else {}),
         }
@@ -64,7 +72,7 @@ class NamingConfig:
             "recommended_length": self.recommended_length,
             "generic_names": list(self.generic_names),
             "mixed_candidates": self.mixed_candidates,
-            "disabled": sorted(self.disabled),
+            "disabled": self.off(),
         }
 
 
@@ -114,8 +122,10 @@ def parse_rules(data: dict, origin: str = "rules file") -> RulesFile:
                     raise ValueError(f"{origin}: rules.{rid}.enabled must be true or false")
                 if value:
                     out.naming.disabled.discard(rid)
+                    out.naming.enabled.add(rid)
                 else:
                     out.naming.disabled.add(rid)
+                    out.naming.enabled.discard(rid)
             elif key == "delimiters" and rid == "no-delimiter":
                 out.naming.delimiters = str(value)
             elif key in _RULE_KEYS.get(rid, {}):

@@ -9,7 +9,7 @@
 --   recommended_length (30)          key bytes above this: recommended-length
 --   generic_names (['data', 'temp', 'tmp', 'config', 'test', 'default', 'foo', 'bar'])  first segments too generic to say whose data it is (generic-name)
 --   mixed_candidates (':./|#')       delimiter characters compared by mixed-delimiters
---   disabled ([])                    rule ids switched off
+--   disabled (['type-name'])         rule ids switched off (the opt-in rule type-name is off unless enabled)
 --
 -- Fast keys: a key of lowercase letters, digits and `_`, starting with a letter, with at least one
 -- delimiter and all of them the first character of $delimiters, breaks none of the character
@@ -158,3 +158,15 @@ FROM (SELECT dump_id, db, key, memory_bytes, pattern, unnest(string_split(rules,
       FROM (SELECT *, CASE WHEN rules <> '' THEN key_family(key, family, delimiters := $delimiters) END AS pattern
             FROM flagged))
 WHERE rule <> '' AND NOT list_contains($disabled, rule)
+UNION ALL
+-- type-name (opt-in): the key names a type in a whole segment (`app:hash:1`, `cfg:theme:string`;
+-- segments end at the delimiters and `#`, any case) and its type is none of those it names. The
+-- regex runs only when the rule is on (the first condition is a constant).
+SELECT dump_id, db, key, memory_bytes, pattern, 'type-name' AS rule
+FROM (SELECT dump_id, db, key, memory_bytes, pattern, type,
+             list_intersect(string_split_regex(lower(key), '[' || delim_class($delimiters || '#') || ']'),
+                            ['string', 'hash', 'list', 'set', 'zset', 'stream']) AS named
+      FROM rkeys
+      WHERE NOT list_contains($disabled, 'type-name')
+        AND regexp_matches(lower(key), '(?:^|[' || delim_class($delimiters || '#') || '])(?:string|hash|list|set|zset|stream)(?:[' || delim_class($delimiters || '#') || ']|$)'))
+WHERE len(named) > 0 AND NOT list_contains(named, type)

@@ -3,7 +3,7 @@
 --          example keys (largest first). Rules switched off are absent; rules nobody breaks show 0.
 -- params:
 --   examples (5)     example keys per rule
---   disabled ([])    rule ids switched off
+--   disabled (['type-name'])   rule ids switched off (the opt-in rule type-name is off unless enabled)
 WITH rules(rule, ord, description) AS (VALUES
     ('disallowed-chars', 1, 'characters outside the allowed set (default A-Za-z0-9 | _ . :)'),
     ('special-chars', 2, 'glob/regex specials \ * ? [ ] ( ), stray { }, spaces or quotes'),
@@ -16,7 +16,8 @@ WITH rules(rule, ord, description) AS (VALUES
     ('invalid-utf8', 9, 'key bytes are not valid UTF-8'),
     ('control-chars', 10, 'control bytes (tab, newline, NUL, ...)'),
     ('generic-name', 11, 'generic first segment (data, temp, config, test, ...)'),
-    ('mixed-delimiters', 12, 'a family whose keys use different delimiters')
+    ('mixed-delimiters', 12, 'a family whose keys use different delimiters'),
+    ('type-name', 13, 'names a Redis type (a string, hash, list, set, zset or stream segment) other than its own (opt-in)')
 ), agg AS (
     -- examples: the largest keys first (memory_bytes DESC, key); min_by(x, by, n) keeps the n
     -- smallest `by` in order, without sorting every key of the rule
