@@ -35,9 +35,8 @@ def db(tmp_path_factory):
 def _report(path: str, **options) -> dict:
     con = rpt.open_database(path, read_only=True)
     try:
-        return rpt.build_report(
-            con, rpt.ReportOptions(sections=("values",), top=options.pop("top", 100), **options)
-        )
+        options.setdefault("sections", ("values",))
+        return rpt.build_report(con, rpt.ReportOptions(top=options.pop("top", 100), **options))
     finally:
         con.close()
 
@@ -262,3 +261,18 @@ def test_type_name_rule_is_opt_in_and_exact(db, tmp_path):
     )
     assert res.exit_code == EXIT_FINDINGS, res.output
     assert json.loads(res.stdout)["fail_on"]["checks"][0]["value"] == 3
+
+
+def test_findings(db):
+    rep = _report(db, sections=("overview", "values"))
+    found = {f["id"]: f for f in rep["findings"]}
+    split = found["split-big-keys"]
+    assert (split["severity"], split["keys"]) == ("warning", 1)
+    assert split["memory_bytes"] == sum(KEYS[f"bigset#{i}"]["memory"] for i in range(1, 5))
+    assert "bigset" in split["message"] and "8,000 elements" in split["message"]
+    big = found["big-elements"]
+    assert (big["severity"], big["keys"]) == ("info", 6)
+    comp = found["compressible-strings"]
+    want = _compressible_truth(KEYS, 1024)
+    assert comp["memory_bytes"] == sum(f["savings_bytes"] for f in want.values()) > 0
+    assert comp["keys"] == sum(f["keys"] for f in want.values()) == 18

@@ -37,7 +37,13 @@ def section(run, options) -> dict:
     split = run.rows("split_keys", top=top)
     st = _pop_totals(
         split,
-        ("total_logical_keys", "total_shards", "total_memory_bytes", "total_big_when_joined"),
+        (
+            "total_logical_keys",
+            "total_shards",
+            "total_memory_bytes",
+            "total_big_when_joined",
+            "total_big_when_joined_memory",
+        ),
     )
     big = run.rows("big_elements", top=top)
     by_type = {r["type"]: r["type_keys"] for r in big}
@@ -97,6 +103,7 @@ def section(run, options) -> dict:
             "shards": st["total_shards"],
             "memory_bytes": st["total_memory_bytes"],
             "big_when_joined": st["total_big_when_joined"],
+            "big_when_joined_memory_bytes": st["total_big_when_joined_memory"],
             "items": split,
         },
         "big_elements": {

@@ -53,7 +53,8 @@ SELECT db, logical_key, pattern, type, types, shards, length, memory_bytes, larg
        count(*) OVER () AS total_logical_keys,
        sum(shards) OVER () AS total_shards,
        sum(memory_bytes) OVER () AS total_memory_bytes,
-       count(*) FILTER (WHERE big_when_joined) OVER () AS total_big_when_joined
+       count(*) FILTER (WHERE big_when_joined) OVER () AS total_big_when_joined,
+       coalesce(sum(memory_bytes) FILTER (WHERE big_when_joined) OVER (), 0) AS total_big_when_joined_memory
 FROM flagged
 ORDER BY memory_bytes DESC, db, logical_key
 LIMIT $top
