@@ -52,8 +52,15 @@ from ..reports import schema as sch
     metavar="VERSION",
     help="Memory model used when loading a dump (see `rdbscan load`).",
 )
+@click.option(
+    "--relations",
+    is_flag=True,
+    help="Also find which families hold names of other keys (members -> book:{id}): reads "
+    "again the first members of a few small collections per family from the dump files "
+    "(the sample is stated in the output).",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress display and no load summary.")
-def schema_cmd(sources, out_path, fmt, min_keys, dump_id, delimiters, target, quiet):
+def schema_cmd(sources, out_path, fmt, min_keys, dump_id, delimiters, target, relations, quiet):
     """Infer the key schema of a dump: one entry per key family with its pattern, type, TTL
     policy, keys, memory, sizes and an example, plus an empty description to fill in.
 
@@ -94,8 +101,11 @@ def schema_cmd(sources, out_path, fmt, min_keys, dump_id, delimiters, target, qu
             label = ", ".join(os.path.basename(s) for s in sources)
             result = sch.infer(
                 db.con,
-                sch.InferOptions(dump_id=dump_id, delimiters=delimiters, min_keys=min_keys),
+                sch.InferOptions(
+                    dump_id=dump_id, delimiters=delimiters, min_keys=min_keys, relations=relations
+                ),
                 source=label,
+                warn=lambda m: click.echo(f"rdbscan: {m}", err=True),
             )
         except ValueError as e:
             raise CommandError(str(e), EXIT_USAGE) from None

@@ -79,6 +79,67 @@ class InferOptions:
     dump_id: int = 0
     delimiters: str = ":"
     min_keys: int = 1
+    relations: bool = False  # sample elements for relationships (schema --relations)
+
+
+# schema --relations: per family, the first SAMPLE_KEYS collections whose record is at most
+# SAMPLE_BYTES long, the first SAMPLE_ELEMENTS elements of each (queries/schema_sample_keys.sql).
+SAMPLE_KEYS = 10
+SAMPLE_ELEMENTS = 100
+SAMPLE_BYTES = 65536
+
+
+def sample_statement() -> str:
+    return (
+        f"per family the first {SAMPLE_KEYS} sets, sorted sets, lists and hashes of at most "
+        f"{SAMPLE_BYTES} bytes in the file, the first {SAMPLE_ELEMENTS} members (hashes: values) "
+        "of each"
+    )
+
+
+def relations(con, rows, warn=None) -> dict[str, list[dict]]:
+    """Per family, the families whose key names its sampled elements hold (schema_relations).
+
+    rows(name, **values) runs a bundled query.  Elements are read again from the dumps' files
+    (rdb/sample.py); a dump whose file is gone (or was read from standard input) is not
+    sampled, and `warn` is told so."""
+    import pyarrow as pa
+
+    from ..rdb.sample import sample_elements
+
+    wanted: dict[str, dict[int, tuple[str, str]]] = {}
+    for r in rows("schema_sample_keys", sample_keys=SAMPLE_KEYS, sample_bytes=SAMPLE_BYTES):
+        wanted.setdefault(r["path"], {})[r["file_offset"]] = (r["pattern"], r["key"])
+    cols: dict[str, list] = {"pattern": [], "key": [], "element": []}
+    for path, keys in wanted.items():
+        if not path or path == "<stdin>" or not os.path.isfile(path):
+            if warn:
+                warn(f"{path or '?'}: not found, its elements were not sampled for relations")
+            continue
+        for offset, elements in sample_elements(path, keys, SAMPLE_ELEMENTS):
+            pattern, key = keys[offset]
+            for e in elements or ():
+                cols["pattern"].append(pattern)
+                cols["key"].append(key)
+                cols["element"].append(e.decode("utf-8", "backslashreplace"))
+    con.register(
+        "rsample_arrow", pa.table(cols, schema=pa.schema([(n, pa.string()) for n in cols]))
+    )
+    try:
+        con.execute("CREATE OR REPLACE TEMP TABLE rsample AS SELECT * FROM rsample_arrow")
+    finally:
+        con.unregister("rsample_arrow")
+    out: dict[str, list[dict]] = {}
+    for r in rows("schema_relations"):
+        out.setdefault(r["pattern"], []).append(
+            {
+                "family": r["target"],
+                "share": r["share"],
+                "elements": r["elements"],
+                "keys": r["keys"],
+            }
+        )
+    return out
 
 
 def _placeholder(row: dict) -> str:
@@ -126,7 +187,7 @@ def ttl_policy(row: dict) -> str:
 _DECLARED_TTL = {"never": "none", "always": "required", "mixed": "optional"}
 
 
-def infer(con, options: InferOptions | None = None, source: str | None = None) -> dict:
+def infer(con, options: InferOptions | None = None, source: str | None = None, warn=None) -> dict:
     """The schema of the keys in an open rdbscan database: one entry per family, largest first."""
     from .render import plain as _plain
 
@@ -139,10 +200,10 @@ def infer(con, options: InferOptions | None = None, source: str | None = None) -
     queries = querylib.bundled_queries()
     created: set = set()
 
-    def rows(name):
+    def rows(name, **more):
         q = queries[name]
         querylib.prepare(con, values, needs=querylib.relations_used(q), created=created)
-        return [_plain(r) for r in querylib.run_dicts(con, q, values)]
+        return [_plain(r) for r in querylib.run_dicts(con, q, {**values, **more})]
 
     fams = rows("schema_families")
     slots: dict[str, dict[int, dict]] = {}
@@ -153,6 +214,7 @@ def infer(con, options: InferOptions | None = None, source: str | None = None) -
         "ORDER BY dump_id LIMIT 1",
         [options.dump_id, options.dump_id],
     ).fetchone()
+    related = relations(con, rows, warn) if options.relations else {}
     families = []
     for r in fams:
         policy = ttl_policy(r)
@@ -180,6 +242,11 @@ def infer(con, options: InferOptions | None = None, source: str | None = None) -
                 "example": r["example"],
             },
         }
+        if options.relations:
+            via = "values" if r["type"] == "hash" else "members"
+            entry["observed"]["relations"] = [
+                {"via": via, **x} for x in related.get(r["pattern"], [])
+            ]
         families.append(entry)
     return {
         "rdbscan_schema": SCHEMA_FORMAT,
@@ -188,6 +255,7 @@ def infer(con, options: InferOptions | None = None, source: str | None = None) -
         "source": source,
         "server": f"{dump[0] or 'redis'} {dump[1] or ''}".strip() if dump else None,
         "delimiters": options.delimiters,
+        **({"relations_sample": sample_statement()} if options.relations else {}),
         "families": families,
     }
 
@@ -245,7 +313,7 @@ def render_toml(schema: dict) -> str:
         f"format = {SCHEMA_FORMAT}",
         f"delimiters = {_toml_str(schema.get('delimiters') or ':')}",
     ]
-    for key in ("generated_by", "generated_at", "source", "server"):
+    for key in ("generated_by", "generated_at", "source", "server", "relations_sample"):
         if schema.get(key):
             lines.append(f"{key} = {_toml_str(str(schema[key]))}")
     for fam in schema["families"]:
@@ -325,6 +393,19 @@ def render_markdown(schema: dict) -> str:
             )
             + " |"
         )
+    rel = [
+        f"- {_md_code(fam['pattern'])} {x['via']} → {_md_code(x['family'])} "
+        f"({x['share']:.0%} of {fmt_int(x['elements'])} elements sampled in {fmt_int(x['keys'])} keys)"
+        for fam in schema["families"]
+        for x in (fam.get("observed") or {}).get("relations") or []
+    ]
+    if rel:
+        lines += [
+            "",
+            "Relationships (" + _md_cell(schema.get("relations_sample") or "sampled") + "):",
+            "",
+        ]
+        lines += rel
     return "\n".join(lines) + "\n"
 
 
@@ -375,7 +456,15 @@ def write_output(path: str, text: str) -> None:
 
 TTL_VALUES = ("required", "none", "optional")
 _TOP_KEYS = {"schema", "family"}
-_SCHEMA_KEYS = {"format", "delimiters", "generated_by", "generated_at", "source", "server"}
+_SCHEMA_KEYS = {
+    "format",
+    "delimiters",
+    "generated_by",
+    "generated_at",
+    "source",
+    "server",
+    "relations_sample",
+}
 _FAMILY_KEYS = {"pattern", "description", "observed", *RULE_KEYS}
 _DURATION = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|min|h|d|w)?\s*", re.I)
 _DURATION_MS = {
