@@ -276,3 +276,30 @@ def test_findings(db):
     want = _compressible_truth(KEYS, 1024)
     assert comp["memory_bytes"] == sum(f["savings_bytes"] for f in want.values()) > 0
     assert comp["keys"] == sum(f["keys"] for f in want.values()) == 18
+
+
+def test_key_meta_opcodes_do_not_read_as_compression(tmp_path):
+    """RDB 13's KEY_META before a record counts in serialized_bytes: a raw string behind one
+    still reads as stored raw, and an LZF string's payload length stays exact without one."""
+    import struct
+
+    import lzf
+
+    meta = b"\xf3" + W.length(1) + struct.pack("<I", 7) + W.length(2) + W.length(42) + W.length(0)
+    raw = bytes(range(256)) * 8
+    text = b"<p>the quick brown fox</p>" * 100
+    packed = lzf.compress(text)
+    body = (
+        b"\xfe\x00"
+        + meta
+        + W.key(0, "raw:1", W.string(raw))
+        + W.key(0, "lzf:1", b"\xc3" + W.length(len(packed)) + W.length(len(text)) + packed)
+    )
+    rdb = tmp_path / "meta.rdb"
+    rdb.write_bytes(W.rdb(body, version=13))
+    path = str(tmp_path / "meta.duckdb")
+    load([str(rdb)], path)
+    fams = {r["pattern"]: r for r in _report(path)["values"]["compressible"]["families"]}
+    assert (fams["raw:{id}"]["stored_bytes"], fams["raw:{id}"]["lzf_keys"]) == (len(raw), 0)
+    assert (fams["lzf:{id}"]["stored_bytes"], fams["lzf:{id}"]["lzf_keys"]) == (len(packed), 1)
+    assert fams["lzf:{id}"]["raw_bytes"] == len(text) == 2600

@@ -32,8 +32,12 @@ WITH s AS (
     WHERE k.type = 'string' AND k.length > 20
 ), v AS (
     SELECT pattern, length, memory_bytes,
-           -- stored as it is (length encoding and bytes), else LZF (0xC3, two lengths, payload)
-           value_bytes <> rdb_len_size(length) + length AS lzf,
+           -- LZF (0xC3, two lengths, payload) when shorter than the string as it is (length
+           -- encoding and bytes). Not `<>`: a record with a key-scoped opcode rdbscan counts in
+           -- serialized_bytes (KEY_META, Redis Enterprise's) is longer, and reads as stored raw
+           -- (an LZF string of 16 KiB or more that saved only 4-6 bytes can be up to 2 bytes
+           -- longer than the raw form, and reads as raw too: its saving is negligible).
+           value_bytes < rdb_len_size(length) + length AS lzf,
            value_bytes - 1 - rdb_len_size(length) AS lzf_rest
     FROM s
 ), p AS (
