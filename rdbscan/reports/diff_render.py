@@ -56,6 +56,28 @@ def _side(s: dict) -> str:
     )
 
 
+def _growth_table(title: str, first: str, rows: list[dict]) -> Block:
+    """Keys and memory, old and new, of each database or type (totals.by_db, totals.by_type)."""
+    return _table(
+        title,
+        [first, "keys old", "keys new", "change", "memory old", "memory new", "change", "growth"],
+        [
+            [
+                r["name"],
+                fmt_int(r["old_keys"]),
+                fmt_int(r["new_keys"]),
+                fmt_signed_int(r["delta_keys"]),
+                fmt_bytes(r["old_memory_bytes"]),
+                fmt_bytes(r["new_memory_bytes"]),
+                fmt_signed_bytes(r["delta_memory_bytes"]),
+                fmt_growth(r["memory_growth"]),
+            ]
+            for r in rows
+        ],
+        range(1, 8),
+    )
+
+
 def _metric_rows(t: dict, with_used_mem: bool = False) -> list[list[str]]:
     rows = [
         [
@@ -235,64 +257,8 @@ def diff_sections(d: dict) -> list[Block]:
         )
     )
     if len(t["by_db"]) > 1:
-        blocks.append(
-            _table(
-                "Per database",
-                [
-                    "db",
-                    "keys old",
-                    "keys new",
-                    "change",
-                    "memory old",
-                    "memory new",
-                    "change",
-                    "growth",
-                ],
-                [
-                    [
-                        r["name"],
-                        fmt_int(r["old_keys"]),
-                        fmt_int(r["new_keys"]),
-                        fmt_signed_int(r["delta_keys"]),
-                        fmt_bytes(r["old_memory_bytes"]),
-                        fmt_bytes(r["new_memory_bytes"]),
-                        fmt_signed_bytes(r["delta_memory_bytes"]),
-                        fmt_growth(r["memory_growth"]),
-                    ]
-                    for r in t["by_db"]
-                ],
-                range(1, 8),
-            )
-        )
-    blocks.append(
-        _table(
-            "Per type",
-            [
-                "type",
-                "keys old",
-                "keys new",
-                "change",
-                "memory old",
-                "memory new",
-                "change",
-                "growth",
-            ],
-            [
-                [
-                    r["name"],
-                    fmt_int(r["old_keys"]),
-                    fmt_int(r["new_keys"]),
-                    fmt_signed_int(r["delta_keys"]),
-                    fmt_bytes(r["old_memory_bytes"]),
-                    fmt_bytes(r["new_memory_bytes"]),
-                    fmt_signed_bytes(r["delta_memory_bytes"]),
-                    fmt_growth(r["memory_growth"]),
-                ]
-                for r in t["by_type"]
-            ],
-            range(1, 8),
-        )
-    )
+        blocks.append(_growth_table("Per database", "db", t["by_db"]))
+    blocks.append(_growth_table("Per type", "type", t["by_type"]))
 
     f = d["families"]
     blocks.append(Block("section", "Families"))
