@@ -12,8 +12,9 @@ import click
 
 from ..errors import EXIT_CHECKSUM, EXIT_DAMAGED, EXIT_DATABASE, EXIT_FINDINGS, CommandError
 from ..reports import diff as D
-from .output import make_progress
-from .report import _output_fault, _release_load_memory, _settings
+from .options import delimiters_option
+from .output import make_progress, write_page
+from .report import _release_load_memory, _settings
 
 
 def _load_sides(
@@ -93,19 +94,7 @@ def _check_html_target(html_path: str | None) -> None:
 
 def _write_page(page: str, html_path: str | None, quiet: bool) -> None:
     """The HTML page to `html_path` (exit 7 when it cannot be written), else to standard output."""
-    from ..reports import html
-
-    if not html_path:
-        click.echo(page, nl=False)
-        return
-    try:
-        html.write_html(html_path, page)
-    except html.HtmlOutputError as e:  # a file rdbscan did not write: left untouched
-        raise CommandError(str(e), EXIT_DATABASE) from None
-    except OSError as e:  # a missing or read-only directory, a full disk
-        raise _output_fault(e, html_path) from None
-    if not quiet:
-        click.echo(f"rdbscan: HTML written to {html_path}", err=True)
+    write_page(page, html_path, quiet)
 
 
 @click.command("diff")
@@ -169,12 +158,7 @@ def _write_page(page: str, html_path: str | None, quiet: bool) -> None:
     "taken at or before a time (2026-11-20, 2026-11-20T08:00); default: the one before --to.",
 )
 @click.option("--to", metavar="ID|TIME", help="The new snapshot (default: the latest).")
-@click.option(
-    "--delimiters",
-    default=":",
-    show_default=True,
-    help="Characters that separate key segments (for families).",
-)
+@delimiters_option
 @click.option(
     "--config",
     "config_path",
@@ -396,12 +380,7 @@ def _measured(check: dict) -> str:
     show_default=True,
     help="Families per instance, fastest growth first (0: all).",
 )
-@click.option(
-    "--delimiters",
-    default=":",
-    show_default=True,
-    help="Characters that separate key segments (for families).",
-)
+@delimiters_option
 def trend_cmd(database, instance, from_, to, fmt, html_path, top, delimiters):
     """Per instance, the keys and memory of each family at each snapshot of a database written by
     `rdbscan load --instance NAME ... -o HISTORY.duckdb`, the growth per day (least squares over

@@ -29,6 +29,7 @@ from ..errors import (
     database_fault,
 )
 from ..rdb.backend import describe as describe_speedups
+from .options import table_format_option
 from .output import make_progress, say
 from .starting import starting_handler
 
@@ -215,15 +216,7 @@ def load(
 @main.command()
 @click.argument("database", metavar="FILE.duckdb")
 @click.argument("query")
-@click.option(
-    "-f",
-    "--format",
-    "fmt",
-    type=click.Choice(["table", "csv", "json"]),
-    default="table",
-    show_default=True,
-    help="Output format.",
-)
+@table_format_option
 def sql(database, query, fmt):
     """Run an ad-hoc SQL query on a database written by rdbscan and print the result.
 

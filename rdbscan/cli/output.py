@@ -92,3 +92,35 @@ def section_status(quiet: bool):
             status.update(f"report: {name} ({time.perf_counter() - started:.0f} s)")
 
         yield on_section
+
+
+def output_fault(exc: OSError, path: str):
+    """The one line (EXIT_DATABASE, as for a database) for an output file that cannot be written."""
+    import errno
+
+    from ..errors import EXIT_DATABASE, CommandError, database_fault
+
+    if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+        return CommandError(f"{path}: its directory does not exist", EXIT_DATABASE)
+    return database_fault(exc, path) or CommandError(
+        f"{path}: {exc.strerror or exc}", EXIT_DATABASE
+    )
+
+
+def write_page(page: str, html_path: str | None, quiet: bool, what: str = "HTML") -> None:
+    """An HTML page (report, diff, trend) to `html_path`, else to standard output.  A file
+    rdbscan did not write is left untouched; either failure exits with EXIT_DATABASE."""
+    from ..errors import EXIT_DATABASE, CommandError
+    from ..reports import html
+
+    if not html_path:
+        click.echo(page, nl=False)
+        return
+    try:
+        html.write_html(html_path, page)
+    except html.HtmlOutputError as e:  # a file rdbscan did not write: left untouched
+        raise CommandError(str(e), EXIT_DATABASE) from None
+    except OSError as e:  # a missing or read-only directory, a full disk
+        raise output_fault(e, html_path) from None
+    if not quiet:
+        click.echo(f"rdbscan: {what} written to {html_path}", err=True)

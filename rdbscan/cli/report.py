@@ -11,12 +11,13 @@ from pathlib import Path
 import click
 
 from ..db.store import is_database_file
-from ..errors import EXIT_DATABASE, EXIT_INPUT, EXIT_USAGE, CommandError, database_fault
+from ..errors import EXIT_DATABASE, EXIT_INPUT, EXIT_USAGE, CommandError
 from ..reports import querylib, render
 from ..reports import report as rpt
 from ..reports.rules import RulesFile, load_rules
 from ..reports.run import open_report_database, release_load_memory, run_report
-from .output import make_progress, say, section_status
+from .options import delimiters_option, table_format_option
+from .output import make_progress, say, section_status, write_page
 
 _is_duckdb = is_database_file
 
@@ -286,30 +287,8 @@ def _write_html(report: dict, html_path: str | None, quiet: bool) -> None:
     """The HTML report to `html_path` (else standard output); takes `charts` out of `report`."""
     from ..reports import html
 
-    page = html.render_html(report)
-    if html_path:
-        try:
-            html.write_html(html_path, page)
-        except html.HtmlOutputError as e:  # a file rdbscan did not write: left untouched
-            raise CommandError(str(e), EXIT_DATABASE) from None
-        except OSError as e:  # a missing or read-only directory, a full disk
-            raise _output_fault(e, html_path) from None
-        if not quiet:
-            click.echo(f"rdbscan: HTML report written to {html_path}", err=True)
-    else:
-        click.echo(page, nl=False)
+    write_page(html.render_html(report), html_path, quiet, "HTML report")
     report.pop("charts", None)
-
-
-def _output_fault(exc: OSError, path: str) -> CommandError:
-    """The one line (EXIT_DATABASE, as for a database) for an output file that cannot be written."""
-    import errno
-
-    if exc.errno in (errno.ENOENT, errno.ENOTDIR):
-        return CommandError(f"{path}: its directory does not exist", EXIT_DATABASE)
-    return database_fault(exc, path) or CommandError(
-        f"{path}: {exc.strerror or exc}", EXIT_DATABASE
-    )
 
 
 _release_load_memory = release_load_memory  # rdbscan/cli/diff.py takes it from here
@@ -352,21 +331,8 @@ def queries_cmd(verbose):
     help="Set a query parameter (see `rdbscan queries -v`). Repeatable.",
 )
 @click.option("--dump-id", type=int, default=0, help="Only this dump (default: all dumps).")
-@click.option(
-    "--delimiters",
-    default=":",
-    show_default=True,
-    help="Characters that separate key segments (for families).",
-)
-@click.option(
-    "-f",
-    "--format",
-    "fmt",
-    type=click.Choice(["table", "csv", "json"]),
-    default="table",
-    show_default=True,
-    help="Output format.",
-)
+@delimiters_option
+@table_format_option
 def query_cmd(database, name, params, dump_id, delimiters, fmt):
     """Run one bundled query (or your own .sql file with the same header) on a database
     written by rdbscan and print its rows.

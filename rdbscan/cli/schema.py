@@ -9,6 +9,7 @@ import click
 
 from ..errors import EXIT_DAMAGED
 from ..reports import schema as sch
+from .options import delimiters_option
 
 
 @click.command("schema")
@@ -41,12 +42,7 @@ from ..reports import schema as sch
 @click.option(
     "--dump-id", type=int, default=0, help="Only this dump of a multi-dump database (default: all)."
 )
-@click.option(
-    "--delimiters",
-    default=":",
-    show_default=True,
-    help="Characters that separate key segments (for families).",
-)
+@delimiters_option
 @click.option(
     "--target",
     metavar="VERSION",
