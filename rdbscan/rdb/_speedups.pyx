@@ -527,7 +527,7 @@ def intset_scan(bytes blob):
     return count, mx
 
 
-# --- keys.family: the compiled twin of family.fast_family -----------------------------------
+# --- keys.family: the compiled twin of key_pattern (reference: tests/family_reference.py) ---
 
 DEF FAMILY_MAX_KEY = 4096   # tests/family_reference.py FAMILY_MAX_KEY
 
@@ -547,7 +547,7 @@ cdef inline bint _compact_date(const uint8_t* d) noexcept nogil:
 
 cdef Py_ssize_t _family(const uint8_t* k, Py_ssize_t n, char* out) noexcept nogil:
     """Write key_pattern(k) to out (room for 4 * n bytes) for a key of plain segments and
-    integer ids (segments end at ':' and '#'), as family.fast_family; returns its length, or -1 for any other key."""
+    integer ids (segments end at ':' and '#'), as the key_pattern macro; returns its length, or -1 for any other key."""
     cdef Py_ssize_t i = 0, o = 0, s, e, d0, j
     cdef uint8_t c
     cdef bint special
@@ -594,7 +594,7 @@ cdef Py_ssize_t _family(const uint8_t* k, Py_ssize_t n, char* out) noexcept nogi
 
 
 def fast_family(bytes key):
-    """The compiled twin of family.fast_family (for tests)."""
+    """The compiled twin of fast_family in tests/family_reference.py (for tests)."""
     cdef Py_ssize_t n = len(key)
     cdef char* out = <char*>malloc(4 * n + 1)
     cdef Py_ssize_t m
@@ -607,7 +607,7 @@ def fast_family(bytes key):
         free(out)
 
 
-# --- keys.plain_key: the compiled twin of family.plain_key --------------------------------
+# --- keys.plain_key: the compiled twin of the is_plain_key macro ------------------------
 
 cdef uint8_t _PLAIN_CHAR[256]   # 1: a-z 0-9 _, 2: ':'
 
@@ -622,7 +622,7 @@ _plain_table()
 
 
 cdef inline bint _plain(const uint8_t* k, Py_ssize_t n) noexcept nogil:
-    """family.plain_key: [a-z][a-z0-9_]*(:[a-z0-9_]*)+ (lowercase words joined by `:`)."""
+    """The is_plain_key macro for ":": [a-z][a-z0-9_]*(:[a-z0-9_]*)+ (lowercase words joined by `:`)."""
     cdef Py_ssize_t i
     cdef uint8_t seen = 0, c
     if n < 2 or not (97 <= k[0] <= 122):
@@ -636,7 +636,7 @@ cdef inline bint _plain(const uint8_t* k, Py_ssize_t n) noexcept nogil:
 
 
 def plain_key(bytes key):
-    """The compiled twin of family.plain_key (for tests)."""
+    """The compiled twin of plain_key in tests/family_reference.py (for tests)."""
     return _plain(<const uint8_t*>(<char*>key), len(key))
 
 
