@@ -16,14 +16,14 @@ docs/architecture.md.
 
 from ._version import __version__
 
-__all__ = ["__version__", "load", "report"]
+__all__ = ["__version__", "load", "load_dataset", "report"]
 
 
 def __getattr__(name: str):
-    """`rdbscan.load` and `rdbscan.report`, imported on first use: `import rdbscan` (which the
+    """`rdbscan.load`, `rdbscan.load_dataset` and `rdbscan.report`, imported on first use: `import rdbscan` (which the
     console script does before anything else) stays light, so that a Ctrl-C at start-up finds
     the command line's handler in place (rdbscan/cli/__init__.py)."""
-    if name in ("load", "report"):
+    if name in ("load", "load_dataset", "report"):
         from . import api
 
         return getattr(api, name)

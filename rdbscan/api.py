@@ -40,6 +40,16 @@ def load(paths: Sequence[str], db_path: str, **options: Any) -> list[DumpResult]
     return load_dumps(paths, db_path, **options)
 
 
+def load_dataset(paths: Sequence[str], root: str, **options: Any) -> list[DumpResult]:
+    """Load every dump in `paths` into the Parquet dataset at `root` (a directory, or an
+    object-store URL such as s3://bucket/prefix; created if needed): one DumpResult per dump.
+    jobs=N: N worker processes; scheduler=ADDRESS: one task per dump on a Dask cluster.  The
+    other options are load()'s.  rdbscan.report(root) reports on the dataset (docs/fleet.md)."""
+    from .fleet.load import load_dataset as load_into_dataset
+
+    return load_into_dataset(list(paths), root, **options)
+
+
 def report(
     source: str | Sequence[str] | duckdb.DuckDBPyConnection,
     options: ReportOptions | None = None,

@@ -12,8 +12,6 @@ import traceback
 import click
 import duckdb
 
-import rdbscan
-
 from .. import __version__
 from ..db.connections import connect, interrupt_all
 from ..db.store import StoreError
@@ -98,9 +96,23 @@ def main(ctx, debug):
     "-o",
     "--output",
     "db_path",
-    required=True,
     metavar="FILE.duckdb",
     help="DuckDB database to write (created if missing; several dumps may share one).",
+)
+@click.option(
+    "--parquet",
+    "parquet_dir",
+    metavar="DIR",
+    help="Write a Parquet dataset here instead of a database (a directory, or s3://bucket/prefix): "
+    "per dump, hive-partitioned by instance, snapshot and dump_id; `rdbscan report DIR` reads it "
+    "(docs/fleet.md).",
+)
+@click.option(
+    "--dask",
+    "scheduler",
+    metavar="ADDRESS",
+    help="With --parquet: parse on a Dask cluster, one task per dump (e.g. tcp://host:8786; "
+    "needs rdbscan[dask]).",
 )
 @click.option("-q", "--quiet", is_flag=True, help="No progress display and no summary lines.")
 @click.option(
@@ -153,6 +165,8 @@ def load(
     ctx,
     dumps,
     db_path,
+    parquet_dir,
+    scheduler,
     quiet,
     no_verify_crc,
     target,
@@ -184,14 +198,15 @@ def load(
     from ..db.outcome import outcome
 
     jobs = jobs or os.cpu_count() or 1
-    parallel = jobs > 1 and len(dumps) > 1
+    parallel = (jobs > 1 and len(dumps) > 1) or scheduler is not None
     if parallel and not quiet:
         click.echo(
             f"rdbscan: loading {len(dumps)} dumps, {min(jobs, len(dumps))} at a time", err=True
         )
-    results = rdbscan.load(
+    from .fleet import load_target
+
+    results = load_target(db_path, parquet_dir, scheduler, dumps)(
         list(dumps),
-        db_path,
         progress=None if parallel else make_progress(quiet),
         verify_crc=not no_verify_crc,
         target=target,

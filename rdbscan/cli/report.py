@@ -19,7 +19,12 @@ from ..reports.run import open_report_database, release_load_memory, run_report
 from .options import delimiters_option, table_format_option
 from .output import make_progress, say, section_status, write_page
 
-_is_duckdb = is_database_file
+
+def _is_duckdb(path: str) -> bool:
+    """A database rdbscan reports on: a DuckDB file, or a Parquet dataset (docs/fleet.md)."""
+    from ..db.parquet import is_dataset
+
+    return is_database_file(path) or is_dataset(path)
 
 
 def _settings(pairs) -> dict[str, str]:

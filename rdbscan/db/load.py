@@ -405,11 +405,7 @@ def _write_dump_row(
 ) -> None:
     ctime = _int_or_none(info.aux.get("ctime"))
     snapshot_ms, snapshot_source = snapshot_ms_of(ctime, result.path)
-    stats = store.run(
-        "SELECT count(expire_at_ms), coalesce(sum(memory_bytes), 0), "
-        "coalesce(sum(memory_total_bytes), 0) FROM keys WHERE dump_id = ?",
-        [result.dump_id],
-    )[0]
+    stats = store.dump_stats(result.dump_id)
     row = {
         "dump_id": result.dump_id,
         "path": result.path,

@@ -370,6 +370,15 @@ class Store:
         row = cur.fetchone()
         return None if row is None else dict(zip([d[0] for d in cur.description], row))
 
+    def dump_stats(self, dump_id: int) -> tuple[int, int, int]:
+        """A dump's keys with an expiry, and the sums of memory_bytes and memory_total_bytes."""
+        row = self.run(
+            "SELECT count(expire_at_ms), coalesce(sum(memory_bytes), 0), "
+            "coalesce(sum(memory_total_bytes), 0) FROM keys WHERE dump_id = ?",
+            [dump_id],
+        )[0]
+        return row[0], row[1], row[2]
+
     def commit_dump(self, row: dict, side: dict[str, list[tuple]], replaces: list[int]) -> None:
         """Make a loaded dump part of the database: its `dumps` row and side tables written,
         the dumps it replaces removed and its loading mark cleared, in one transaction.  Its

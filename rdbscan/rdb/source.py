@@ -36,6 +36,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import remote
 from .errors import CorruptError, NotRDBError, TruncatedError
 
 # Decompression-bomb bound: the decompressed output may exceed MAX_RATIO times the
@@ -48,6 +49,7 @@ RATIO_FLOOR = 16 << 20
 RAW_BLOCK = 64 * 1024  # compressed bytes read per call
 ZSTD_SLICE = 1024  # zstd input fed per decompress() call (bounds its output)
 PEEK = 512  # bytes inspected to recognise a format (a tar header)
+URL_BLOCK = 8 << 20  # bytes read per request from a URL (s3://, https://): memory held per input
 MAX_KEEPALIVES = 1 << 20  # '\n' keep-alives skipped before a `$` replication header
 MANIFEST_MAX = 1 << 20  # an AOF manifest larger than this is not a manifest
 # xz decoder memory: every preset fits (xz -9 / -9e need 65 MiB); a header asking for a larger
@@ -489,6 +491,9 @@ def open_source(
         size = None
         notes: dict = {}
         closers: list = []
+    elif remote.is_url(path):  # s3://, gs://, https:// (docs/fleet.md)
+        raw, size = _open_url(path)
+        name, notes, closers = path, {}, [raw]
     else:
         real, notes = _resolve_path(path)
         name = path if real == path else real
@@ -517,6 +522,22 @@ def open_source(
         src.close()
         raise
     return src
+
+
+def _open_url(url: str) -> tuple[Any, int | None]:
+    """An object in a bucket or on a web server, read in blocks (fsspec): its file object and
+    size."""
+    try:
+        fs = remote.filesystem(url)
+        raw = fs.open(url, "rb", block_size=URL_BLOCK)
+    except remote.UnsupportedURL as e:
+        raise SourceError(str(e)) from None
+    except FileNotFoundError:
+        raise SourceError(f"{url}: No such file or directory") from None
+    except (OSError, ValueError) as e:  # no permission, no such bucket, a malformed URL
+        raise SourceError(f"{url}: {e}") from None
+    size = getattr(raw, "size", None)
+    return raw, size if isinstance(size, int) else None
 
 
 def _unwrap(src: Source, max_ratio: int | None, ratio_floor: int) -> None:

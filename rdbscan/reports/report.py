@@ -75,6 +75,12 @@ def open_database(path: str, read_only: bool = False) -> duckdb.DuckDBPyConnecti
     directory (DuckDB creates it when it first spills and removes it when the connection closes):
     the default, next to the database file, may not be writable.
     """
+    from ..db.parquet import is_dataset
+
+    if is_dataset(path):  # a Parquet dataset: views over its files (docs/fleet.md)
+        from .dataset import open_dataset
+
+        return open_dataset(path, MEMORY_LIMIT)
     if not Path(path).exists():
         raise FileNotFoundError(path)
     con = None

@@ -46,16 +46,31 @@ class Opened:
 
 
 def is_database(sources: Sequence[str]) -> bool:
-    """One source naming a database rdbscan wrote (else: dumps to load)."""
-    return len(sources) == 1 and is_database_file(sources[0])
+    """One source naming a database rdbscan wrote, or a Parquet dataset (docs/fleet.md); else:
+    dumps to load."""
+    return len(sources) == 1 and _is_database(sources[0])
+
+
+def _is_database(path: str) -> bool:
+    from ..db.parquet import is_dataset
+
+    return is_database_file(path) or is_dataset(path)
 
 
 def check_sources(sources: Sequence[str]) -> None:
-    """Dumps to load must exist and must not include a database (CommandError otherwise)."""
+    """Dumps to load must exist and must not include a database (CommandError otherwise); a
+    URL's file system must be installed (docs/fleet.md: exit 2 naming the extra)."""
+    from ..rdb import remote
+
     for s in sources:
-        if s != "-" and not os.path.exists(s):
+        if remote.is_url(s):
+            try:
+                remote.filesystem(s)
+            except remote.UnsupportedURL as e:
+                raise CommandError(str(e), EXIT_USAGE) from None
+        elif s != "-" and not os.path.exists(s):
             raise CommandError(f"{s}: No such file or directory", EXIT_INPUT)
-        if s != "-" and is_database_file(s):
+        if s != "-" and _is_database(s):
             raise CommandError(f"{s}: give one database, or dumps, not both", EXIT_USAGE)
 
 

@@ -42,5 +42,5 @@ SELECT dump_id, db, key, type, encoding, length, memory_bytes, severity, rules,
 FROM big CROSS JOIN totals
 -- critical first: a top-N by memory alone can leave out every critical key (a 100,001-element
 -- set of small integers is smaller than many 20 KB strings)
-ORDER BY severity = 'critical' DESC, memory_bytes DESC, length DESC, key
+ORDER BY severity = 'critical' DESC, memory_bytes DESC, length DESC, key, dump_id, db
 LIMIT (CASE WHEN $top > 0 THEN $top ELSE 9223372036854775807 END)

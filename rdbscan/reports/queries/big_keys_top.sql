@@ -11,25 +11,25 @@ WITH k AS NOT MATERIALIZED (
     -- TYPE_NAMES, module values of every module type together; no length ranking for strings):
     -- DuckDB keeps the best N of each as it scans,
     -- where a ranking partitioned by type would sort every key. Ties: memory, then length
-    -- (NULLs last), then the key.
-    (SELECT 'memory' AS ranking, * FROM k WHERE type = 'string' ORDER BY memory_bytes DESC, length DESC, key LIMIT greatest($top, 0))
-    UNION ALL (SELECT 'memory' AS ranking, * FROM k WHERE type = 'list' ORDER BY memory_bytes DESC, length DESC, key LIMIT greatest($top, 0))
-    UNION ALL (SELECT 'memory' AS ranking, * FROM k WHERE type = 'set' ORDER BY memory_bytes DESC, length DESC, key LIMIT greatest($top, 0))
-    UNION ALL (SELECT 'memory' AS ranking, * FROM k WHERE type = 'zset' ORDER BY memory_bytes DESC, length DESC, key LIMIT greatest($top, 0))
-    UNION ALL (SELECT 'memory' AS ranking, * FROM k WHERE type = 'hash' ORDER BY memory_bytes DESC, length DESC, key LIMIT greatest($top, 0))
-    UNION ALL (SELECT 'memory' AS ranking, * FROM k WHERE type = 'stream' ORDER BY memory_bytes DESC, length DESC, key LIMIT greatest($top, 0))
-    UNION ALL (SELECT 'memory' AS ranking, * FROM k WHERE rdb_type IN (6, 7) ORDER BY memory_bytes DESC, length DESC, key LIMIT greatest($top, 0))
-    UNION ALL (SELECT 'length' AS ranking, * FROM k WHERE type = 'list' ORDER BY length DESC, memory_bytes DESC, key LIMIT greatest($top, 0))
-    UNION ALL (SELECT 'length' AS ranking, * FROM k WHERE type = 'set' ORDER BY length DESC, memory_bytes DESC, key LIMIT greatest($top, 0))
-    UNION ALL (SELECT 'length' AS ranking, * FROM k WHERE type = 'zset' ORDER BY length DESC, memory_bytes DESC, key LIMIT greatest($top, 0))
-    UNION ALL (SELECT 'length' AS ranking, * FROM k WHERE type = 'hash' ORDER BY length DESC, memory_bytes DESC, key LIMIT greatest($top, 0))
-    UNION ALL (SELECT 'length' AS ranking, * FROM k WHERE type = 'stream' ORDER BY length DESC, memory_bytes DESC, key LIMIT greatest($top, 0))
-    UNION ALL (SELECT 'length' AS ranking, * FROM k WHERE rdb_type IN (6, 7) ORDER BY length DESC, memory_bytes DESC, key LIMIT greatest($top, 0))
+    -- (NULLs last), then the key, then the dump and db (the same key in several dumps).
+    (SELECT 'memory' AS ranking, * FROM k WHERE type = 'string' ORDER BY memory_bytes DESC, length DESC, key, dump_id, db LIMIT greatest($top, 0))
+    UNION ALL (SELECT 'memory' AS ranking, * FROM k WHERE type = 'list' ORDER BY memory_bytes DESC, length DESC, key, dump_id, db LIMIT greatest($top, 0))
+    UNION ALL (SELECT 'memory' AS ranking, * FROM k WHERE type = 'set' ORDER BY memory_bytes DESC, length DESC, key, dump_id, db LIMIT greatest($top, 0))
+    UNION ALL (SELECT 'memory' AS ranking, * FROM k WHERE type = 'zset' ORDER BY memory_bytes DESC, length DESC, key, dump_id, db LIMIT greatest($top, 0))
+    UNION ALL (SELECT 'memory' AS ranking, * FROM k WHERE type = 'hash' ORDER BY memory_bytes DESC, length DESC, key, dump_id, db LIMIT greatest($top, 0))
+    UNION ALL (SELECT 'memory' AS ranking, * FROM k WHERE type = 'stream' ORDER BY memory_bytes DESC, length DESC, key, dump_id, db LIMIT greatest($top, 0))
+    UNION ALL (SELECT 'memory' AS ranking, * FROM k WHERE rdb_type IN (6, 7) ORDER BY memory_bytes DESC, length DESC, key, dump_id, db LIMIT greatest($top, 0))
+    UNION ALL (SELECT 'length' AS ranking, * FROM k WHERE type = 'list' ORDER BY length DESC, memory_bytes DESC, key, dump_id, db LIMIT greatest($top, 0))
+    UNION ALL (SELECT 'length' AS ranking, * FROM k WHERE type = 'set' ORDER BY length DESC, memory_bytes DESC, key, dump_id, db LIMIT greatest($top, 0))
+    UNION ALL (SELECT 'length' AS ranking, * FROM k WHERE type = 'zset' ORDER BY length DESC, memory_bytes DESC, key, dump_id, db LIMIT greatest($top, 0))
+    UNION ALL (SELECT 'length' AS ranking, * FROM k WHERE type = 'hash' ORDER BY length DESC, memory_bytes DESC, key, dump_id, db LIMIT greatest($top, 0))
+    UNION ALL (SELECT 'length' AS ranking, * FROM k WHERE type = 'stream' ORDER BY length DESC, memory_bytes DESC, key, dump_id, db LIMIT greatest($top, 0))
+    UNION ALL (SELECT 'length' AS ranking, * FROM k WHERE rdb_type IN (6, 7) ORDER BY length DESC, memory_bytes DESC, key, dump_id, db LIMIT greatest($top, 0))
 )
 SELECT ranking, type, rank, dump_id, db, key, encoding, length, memory_bytes, memory_is_lower_bound,
        expire_at_ms IS NOT NULL AS has_ttl
 FROM (SELECT *, row_number() OVER (PARTITION BY ranking, type ORDER BY
                     CASE WHEN ranking = 'memory' THEN memory_bytes ELSE length END DESC,
-                    CASE WHEN ranking = 'memory' THEN length ELSE memory_bytes END DESC, key) AS rank
+                    CASE WHEN ranking = 'memory' THEN length ELSE memory_bytes END DESC, key, dump_id, db) AS rank
       FROM best)
 ORDER BY ranking DESC, type, rank

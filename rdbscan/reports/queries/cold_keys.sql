@@ -15,7 +15,7 @@ FROM (
            expire_at_ms IS NOT NULL AS has_ttl
     FROM rkeys
     WHERE idle_seconds IS NOT NULL OR lfu_freq IS NOT NULL
-    ORDER BY idle_seconds DESC NULLS LAST, lfu_freq ASC NULLS LAST, memory_bytes DESC, key
+    ORDER BY idle_seconds DESC NULLS LAST, lfu_freq ASC NULLS LAST, memory_bytes DESC, key, dump_id, db
     LIMIT $top
 )
-ORDER BY idle_seconds DESC NULLS LAST, lfu_freq ASC NULLS LAST, memory_bytes DESC, key
+ORDER BY idle_seconds DESC NULLS LAST, lfu_freq ASC NULLS LAST, memory_bytes DESC, key, dump_id, db

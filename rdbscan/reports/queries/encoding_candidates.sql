@@ -12,7 +12,7 @@ SELECT dump_id, db, key, type, encoding, target_encoding, length, max_elem_bytes
 FROM (
     -- the top N by saving (before the clamp at 0) with ORDER BY ... LIMIT: a heap, not a sort
     SELECT * FROM rcandidates
-    ORDER BY memory_bytes - estimated_bytes DESC, key
+    ORDER BY memory_bytes - estimated_bytes DESC, key, dump_id, db
     LIMIT (CASE WHEN $top = 0 THEN 9223372036854775807 ELSE greatest($top, 0) END)
 )
-ORDER BY savings_bytes DESC, key
+ORDER BY savings_bytes DESC, key, dump_id, db

@@ -9,5 +9,5 @@ SELECT dump_id, db, key, encoding, length, fields_with_ttl,
        memory_bytes, expire_at_ms IS NOT NULL AS has_key_ttl
 FROM rkeys
 WHERE fields_with_ttl > 0
-ORDER BY fields_with_ttl DESC, memory_bytes DESC, key
+ORDER BY fields_with_ttl DESC, memory_bytes DESC, key, dump_id, db
 LIMIT $top

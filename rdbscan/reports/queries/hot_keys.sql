@@ -13,7 +13,7 @@ FROM (
     SELECT dump_id, db, key, family, type, memory_bytes, lfu_freq, expire_at_ms
     FROM rkeys
     WHERE lfu_freq IS NOT NULL
-    ORDER BY lfu_freq DESC, memory_bytes DESC, key
+    ORDER BY lfu_freq DESC, memory_bytes DESC, key, dump_id, db
     LIMIT $top
 )
-ORDER BY lfu_freq DESC, memory_bytes DESC, key
+ORDER BY lfu_freq DESC, memory_bytes DESC, key, dump_id, db

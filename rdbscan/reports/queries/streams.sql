@@ -8,7 +8,7 @@ WITH listed AS (
            s.first_id, s.last_id, s.entries_added, k.expire_at_ms IS NOT NULL AS has_ttl
     FROM rkeys AS k
     JOIN streams AS s ON s.dump_id = k.dump_id AND s.db = k.db AND s.key = k.key
-    ORDER BY s.length DESC, k.memory_bytes DESC, k.key
+    ORDER BY s.length DESC, k.memory_bytes DESC, k.key, k.dump_id, k.db
     LIMIT $top
 ), g AS (
     -- the listed streams' groups only, the `top` with most pending entries each (a heap per
@@ -24,4 +24,4 @@ SELECT l.dump_id, l.db, l.key, l.length, l.memory_bytes, l.listpacks, l.groups, 
        l.first_id, l.last_id, l.entries_added, coalesce(g.group_details, []) AS group_details, l.has_ttl
 FROM listed AS l
 LEFT JOIN g ON g.dump_id = l.dump_id AND g.db = l.db AND g.key = l.key
-ORDER BY l.length DESC, l.memory_bytes DESC, l.key
+ORDER BY l.length DESC, l.memory_bytes DESC, l.key, l.dump_id, l.db

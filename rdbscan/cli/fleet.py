@@ -1,0 +1,59 @@
+"""`rdbscan load` to a Parquet dataset or on a Dask cluster (docs/fleet.md): which library call a
+load's options ask for, and the one-line errors for options that do not go together or an
+optional dependency that is not installed."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+
+import rdbscan
+
+from ..errors import EXIT_USAGE, CommandError
+from ..rdb import remote
+
+
+def load_target(
+    db_path: str | None, parquet_dir: str | None, scheduler: str | None, dumps=()
+) -> Callable:
+    """rdbscan.load bound to the database, or rdbscan.load_dataset bound to the dataset (and
+    the scheduler); CommandError (exit 2) for options that do not go together, or a URL (output
+    or dump) whose file system is not installed."""
+    for dump in dumps:
+        check_url(dump)
+    if db_path and parquet_dir:
+        raise CommandError("give -o FILE.duckdb or --parquet DIR, not both", EXIT_USAGE)
+    if not db_path and not parquet_dir:
+        raise CommandError(
+            "missing the output: -o FILE.duckdb (a database) or --parquet DIR (a dataset)",
+            EXIT_USAGE,
+        )
+    if scheduler is not None and not parquet_dir:
+        raise CommandError("--dask writes a Parquet dataset: give --parquet DIR", EXIT_USAGE)
+    if scheduler is not None:
+        check_dask()
+    if parquet_dir:
+        check_url(parquet_dir)
+        return partial(rdbscan.load_dataset, root=parquet_dir, scheduler=scheduler)
+    assert db_path is not None
+    return partial(rdbscan.load, db_path=db_path)
+
+
+def check_url(path: str) -> None:
+    """CommandError (exit 2) when `path` is a URL whose file system is not installed."""
+    if remote.is_url(path):
+        try:
+            remote.filesystem(path)
+        except remote.UnsupportedURL as e:
+            raise CommandError(str(e), EXIT_USAGE) from None
+
+
+def check_dask() -> None:
+    try:
+        import dask.distributed  # noqa: F401
+    except ImportError:
+        raise CommandError(
+            "--dask needs Dask's distributed scheduler, which is not installed "
+            "(pip install 'rdbscan[dask]')",
+            EXIT_USAGE,
+        ) from None

@@ -1,0 +1,173 @@
+"""`rdbscan load DUMP... --parquet DIR` (docs/fleet.md): dumps into a Parquet dataset, one at a
+time, several at once in worker processes (`--jobs`), or one task per dump on a Dask cluster
+(`--dask SCHEDULER`).
+
+The process that runs this gives out the dump ids (in the order of the paths, as a sequential
+load does) and is the one that publishes: a worker or a Dask task parses its dump into the
+dataset's staging folder and returns its DumpResult; here, in the order of the paths, a dump
+whose fingerprint the dataset already holds is refused (or replaces the old one with
+existing='replace'), the others are moved into their partitions.  A task that fails (a worker
+lost, an exception) is retried by Dask (`retries`), and after that reported as that dump's error
+(exit 6): no dump goes missing without a line that says so.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..db.load import DumpResult, already_loaded, load_one, snapshot_ids
+from ..db.parquet import Dataset, ParquetStore
+
+
+def load_dataset(
+    paths: Sequence[str],
+    root: str,
+    *,
+    jobs: int = 1,
+    scheduler: Any = None,
+    retries: int = 1,
+    existing: str = "refuse",
+    instance: str | None = None,
+    snapshot_sizes: list[int] | None = None,
+    on_result: Callable[[DumpResult], None] | None = None,
+    **options: Any,
+) -> list[DumpResult]:
+    """Load `paths` into the dataset at `root` (a directory or an object-store URL; created if
+    needed).  jobs > 1: that many worker processes; scheduler: a Dask scheduler's address (or a
+    dask.distributed Client) to run one task per dump on.  `options` are load_one's (progress,
+    verify_crc, target, skip_bad, allow_ratio).  on_result(result) is called for each dump as it
+    is settled (in the order of `paths`)."""
+    paths = list(paths)
+    if scheduler is None and (jobs <= 1 or len(paths) <= 1):
+        return _load_here(paths, root, existing, instance, snapshot_sizes, on_result, options)
+    options.pop("progress", None)  # no progress line from workers
+    store = ParquetStore(root)
+    try:
+        first = store.allocate_dump_ids(len(paths))
+        ids = snapshot_ids(first, len(paths), snapshot_sizes)
+        tasks = [
+            (p, root, first + i, {**options, "instance": instance, "snapshot_id": ids[i]})
+            for i, p in enumerate(paths)
+        ]
+        if scheduler is not None:
+            from .dask import run_tasks
+
+            staged = run_tasks(tasks, scheduler, retries=retries)
+        else:
+            staged = _run_processes(tasks, jobs)
+        results = []
+        for (path, _, dump_id, _), outcome in zip(tasks, staged):
+            result = _settle(store.dataset, path, dump_id, outcome, existing)
+            if on_result is not None:
+                on_result(result)
+            results.append(result)
+        return results
+    finally:
+        store.close()
+
+
+def _load_here(paths, root, existing, instance, snapshot_sizes, on_result, options):
+    store = ParquetStore(root)
+    try:
+        first = store.allocate_dump_ids(len(paths))
+        ids = snapshot_ids(first, len(paths), snapshot_sizes)
+        results = []
+        for i, p in enumerate(paths):
+            r = load_one(
+                store,
+                p,
+                dump_id=first + i,
+                existing=existing,
+                instance=instance,
+                snapshot_id=ids[i],
+                **options,
+            )
+            if on_result is not None:
+                on_result(r)
+            results.append(r)
+        return results
+    finally:
+        store.close()
+
+
+def stage_dump(path: str, root: str, dump_id: int, options: dict) -> tuple:
+    """One dump parsed into the dataset's staging folder (a worker's or a Dask task's work):
+    ("ok", DumpResult, (staging, partition) or None) -- None when nothing was committed (an
+    input that could not be opened)."""
+    store = ParquetStore(root, publish=False)
+    try:
+        result = load_one(store, path, dump_id=dump_id, existing="replace", **options)
+    finally:
+        store.close()
+    if result.exception is not None:  # tracebacks do not cross processes: the text
+        result.traceback_text = "".join(
+            traceback.format_exception(
+                type(result.exception), result.exception, result.exception.__traceback__
+            )
+        )
+        result.exception = None
+    return ("ok", result, store.staged.get(dump_id))
+
+
+def _settle(dataset: Dataset, path: str, dump_id: int, outcome: tuple, existing: str) -> DumpResult:
+    """Publish a staged dump, or refuse it when the dataset holds it already; a failed task
+    becomes the dump's error."""
+    if outcome[0] != "ok":
+        return DumpResult(
+            dump_id=dump_id,
+            path=path,
+            complete=False,
+            keys=0,
+            error=f"{path}: not loaded: {outcome[1]}",
+            error_kind="io",
+        )
+    result, staged = outcome[1], outcome[2]
+    if staged is None:
+        return result
+    staging, partition = staged
+    fp = result.fingerprint
+    same = _find(dataset, fp) if fp else None
+    if same is not None and existing != "replace":
+        dataset.fs.rm(staging, recursive=True)
+        store_like = _Named(dataset.path)
+        return already_loaded(store_like, same, path, fp, existing)  # type: ignore[arg-type]
+    dataset.publish(staging, partition, [same["dump_id"]] if same is not None else [])
+    return result
+
+
+def _find(dataset: Dataset, fingerprint: str) -> dict | None:
+    for row in dataset.dumps():
+        if row.get("fingerprint") == fingerprint:
+            return row
+    return None
+
+
+class _Named:
+    """What already_loaded reads of a store: its path."""
+
+    def __init__(self, path: str):
+        self.path = path
+
+
+def _run_processes(tasks: list, jobs: int) -> list[tuple]:
+    """Run stage_dump for each task in up to `jobs` worker processes; results in task order."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    ctx = multiprocessing.get_context("spawn")  # no fork: DuckDB and the writer thread
+    out: list[tuple] = []
+    with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=ctx) as pool:
+        futures = [pool.submit(stage_dump, p, r, d, o) for p, r, d, o in tasks]
+        try:
+            for f in futures:
+                try:
+                    out.append(f.result())
+                except Exception as e:  # noqa: BLE001 - reported as the dump's error
+                    out.append(("error", f"{type(e).__name__}: {e}"))
+        except BaseException:
+            for f in futures:
+                f.cancel()
+            raise
+    return out

@@ -1,0 +1,80 @@
+"""Reports over a Parquet dataset (`rdbscan report DIR/`, docs/fleet.md): an in-memory DuckDB
+whose views have the names and columns of a database's tables, read from the dataset's files
+with read_parquet and hive partitioning.  Nothing is copied: each query reads the files.
+
+A table without files (a dataset with no streams) is an empty view of the table's columns, from
+the database schema itself (rdbscan/db/store.py DDL, in an attached in-memory database).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import uuid
+
+import duckdb
+
+from ..db.macros import MACROS, create_macros
+from ..db.parquet import Dataset
+from ..db.store import DDL, SCHEMA_VERSION
+from . import querylib
+
+TABLES = ("keys", "dumps", "db_sizes", "slot_info", "streams", "stream_groups")
+_TYPES = "rdbscan_types"
+
+
+def open_dataset(path: str, memory_limit: str = "128MB") -> duckdb.DuckDBPyConnection:
+    """A connection on which the dataset at `path` (a directory or an object-store URL) reads
+    as an rdbscan database: views keys, dumps, db_sizes, slot_info, streams, stream_groups,
+    rdbscan_meta, and the macros; queries spill past `memory_limit` (report.MEMORY_LIMIT).
+    StoreError when `path` is no dataset."""
+    dataset = Dataset(path)
+    con = duckdb.connect(":memory:")
+    try:
+        if dataset.remote:  # read through the same fsspec file system as rdbscan writes with
+            con.register_filesystem(dataset.fs)
+        con.execute(f"ATTACH ':memory:' AS {_TYPES}")
+        con.execute(f"USE {_TYPES}")
+        con.execute(DDL)
+        for macro in MACROS:
+            con.execute(macro)
+        con.execute("USE memory")
+        for table in TABLES:
+            con.execute(_view_sql(con, dataset, table))
+        con.execute(
+            "CREATE VIEW rdbscan_meta AS SELECT 'schema_version' AS name, "
+            f"'{SCHEMA_VERSION}' AS value"
+        )
+        create_macros(con)
+        con.execute("SET enable_progress_bar = false")
+        con.execute(f"SET memory_limit = '{memory_limit}'")
+        spill = f"rdbscan-{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp"  # as open_database's
+        con.execute(
+            "SET temp_directory = "
+            + querylib.sql_literal(os.path.join(tempfile.gettempdir(), spill))
+        )
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+def _view_sql(con, dataset: Dataset, table: str) -> str:
+    """The view of one table: its columns (the database's types) from the dataset's files, the
+    partition columns (dump_id; dumps.instance) from the paths."""
+    columns = con.execute(
+        "SELECT column_name, data_type FROM information_schema.columns "
+        "WHERE table_catalog = ? AND table_name = ? ORDER BY ordinal_position",
+        [_TYPES, table],
+    ).fetchall()
+    files = dataset.files(table)
+    if not files:
+        return f"CREATE VIEW {table} AS SELECT * FROM {_TYPES}.main.{table}"
+    glob = dataset.url(f"{table}/instance=*/snapshot=*/dump_id=*/*.parquet")
+    hive = "{'dump_id': INTEGER, 'snapshot': INTEGER, 'instance': VARCHAR}"
+    select = ", ".join(f'"{name}"::{kind} AS "{name}"' for name, kind in columns)
+    return (
+        f"CREATE VIEW {table} AS SELECT {select} FROM read_parquet("
+        f"{querylib.sql_literal(glob)}, hive_partitioning = true, hive_types = {hive}, "
+        f"union_by_name = true)"
+    )

@@ -1,0 +1,198 @@
+"""`rdbscan load --parquet DIR` and reports over the dataset (docs/fleet.md): the dataset holds
+the same rows as a database loaded from the same dumps, the report over it is the database's
+report, and nothing of a user's is overwritten."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+
+import rdbscan
+from rdbscan.cli.main import main
+from rdbscan.reports.dataset import open_dataset
+
+ROOT = Path(__file__).parent.parent
+FIXTURES = ROOT / "tests" / "fixtures"
+SAMPLES = [str(p) for p in sorted((ROOT / "sample_dumps").glob("*.rdb"))]
+CORRUPT = str(
+    FIXTURES / "public" / "redis-tests-assets" / "tests" / "assets" / "corrupt_ziplist.rdb"
+)
+QUERIES = [
+    "SELECT * FROM keys ORDER BY dump_id, file_offset",
+    "SELECT * EXCLUDE (parse_seconds, loaded_at) FROM dumps ORDER BY dump_id",
+    "SELECT * FROM slot_info ORDER BY ALL",
+    "SELECT * FROM db_sizes ORDER BY ALL",
+    "SELECT * FROM streams ORDER BY ALL",
+    "SELECT * FROM stream_groups ORDER BY ALL",
+]
+# What differs between two loads of the same dumps: how long the parse took, when it ran.
+LOAD_TIMINGS = {
+    "parse_seconds",
+    "bytes_per_second",
+    "keys_per_second",
+    "generated_at",
+    "report_seconds",
+}
+
+
+def _rows(con) -> list:
+    return [con.execute(q).fetchall() for q in QUERIES]
+
+
+def _columns(con, table: str) -> list:
+    return [d[0] for d in con.execute(f"SELECT * FROM {table} LIMIT 0").description]
+
+
+def _strip(value, drop=LOAD_TIMINGS):
+    if isinstance(value, dict):
+        return {k: _strip(v, drop) for k, v in value.items() if k not in drop}
+    if isinstance(value, list):
+        return [_strip(v, drop) for v in value]
+    return value
+
+
+def _invoke(*args):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def test_dataset_holds_the_database_rows(tmp_path):
+    dumps = SAMPLES + [CORRUPT]
+    db, ds = str(tmp_path / "db.duckdb"), str(tmp_path / "ds")
+    r_db = rdbscan.load(dumps, db, jobs=1)
+    r_ds = rdbscan.load_dataset(dumps, ds)
+    assert [(r.dump_id, r.keys, r.error) for r in r_ds] == [
+        (r.dump_id, r.keys, r.error) for r in r_db
+    ]
+    assert r_ds[-1].error_kind == "corrupt" and not r_ds[-1].complete
+    con_db = duckdb.connect(db, read_only=True)
+    con_ds = open_dataset(ds)
+    try:
+        for table in ("keys", "dumps", "slot_info", "db_sizes", "streams", "stream_groups"):
+            assert _columns(con_ds, table) == _columns(con_db, table), table
+        a, b = _rows(con_db), _rows(con_ds)
+        assert len(a[0]) == sum(r.keys for r in r_db) > 2000 and len(a[1]) == 5
+        assert len(a[4]) > 0 and len(a[2]) > 0  # streams and slot-info rows are compared too
+        assert a == b
+    finally:
+        con_db.close()
+        con_ds.close()
+
+
+def test_layout_hive_partitions_zstd(tmp_path):
+    ds = tmp_path / "ds"
+    result = _invoke("load", SAMPLES[1], SAMPLES[2], "--parquet", str(ds), "--instance", "eu/1 a")
+    assert result.exit_code == 0, result.output
+    part = "instance=eu%2F1%20a/snapshot=1/dump_id=2"
+    files = sorted(str(p.relative_to(ds)) for p in ds.rglob("*.parquet"))
+    assert f"keys/{part}/part-00000.parquet" in files
+    assert f"dumps/{part}/part-00000.parquet" in files
+    assert (ds / "_rdbscan_dataset.json").is_file()
+    assert not list((ds / "_staging").iterdir())  # nothing left staged
+    meta = pq.ParquetFile(ds / "keys" / part / "part-00000.parquet")
+    assert meta.metadata.row_group(0).column(0).compression == "ZSTD"
+    # the partition columns are in the path only (as Spark and pyarrow expect them)
+    assert "dump_id" not in meta.schema_arrow.names and "key_bytes" in meta.schema_arrow.names
+    assert "instance" not in pq.read_schema(ds / "dumps" / part / "part-00000.parquet").names
+    con = duckdb.connect()
+    rows = con.execute(
+        "SELECT instance, snapshot, dump_id, count(*) FROM read_parquet(?, hive_partitioning = true) "
+        "GROUP BY ALL ORDER BY dump_id",
+        [str(ds / "keys" / "*" / "*" / "*" / "*.parquet")],
+    ).fetchall()
+    assert rows == [("eu/1 a", 1, 1, 722), ("eu/1 a", 1, 2, 584)]
+    # a dump loaded without --instance: Hive's NULL partition, read back as NULL
+    assert _invoke("load", SAMPLES[0], "--parquet", str(ds)).exit_code == 0
+    con_ds = open_dataset(str(ds))
+    assert con_ds.execute(
+        "SELECT dump_id, instance, snapshot_id FROM dumps ORDER BY 1"
+    ).fetchall() == [
+        (1, "eu/1 a", 1),
+        (2, "eu/1 a", 1),
+        (3, None, 3),
+    ]
+    con_ds.close()
+
+
+@pytest.mark.parametrize("dump", SAMPLES, ids=lambda p: Path(p).name)
+def test_report_over_dataset_is_the_database_report(tmp_path, dump):
+    db, ds = str(tmp_path / "db.duckdb"), str(tmp_path / "ds")
+    assert _invoke("load", dump, "-q", "-o", db).exit_code == 0
+    assert _invoke("load", dump, "-q", "--parquet", ds).exit_code == 0
+    from_db = _invoke("report", db, "-q", "--format", "json", "--top", "50")
+    from_ds = _invoke("report", ds, "-q", "--format", "json", "--top", "50")
+    assert from_db.exit_code == from_ds.exit_code == 0, from_ds.output
+    a, b = json.loads(from_db.stdout), json.loads(from_ds.stdout)
+    assert a["overview"]["keys"] > 500
+    assert _strip(a) == _strip(b)
+
+
+def test_report_over_several_dumps_loaded_in_parallel(tmp_path):
+    db, ds = str(tmp_path / "db.duckdb"), str(tmp_path / "ds")
+    assert _invoke("load", *SAMPLES, "-q", "-j", "1", "-o", db).exit_code == 0
+    assert _invoke("load", *SAMPLES, "-q", "-j", "2", "--parquet", ds).exit_code == 0
+    a = json.loads(_invoke("report", db, "-q", "--format", "json").stdout)
+    b = json.loads(_invoke("report", ds, "-q", "--format", "json").stdout)
+    # Documented ties (docs/queries.md): a family's largest key or example is one of the keys
+    # of equal memory; which one follows the order DuckDB's threads meet them.
+    ties = LOAD_TIMINGS | {"largest_key", "largest_key_without_ttl", "example"}
+    assert len(a["overview"]["dumps"]) == 4
+    assert _strip(a, ties) == _strip(b, ties)
+
+
+def test_second_load_refused_then_replaced(tmp_path):
+    ds = tmp_path / "ds"
+    assert _invoke("load", SAMPLES[2], "--parquet", str(ds)).exit_code == 0
+    before = sorted(p for p in ds.rglob("*") if p.is_file())
+    again = _invoke("load", SAMPLES[2], "--parquet", str(ds))
+    assert again.exit_code == 2
+    assert "already loaded in" in again.output and "as dump 1" in again.output
+    assert sorted(p for p in ds.rglob("*") if p.is_file()) == before
+    replaced = _invoke("load", SAMPLES[2], "--replace", "--parquet", str(ds))
+    assert replaced.exit_code == 0
+    con = open_dataset(str(ds))
+    try:
+        assert con.execute("SELECT dump_id, keys FROM dumps").fetchall() == [(3, 584)]
+        assert con.execute("SELECT DISTINCT dump_id FROM keys").fetchall() == [(3,)]
+    finally:
+        con.close()
+    assert not list(ds.glob("*/*/*/dump_id=1"))
+
+
+def test_never_writes_into_a_users_directory(tmp_path):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep")
+    result = _invoke("load", SAMPLES[0], "--parquet", str(mine))
+    assert result.exit_code == 7
+    assert "not an rdbscan dataset" in result.output
+    assert sorted(p.name for p in mine.iterdir()) == ["notes.txt"]
+    afile = tmp_path / "file.parquet"
+    afile.write_bytes(b"x")
+    assert _invoke("load", SAMPLES[0], "--parquet", str(afile)).exit_code == 7
+    assert afile.read_bytes() == b"x"
+
+
+def test_missing_input_leaves_no_partition(tmp_path):
+    ds = tmp_path / "ds"
+    result = _invoke("load", str(tmp_path / "nope.rdb"), SAMPLES[0], "--parquet", str(ds))
+    assert result.exit_code == 6
+    con = open_dataset(str(ds))
+    try:
+        assert con.execute("SELECT dump_id, keys FROM dumps").fetchall() == [(2, 561)]
+    finally:
+        con.close()
+    assert not list(ds.glob("*/*/*/dump_id=1"))
+    assert not list((ds / "_staging").iterdir())
+
+
+def test_output_options_usage_errors(tmp_path):
+    assert _invoke("load", SAMPLES[0]).exit_code == 2
+    both = _invoke("load", SAMPLES[0], "-o", str(tmp_path / "x.duckdb"), "--parquet", str(tmp_path))
+    assert both.exit_code == 2 and "not both" in both.output
+    dask = _invoke("load", SAMPLES[0], "-o", str(tmp_path / "x.duckdb"), "--dask", "tcp://x:1")
+    assert dask.exit_code == 2 and "--parquet" in dask.output
