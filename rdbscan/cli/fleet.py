@@ -11,10 +11,15 @@ import rdbscan
 
 from ..errors import EXIT_USAGE, CommandError
 from ..rdb import remote
+from .output import say
 
 
 def load_target(
-    db_path: str | None, parquet_dir: str | None, scheduler: str | None, dumps=()
+    db_path: str | None,
+    parquet_dir: str | None,
+    scheduler: str | None,
+    dumps=(),
+    quiet: bool = False,
 ) -> Callable:
     """rdbscan.load bound to the database, or rdbscan.load_dataset bound to the dataset (and
     the scheduler); CommandError (exit 2) for options that do not go together, or a URL (output
@@ -34,9 +39,25 @@ def load_target(
         check_dask()
     if parquet_dir:
         check_url(parquet_dir)
-        return partial(rdbscan.load_dataset, root=parquet_dir, scheduler=scheduler)
+        return partial(
+            rdbscan.load_dataset,
+            root=parquet_dir,
+            scheduler=scheduler,
+            on_task=None if quiet else say_task,
+        )
     assert db_path is not None
     return partial(rdbscan.load, db_path=db_path)
+
+
+def say_task(path: str, done: int, total: int, outcome: tuple) -> None:
+    """One line as each worker's dump ends (`--jobs`, `--dask`): progress and failures per dump."""
+    if outcome[0] != "ok":
+        say(f"rdbscan: [{done}/{total}] {path}: the task failed: {outcome[1]}")
+    elif outcome[1].error:
+        say(f"rdbscan: [{done}/{total}] {outcome[1].error}")
+    else:
+        r = outcome[1]
+        say(f"rdbscan: [{done}/{total}] {r.path}: {r.keys:,} keys in {r.parse_seconds:.1f} s")
 
 
 def check_url(path: str) -> None:

@@ -205,7 +205,7 @@ def load(
         )
     from .fleet import load_target
 
-    results = load_target(db_path, parquet_dir, scheduler, dumps)(
+    results = load_target(db_path, parquet_dir, scheduler, dumps, quiet)(
         list(dumps),
         progress=None if parallel else make_progress(quiet),
         verify_crc=not no_verify_crc,

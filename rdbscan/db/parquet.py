@@ -220,12 +220,35 @@ class Dataset:
                 raise StoreError(
                     f"{self.url(table + '/' + partition)}: exists; it is left untouched"
                 )
-            self.fs.makedirs(dest.rsplit("/", 1)[0], exist_ok=True)
-            self.fs.mv(_join(staging, table), dest, recursive=True)
+            self._move(_join(staging, table), dest)
         for old in replaces:
             self.remove_dump(old)
         if self.fs.exists(staging):
             self.fs.rm(staging, recursive=True)
+
+    def _move(self, src: str, dest: str) -> None:
+        """A folder of files moved: a rename on a local disk; in an object store, where folders
+        are only names' prefixes, each object copied (inside the store) then deleted."""
+        if not self.remote:
+            self.fs.makedirs(dest.rsplit("/", 1)[0], exist_ok=True)
+            self.fs.mv(src, dest, recursive=True)
+            return
+        files = self.fs.find(src)
+        self.fs.copy(files, [dest + f[len(src) :] for f in files])
+        self.fs.rm(files)
+
+    def remove_staged(self, dump_ids) -> None:
+        """Remove what is still staged for these dump ids (tasks that failed or ran twice)."""
+        wanted = {str(d) for d in dump_ids}
+        if not wanted:
+            return
+        try:
+            names = self.fs.ls(_join(self.root, STAGING), detail=False)
+        except FileNotFoundError:
+            return
+        for p in names:
+            if p.rstrip("/").rsplit("/", 1)[1].split("~")[0] in wanted:
+                self.fs.rm(p, recursive=True)
 
     def recover(self) -> None:
         """Remove staging folders of loads on this machine whose process is gone (killed)."""

@@ -32,18 +32,21 @@ def load_dataset(
     instance: str | None = None,
     snapshot_sizes: list[int] | None = None,
     on_result: Callable[[DumpResult], None] | None = None,
+    on_task: Callable[[str, int, int, tuple], None] | None = None,
     **options: Any,
 ) -> list[DumpResult]:
     """Load `paths` into the dataset at `root` (a directory or an object-store URL; created if
     needed).  jobs > 1: that many worker processes; scheduler: a Dask scheduler's address (or a
     dask.distributed Client) to run one task per dump on.  `options` are load_one's (progress,
     verify_crc, target, skip_bad, allow_ratio).  on_result(result) is called for each dump as it
-    is settled (in the order of `paths`)."""
+    is settled (in the order of `paths`); with workers, on_task(path, done, total, outcome) as
+    each worker's task ends (outcome: stage_dump's, or ("error", text))."""
     paths = list(paths)
     if scheduler is None and (jobs <= 1 or len(paths) <= 1):
         return _load_here(paths, root, existing, instance, snapshot_sizes, on_result, options)
     options.pop("progress", None)  # no progress line from workers
     store = ParquetStore(root)
+    first = 0
     try:
         first = store.allocate_dump_ids(len(paths))
         ids = snapshot_ids(first, len(paths), snapshot_sizes)
@@ -51,12 +54,19 @@ def load_dataset(
             (p, root, first + i, {**options, "instance": instance, "snapshot_id": ids[i]})
             for i, p in enumerate(paths)
         ]
+        done = [0]
+
+        def ended(i: int, outcome: tuple) -> None:
+            done[0] += 1
+            if on_task is not None:
+                on_task(tasks[i][0], done[0], len(tasks), outcome)
+
         if scheduler is not None:
             from .dask import run_tasks
 
-            staged = run_tasks(tasks, scheduler, retries=retries)
+            staged = run_tasks(stage_dump, tasks, scheduler, retries=retries, on_done=ended)
         else:
-            staged = _run_processes(tasks, jobs)
+            staged = _run_processes(tasks, jobs, on_done=ended)
         results = []
         for (path, _, dump_id, _), outcome in zip(tasks, staged):
             result = _settle(store.dataset, path, dump_id, outcome, existing)
@@ -65,6 +75,9 @@ def load_dataset(
             results.append(result)
         return results
     finally:
+        # what a failed or retried task left staged (a worker killed mid-dump)
+        if first:
+            store.dataset.remove_staged(range(first, first + len(paths)))
         store.close()
 
 
@@ -151,21 +164,26 @@ class _Named:
         self.path = path
 
 
-def _run_processes(tasks: list, jobs: int) -> list[tuple]:
-    """Run stage_dump for each task in up to `jobs` worker processes; results in task order."""
+def _run_processes(tasks: list, jobs: int, on_done=None) -> list[tuple]:
+    """Run stage_dump for each task in up to `jobs` worker processes; results in task order;
+    on_done(index, outcome) as each ends."""
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import ProcessPoolExecutor, as_completed
 
     ctx = multiprocessing.get_context("spawn")  # no fork: DuckDB and the writer thread
-    out: list[tuple] = []
+    out: list[tuple] = [("error", "not run")] * len(tasks)
     with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=ctx) as pool:
         futures = [pool.submit(stage_dump, p, r, d, o) for p, r, d, o in tasks]
+        index = {f: i for i, f in enumerate(futures)}
         try:
-            for f in futures:
+            for f in as_completed(futures):
                 try:
-                    out.append(f.result())
+                    outcome = f.result()
                 except Exception as e:  # noqa: BLE001 - reported as the dump's error
-                    out.append(("error", f"{type(e).__name__}: {e}"))
+                    outcome = ("error", f"{type(e).__name__}: {e}")
+                out[index[f]] = outcome
+                if on_done is not None:
+                    on_done(index[f], outcome)
         except BaseException:
             for f in futures:
                 f.cancel()

@@ -1,0 +1,159 @@
+"""Dumps and datasets in S3 (docs/fleet.md): tested against moto's S3 server on a local port, a
+real S3 API spoken over HTTP by s3fs and botocore, not a fake of rdbscan's calls."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import rdbscan
+from rdbscan.cli.main import main
+from rdbscan.db.load import ProgressHook
+
+s3fs = pytest.importorskip("s3fs")  # the [s3] extra, part of [test]
+moto_server = pytest.importorskip("moto.server")
+
+ROOT = Path(__file__).parent.parent
+SAMPLES = sorted((ROOT / "sample_dumps").glob("*.rdb"))
+DROP = {"parse_seconds", "bytes_per_second", "keys_per_second", "generated_at", "report_seconds"}
+DROP_PATH = DROP | {"path"}  # the report names each dump by its path: an s3:// URL here
+ENV = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_DEFAULT_REGION": "us-east-1",
+}
+
+
+@pytest.fixture(scope="module")
+def s3():
+    """moto's S3 server (ThreadedMotoServer) on a free local port; s3fs reaches it through
+    AWS_ENDPOINT_URL_S3, as it would reach MinIO or any S3-compatible store."""
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    env = {**ENV, "AWS_ENDPOINT_URL_S3": f"http://{host}:{port}"}
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    s3fs.S3FileSystem.clear_instance_cache()
+    fs = s3fs.S3FileSystem()
+    fs.mkdir("dumps")
+    fs.put(str(SAMPLES[2]), "dumps/redis-7.4.1.rdb")
+    packed = gzip.compress(SAMPLES[3].read_bytes(), mtime=0)
+    fs.pipe("dumps/valkey-8.0.1.rdb.gz", packed)
+    try:
+        yield fs, packed
+    finally:
+        s3fs.S3FileSystem.clear_instance_cache()
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        server.stop()
+
+
+def _strip(value, drop=DROP_PATH):
+    if isinstance(value, dict):
+        return {k: _strip(v, drop) for k, v in value.items() if k not in drop}
+    if isinstance(value, list):
+        return [_strip(v, drop) for v in value]
+    return value
+
+
+def _invoke(*args):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def _json_report(*args) -> dict:
+    result = _invoke("report", *args, "-q", "--format", "json")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_report_on_a_dump_in_s3(s3, tmp_path):
+    remote = _json_report("s3://dumps/valkey-8.0.1.rdb.gz")
+    (tmp_path / "valkey-8.0.1.rdb.gz").write_bytes(s3[1])  # the same object, on a local disk
+    local = _json_report(str(tmp_path / "valkey-8.0.1.rdb.gz"))
+    assert remote["overview"]["dumps"][0]["path"] == "s3://dumps/valkey-8.0.1.rdb.gz"
+    assert remote["overview"]["dumps"][0]["compression"] == "gzip"
+    assert remote["overview"]["keys"] == 562
+    assert _strip(remote) == _strip(local)
+
+
+def test_dataset_in_s3_equals_the_local_database(s3, tmp_path):
+    fs, _ = s3
+    urls = ["s3://dumps/redis-7.4.1.rdb", "s3://dumps/valkey-8.0.1.rdb.gz"]
+    load = _invoke("load", *urls, "-q", "--parquet", "s3://fleet/nightly/")
+    assert load.exit_code == 0, load.output
+    names = fs.find("fleet/nightly")
+    assert "fleet/nightly/_rdbscan_dataset.json" in names
+    assert (
+        "fleet/nightly/keys/instance=__HIVE_DEFAULT_PARTITION__/snapshot=1/dump_id=2/"
+        "part-00000.parquet" in names
+    )
+    assert not [n for n in names if "/_staging/" in n]  # staged objects moved, then deleted
+    db = str(tmp_path / "local.duckdb")
+    packed = tmp_path / "valkey-8.0.1.rdb.gz"
+    packed.write_bytes(s3[1])  # the same objects, on a local disk
+    assert _invoke("load", str(SAMPLES[2]), str(packed), "-q", "-j", "1", "-o", db).exit_code == 0
+    from_s3 = _json_report("s3://fleet/nightly")
+    assert from_s3["overview"]["keys"] == 584 + 562
+    # which of several keys of equal memory a family names is documented as any (test_parquet.py)
+    ties = DROP_PATH | {"largest_key", "largest_key_without_ttl", "example"}
+    assert _strip(from_s3, ties) == _strip(_json_report(db), ties)
+    # a second load of the same dumps is refused, and nothing in the bucket changes
+    again = _invoke("load", urls[0], "-q", "--parquet", "s3://fleet/nightly")
+    assert again.exit_code == 2 and "already loaded in s3://fleet/nightly" in again.output
+    assert fs.find("fleet/nightly") == names
+
+
+def test_progress_counts_the_objects_bytes(s3):
+    class Seen(ProgressHook):
+        def __init__(self):
+            self.size, self.last = None, 0
+
+        def start(self, name, size):
+            self.size = size
+
+        def update(self, bytes_read, keys):
+            self.last = bytes_read
+
+    seen = Seen()
+    results = rdbscan.load_dataset(
+        ["s3://dumps/redis-7.4.1.rdb"], "s3://fleet/progress", progress=seen
+    )
+    assert results[0].keys == 584 and results[0].error is None
+    assert seen.size == SAMPLES[2].stat().st_size == seen.last
+
+
+def test_missing_object_is_an_input_error(s3):
+    result = _invoke("report", "s3://dumps/nope.rdb", "-q")
+    assert result.exit_code == 6
+    assert "s3://dumps/nope.rdb: No such file or directory" in result.output
+
+
+def test_without_the_s3_extra_one_line_and_exit_2(tmp_path):
+    """s3fs not importable: the URL's line names the extra to install; no traceback."""
+    code = (
+        "import sys; sys.modules['s3fs'] = None\n"
+        "from rdbscan.cli.main import run\n"
+        "sys.argv = ['rdbscan'] + sys.argv[1:]\n"
+        "run()\n"
+    )
+    for args in (
+        ["report", "s3://bucket/dump.rdb.gz"],
+        ["load", str(SAMPLES[0]), "--parquet", "s3://bucket/prefix/"],
+    ):
+        proc = subprocess.run(
+            [sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=tmp_path
+        )
+        assert proc.returncode == 2, proc.stderr
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and "pip install 'rdbscan[s3]'" in lines[0], proc.stderr
