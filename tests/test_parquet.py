@@ -196,3 +196,17 @@ def test_output_options_usage_errors(tmp_path):
     assert both.exit_code == 2 and "not both" in both.output
     dask = _invoke("load", SAMPLES[0], "-o", str(tmp_path / "x.duckdb"), "--dask", "tcp://x:1")
     assert dask.exit_code == 2 and "--parquet" in dask.output
+
+
+def test_diff_over_a_dataset_is_the_database_diff(tmp_path):
+    db, ds = str(tmp_path / "db.duckdb"), str(tmp_path / "ds")
+    pair = [SAMPLES[2], SAMPLES[3]]  # redis 7.4 and valkey 8.0 saved from the same script
+    assert _invoke("load", *pair, "-q", "-j", "1", "-o", db).exit_code == 0
+    assert _invoke("load", *pair, "-q", "--parquet", ds).exit_code == 0
+    a = _invoke("diff", f"{db}#1", f"{db}#2", "--format", "json")
+    b = _invoke("diff", f"{ds}#1", f"{ds}#2", "--format", "json")
+    assert a.exit_code == b.exit_code == 0, b.output
+    da, dbb = json.loads(a.stdout), json.loads(b.stdout)
+    assert dbb["old"]["label"] == f"{ds}#1" and dbb["new"]["database"] == ds
+    drop = {"generated_at", "diff_seconds", "label", "database"}
+    assert da["totals"] and _strip(da, drop) == _strip(dbb, drop)

@@ -28,23 +28,9 @@ def open_dataset(path: str, memory_limit: str = "128MB") -> duckdb.DuckDBPyConne
     as an rdbscan database: views keys, dumps, db_sizes, slot_info, streams, stream_groups,
     rdbscan_meta, and the macros; queries spill past `memory_limit` (report.MEMORY_LIMIT).
     StoreError when `path` is no dataset."""
-    dataset = Dataset(path)
     con = duckdb.connect(":memory:")
     try:
-        if dataset.remote:  # read through the same fsspec file system as rdbscan writes with
-            con.register_filesystem(dataset.fs)
-        con.execute(f"ATTACH ':memory:' AS {_TYPES}")
-        con.execute(f"USE {_TYPES}")
-        con.execute(DDL)
-        for macro in MACROS:
-            con.execute(macro)
-        con.execute("USE memory")
-        for table in TABLES:
-            con.execute(_view_sql(con, dataset, table))
-        con.execute(
-            "CREATE VIEW rdbscan_meta AS SELECT 'schema_version' AS name, "
-            f"'{SCHEMA_VERSION}' AS value"
-        )
+        attach_dataset(con, path, "memory")
         create_macros(con)
         con.execute("SET enable_progress_bar = false")
         con.execute(f"SET memory_limit = '{memory_limit}'")
@@ -59,7 +45,34 @@ def open_dataset(path: str, memory_limit: str = "128MB") -> duckdb.DuckDBPyConne
     return con
 
 
-def _view_sql(con, dataset: Dataset, table: str) -> str:
+def attach_dataset(con, path: str, catalog: str) -> None:
+    """Create the dataset's views in `catalog` of `con` (attached as an in-memory database
+    unless it is `memory`, the connection's own): how `rdbscan diff` attaches a dataset beside
+    databases."""
+    dataset = Dataset(path)
+    if dataset.remote:  # read through the same fsspec file system as rdbscan writes with
+        con.register_filesystem(dataset.fs)
+    if catalog != "memory":
+        con.execute(f"ATTACH ':memory:' AS {catalog}")
+    known = {r[0] for r in con.execute("SELECT database_name FROM duckdb_databases()").fetchall()}
+    if _TYPES not in known:
+        con.execute(f"ATTACH ':memory:' AS {_TYPES}")
+        con.execute(f"USE {_TYPES}")
+        try:
+            con.execute(DDL)
+            for macro in MACROS:
+                con.execute(macro)
+        finally:
+            con.execute("USE memory")
+    for table in TABLES:
+        con.execute(_view_sql(con, dataset, table, catalog))
+    con.execute(
+        f"CREATE VIEW {catalog}.main.rdbscan_meta AS SELECT 'schema_version' AS name, "
+        f"'{SCHEMA_VERSION}' AS value"
+    )
+
+
+def _view_sql(con, dataset: Dataset, table: str, catalog: str) -> str:
     """The view of one table: its columns (the database's types) from the dataset's files, the
     partition columns (dump_id; dumps.instance) from the paths."""
     columns = con.execute(
@@ -68,13 +81,14 @@ def _view_sql(con, dataset: Dataset, table: str) -> str:
         [_TYPES, table],
     ).fetchall()
     files = dataset.files(table)
+    view = f"{catalog}.main.{table}"
     if not files:
-        return f"CREATE VIEW {table} AS SELECT * FROM {_TYPES}.main.{table}"
+        return f"CREATE VIEW {view} AS SELECT * FROM {_TYPES}.main.{table}"
     glob = dataset.url(f"{table}/instance=*/snapshot=*/dump_id=*/*.parquet")
     hive = "{'dump_id': INTEGER, 'snapshot': INTEGER, 'instance': VARCHAR}"
     select = ", ".join(f'"{name}"::{kind} AS "{name}"' for name, kind in columns)
     return (
-        f"CREATE VIEW {table} AS SELECT {select} FROM read_parquet("
+        f"CREATE VIEW {view} AS SELECT {select} FROM read_parquet("
         f"{querylib.sql_literal(glob)}, hive_partitioning = true, hive_types = {hive}, "
         f"union_by_name = true)"
     )

@@ -25,6 +25,7 @@ import duckdb
 
 from ..db.connections import connect
 from ..db.macros import create_macros
+from ..db.parquet import is_dataset
 from ..db.store import SCHEMA_VERSION, is_database_file
 from ..errors import EXIT_FINDINGS
 from . import querylib
@@ -271,6 +272,13 @@ class Workspace:
         real = os.path.realpath(path)
         if real in self.catalogs:
             return self.catalogs[real]
+        if is_dataset(path):  # a Parquet dataset (docs/fleet.md): its views, in a catalog
+            from .dataset import attach_dataset
+
+            name = f"rdb{len(self.catalogs) + 1}"
+            attach_dataset(self.con, path, name)
+            self.catalogs[real] = name
+            return name
         if not os.path.exists(path):
             raise DiffError(f"{path}: no such file")
         if not is_database_file(path):
@@ -689,7 +697,7 @@ def expand(patterns: Sequence[str]) -> list[str]:
 
 def is_database_spec(spec: str) -> bool:
     path, _ = split_spec(spec)
-    return is_database_file(path)
+    return is_database_file(path) or is_dataset(path)
 
 
 def resolve_side(ws: Workspace, specs: list[str], loaded: Snapshot | None, what: str) -> Snapshot:
