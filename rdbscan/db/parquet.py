@@ -46,6 +46,25 @@ TABLES = ("keys", "streams", "stream_groups", "db_sizes", "slot_info", "dumps")
 NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"  # Hive's, pyarrow's and DuckDB's name for NULL
 ROWS_PER_FILE = 8_000_000  # a new part file after this many key rows (files of ~100-300 MB)
 COMPRESSION = "zstd"
+# Columns with few distinct values, dictionary-encoded; the others (key names, offsets, expiry
+# times: nearly all distinct) are not: a dictionary that overflows is built, then thrown away
+# (on 1 M keys: half the write time, and files 10-40% larger).
+DICTIONARY = [
+    "db",
+    "family",
+    "type",
+    "encoding",
+    "module_type",
+    "rdb_type",
+    "plain_key",
+    "length",
+    "max_elem_bytes",
+    "serialized_bytes",
+    "memory_bytes",
+    "memory_total_bytes",
+    "key_length",
+    "lfu_freq",
+]
 
 _VIEW_HEAD = "CREATE OR REPLACE VIEW keys AS"
 _VIEW_TAIL = "FROM key_rows;"
@@ -105,6 +124,7 @@ class Dataset:
         self.fs = remote.filesystem(path)
         self.root = _fs_path(self.fs, path)
         self.remote = remote.is_url(path)
+        self._dumps: list[dict] | None = None
         try:
             if create:
                 self._claim()
@@ -179,15 +199,19 @@ class Dataset:
         )
 
     def dumps(self) -> list[dict]:
-        """The `dumps` rows of the committed dumps, with their partition columns."""
-        out = []
-        for f in self.files("dumps"):
-            table = pq.read_table(f, filesystem=self.fs if self.remote else None)
-            part = parse_partition(f[len(self.root) :])
-            for row in table.to_pylist():
-                row.update(dump_id=part["dump_id"], instance=part["instance"])
-                out.append(row)
-        return sorted(out, key=lambda r: r["dump_id"])
+        """The `dumps` rows of the committed dumps, with their partition columns (read once,
+        then kept up to date by publish and remove_dump: one writer at a time)."""
+        if self._dumps is None:
+            self._dumps = [row for f in self.files("dumps") for row in self._read_dumps(f)]
+        return sorted(self._dumps, key=lambda r: r["dump_id"])
+
+    def _read_dumps(self, path: str) -> list[dict]:
+        table = pq.read_table(path, filesystem=self.fs if self.remote else None)
+        part = parse_partition(path[len(self.root) :])
+        return [
+            {**row, "dump_id": part["dump_id"], "instance": part["instance"]}
+            for row in table.to_pylist()
+        ]
 
     def allocate_dump_ids(self, n: int) -> int:
         """The first of `n` dump ids never given before in this dataset (one writer at a time:
@@ -202,6 +226,8 @@ class Dataset:
 
     def remove_dump(self, dump_id: int) -> None:
         """Remove every partition of a dump, its `dumps` row first (it leaves the dataset then)."""
+        if self._dumps is not None:
+            self._dumps = [d for d in self._dumps if d["dump_id"] != dump_id]
         parts = self.partitions(dump_id)
         parts.sort(key=lambda p: not p[len(self.root) + 1 :].startswith("dumps/"))
         for p in parts:
@@ -221,6 +247,8 @@ class Dataset:
                     f"{self.url(table + '/' + partition)}: exists; it is left untouched"
                 )
             self._move(_join(staging, table), dest)
+            if table == "dumps" and self._dumps is not None:
+                self._dumps += [r for f in self.fs.find(dest) for r in self._read_dumps(f)]
         for old in replaces:
             self.remove_dump(old)
         if self.fs.exists(staging):
@@ -393,7 +421,9 @@ class _PartFiles:
         if self.writer is None:
             self._open()
         assert self.writer is not None
-        self.writer.write_table(table.cast(self.schema))
+        if not table.schema.equals(self.schema):
+            table = table.cast(self.schema)
+        self.writer.write_table(table)
         self.rows += table.num_rows
 
     def _open(self) -> None:
@@ -403,6 +433,7 @@ class _PartFiles:
             path,
             self.schema,
             compression=COMPRESSION,
+            use_dictionary=[c for c in DICTIONARY if c in self.schema.names],
             filesystem=self.dataset.fs if self.dataset.remote else None,
         )
         self.files += 1
