@@ -210,3 +210,18 @@ def test_diff_over_a_dataset_is_the_database_diff(tmp_path):
     assert dbb["old"]["label"] == f"{ds}#1" and dbb["new"]["database"] == ds
     drop = {"generated_at", "diff_seconds", "label", "database"}
     assert da["totals"] and _strip(da, drop) == _strip(dbb, drop)
+
+
+def test_sql_on_a_dataset(tmp_path):
+    ds = str(tmp_path / "ds")
+    assert _invoke("load", SAMPLES[2], "-q", "--parquet", ds).exit_code == 0
+    result = _invoke(
+        "sql",
+        ds,
+        "SELECT count(*) AS n, sum(memory_bytes) = (SELECT memory_bytes FROM dumps) "
+        "AS same FROM keys",
+        "--format",
+        "csv",
+    )
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == ["n,same", "584,True"]

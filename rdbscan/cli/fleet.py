@@ -78,3 +78,15 @@ def check_dask() -> None:
             "(pip install 'rdbscan[dask]')",
             EXIT_USAGE,
         ) from None
+
+
+def open_sql_target(path: str):
+    """A connection on the Parquet dataset at `path` for `rdbscan sql` (the database's table
+    names, docs/fleet.md); None when `path` is no dataset."""
+    from ..db.parquet import is_dataset
+
+    if not is_dataset(path):
+        return None
+    from ..reports.dataset import open_dataset
+
+    return open_dataset(path)

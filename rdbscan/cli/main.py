@@ -240,11 +240,13 @@ def sql(database, query, fmt):
     """
     import duckdb
 
+    from .fleet import open_sql_target
     from .sqlout import print_result
 
-    if not os.path.exists(database):
+    con = open_sql_target(database)
+    if con is None and not os.path.exists(database):
         raise CommandError(f"{database}: No such file or directory", EXIT_INPUT)
-    con = connect(database, read_only=True)
+    con = con or connect(database, read_only=True)
     try:
         cur = con.execute(query)
     except duckdb.Error as e:
