@@ -20,9 +20,9 @@ __all__ = ["__version__", "load", "load_dataset", "report"]
 
 
 def __getattr__(name: str):
-    """`rdbscan.load`, `rdbscan.load_dataset` and `rdbscan.report`, imported on first use: `import rdbscan` (which the
-    console script does before anything else) stays light, so that a Ctrl-C at start-up finds
-    the command line's handler in place (rdbscan/cli/__init__.py)."""
+    """`rdbscan.load`, `rdbscan.load_dataset` and `rdbscan.report`, imported on first use:
+    `import rdbscan` (which the console script does before anything else) stays light, so that a
+    Ctrl-C at start-up finds the command line's handler in place (rdbscan/cli/__init__.py)."""
     if name in ("load", "load_dataset", "report"):
         from . import api
 

@@ -32,11 +32,11 @@ import uuid
 from typing import Any
 from urllib.parse import quote, unquote
 
-import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..rdb import remote
+from .connections import connect
 from .macros import MACROS
 from .store import DDL, KEYS_SCHEMA, SCHEMA_VERSION, Store, StoreError, arrow_batch
 
@@ -317,7 +317,7 @@ class ParquetStore(Store):
         self._staging: dict[int, str] = {}
         self._stats: dict[int, tuple[int, int, int]] = {}
         self._current: int | None = None
-        self.con = duckdb.connect(
+        self.con = connect(
             ":memory:", config={"memory_limit": "64MB", "preserve_insertion_order": True}
         )
         self.run(DDL)

@@ -14,6 +14,7 @@ import uuid
 
 import duckdb
 
+from ..db.connections import connect
 from ..db.macros import MACROS, create_macros
 from ..db.parquet import Dataset
 from ..db.store import DDL, SCHEMA_VERSION
@@ -28,7 +29,7 @@ def open_dataset(path: str, memory_limit: str = "128MB") -> duckdb.DuckDBPyConne
     as an rdbscan database: views keys, dumps, db_sizes, slot_info, streams, stream_groups,
     rdbscan_meta, and the macros; queries spill past `memory_limit` (report.MEMORY_LIMIT).
     StoreError when `path` is no dataset."""
-    con = duckdb.connect(":memory:")
+    con = connect(":memory:")
     try:
         attach_dataset(con, path, "memory")
         create_macros(con)
