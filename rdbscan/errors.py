@@ -10,7 +10,8 @@ EXIT_INTERNAL = 1  # a bug in rdbscan: the message says "internal error" and how
 EXIT_USAGE = 2  # the command line, a rules file, a config file or an SQL query is wrong
 EXIT_FINDINGS = 3  # report --fail-on: findings exceed their thresholds
 EXIT_DAMAGED = 4  # a dump could not be read to its end; the keys read before are kept
-EXIT_CHECKSUM = 5  # read to the end, but the CRC64 does not match or --skip-bad left keys out
+EXIT_CHECKSUM = 5  # read to the end, but the CRC64 does not match, --skip-bad left keys out or
+# values a Redis server refuses to load were flagged (keys.invalid)
 EXIT_INPUT = 6  # an input (dump or database) does not exist or cannot be read
 EXIT_DATABASE = 7  # the database cannot be created, opened or written
 EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT): 128 + SIGINT, as shells report it
@@ -27,8 +28,9 @@ EXIT_CODES = {
     EXIT_DAMAGED: "a dump could not be read to its end (truncated, corrupt, unsupported version, not "
     "an RDB file, damaged compressed data): the keys read before the damage are kept and "
     "`dumps.complete` is false",
-    EXIT_CHECKSUM: "every dump was read to its end, but one is damaged: its CRC64 does not match, or "
-    "`--skip-bad` left keys out",
+    EXIT_CHECKSUM: "every dump was read to its end, but one is damaged: its CRC64 does not match, "
+    "`--skip-bad` left keys out, or values a Redis server refuses to load were kept and flagged "
+    "(`keys.invalid`, [hostile-inputs.md](hostile-inputs.md))",
     EXIT_INPUT: "an input does not exist or cannot be read (a mistyped path, no permission): "
     "the same in `load`, `report`, `sql` and `query`; nothing is loaded from it",
     EXIT_DATABASE: "the DuckDB database cannot be created, opened or written: its directory does not "

@@ -105,3 +105,39 @@ def rdb(
 
 def key(rdb_type: int, name: bytes | str, value: bytes) -> bytes:
     return bytes([rdb_type]) + string(name) + value
+
+
+def _zl_entry(prev: int, e) -> bytes:
+    head = bytes([prev]) if prev < 254 else b"\xfe" + struct.pack("<I", prev)
+    if isinstance(e, int):
+        if 0 <= e <= 12:
+            enc = bytes([0xF1 + e])
+        elif -128 <= e <= 127:
+            enc = b"\xfe" + struct.pack("<b", e)
+        elif -32768 <= e <= 32767:
+            enc = b"\xc0" + struct.pack("<h", e)
+        else:
+            enc = b"\xe0" + struct.pack("<q", e)
+    else:
+        if isinstance(e, str):
+            e = e.encode()
+        enc = (bytes([len(e)]) if len(e) < 64 else bytes([0x40 | (len(e) >> 8), len(e) & 0xFF])) + e
+    return head + enc
+
+
+def ziplist(entries, count: int | None = None) -> bytes:
+    """A ziplist (rdb-format.md section 5.1): zlbytes, zltail, zllen, entries, 0xff."""
+    body, prev, tail = b"", 0, 10
+    for e in entries:
+        ent = _zl_entry(prev, e)
+        tail = 10 + len(body)
+        body += ent
+        prev = len(ent)
+    n = len(entries) if count is None else count
+    return struct.pack("<IIH", 10 + len(body) + 1, tail, n) + body + b"\xff"
+
+
+def intset(values, width: int = 2) -> bytes:
+    """An intset (rdb-format.md section 5.3) of `values` in the order given."""
+    fmt = {2: "<h", 4: "<i", 8: "<q"}[width]
+    return struct.pack("<II", width, len(values)) + b"".join(struct.pack(fmt, v) for v in values)

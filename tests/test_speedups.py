@@ -25,7 +25,7 @@ from rdbscan.db.load import load
 from rdbscan.rdb import backend as speedups
 from rdbscan.rdb import blobs, reader
 from rdbscan.rdb import constants as C
-from rdbscan.rdb.errors import BlobError
+from rdbscan.rdb.errors import BlobError, BlobRefused
 
 FIXTURES = Path(__file__).parent / "fixtures"
 DUMPS = sorted(str(p) for p in FIXTURES.rglob("*") if p.suffix in (".rdb", ".aof"))
@@ -81,9 +81,41 @@ def test_compiled_rows_equal_pure_python_rows(pure_db, tmp_path, monkeypatch, ch
         assert got == want
 
 
-def _outcome(fn, blob, members_only):
+def test_only_the_empty_keys_of_redis_tests_are_flagged_invalid(pure_db):
+    """Every fixture value a real server wrote passes the integrity checks keys.invalid
+    stands for (a finding must be right); the one fixture flagged is Redis's own test file of
+    empty keys, which redis-check-rdb refuses at its first key (a server with
+    sanitize-dump-payload off skips them).  The compiled rows equal these (test above)."""
+    con = duckdb.connect(pure_db, read_only=True)
     try:
-        return fn(blob, members_only)
+        flagged = con.execute(
+            "SELECT parse_filename(d.path), k.key, k.invalid FROM keys k JOIN dumps d "
+            "USING (dump_id) WHERE k.invalid IS NOT NULL ORDER BY k.file_offset"
+        ).fetchall()
+        assert con.execute("SELECT count(*) FROM keys").fetchone()[0] > 10_000
+    finally:
+        con.close()
+    empty = [
+        "set",
+        "hash",
+        "list_ziplist",
+        "zset",
+        "zset_listpack",
+        "hash_ziplist",
+        "list_quicklist",
+        "zset_ziplist",
+        "list_quicklist_empty_ziplist",
+    ]
+    assert sorted(flagged) == sorted(("corrupt_empty_keys.rdb", k, "empty") for k in empty)
+
+
+def _outcome(fn, blob, *args):
+    """What a walker makes of a blob: its result, a refusal (what Redis refuses though it
+    reads: message, kind, figures) or an error."""
+    try:
+        return fn(blob, *args)
+    except BlobRefused as e:
+        return ("refused", str(e), e.kind, e.result)
     except BlobError as e:
         return ("error", str(e))
 
@@ -171,6 +203,31 @@ def test_walkers_agree_on_damaged_blobs(entries, data):
             _same(x, True)
 
 
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(ENTRY, max_size=8), st.data())
+def test_walkers_agree_on_blobs_redis_refuses(entries, data):
+    """Blobs that still read but that Redis's integrity checks refuse: a header count, a
+    ziplist tail, a back-length or prevlen byte, the terminator; both walkers must name the
+    same first problem and give the same figures."""
+    lp, zl = bytearray(W.listpack(entries)), bytearray(ziplist(entries))
+    what = data.draw(st.sampled_from(["count", "tail", "byte", "end"]))
+    if what == "count":
+        struct.pack_into("<H", lp, 4, data.draw(st.integers(0, 65535)))
+        struct.pack_into("<H", zl, 8, data.draw(st.integers(0, 65535)))
+    elif what == "tail":
+        struct.pack_into("<I", zl, 4, data.draw(st.integers(0, len(zl) + 3)))
+    elif what == "byte":  # any byte of an entry: back-lengths, prevlens, or the data
+        for b in (lp, zl):
+            head = 6 if b is lp else 10
+            if len(b) > head + 1:
+                b[data.draw(st.integers(head, len(b) - 2))] = data.draw(st.integers(0, 255))
+    else:
+        lp[-1] = zl[-1] = data.draw(st.integers(0, 254))
+    for blob in (bytes(lp), bytes(zl)):
+        _same(blob)
+        _same(blob, True)
+
+
 # -- the compiled record loop (KeyColumns.scan) against the KeyRecord path --------------------
 
 import io  # noqa: E402
@@ -205,15 +262,9 @@ def intset(values, width) -> bytes:
 )
 def test_intset_twin(width, values, junk, cut):
     blob = intset(values, width)
-    for b in (blob, blob + junk, blob[:cut], b"\x03" + blob[1:]):
-
-        def outcome(fn):
-            try:
-                return fn(b)
-            except BlobError as e:
-                return ("error", str(e))
-
-        assert outcome(speedups.compiled.intset_scan) == outcome(blobs.intset_scan)
+    unsorted = W.intset(values, width)  # in the order drawn: refused unless ascending
+    for b in (blob, blob + junk, blob[:cut], b"\x03" + blob[1:], unsorted):
+        assert _outcome(speedups.compiled.intset_scan, b) == _outcome(blobs.intset_scan, b)
 
 
 def _batch(rows: RowBuilder) -> list:

@@ -18,7 +18,7 @@ from ..rdb.errors import RDBError
 from ..rdb.parser import TRAILING_HEAD, DumpInfo, parse
 from ..rdb.source import EOF_MARK, MAX_RATIO, Source, SourceError, describe_truncation, open_source
 from .identity import dump_fingerprint
-from .outcome import cut_warning
+from .outcome import cut_warning, invalid_warning
 from .rows import BATCH_ROWS, RowBuilder
 from .store import KEYS_SCHEMA, STREAM_GROUPS_SCHEMA, STREAMS_SCHEMA, BulkWriter, Store
 
@@ -54,6 +54,8 @@ class DumpResult:
     reused: bool = False
     first_skipped: str | None = None  # the first key --skip-bad left out, described
     cut: dict = field(default_factory=dict)  # counted, not kept (parser.MAX_KEPT_*): {kind: n}
+    invalid_keys: int = 0  # keys whose value a Redis server refuses to load (keys.invalid)
+    first_invalid: str | None = None  # the first of them, described
     exception: BaseException | None = field(default=None, repr=False)  # for --debug
     traceback_text: str | None = field(default=None, repr=False)  # --debug, from a worker
 
@@ -229,6 +231,10 @@ def load_one(
         result.cut = dict(info.cut)
         if info.cut:
             result.warnings.append(cut_warning(result.path, info.cut))
+        result.invalid_keys = info.invalid_keys
+        result.first_invalid = info.invalid[0] if info.invalid else None
+        if info.invalid_keys:
+            result.warnings.append(invalid_warning(result.path, info.invalid_keys, info.invalid[0]))
         result.parse_seconds = time.perf_counter() - started
         result.keys = info.keys
         result.checksum = info.checksum if info.complete else None
@@ -310,6 +316,7 @@ def result_from_row(row: dict) -> DumpResult:
         memory_profile=row.get("memory_profile"),
         fingerprint=row.get("fingerprint"),
         cut=dict(row.get("cut") or {}),
+        invalid_keys=row.get("invalid_keys") or 0,
     )
     if not result.complete and not result.error:  # a row written by an older rdbscan
         result.error = f"{result.path}: the load did not reach the end of the dump"
@@ -446,6 +453,7 @@ def _write_dump_row(
         "framing": result.framing,
         "tail_bytes": _int_or_none(None if result.tail_bytes is None else str(result.tail_bytes)),
         "skipped_keys": info.skipped_keys,
+        "invalid_keys": info.invalid_keys,
         "fingerprint": result.fingerprint,
         # Snapshots (docs/diff.md).
         "instance": instance,

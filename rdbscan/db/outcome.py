@@ -4,7 +4,7 @@ about the same dump and exit with the same code.
 
 Exit codes are rdbscan/errors.py's (docs/exit-codes.md): 6 when an input could not be opened,
 4 when a dump could not be read to its end, 5 when one was read to its end but is damaged (CRC64
-mismatch, or keys left out by --skip-bad), 2 when a dump was refused (already loaded), else 0;
+mismatch, keys left out by --skip-bad, or values a Redis server refuses to load), 2 when a dump was refused (already loaded), else 0;
 with several dumps errors.worst_exit picks one.
 """
 
@@ -33,12 +33,13 @@ class Outcome:
 
 def result_exit_code(r) -> int:
     """The exit code one load result calls for: an input that could not be opened, a dump not
-    read to its end, a checksum mismatch or skipped keys, or success."""
+    read to its end, a checksum mismatch, skipped keys or values a server refuses, or
+    success."""
     if r.refused:
         return EXIT_USAGE
     if r.error:
         return EXIT_INPUT if r.error_kind == "io" else EXIT_DAMAGED
-    if r.checksum == "mismatch" or r.skipped_keys:
+    if r.checksum == "mismatch" or r.skipped_keys or getattr(r, "invalid_keys", 0):
         return EXIT_CHECKSUM
     return EXIT_OK
 
@@ -64,6 +65,15 @@ def cut_warning(path: str, cut: dict) -> str:
     return line + " (docs/hostile-inputs.md)"
 
 
+def invalid_warning(path: str, n: int, first: str | None) -> str:
+    """One line on the keys whose value a Redis server would refuse to load (keys.invalid)."""
+    line = (
+        f"{path}: {n:,} {'key holds a value' if n == 1 else 'keys hold values'} a Redis "
+        f"server refuses to load (kept, flagged in keys.invalid)"
+    )
+    return line + (f"; first: {first}" if first else "")
+
+
 def dump_warnings(r) -> list[str]:
     """What a dump's row says beyond its keys: bytes after the RDB, keys --skip-bad left out."""
     out = []
@@ -74,6 +84,8 @@ def dump_warnings(r) -> list[str]:
         out.append(f"{r.path}: {r.skipped_keys} damaged keys skipped (--skip-bad){first}")
     if getattr(r, "cut", None):
         out.append(cut_warning(r.path, r.cut))
+    if getattr(r, "invalid_keys", 0):
+        out.append(invalid_warning(r.path, r.invalid_keys, getattr(r, "first_invalid", None)))
     return out
 
 

@@ -115,6 +115,8 @@ class RowBuilder:
 
     def reset(self) -> None:
         self.rows: list[tuple] = []
+        # the compiled batch: {row: INVALID_IDS code} of its keys that a server would refuse
+        self.invalid: dict[int, int] = {}
         self.key_bytes = 0  # of the pure-Python batch (the compiled one counts its own)
         self.streams: list[list] = [[] for _ in STREAMS_COLUMNS]
         self.groups: list[list] = [[] for _ in STREAM_GROUPS_COLUMNS]
@@ -135,7 +137,13 @@ class RowBuilder:
         lists from the tuples (transposed once per batch, which costs far less than appending
         to 20 lists per key).  Taking the compiled batch empties it."""
         if self.sink is not None:
-            return _arrow_columns(self.sink.take(), self.dump_id, self.sink)
+            cols = _arrow_columns(self.sink.take(), self.dump_id, self.sink)
+            if self.invalid:
+                cols[KEYS_COLUMNS.index("extras")] = _with_invalid(
+                    cols[KEYS_COLUMNS.index("extras")], self.invalid
+                )
+                self.invalid = {}
+            return cols
         if not self.rows:
             return [[] for _ in KEYS_COLUMNS]
         return _pure_columns(self.rows)
@@ -219,6 +227,7 @@ class RowBuilder:
         else:
             full_len = digest = None  # type: ignore[assignment]
         text = k.decode("utf-8", "backslashreplace")
+        invalid = None if rec.invalid is None else C.INVALID_IDS[rec.invalid]
         row = (
             self.dump_id,
             db,
@@ -243,8 +252,11 @@ class RowBuilder:
             full_len,
             digest,
             lpb,
+            invalid,
         )
         if self.sink is not None:
+            if invalid is not None:
+                self.invalid[self.sink.n] = invalid
             self.sink.append(row)
         else:
             self.rows.append(row)
@@ -306,9 +318,20 @@ def _raw_key(text: str, key: bytes) -> bytes | None:
 
 def _extras(*values) -> list | None:
     """key_rows.extras: idle, freq, fields with TTL, earliest field expiry, int members, full
-    length and hash of a truncated key name, listpack bytes (the order in store.KEYS_SCHEMA),
-    None when the key has none of them."""
-    return None if values.count(None) == len(values) else list(values)
+    length and hash of a truncated key name, listpack bytes, invalid (the order in
+    store.KEYS_SCHEMA), None when the key has none of them."""
+    if values.count(None) == len(values):
+        return None
+    return list(values) if values[-1] is not None else list(values[:-1])
+
+
+def _with_invalid(extras, invalid: dict[int, int]):
+    """A compiled batch's extras column with the invalid codes of the rows in `invalid` set
+    (rare: only batches that hold such keys are rebuilt, in Python)."""
+    rows = extras.to_pylist()
+    for i, code in invalid.items():
+        rows[i] = (rows[i] or [None] * 8) + [code]
+    return pa.array(rows, extras.type)
 
 
 def _pure_columns(rows: list[tuple]) -> list:
@@ -332,7 +355,7 @@ def _pure_columns(rows: list[tuple]) -> list:
         *c[7:13],
         c[15],
         c[16],
-        list(map(_extras, c[13], c[14], c[17], c[18], c[19], c[20], c[21], c[22])),
+        list(map(_extras, c[13], c[14], c[17], c[18], c[19], c[20], c[21], c[22], c[23])),
     ]
 
 

@@ -51,7 +51,8 @@ KEYS_SCHEMA = pa.schema(
         ("slot", pa.int16()),
         ("file_offset", pa.int64()),
         # Values few keys have, as one list: [idle_seconds, lfu_freq, fields_with_ttl,
-        # min_field_expire_ms, int_members, key_length, key_hash, listpack_bytes] (key_length and
+        # min_field_expire_ms, int_members, key_length, key_hash, listpack_bytes, invalid]
+        # (invalid: constants.INVALID_IDS, only on keys that have it) (key_length and
         # key_hash: of a key name longer than rows.KEY_KEEP, of which key holds a prefix) (the view reads them by position; rows.py and
         # _speedups.KeyColumns._extras write them in this order), null when the key has none.  A
         # column of its own costs DuckDB about as much per key when it is null as when it is not.
@@ -145,6 +146,8 @@ ALTER TABLE dumps ADD COLUMN IF NOT EXISTS snapshot_ms BIGINT;
 ALTER TABLE dumps ADD COLUMN IF NOT EXISTS snapshot_source VARCHAR;
 -- Hostile inputs: records counted but not kept (parser.MAX_KEPT_*), by kind.
 ALTER TABLE dumps ADD COLUMN IF NOT EXISTS cut MAP(VARCHAR, BIGINT);
+-- Keys whose value a Redis server refuses to load though it reads (keys.invalid).
+ALTER TABLE dumps ADD COLUMN IF NOT EXISTS invalid_keys BIGINT;
 CREATE TABLE IF NOT EXISTS db_sizes (
     dump_id INTEGER, db INTEGER, resize_keys BIGINT, resize_expires BIGINT
 );
@@ -197,7 +200,10 @@ SELECT dump_id, db, key,
            AS memory_is_lower_bound,
        -- a key name longer than rows.KEY_KEEP: key holds its first bytes, key_length its length
        coalesce(extras IS NOT NULL AND extras[6] IS NOT NULL, false) AS key_truncated,
-       CASE WHEN extras IS NOT NULL THEN extras[7] END AS key_hash
+       CASE WHEN extras IS NOT NULL THEN extras[7] END AS key_hash,
+       -- why a Redis server would refuse to load the value, though it reads (hostile-inputs.md)
+       CASE WHEN extras IS NOT NULL AND len(extras) >= 9 THEN {invalid_list}[extras[9]] END
+           AS invalid
 FROM key_rows;
 CREATE TABLE IF NOT EXISTS streams (
     dump_id INTEGER, db INTEGER, key VARCHAR, length BIGINT, listpacks BIGINT,
@@ -221,6 +227,7 @@ DDL = (
         "{type_list}", _sql_list([C.TYPE_NAMES.get(t) for t in range(max(C.TYPE_NAMES) + 1)])
     )
     .replace("{encoding_list}", _sql_list(C.ENCODING_NAMES))
+    .replace("{invalid_list}", _sql_list(C.INVALID_KINDS))
     .replace("{estimated_modules}", "(" + ", ".join(f"'{n}'" for n in ESTIMATED_MODULES) + ")")
 )
 

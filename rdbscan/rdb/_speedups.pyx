@@ -11,8 +11,9 @@ raises the same BlobError the Python walker raises on IndexError.
 """
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 
-from .errors import BlobError
+from .errors import BlobError, BlobRefused
 from .constants import ENCODING_IDS, MODULE_ENCODING_ID
+from .reader import LZF_CHECK_MAX
 
 # SHA-256 of the .pyx this module was compiled from (setup.py's compile_time_env); speedups.py
 # compares it with the .pyx beside the module to tell a stale build.
@@ -64,6 +65,20 @@ cdef inline int _backlen(Py_ssize_t sz) noexcept:
     return 5
 
 
+cdef inline int64_t _decoded_backlen(const uint8_t* b, Py_ssize_t q) noexcept:
+    """blobs._decoded_backlen: the back-length whose last byte is b[q] (lpDecodeBacklen), -1
+    for more than 5 bytes."""
+    cdef int64_t v = 0
+    cdef int k
+    cdef uint8_t c
+    for k in range(5):
+        c = b[q - k]
+        v |= (<int64_t>(c & 127)) << (7 * k)
+        if not (c & 128):
+            return v
+    return -1
+
+
 def listpack_scan(bytes blob, bint members_only=False):
     """(number of entries, longest entry as text) of a listpack; see blobs.listpack_scan."""
     cdef Py_ssize_t count = 0, mx = 0
@@ -78,11 +93,16 @@ cdef int _listpack_scan(const uint8_t* b, Py_ssize_t n, bint members_only, Py_ss
     cdef uint32_t total = _u32le(b)
     if total != n:
         raise BlobError(f"listpack header says {total} bytes but the blob has {n}")
-    cdef Py_ssize_t p = 6, i = 0, mx = 0, last = n - 1, ln, sz
+    cdef Py_ssize_t p = 6, i = 0, mx = 0, last = n - 1, ln, sz, q
+    cdef Py_ssize_t bad_p = -1, bad_sz = 0   # the first entry whose back-length is wrong
+    cdef int64_t bad_back = 0, back
     cdef uint8_t c
     cdef int v
+    cdef int hdr
     while True:
         c = b[p]          # p <= last here
+        if p == last:
+            break         # the terminator's place (0xff checked below)
         if c < 0x80:
             ln = 1 if c < 10 else (2 if c < 100 else 3)
             sz = 1
@@ -130,9 +150,14 @@ cdef int _listpack_scan(const uint8_t* b, Py_ssize_t n, bint members_only, Py_ss
             break
         else:
             raise BlobError(f"listpack entry at {p} has invalid encoding byte 0x{c:02x}")
-        p += sz + _backlen(sz)
-        if p > last:
+        q = p + sz + _backlen(sz)
+        if q > last:
             raise BlobError("listpack entry runs past the end of the blob")
+        if (b[q - 1] != sz or sz > 127) and bad_p < 0:
+            back = _decoded_backlen(b, q - 1)
+            if back != sz:
+                bad_p, bad_back, bad_sz = p, back, sz
+        p = q
         if ln > mx and (not members_only or not i & 1):
             mx = ln
         i += 1
@@ -140,6 +165,16 @@ cdef int _listpack_scan(const uint8_t* b, Py_ssize_t n, bint members_only, Py_ss
         raise BlobError(f"listpack end marker at {p}, expected at {last}")
     count[0] = i
     longest[0] = mx
+    if bad_p >= 0:
+        raise BlobRefused(f"listpack entry at {bad_p} has back-length {bad_back}, not its size "
+                          f"{bad_sz}", "listpack back-length", (i, mx))
+    hdr = b[4] | (b[5] << 8)
+    if hdr != i and hdr != 65535:
+        raise BlobRefused(f"listpack header counts {hdr} entries, it holds {i}",
+                          "listpack count", (i, mx))
+    if b[last] != 0xFF:
+        raise BlobRefused(f"listpack ends with 0x{b[last]:02x}, not 0xff", "listpack terminator",
+                          (i, mx))
     return 0
 
 
@@ -157,14 +192,29 @@ cdef int _ziplist_scan(const uint8_t* b, Py_ssize_t n, bint members_only, Py_ssi
     cdef uint32_t total = _u32le(b)
     if total != n:
         raise BlobError(f"ziplist header says {total} bytes but the blob has {n}")
-    cdef Py_ssize_t p = 10, i = 0, mx = 0, last = n - 1, ln
+    cdef Py_ssize_t p = 10, i = 0, mx = 0, last = n - 1, ln, q
+    cdef Py_ssize_t start = 0, prev = 0   # the last entry walked: offset, size
+    cdef Py_ssize_t bad_p = -1, bad_prev = 0, bad_size = 0   # the first wrong prevlen
+    cdef uint32_t prevlen, tail
+    cdef int hdr
     cdef uint8_t c, e
     cdef int v
     while True:
         c = b[p]          # p <= last here
-        if c == 0xFF:
+        if c == 0xFF or p == last:
             break
-        p += 1 if c < 254 else 5
+        if c < 254:
+            prevlen = c
+            q = p + 1
+        else:
+            if p + 5 > n:
+                raise BlobError("ziplist entry runs past the end of the blob")
+            prevlen = _u32le(b + p + 1)
+            q = p + 5
+        if prevlen != <uint64_t>prev and bad_p < 0:
+            bad_p, bad_prev, bad_size = p, prevlen, prev
+        start = p
+        p = q
         if p >= n:
             raise BlobError("ziplist entry runs past the end of the blob")
         e = b[p]
@@ -214,6 +264,7 @@ cdef int _ziplist_scan(const uint8_t* b, Py_ssize_t n, bint members_only, Py_ssi
             raise BlobError(f"ziplist entry at {p} has invalid encoding byte 0x{e:02x}")
         if p > last:
             raise BlobError("ziplist entry runs past the end of the blob")
+        prev = p - start
         if ln > mx and (not members_only or not i & 1):
             mx = ln
         i += 1
@@ -221,6 +272,21 @@ cdef int _ziplist_scan(const uint8_t* b, Py_ssize_t n, bint members_only, Py_ssi
         raise BlobError(f"ziplist end marker at {p}, expected at {last}")
     count[0] = i
     longest[0] = mx
+    if bad_p >= 0:
+        raise BlobRefused(f"ziplist entry at {bad_p} has previous-entry length {bad_prev}, not "
+                          f"{bad_size}", "ziplist previous length", (i, mx))
+    tail = _u32le(b + 4)
+    if tail > <uint64_t>last or (i and tail != <uint64_t>start):
+        raise BlobRefused(f"ziplist tail offset {tail} is not its last entry's offset {start}"
+                          if i else f"ziplist tail offset {tail} points past its end",
+                          "ziplist tail", (i, mx))
+    hdr = b[8] | (b[9] << 8)
+    if hdr != i and hdr != 65535:
+        raise BlobRefused(f"ziplist header counts {hdr} entries, it holds {i}", "ziplist count",
+                          (i, mx))
+    if b[last] != 0xFF:
+        raise BlobRefused(f"ziplist ends with 0x{b[last]:02x}, not 0xff", "ziplist terminator",
+                          (i, mx))
     return 0
 
 
@@ -283,6 +349,18 @@ cdef inline Py_ssize_t _lzf_str(const uint8_t* b, Py_ssize_t p, Py_ssize_t end,
     if q < 0 or not _lzf_sizes_ok(clen[0], ulen[0]) or clen[0] > <uint64_t>(end - q):
         return -1
     return q
+
+
+cdef bint _lzf_length_ok(bytes buf, Py_ssize_t q, uint64_t clen, uint64_t ulen):
+    """Whether the LZF data buf[q:q+clen] decompresses to ulen bytes, as Redis checks on load;
+    true unchecked above LZF_CHECK_MAX (reader.lzf_length_ok)."""
+    if ulen == 0 or ulen > LZF_CHECK_MAX:
+        return True
+    try:
+        out = _lzf.decompress(buf[q:q + <Py_ssize_t>clen], <Py_ssize_t>ulen)
+    except (ValueError, SystemError):
+        return False
+    return out is not None and len(out) == <Py_ssize_t>ulen
 
 
 cdef inline Py_ssize_t _str_len(const uint8_t* b, Py_ssize_t pos, Py_ssize_t end,
@@ -506,7 +584,7 @@ cdef int _intset_scan(const uint8_t* b, Py_ssize_t n, Py_ssize_t* count,
     count[0] = cnt
     if cnt == 0:
         longest[0] = 0
-        return 0
+        raise BlobRefused("intset has no members", "intset empty", (0, 0))
     if width == 2:
         first = <int16_t>(b[8] | (b[9] << 8))
         last = <int16_t>(b[8 + (cnt - 1) * 2] | (b[9 + (cnt - 1) * 2] << 8))
@@ -517,6 +595,20 @@ cdef int _intset_scan(const uint8_t* b, Py_ssize_t n, Py_ssize_t* count,
         first = <int64_t>_u64le(b + 8)
         last = <int64_t>_u64le(b + 8 + (cnt - 1) * 8)
     longest[0] = max(_int_text_len(first), _int_text_len(last))
+    # intsetValidateIntegrity: strictly ascending
+    cdef int64_t before = first, cur
+    cdef uint32_t k
+    for k in range(1, cnt):
+        if width == 2:
+            cur = <int16_t>(b[8 + k * 2] | (b[9 + k * 2] << 8))
+        elif width == 4:
+            cur = <int32_t>_u32le(b + 8 + k * 4)
+        else:
+            cur = <int64_t>_u64le(b + 8 + k * 8)
+        if cur <= before:
+            raise BlobRefused(f"intset member {k} ({cur}) is not above the one before ({before})",
+                              "intset order", (cnt, longest[0]))
+        before = cur
     return 0
 
 
@@ -1196,9 +1288,9 @@ cdef class KeyColumns:
                 return -1
         b0 = b[p]
         if t == 0:
-            if b0 == 0xC3:     # LZF: measured, not decompressed
+            if b0 == 0xC3:     # LZF: measured; decompressed only to check its length
                 q = _lzf_str(b, p, end, &clen, &ulen)
-                if q < 0:
+                if q < 0 or not _lzf_length_ok(buf, q, clen, ulen):
                     return -1
                 q += <Py_ssize_t>clen
                 length = <int64_t>ulen
@@ -1247,6 +1339,8 @@ cdef class KeyColumns:
                 else:
                     _ziplist_scan(v, vlen, t == 12, &count, &mx)
             except BlobError:
+                return -1
+            if count == 0:    # Redis refuses empty collections: the Python path flags them
                 return -1
             if t == 12 or t == 13 or t == 16 or t == 17:
                 if count & 1:

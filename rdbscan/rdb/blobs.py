@@ -8,9 +8,12 @@ Every walker raises BlobError on a malformed blob; the parser adds the file offs
 
 from __future__ import annotations
 
+import sys
+from array import array
+from operator import lt
 from struct import error as StructError
 
-from .errors import BlobError
+from .errors import BlobError, BlobRefused
 from .reader import I16, I32, I64, U32, U32BE, int_text_len
 
 # Text length of every 13-bit listpack integer, indexed by its raw 13-bit pattern.
@@ -40,17 +43,36 @@ def _listpack_size(b: bytes) -> int:
     return n
 
 
+def _decoded_backlen(b: bytes, q: int) -> int:
+    """The back-length whose last byte is b[q], as listpack.c lpDecodeBacklen reads it
+    (-1 where it gives UINT64_MAX: more than 5 bytes)."""
+    v = 0
+    for k in range(5):
+        c = b[q - k]
+        v |= (c & 127) << (7 * k)
+        if not c & 128:
+            return v
+    return -1
+
+
 def listpack_scan(b: bytes, members_only: bool = False) -> tuple[int, int]:
     """(number of entries, longest entry as text) of a listpack.  With members_only only the
-    entries at even positions count for the longest (zset members, not scores)."""
+    entries at even positions count for the longest (zset members, not scores).
+
+    A listpack that decodes but that lpValidateIntegrity refuses (a back-length that is not
+    its entry's size, a header count that is neither the entries' nor 65535, a last byte that
+    is not 0xff) raises BlobRefused after the walk, naming the first problem."""
     n = _listpack_size(b)
     p = 6
     i = 0
     mx = 0
     last = n - 1
+    bad = None  # the first entry whose back-length is wrong: (position, decoded, size)
     try:
         while True:
             c = b[p]
+            if p == last:
+                break  # the terminator's place (0xff checked below)
             if c < 0x80:
                 ln = 1 if c < 10 else (2 if c < 100 else 3)
                 sz = 1
@@ -82,9 +104,14 @@ def listpack_scan(b: bytes, members_only: bool = False) -> tuple[int, int]:
                 break
             else:
                 raise BlobError(f"listpack entry at {p} has invalid encoding byte 0x{c:02x}")
-            p += sz + (1 if sz <= 127 else _backlen(sz))
-            if p > last:
+            q = p + sz + (1 if sz <= 127 else _backlen(sz))
+            if q > last:
                 raise BlobError("listpack entry runs past the end of the blob")
+            if (b[q - 1] != sz or sz > 127) and bad is None:
+                back = _decoded_backlen(b, q - 1)
+                if back != sz:
+                    bad = (p, back, sz)
+            p = q
             if ln > mx and (not members_only or not i & 1):
                 mx = ln
             i += 1
@@ -92,6 +119,21 @@ def listpack_scan(b: bytes, members_only: bool = False) -> tuple[int, int]:
         raise BlobError("listpack entry runs past the end of the blob") from None
     if p != last:
         raise BlobError(f"listpack end marker at {p}, expected at {last}")
+    if bad is not None:
+        raise BlobRefused(
+            f"listpack entry at {bad[0]} has back-length {bad[1]}, not its size {bad[2]}",
+            "listpack back-length",
+            (i, mx),
+        )
+    count = b[4] | (b[5] << 8)
+    if count != i and count != 65535:
+        raise BlobRefused(
+            f"listpack header counts {count} entries, it holds {i}", "listpack count", (i, mx)
+        )
+    if b[last] != 0xFF:
+        raise BlobRefused(
+            f"listpack ends with 0x{b[last]:02x}, not 0xff", "listpack terminator", (i, mx)
+        )
     return i, mx
 
 
@@ -174,7 +216,12 @@ def listpack_entries(blob: bytes) -> list:
 
 
 def ziplist_scan(b: bytes, members_only: bool = False) -> tuple[int, int]:
-    """(number of entries, longest entry as text) of a ziplist (docs/rdb-format.md section 5.1)."""
+    """(number of entries, longest entry as text) of a ziplist (docs/rdb-format.md section 5.1).
+
+    A ziplist that decodes but that ziplistValidateIntegrity refuses (an entry's prevlen that
+    is not the previous entry's size, a zltail that is not the last entry's offset, a zllen
+    that is neither the entries' count nor 65535, a last byte that is not 0xff) raises
+    BlobRefused after the walk, naming the first problem."""
     n = len(b)
     if n < 11:
         raise BlobError(f"ziplist of {n} bytes is shorter than its 11-byte minimum")
@@ -185,12 +232,23 @@ def ziplist_scan(b: bytes, members_only: bool = False) -> tuple[int, int]:
     i = 0
     mx = 0
     last = n - 1
+    start = 0  # offset of the last entry walked
+    prev = 0  # its size (the next entry's prevlen)
+    bad = None  # the first entry whose prevlen is wrong: (position, prevlen, size)
     try:
         while True:
             c = b[p]
-            if c == 0xFF:
+            if c == 0xFF or p == last:
                 break
-            p += 1 if c < 254 else 5
+            if c < 254:
+                q = p + 1
+            else:
+                c = U32.unpack_from(b, p + 1)[0]
+                q = p + 5
+            if c != prev and bad is None:
+                bad = (p, c, prev)
+            start = p
+            p = q
             e = b[p]
             t = e >> 6
             if t == 0:
@@ -224,6 +282,7 @@ def ziplist_scan(b: bytes, members_only: bool = False) -> tuple[int, int]:
                 raise BlobError(f"ziplist entry at {p} has invalid encoding byte 0x{e:02x}")
             if p > last:
                 raise BlobError("ziplist entry runs past the end of the blob")
+            prev = p - start
             if ln > mx and (not members_only or not i & 1):
                 mx = ln
             i += 1
@@ -231,12 +290,37 @@ def ziplist_scan(b: bytes, members_only: bool = False) -> tuple[int, int]:
         raise BlobError("ziplist entry runs past the end of the blob") from None
     if p != last:
         raise BlobError(f"ziplist end marker at {p}, expected at {last}")
+    if bad is not None:
+        raise BlobRefused(
+            f"ziplist entry at {bad[0]} has previous-entry length {bad[1]}, not {bad[2]}",
+            "ziplist previous length",
+            (i, mx),
+        )
+    tail = U32.unpack_from(b, 4)[0]
+    if tail > last or (i and tail != start):
+        raise BlobRefused(
+            f"ziplist tail offset {tail} is not its last entry's offset {start}"
+            if i
+            else f"ziplist tail offset {tail} points past its end",
+            "ziplist tail",
+            (i, mx),
+        )
+    count = b[8] | (b[9] << 8)
+    if count != i and count != 65535:
+        raise BlobRefused(
+            f"ziplist header counts {count} entries, it holds {i}", "ziplist count", (i, mx)
+        )
+    if b[last] != 0xFF:
+        raise BlobRefused(
+            f"ziplist ends with 0x{b[last]:02x}, not 0xff", "ziplist terminator", (i, mx)
+        )
     return i, mx
 
 
 def intset_scan(b: bytes) -> tuple[int, int]:
     """(members, longest member as text) of an intset (docs/rdb-format.md section 5.3).  Members are sorted, so
-    the longest decimal text is at one of the two ends."""
+    the longest decimal text is at one of the two ends.  An intset that intsetValidateIntegrity
+    refuses (no members, members not strictly ascending) raises BlobRefused."""
     if len(b) < 8:
         raise BlobError(f"intset of {len(b)} bytes is shorter than its header")
     width = U32.unpack_from(b, 0)[0]
@@ -249,11 +333,22 @@ def intset_scan(b: bytes) -> tuple[int, int]:
             f"bytes, blob has {len(b)}"
         )
     if count == 0:
-        return 0, 0
+        raise BlobRefused("intset has no members", "intset empty", (0, 0))
     st = {2: I16, 4: I32, 8: I64}[width]
     first = st.unpack_from(b, 8)[0]
     lastv = st.unpack_from(b, 8 + (count - 1) * width)[0]
-    return count, max(int_text_len(first), int_text_len(lastv))
+    result = (count, max(int_text_len(first), int_text_len(lastv)))
+    members = array({2: "h", 4: "i", 8: "q"}[width], b[8:])
+    if sys.byteorder == "big":
+        members.byteswap()
+    if count > 1 and not all(map(lt, members[:-1], members[1:])):
+        k = next(k for k in range(1, count) if members[k] <= members[k - 1])
+        raise BlobRefused(
+            f"intset member {k} ({members[k]}) is not above the one before ({members[k - 1]})",
+            "intset order",
+            result,
+        )
+    return result
 
 
 def zipmap_scan(b: bytes) -> tuple[int, int]:

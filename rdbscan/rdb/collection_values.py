@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from . import constants as C
 from .backend import listpack_scan, skip_elements, ziplist_scan
 from .blobs import LP_HEADER_AND_END, intset_scan, lp_string_entry_bytes, zipmap_scan
-from .errors import BlobError
+from .errors import BlobError, BlobRefused
 from .values import ValueReader
 
 if TYPE_CHECKING:
@@ -29,9 +29,23 @@ class CollectionValues(ValueReader):
         r.ints_skipped += ints
         return i + done, (m if m > mx else mx)
 
+    def refusable(self, start: int, walk, blob: bytes, *args) -> tuple:
+        """walk(blob, *args) of the blob at file offset `start`; a blob Redis would refuse
+        though it reads (BlobRefused) is flagged (refuse) and its figures kept."""
+        try:
+            return walk(blob, *args)
+        except BlobRefused as e:
+            t = self.rdb_type
+            self.refuse(
+                e.kind, f"{C.RDB_TYPE_LABELS[t] if t is not None else 'value'} blob: {e}", start
+            )
+            return e.result
+
     def v_list_or_set(self, rec: KeyRecord) -> None:
         r = self.r
         n = r.length("element count")
+        if n == 0:
+            self.refuse("empty", f"{C.TYPE_NAMES[rec.rdb_type]} of no elements")
         self.check_count(n, "collection")
         hist: dict[int, int] = {}
         mx = 0
@@ -63,6 +77,8 @@ class CollectionValues(ValueReader):
     def v_zset(self, rec: KeyRecord) -> None:
         r = self.r
         n = r.length("zset member count")
+        if n == 0:
+            self.refuse("empty", f"{C.TYPE_NAMES[rec.rdb_type]} of no elements")
         self.check_count(n, "zset", 2)
         hist: dict[int, int] = {}
         mx = 0
@@ -96,6 +112,8 @@ class CollectionValues(ValueReader):
     def v_hash(self, rec: KeyRecord) -> None:
         r = self.r
         n = r.length("hash field count")
+        if n == 0:
+            self.refuse("empty", f"{C.TYPE_NAMES[rec.rdb_type]} of no elements")
         self.check_count(n, "hash", 2)
         fields: dict[int, int] = {}
         vals: dict[int, int] = {}
@@ -131,21 +149,25 @@ class CollectionValues(ValueReader):
         blob = self.blob("encoded value")
         try:
             if t in (C.RDB_TYPE_HASH_LISTPACK, C.RDB_TYPE_ZSET_LISTPACK, C.RDB_TYPE_SET_LISTPACK):
-                count, mx = listpack_scan(blob, t == C.RDB_TYPE_ZSET_LISTPACK)
+                count, mx = self.refusable(
+                    start, listpack_scan, blob, t == C.RDB_TYPE_ZSET_LISTPACK
+                )
                 if t != C.RDB_TYPE_SET_LISTPACK:
                     if count & 1:
                         raise BlobError(f"{count} entries do not make pairs")
                     count //= 2
             elif t == C.RDB_TYPE_SET_INTSET:
-                count, mx = intset_scan(blob)
+                count, mx = self.refusable(start, intset_scan, blob)
             elif t == C.RDB_TYPE_HASH_ZIPMAP:
                 count, mx = zipmap_scan(blob)
             else:
-                count, mx = ziplist_scan(blob, t == C.RDB_TYPE_ZSET_ZIPLIST)
+                count, mx = self.refusable(start, ziplist_scan, blob, t == C.RDB_TYPE_ZSET_ZIPLIST)
                 if t != C.RDB_TYPE_LIST_ZIPLIST:
                     if count & 1:
                         raise BlobError(f"{count} entries do not make pairs")
                     count //= 2
+            if count == 0 and t != C.RDB_TYPE_HASH_ZIPMAP:
+                self.refuse("empty", f"{C.RDB_TYPE_LABELS[t]} blob holds no elements", start)
         except BlobError as e:
             self.recover(self.corrupt(f"{C.RDB_TYPE_LABELS[t]} blob: {e}", start))
             count = mx = 0
@@ -183,7 +205,7 @@ class CollectionValues(ValueReader):
             start = r.tell()
             blob = self.blob("quicklist node")
             try:
-                c, m = listpack_scan(blob) if v2 else ziplist_scan(blob)
+                c, m = self.refusable(start, listpack_scan if v2 else ziplist_scan, blob)
             except BlobError as e:
                 self.recover(self.corrupt(f"quicklist node: {e}", start))
                 c = m = 0
@@ -193,6 +215,8 @@ class CollectionValues(ValueReader):
             count += c
             if m > mx:
                 mx = m
+        if count == 0:  # no nodes, or empty ones only (Redis skips those, then refuses)
+            self.refuse("empty", f"{C.TYPE_NAMES[rec.rdb_type]} of no elements")
         rec.length = count
         rec.max_elem = mx
         rec.nodes = nodes

@@ -193,6 +193,24 @@ ENCODING_NAMES = (
 ENCODING_IDS = {name: i for i, name in enumerate(ENCODING_NAMES)}
 MODULE_ENCODING_ID = ENCODING_IDS["module"]
 
+# Why a value that decodes is one a Redis server refuses to load (its integrity checks, the
+# ones redis-check-rdb runs): key_rows.extras[9] stores the position in this tuple plus one and
+# the view `keys` shows the name (keys.invalid, docs/hostile-inputs.md).  Only ever appended.
+INVALID_KINDS = (
+    "listpack back-length",  # an entry's back-length is not its size (lpValidateNext)
+    "listpack count",  # the header's entry count is neither the entries' nor 65535
+    "listpack terminator",  # the last byte is not 0xff
+    "ziplist previous length",  # an entry's prevlen is not the previous entry's size
+    "ziplist tail",  # zltail does not point at the last entry
+    "ziplist count",  # zllen is neither the entries' count nor 65535
+    "ziplist terminator",  # the last byte is not 0xff
+    "intset order",  # members not strictly ascending (out of order or repeated)
+    "intset empty",  # no members
+    "empty",  # a collection of no elements (rdbLoadObject: empty keys are refused)
+    "lzf length",  # LZF data that does not decompress to the length its header gives
+)
+INVALID_IDS = {name: i + 1 for i, name in enumerate(INVALID_KINDS)}
+
 # Largest string that Redis stores as embstr (object.c OBJ_ENCODING_EMBSTR_SIZE_LIMIT).
 EMBSTR_SIZE_LIMIT = 44
 EMBSTR_SIZE_LIMIT_3_0 = 39

@@ -60,3 +60,17 @@ class NotRDBError(RDBError):
 class BlobError(ValueError):
     """A listpack, ziplist, intset or zipmap image that does not decode; the parser turns it into
     a CorruptError with the file offset of the blob."""
+
+
+class BlobRefused(BlobError):
+    """A blob that decodes, but that Redis's integrity checks (lpValidateIntegrity,
+    ziplistValidateIntegrity, intsetValidateIntegrity) refuse: a back-length, previous-entry
+    length, tail offset or header count that does not match the entries, a terminator that is
+    not 0xff, intset members out of order.  The walk went to the end: `result` is what the
+    walker would have returned, `kind` one of constants.INVALID_KINDS.  The key is kept and
+    flagged (keys.invalid) rather than the load stopped."""
+
+    def __init__(self, message: str, kind: str, result: tuple):
+        super().__init__(message)
+        self.kind = kind
+        self.result = result

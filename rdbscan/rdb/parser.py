@@ -82,6 +82,9 @@ class DumpInfo:
         self.trailing_head = b""  # first bytes after the RDB (AOF tail, EOF mark)
         self.skipped_keys = 0  # keys left out by skip_bad
         self.skipped: list[str] = []  # the first few of them, described
+        # Keys whose value reads but that a Redis server refuses to load (keys.invalid).
+        self.invalid_keys = 0
+        self.invalid: list[str] = []  # the first few of them, described
         # Counted but not kept (the MAX_KEPT_* bounds): {kind: how many were left out}.
         self.cut: dict[str, int] = {}
         self.slot_info_records = 0  # every slot-info record (slot_info keeps a sample)
@@ -282,6 +285,17 @@ class _Parser(CollectionValues, FieldTTLValues, StreamValues, ModuleValues):
                     rec.type = C.TYPE_NAMES[t]
                     h(rec)  # type: ignore[misc]  # every type id but strings has a handler here
                 rec.end = r.base + r.pos
+                if r.refused is not None:
+                    # It reads, but a Redis server would refuse it: flag it (keys.invalid).
+                    kind, message, offset = r.refused
+                    r.refused = None
+                    if self.bad is None:
+                        rec.invalid = kind
+                        info.invalid_keys += 1
+                        if len(info.invalid) < MAX_SKIPPED_KEPT:
+                            info.invalid.append(
+                                CorruptError(message, offset, key=key, rdb_type=t).describe()
+                            )
                 if self.bad is not None:
                     # skip_bad: the value is damaged but ends where it should; leave it out.
                     info.skipped_keys += 1

@@ -45,6 +45,23 @@ def lzf_sizes_ok(clen: int, ulen: int) -> bool:
     return clen <= ulen + ulen // 16 + 64 and ulen <= clen * 100 + 64 and (clen > 0 or ulen == 0)
 
 
+# LZF strings are decompressed (and dropped) to check that they give the length their header
+# says, as Redis does on load (rdbLoadLzfStringObject); longer ones are measured unchecked, so
+# that a value that is only measured is never held whole.
+LZF_CHECK_MAX = 16 << 20
+
+
+def lzf_length_ok(data: bytes, ulen: int) -> bool:
+    """Whether LZF `data` decompresses to exactly ulen bytes (true unchecked past LZF_CHECK_MAX)."""
+    if ulen == 0 or ulen > LZF_CHECK_MAX:
+        return True
+    try:
+        out = lzf.decompress(data, ulen)
+    except (ValueError, SystemError):
+        return False
+    return out is not None and len(out) == ulen
+
+
 def int_text_len(v: int) -> int:
     """Length of the decimal text of v (what Redis stores when it turns an int into a string)."""
     if 0 <= v < 10:
@@ -61,6 +78,7 @@ class Reader:
 
     __slots__ = (
         "ints_skipped",
+        "refused",
         "stream",
         "buf",
         "pos",
@@ -96,6 +114,9 @@ class Reader:
         # Integer-encoded strings skip_string has passed (a set whose members all are is
         # intset-eligible).
         self.ints_skipped = 0
+        # The first reason Redis would refuse the value being read, though it reads (kind,
+        # message, offset); the parser flags the key and clears it (keys.invalid).
+        self.refused: tuple[str, str, int] | None = None
 
     # -- buffer management -------------------------------------------------------------
     def tell(self) -> int:
@@ -360,6 +381,14 @@ class Reader:
                     f"{what}: LZF sizes are impossible (compressed {clen}, uncompressed {ulen})",
                     start,
                 )
-            self.skip(clen, what)
+            if 0 < ulen <= LZF_CHECK_MAX:
+                if not lzf_length_ok(self.read(clen, what), ulen) and self.refused is None:
+                    self.refused = (
+                        "lzf length",
+                        f"{what}: LZF data does not decompress to {ulen} bytes",
+                        start,
+                    )
+            else:
+                self.skip(clen, what)
             return ulen
         raise CorruptError(f"{what}: unknown string encoding {n}", start)

@@ -84,6 +84,7 @@ class KeyRecord:
         "freq",
         "idle",
         "int_members",
+        "invalid",
         "key",
         "listpack_bytes",
         "length",
@@ -116,6 +117,9 @@ class KeyRecord:
         dict[int, int] | None
     )  # quicklists: {node bytes: count}; streams: {listpack bytes: count}
     int_members: int | None  # hashtable sets: members stored as integers
+    # why a Redis server would refuse to load the value though it reads (a
+    # constants.INVALID_KINDS name), None when it would not
+    invalid: str | None
     listpack_bytes: int | None  # quicklists of 2+ nodes: their entries as one listpack
     field_ttls: FieldTTLs | None
     stream: StreamInfo | None
@@ -125,6 +129,7 @@ class KeyRecord:
         self.elems = self.vals = self.nodes = None
         self.blob_bytes = 0
         self.int_members = None
+        self.invalid = None
         self.listpack_bytes = None
         self.field_ttls = None
         self.stream = None

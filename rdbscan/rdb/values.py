@@ -8,7 +8,17 @@ from typing import TYPE_CHECKING
 
 from . import constants as C
 from .errors import CorruptError, TruncatedError
-from .reader import I8, I16, I32, LZFError, Reader, int_text_len, lzf_sizes_ok
+from .reader import (
+    I8,
+    I16,
+    I32,
+    LZF_CHECK_MAX,
+    LZFError,
+    Reader,
+    int_text_len,
+    lzf_length_ok,
+    lzf_sizes_ok,
+)
 
 if TYPE_CHECKING:
     from .parser import DumpInfo
@@ -75,6 +85,12 @@ class ValueReader:
         if self.bad is None:
             self.bad = err
 
+    def refuse(self, kind: str, message: str, offset: int | None = None) -> None:
+        """The value reads, but a Redis server would refuse to load it (constants.INVALID_KINDS):
+        remember the first reason; the parser flags the key (keys.invalid) and goes on."""
+        if self.r.refused is None:
+            self.r.refused = (kind, message, self.r.tell() if offset is None else offset)
+
     def embstr_limit(self) -> int:
         """The longest string this dump's server stores as embstr (-1: none; any longer is raw) (docs/rdb-format.md section 7.2)."""
         major, minor = self.info.version_tuple()
@@ -113,7 +129,13 @@ class ValueReader:
                     raise self.corrupt(
                         f"LZF sizes are impossible (compressed {clen}, uncompressed {ulen})", start
                     )
-                r.skip(clen, "string value")
+                if 0 < ulen <= LZF_CHECK_MAX:
+                    if not lzf_length_ok(r.read(clen, "string value"), ulen):
+                        self.refuse(
+                            "lzf length", f"LZF data does not decompress to {ulen} bytes", start
+                        )
+                else:
+                    r.skip(clen, "string value")
                 rec.length = rec.max_elem = ulen
                 rec.encoding = "embstr" if ulen <= limit else "raw"
                 return
