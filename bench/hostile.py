@@ -64,6 +64,34 @@ def _long_keys(n: int, size: int, small: int = 100):
     return make
 
 
+def _huge_key(size: int, small: int = 100):
+    """One key name of `size` bytes, then `small` keys, written as it goes (the CRC too)."""
+
+    def make(d: Path) -> Path:
+        path = d / f"huge_key_{size >> 20}MiB.rdb"
+        crc = 0
+        with open(path, "wb") as f:
+
+            def out(data: bytes) -> None:
+                nonlocal crc
+                crc = W.CRC.calc(data, crc)
+                f.write(data)
+
+            out(b"REDIS0011\xfe\x00\x00" + W.length(size) + b"k%08d:" % 0)
+            block = b"x" * (1 << 20)
+            left = size - 10
+            while left:
+                out(block[: min(left, len(block))])
+                left -= min(left, len(block))
+            out(W.string(b"v"))
+            out(b"".join(W.key(0, b"small:%d" % i, W.string(b"v")) for i in range(small)))
+            out(b"\xff")
+            f.write(crc.to_bytes(8, "little"))
+        return path
+
+    return make
+
+
 def _check_long(n: int, size: int):
     def check(con) -> None:
         from rdbscan.db.rows import KEY_KEEP
@@ -167,6 +195,21 @@ def _stream_groups(n_groups: int, n_cons: int) -> bytes:
 CASES = [
     Case("long_key_40MiB", _long_keys(1, 40 << 20), keys=101, check=_check_long(1, 40 << 20)),
     Case("long_keys_50x1MiB", _long_keys(50, 1 << 20), keys=150, check=_check_long(50, 1 << 20)),
+    # Redis allows names of 512 MB: such a name streams past (rdb/long_names.py), never held.
+    Case(
+        "long_key_256MiB",
+        _huge_key(256 << 20),
+        keys=101,
+        check=_check_long(1, 256 << 20),
+        fast=False,
+    ),
+    Case(
+        "long_key_512MiB",
+        _huge_key(512 << 20),
+        keys=101,
+        check=_check_long(1, 512 << 20),
+        fast=False,
+    ),
     Case(
         "long_keys_2000x100KiB",
         _long_keys(2000, 100 << 10),

@@ -13,11 +13,14 @@ from pathlib import Path
 import duckdb
 import pytest
 import rdbwriter as W
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rdbscan.db.load import load
-from rdbscan.db.rows import KEY_KEEP
+from rdbscan.db.rows import KEY_KEEP, key_digest
 from rdbscan.errors import EXIT_DAMAGED
 from rdbscan.model.slots import key_slot
+from rdbscan.rdb.long_names import LongName
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 import hostile  # noqa: E402
@@ -102,6 +105,59 @@ def test_long_key_names_stored_alike_by_both_row_paths(tmp_path):
         env={**os.environ, "RDBSCAN_PURE_PYTHON": "1"},
     )
     assert _stored(compiled_db) == _stored(pure_db)
+
+
+def test_a_long_key_name_streams_past_and_is_never_held_whole():
+    """A 24 MiB name (hashtag in its middle, across the reader's chunks) is read as it streams
+    past: Python's peak allocation during the parse stays far below the name's size (before:
+    the name was read whole, 24 MiB and more), and the row's length, hash and slot are the
+    whole name's."""
+    import io
+    import tracemalloc
+
+    from rdbscan.rdb.parser import DumpInfo, parse
+
+    name = b"n" * (12 << 20) + b"{tag:1}" + b"m" * (12 << 20)
+    data = W.rdb(b"\xfe\x00" + W.key(0, name, W.string(b"v")) + W.key(0, b"small", W.string(b"w")))
+    del name
+    stream = io.BufferedReader(io.BytesIO(data), 1 << 16)
+    tracemalloc.start()
+    try:
+        recs = [r for r in parse(stream, DumpInfo(), size=len(data)) if r is not None]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    name = b"n" * (12 << 20) + b"{tag:1}" + b"m" * (12 << 20)
+    long, small = recs
+    assert peak < 12 << 20, peak  # half the name (the reader reads 4 MiB pieces)
+    assert long.key == name[:KEY_KEEP] and long.key_length == len(name)
+    assert (
+        long.long_key
+        == (len(name), key_digest(name), key_slot(name))
+        == (
+            len(name),
+            key_digest(name),
+            key_slot(b"tag:1"),
+        )
+    )
+    assert small.key == b"small" and small.long_key is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.binary(max_size=60),
+    st.lists(st.integers(1, 7), max_size=20),
+    st.sampled_from([b"", b"{", b"}"]),
+)
+def test_long_name_pieces_give_the_whole_names_slot_and_hash(key, cuts, extra):
+    key = key.replace(b"\x00", b"{") + extra
+    name, i = LongName(), 0
+    for c in cuts:
+        name.update(key[i : i + c])
+        i += c
+    name.update(key[i:])
+    assert (name.head, name.length) == (key[:KEY_KEEP], len(key))
+    assert (name.slot(), name.digest()) == (key_slot(key), key_digest(key))
 
 
 # -- inputs cut short or never ending (issue 15, "Results merged or lost") ------------------

@@ -9,7 +9,6 @@ and single-blob values (`sink`), and the batch becomes Arrow arrays over its buf
 
 from __future__ import annotations
 
-import hashlib
 import struct
 
 import pyarrow as pa
@@ -27,6 +26,7 @@ from ..model.memory import (
 )
 from ..model.slots import key_slot
 from ..rdb import constants as C
+from ..rdb import long_names
 from ..rdb.backend import KeyColumns
 from .store import KEYS_COLUMNS, KEYS_SCHEMA, STREAM_GROUPS_COLUMNS, STREAMS_COLUMNS
 
@@ -46,9 +46,11 @@ KEY_DATA_SOFT = 4 * 1024 * 1024
 # longer than about 16 KiB in memory until their row group is written, which exhausts the
 # loader's 64 MB buffer pool (one 40 MiB key, 50 keys of 1 MiB, 2,000 of 100 KiB); the INSERT
 # also derives keys.family from the key, a second copy.  2,000 names of 100 KiB load at 8 KiB:
-# 26 s, 370 MB peak RSS; at 4 KiB: 13 s, 250 MB.  Redis allows key names of 512 MB.
-# _speedups.KEY_KEEP is the same limit (longer names take the Python path).
-KEY_KEEP = 4096
+# 26 s, 370 MB peak RSS; at 4 KiB: 13 s, 250 MB; 20,000 names of 10 KiB at 4 KiB: 322 MB, at
+# 2 KiB: 305 MB, at 1 KiB: 233 MB (bench/hostile.py).  Redis allows key names of 512 MB.
+# _speedups.KEY_KEEP is the same limit (longer names take the Python path).  The parser reads such
+# names as they stream past (rdb/long_names.py: prefix, length, hash and slot; never whole).
+KEY_KEEP = long_names.KEY_KEEP
 
 
 class _Shape:
@@ -77,10 +79,7 @@ class _Shape:
         self.nodes = {blob: 1} if encoding == "quicklist" else None
 
 
-def key_digest(key: bytes) -> int:
-    """keys.key_hash of a truncated key name: the first 8 bytes of its BLAKE2b digest as a
-    signed 64-bit integer (two truncated names with the same prefix tell apart by it)."""
-    return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "little", signed=True)
+key_digest = long_names.key_digest  # keys.key_hash of a truncated key name
 
 
 def key_prefix(key: bytes) -> bytes:
@@ -199,7 +198,15 @@ class RowBuilder:
         if rec.elems is None and rec.nodes is None and ttl is None and rec.module is None:
             # Strings and single-blob values: both estimates depend on these figures alone,
             # and dumps repeat them endlessly (5 M `DEBUG POPULATE` keys: 7 shapes).
-            shape = (rec.type, rec.encoding, len(k), rec.length, rec.blob_bytes, db, expire is None)
+            shape = (
+                rec.type,
+                rec.encoding,
+                rec.key_length,
+                rec.length,
+                rec.blob_bytes,
+                db,
+                expire is None,
+            )
             mem_tot = self.estimates.get(shape)
             if mem_tot is None:
                 if len(self.estimates) >= ESTIMATE_CACHE:
@@ -220,12 +227,16 @@ class RowBuilder:
                 fttl = fmin = None
             ints = rec.int_members
             lpb = rec.listpack_bytes
-        slot = key_slot(k)
-        if len(k) > KEY_KEEP:
-            full_len, digest = len(k), key_digest(k)
+        full_len: int | None = None  # of a name longer than KEY_KEEP, with its hash
+        digest: int | None = None
+        if rec.long_key is not None:  # read as it streamed past: its first bytes are in key
+            full_len, digest, slot = rec.long_key
             k = key_prefix(k)
         else:
-            full_len = digest = None  # type: ignore[assignment]
+            slot = key_slot(k)
+            if len(k) > KEY_KEEP:  # an LZF-compressed name, read whole
+                full_len, digest = len(k), key_digest(k)
+                k = key_prefix(k)
         text = k.decode("utf-8", "backslashreplace")
         invalid = None if rec.invalid is None else C.INVALID_IDS[rec.invalid]
         row = (

@@ -11,5 +11,5 @@ from .memory import Profile, key_cost, value_cost
 def estimate(rec, prof: Profile) -> int:
     """Estimated `MEMORY USAGE key SAMPLES 0` of one key (bytes)."""
     if prof.kv:
-        return kv_estimate(rec, len(rec.key), rec.expire_ms is not None, prof)
-    return key_cost(len(rec.key), prof) + int(value_cost(rec, prof))
+        return kv_estimate(rec, rec.key_length, rec.expire_ms is not None, prof)
+    return key_cost(rec.key_length, prof) + int(value_cost(rec, prof))

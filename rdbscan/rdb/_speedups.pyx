@@ -500,7 +500,7 @@ DEF EMBED_KEYS = 128      # kv.embed_table: key lengths ...
 DEF EMBED_VALUES = 128    # ... and value lengths it covers (longer: never embedded)
 DEF KEY_DATA_SOFT = 4 * 1024 * 1024    # a batch ends once its key names reach this size
                                        # (rows.KEY_DATA_SOFT, the pure-Python batch's)
-DEF KEY_KEEP = 4096    # rows.KEY_KEEP: longer key names take the Python path (a prefix is kept)
+DEF KEY_KEEP = 1024    # rows.KEY_KEEP: longer key names take the Python path (a prefix is kept)
 DEF KEY_DATA_HARD = 0x7FFFFFFF         # int32 Arrow offsets
 
 cdef uint16_t _CRC16[256]

@@ -23,6 +23,7 @@ from . import constants as C
 from .collection_values import CollectionValues
 from .errors import CorruptError, NotRDBError, RDBError, TruncatedError, UnsupportedError
 from .hash_ttl_values import FieldTTLValues
+from .long_names import LongName
 from .module_values import ModuleValues
 from .modules import module_type_name
 from .reader import I32, I64, U64, LZFError, Reader
@@ -199,6 +200,7 @@ class _Parser(CollectionValues, FieldTTLValues, StreamValues, ModuleValues):
         embed = None  # Redis 8.6 / Valkey 8.1+: embstr by key, value and TTL (kv.py)
         handlers = self.handlers()
         sink = self.sink
+        long_name = LongName()  # a key name longer than KEY_KEEP, as it streams past
         while True:
             if not info.keys:
                 embed = self.embed_table()  # aux fields (the server version) precede the keys
@@ -262,13 +264,17 @@ class _Parser(CollectionValues, FieldTTLValues, StreamValues, ModuleValues):
                     r.pos = p + 1 + buf[p]
                 else:
                     try:
-                        key = r.string("key name")
+                        key = r.string("key name", long=long_name)
                     except LZFError as e:
                         e.rdb_type = t
                         self.recover(e)
                         key = b""
-                self.key = key
                 rec = KeyRecord()
+                if long_name.length:  # longer than KEY_KEEP: read as it streamed past
+                    key = long_name.head
+                    rec.long_key = (long_name.length, long_name.digest(), long_name.slot())
+                    long_name = LongName()
+                self.key = key
                 rec.db = db
                 rec.key = key
                 rec.rdb_type = t
@@ -280,7 +286,9 @@ class _Parser(CollectionValues, FieldTTLValues, StreamValues, ModuleValues):
                     rec.type = "string"
                     self.string_value(rec, string_encoding)
                     if embed and rec.encoding != "int":
-                        rec.encoding = embedded(embed, len(key), rec.length, expire is not None)
+                        rec.encoding = embedded(
+                            embed, rec.key_length, rec.length, expire is not None
+                        )
                 else:
                     rec.type = C.TYPE_NAMES[t]
                     h(rec)  # type: ignore[misc]  # every type id but strings has a handler here

@@ -16,6 +16,7 @@ import anycrc
 import lzf
 
 from .errors import CorruptError, TruncatedError
+from .long_names import KEY_KEEP
 
 CHUNK = 1 << 20
 # Largest single read asked of the stream (a pipe's BufferedReader allocates what is asked).
@@ -227,14 +228,19 @@ class Reader:
         self.pos += st.size
         return v
 
-    def skip(self, n: int, what: str = "data") -> None:
-        """Skip n bytes without holding them (CRC still sees them)."""
+    def skip(self, n: int, what: str = "data", update=None) -> None:
+        """Skip n bytes without holding them (CRC still sees them); with `update`, pass them to
+        update(piece) as they go by, in pieces of at most a few chunks (a long key name)."""
         avail = len(self.buf) - self.pos
         if n <= avail:
+            if update is not None:
+                update(self.buf[self.pos : self.pos + n])
             self.pos += n
             return
         start = self.tell()
         self.check_len(n, what, start)
+        if update is not None:
+            update(self.buf[self.pos :])
         left = n - avail
         self.pos = len(self.buf)
         self.fill(0)  # CRC the buffer, drop it
@@ -251,6 +257,8 @@ class Reader:
                 )
             if crc_on:
                 crc = _crc_calc(data, crc)
+            if update is not None:
+                update(data)
             self.base += len(data)
             left -= len(data)
         self.crc = crc
@@ -299,11 +307,16 @@ class Reader:
             return U64BE.unpack_from(buf, pos + 1)[0], False
         raise CorruptError(f"{what}: unknown length encoding 0x{b0:02x}", self.tell())
 
-    def string(self, what: str = "string") -> bytes:
-        """A STR with its content (integers as decimal text, LZF decompressed)."""
+    def string(self, what: str = "string", long=None) -> bytes:
+        """A STR with its content (integers as decimal text, LZF decompressed).  With `long`
+        (a long_names.LongName), an unencoded STR longer than its KEY_KEEP is fed to it as it
+        streams past, never held whole, and b"" returned."""
         start = self.tell()
         n, enc = self.length_enc(what)
         if not enc:
+            if long is not None and n > KEY_KEEP:
+                self.skip(n, what, long.update)
+                return b""
             if len(self.buf) - self.pos < n:
                 self.need(n, what, start)
             p = self.pos

@@ -87,6 +87,7 @@ class KeyRecord:
         "invalid",
         "key",
         "listpack_bytes",
+        "long_key",
         "length",
         "max_elem",
         "module",
@@ -121,6 +122,9 @@ class KeyRecord:
     # constants.INVALID_KINDS name), None when it would not
     invalid: str | None
     listpack_bytes: int | None  # quicklists of 2+ nodes: their entries as one listpack
+    # a name longer than long_names.KEY_KEEP, read as it streamed past: (its length, key_digest,
+    # cluster slot); `key` then holds its first KEY_KEEP bytes
+    long_key: tuple[int, int, int] | None
     field_ttls: FieldTTLs | None
     stream: StreamInfo | None
     module: ModuleInfo | None
@@ -131,9 +135,15 @@ class KeyRecord:
         self.int_members = None
         self.invalid = None
         self.listpack_bytes = None
+        self.long_key = None
         self.field_ttls = None
         self.stream = None
         self.module = None
+
+    @property
+    def key_length(self) -> int:
+        """The key name's length (of a long name, the whole name's, not the prefix kept)."""
+        return len(self.key) if self.long_key is None else self.long_key[0]
 
     @property
     def serialized_bytes(self) -> int:
