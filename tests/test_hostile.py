@@ -449,7 +449,7 @@ def test_a_load_records_what_was_cut(tmp_path):
         f"{path}: beyond rdbscan's bounds, counted but not kept: 500 aux fields, 1 aux values "
         f"cut short, 3,616 databases' RESIZEDB sizes, 200 function libraries, 100 module aux "
         f"records, 3,616 slot-info records, 5,000 stream consumers, 500 stream consumer groups "
-        f"(those streams' memory counts the kept ones only) (docs/hostile-inputs.md)"
+        f"(those streams' memory counts the kept ones only: a lower bound) (docs/hostile-inputs.md)"
     ]
     con = duckdb.connect(str(db), read_only=True)
     try:

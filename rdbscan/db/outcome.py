@@ -61,7 +61,7 @@ def cut_warning(path: str, cut: dict) -> str:
     parts = ", ".join(f"{n:,} {CUT_NAMES.get(k, k)}" for k, n in sorted(cut.items()))
     line = f"{path}: beyond rdbscan's bounds, counted but not kept: {parts}"
     if "stream_groups" in cut or "stream_consumers" in cut:
-        line += " (those streams' memory counts the kept ones only)"
+        line += " (those streams' memory counts the kept ones only: a lower bound)"
     return line + " (docs/hostile-inputs.md)"
 
 
