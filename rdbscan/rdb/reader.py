@@ -315,6 +315,10 @@ class Reader:
         n, enc = self.length_enc(what)
         if not enc:
             if long is not None and n > KEY_KEEP:
+                if n > self.max_item:  # no server writes one: a damaged length
+                    raise CorruptError(
+                        f"{what} of {n} bytes exceeds the {self.max_item}-byte limit", start
+                    )
                 self.skip(n, what, long.update)
                 return b""
             if len(self.buf) - self.pos < n:
