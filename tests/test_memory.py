@@ -139,6 +139,10 @@ class Rec:
     def serialized_bytes(self):
         return self.end - self.offset
 
+    @property
+    def key_length(self):
+        return len(self.key)
+
 
 def test_documented_72_examples():
     """redis.io MEMORY USAGE examples (section 8.1)."""
