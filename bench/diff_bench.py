@@ -17,11 +17,19 @@ plus a second.
 Changes (seeded, on keys found by SCAN): 50,000 keys deleted, 60,000 new keys in a new family
 (order:{id}), 50,000 strings rewritten longer, 20,000 hashes given a 100-byte field (listpack ->
 hashtable), 20,000 keys PERSISTed, 20,000 given an expiry, 100 lists grown by 20,000 elements.
+
+    python bench/diff_bench.py --populate 20000000 [--runs 1] [--steps diff-dumps,...]
+
+makes the pair with DEBUG POPULATE instead (the scale of bounded memory: N small strings
+`key:0`..), in --dir (default /tmp/rdbscan-diff-bench-N): old = DEBUG POPULATE N; new = 1 % of
+the keys deleted, N/20 keys added in a new family (DEBUG POPULATE N/20 order), 1 % rewritten
+longer (APPEND), 1 % given an expiry.  Run it at `nice -n 19` on a shared machine.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import re
@@ -101,9 +109,39 @@ def make_pair(mixed: Path, work: Path, port: int) -> None:
         (work / "server.rdb").unlink(missing_ok=True)
 
 
-def timed(cmd: list[str]) -> tuple[float, int, float]:
-    """Wall seconds, peak RSS (KB) and CPU seconds (user + system) of a command under
-    /usr/bin/time -v.  CPU time says more than wall time on a machine others are using."""
+def make_populated_pair(n: int, work: Path, port: int) -> None:
+    """old.rdb = DEBUG POPULATE n; new.rdb = old with the changes of the module's docstring."""
+    if (work / "new.rdb").exists():
+        return
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "server.rdb").unlink(missing_ok=True)
+    proc = start_server(port, work, "server")
+    try:
+        r = Redis(port)
+        t0 = time.perf_counter()
+        r("DEBUG", "POPULATE", n)
+        r("SAVE")
+        shutil.copyfile(work / "server.rdb", work / "old.rdb")
+        print(f"old.rdb: {n:,} keys in {time.perf_counter() - t0:.0f} s", flush=True)
+        rng = random.Random(7)
+        picked = rng.sample(range(n), 3 * (n // 100))
+        gone, longer, expiring = (picked[i::3] for i in range(3))
+        pipeline(r, [("DEL", f"key:{i}") for i in gone])
+        r("DEBUG", "POPULATE", n // 20, "order", 40)
+        pipeline(r, [("APPEND", f"key:{i}", "x" * 64) for i in longer])
+        pipeline(r, [("EXPIRE", f"key:{i}", 86400 * 3) for i in expiring])
+        r("SAVE")
+        shutil.copyfile(work / "server.rdb", work / "new.rdb")
+        print(f"new.rdb: changes and save in {time.perf_counter() - t0:.0f} s", flush=True)
+    finally:
+        stop_server(proc, port)
+        (work / "server.rdb").unlink(missing_ok=True)
+
+
+def timed(cmd: list[str]) -> tuple[float, int, float, str]:
+    """Wall seconds, peak RSS (KB), CPU seconds (user + system) and standard output of a
+    command under /usr/bin/time -v.  CPU time says more than wall time on a machine others are
+    using."""
     t0 = time.perf_counter()
     p = subprocess.run(["/usr/bin/time", "-v", *cmd], capture_output=True, text=True)
     wall = time.perf_counter() - t0
@@ -114,7 +152,8 @@ def timed(cmd: list[str]) -> tuple[float, int, float]:
         return float(re.search(rf"{name}: ([0-9.]+)", p.stderr).group(1))
 
     rss = int(field(r"Maximum resident set size \(kbytes\)"))
-    return wall, rss, field(r"User time \(seconds\)") + field(r"System time \(seconds\)")
+    cpu = field(r"User time \(seconds\)") + field(r"System time \(seconds\)")
+    return wall, rss, cpu, p.stdout
 
 
 def main() -> None:
@@ -123,7 +162,33 @@ def main() -> None:
     ap.add_argument("--dir", type=Path, default=Path("/tmp/rdbscan-diff-bench"))
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--port", type=int, default=27230)
+    ap.add_argument(
+        "--populate", type=int, metavar="N", help="a DEBUG POPULATE pair of N keys instead"
+    )
+    ap.add_argument(
+        "--steps",
+        default=",".join(STEPS),
+        help="comma-separated, of: " + ", ".join(STEPS) + " (diff-databases needs the loads)",
+    )
     args = ap.parse_args()
+    steps = [x for x in args.steps.split(",") if x]
+    if args.populate:
+        work = (
+            args.dir
+            if args.dir != Path("/tmp/rdbscan-diff-bench")
+            else Path(f"/tmp/rdbscan-diff-bench-{args.populate}")
+        )
+        make_populated_pair(args.populate, work, args.port)
+    else:
+        work = args.dir
+        _make_mixed_pair(args, work)
+    run_steps(work, steps, args.runs)
+
+
+STEPS = ("load-both", "load-old", "load-new", "diff-dumps", "diff-databases")
+
+
+def _make_mixed_pair(args, work: Path) -> None:
     if not args.mixed.exists():
         subprocess.run(
             [
@@ -138,17 +203,35 @@ def main() -> None:
             ],
             check=True,
         )
-    make_pair(args.mixed, args.dir, args.port)
+    make_pair(args.mixed, work, args.port)
+
+
+def run_steps(work: Path, steps: list[str], runs: int) -> None:
     rdbscan = shutil.which("rdbscan") or sys.exit("rdbscan not installed")
-    work = args.dir
     results: dict[str, list[tuple[float, int, float]]] = {}
 
     def once(name, cmd, clean=()):
+        if name.replace(" ", "-") not in steps:
+            return
         for c in clean:
             Path(c).unlink(missing_ok=True)
-        results.setdefault(name, []).append(timed(cmd))
+        w, r, c, out = timed(cmd)
+        results.setdefault(name, []).append((w, r, c))
+        queries = ""
+        if out.startswith("{"):  # a diff's JSON: the time of its queries, what it found
+            d = json.loads(out)
+            k = d["keys"]
+            queries = (
+                f"; queries {d['diff_seconds']:.2f} s wall; {k['added']:,} added, "
+                f"{k['removed']:,} removed, {k['changed']:,} changed"
+            )
+        print(
+            f"  {name}: {w:.2f} s wall, {c:.2f} s CPU, {r / 1024:.0f} MB peak RSS "
+            f"(load average {os.getloadavg()[0]:.1f}){queries}",
+            flush=True,
+        )
 
-    for _ in range(args.runs):
+    for _ in range(runs):
         once(
             "load both",
             [
@@ -189,12 +272,14 @@ def main() -> None:
         for n, v in results.items()
     }
     sizes = {n: os.path.getsize(work / f"{n}.rdb") for n in ("old", "new")}
-    print(f"old.rdb {sizes['old']:,} B, new.rdb {sizes['new']:,} B; median of {args.runs} runs")
+    print(f"old.rdb {sizes['old']:,} B, new.rdb {sizes['new']:,} B; median of {runs} runs")
     print(f"load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print("| step | wall | CPU (user + system) | peak RSS |\n|---|---:|---:|---:|")
     for n, (w, r, c) in med.items():
         print(f"| {n} | {w:.2f} s | {c:.2f} s | {r / 1024:.0f} MB |")
     # the same load the diff does (both dumps, one `rdbscan load`, default --jobs)
+    if "load both" not in med or "diff dumps" not in med:
+        return
     loads, cpu = med["load both"][0], med["load both"][2]
     print(
         f"diff of the dumps - both loads: wall {med['diff dumps'][0] - loads:+.2f} s, "
