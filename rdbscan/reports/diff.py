@@ -260,6 +260,10 @@ class Workspace:
         self.con = connect(":memory:")
         self.con.execute("SET enable_progress_bar = false")
         self.con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
+        # Every part orders its rows itself (ORDER BY); without an insertion order to keep,
+        # DuckDB's joins and CREATE TABLE AS hold less memory that cannot spill (docs/diff.md,
+        # "Scale": an out-of-memory error at the limit with 20 M keys a side).
+        self.con.execute("SET preserve_insertion_order = false")
         spill = os.path.join(
             tempfile.gettempdir(), f"rdbscan-diff-{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp"
         )
