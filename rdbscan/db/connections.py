@@ -3,7 +3,12 @@
 DuckDB turns a KeyboardInterrupt raised while it runs a query into "Query interrupted" only at
 some points of the query; at others it goes on to the end (a `SELECT` over billions of rows
 ran on for minutes after Ctrl-C).  `interrupt_all()`, called from another thread by the command
-line's signal handler, asks each open connection to stop (DuckDBPyConnection.interrupt)."""
+line's signal handler, asks each open connection to stop (DuckDBPyConnection.interrupt).
+
+Only connections that run queries for a reader (`sql`, `query`, the report, the diff) come from
+here: the loader's connection (db/store.py) is not interrupted, since the load stops between two
+batches by itself and its clean-up runs on that connection right after the signal (an
+interrupt landing in the clean-up would leave the load half removed)."""
 
 from __future__ import annotations
 

@@ -16,7 +16,6 @@ import pyarrow as pa
 
 from ..rdb import constants as C
 from ..rdb.modules import ESTIMATED as ESTIMATED_MODULES
-from .connections import connect
 from .macros import MACROS  # created in every database (ad-hoc SQL too)
 
 # 2: the key rows are stored in table key_rows and read through the view `keys`, which computes
@@ -270,7 +269,7 @@ def check_ours(path: str) -> None:
     if not os.path.isfile(path) or os.path.getsize(path) == 0:
         return
     try:
-        con = connect(path, read_only=True)
+        con = duckdb.connect(path, read_only=True)
     except duckdb.Error:
         return  # not a DuckDB file: the read-write open below says why
     try:
@@ -302,7 +301,11 @@ class Store:
         # of a whole load 265-290 MB on 1 M-key dumps, 128 MB: 335-380 MB, same speed.
         # Rows need not be stored in file order (ORDER BY file_offset gives it): without that
         # constraint DuckDB inserts on every core (1 M keys: 0.47 s against 1.05 s).
-        self.con = connect(path, config={"memory_limit": "64MB", "preserve_insertion_order": False})
+        # Not registered for interrupt_all (db/connections.py): a load stops between batches, and
+        # its clean-up (Store.discard) runs on this connection right after the Ctrl-C.
+        self.con = duckdb.connect(
+            path, config={"memory_limit": "64MB", "preserve_insertion_order": False}
+        )
         try:
             check_schema(self.con, path)
         except StoreError:
