@@ -415,3 +415,23 @@ def test_double_ctrl_c_exits_130_with_a_consistent_database(tmp_path):
     con = duckdb.connect(str(out), read_only=True)
     assert con.execute("SELECT count(*) FROM dumps").fetchone()[0] <= 1
     con.close()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["report", DUMP],  # used to fall back to ':' without a word
+        ["query", DUMP, "prefixes"],  # used to run with no delimiter at all
+        ["schema", DUMP],
+        ["diff", DUMP, DUMP_B],
+    ],
+)
+def test_empty_delimiters_are_a_usage_error_everywhere(command):
+    """`--delimiters ""` is refused the same way by every command that takes it (one check,
+    on the option, where report, query and the others each had their own or none)."""
+    res = rdbscan(*command, "--delimiters", "")
+    assert res.returncode == EXIT_USAGE
+    assert (
+        res.stderr.splitlines()[-1] == "Error: Invalid value for '--delimiters': must not be empty"
+    )
+    assert res.stdout == ""

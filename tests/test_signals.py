@@ -1,6 +1,6 @@
-"""Signals as users send them: Ctrl-C stops a running query, SIGTERM (kill, timeout, systemd)
-cleans up as Ctrl-C does, and a signal while the command line's modules load exits with one
-line, not a traceback (docs/exit-codes.md: 130 and 143)."""
+"""Signals as users send them: Ctrl-C (or SIGTERM) stops a running query, and a signal while
+the command line's modules load exits with one line, not a traceback (docs/exit-codes.md: 130
+and 143).  SIGTERM during a load: tests/test_trust_load.py, beside Ctrl-C."""
 
 from __future__ import annotations
 
@@ -10,8 +10,6 @@ import sys
 import textwrap
 import time
 from pathlib import Path
-
-import duckdb
 
 from rdbscan.errors import EXIT_INTERRUPTED, EXIT_TERMINATED
 
@@ -62,49 +60,6 @@ def test_ctrl_c_stops_a_running_sql_query(tmp_path):
         finally:
             proc.kill()
         assert (proc.returncode, out, err) == (code, "", line + "\n")
-
-
-def _many_keys_dump(n: int) -> bytes:
-    import rdbwriter as W
-
-    body = b"\xfe\x00" + b"".join(W.key(0, f"key:{i:07d}", W.string(b"v")) for i in range(n))
-    return W.rdb(body, aux={"redis-ver": "7.2.4", "ctime": "1700000000"})
-
-
-def test_sigterm_during_load_cleans_up_as_ctrl_c_does(tmp_path):
-    """SIGTERM killed `load` where it stood (the half-written dump was left for the next load
-    to find).  Now: exit 143, one line, no row of that load left, the database usable."""
-    data = _many_keys_dump(150_000)
-    db = tmp_path / "t.duckdb"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "rdbscan", "load", "-q", "-", "-o", str(db)],
-        stdin=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    assert proc.stdin is not None and proc.stderr is not None
-    proc.stdin.write(data[: len(data) * 3 // 4])
-    proc.stdin.flush()
-    # until the loader has parsed what it got and blocks reading standard input (its main
-    # thread's current syscall is read(0, ...)): then the signal finds rows written
-    deadline = time.monotonic() + 200
-    while time.monotonic() < deadline:
-        if Path(f"/proc/{proc.pid}/syscall").read_text().startswith("0 0x0 "):
-            break
-        time.sleep(0.2)
-    time.sleep(0.5)
-    proc.send_signal(signal.SIGTERM)
-    proc.wait(timeout=240)
-    err = proc.stderr.read().decode()
-    proc.stdin.close()
-    assert proc.returncode == EXIT_TERMINATED, err
-    assert err.strip().splitlines()[-1] == "rdbscan: terminated"
-    con = duckdb.connect(str(db), read_only=True)
-    try:
-        assert con.execute(
-            "SELECT (SELECT count(*) FROM dumps), (SELECT count(*) FROM key_rows)"
-        ).fetchone() == (0, 0)
-    finally:
-        con.close()
 
 
 def test_a_signal_while_the_modules_load_prints_one_line():

@@ -198,10 +198,15 @@ def _many_keys_dump(n: int) -> bytes:
     return W.rdb(body, aux={"redis-ver": "7.2.4", "ctime": "1700000000"})
 
 
-def test_ctrl_c_during_load_leaves_nothing_and_ids_are_not_reused(tmp_path):
-    """A real SIGINT to `rdbscan load -` while it waits for the rest of its input, after
-    several batches of key rows were written: exit 130, no row of that load is left, and the
-    next load gets a new dump id."""
+@pytest.mark.parametrize(
+    "sig, code, line",
+    [("SIGINT", 130, "rdbscan: interrupted"), ("SIGTERM", 143, "rdbscan: terminated")],
+)
+def test_ctrl_c_during_load_leaves_nothing_and_ids_are_not_reused(tmp_path, sig, code, line):
+    """A real SIGINT (or SIGTERM, as `kill` and `timeout` send it: it used to kill the load
+    where it stood) to `rdbscan load -` while it waits for the rest of its input, after
+    several batches of key rows were written: exit 130 (143), no row of that load is left, and
+    the next load gets a new dump id."""
     import signal
     import time
 
@@ -228,14 +233,14 @@ def test_ctrl_c_during_load_leaves_nothing_and_ids_are_not_reused(tmp_path):
             break
         time.sleep(0.2)
     time.sleep(0.5)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(getattr(signal, sig))
     # stdin stays open until the loader has exited: closing it (as communicate() does) would
     # race the signal on a loaded machine and end the input first (a damaged-dump exit 4)
     proc.wait(timeout=240)
     err = proc.stderr.read()
     proc.stdin.close()
-    assert proc.returncode == 130, err
-    assert err.decode().strip().splitlines()[-1] == "rdbscan: interrupted"
+    assert proc.returncode == code, err
+    assert err.decode().strip().splitlines()[-1] == line
     assert _counts(db) == (0, 0, 0, 0)
     assert _q(db, "SELECT count(*) FROM rdbscan_meta WHERE name LIKE 'loading:%'") == [(0,)]
     full = tmp_path / "full.rdb"

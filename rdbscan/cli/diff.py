@@ -230,8 +230,6 @@ def diff_cmd(
     options = D.DiffOptions(
         top=top, delimiters=delimiters, config_path=config_path, settings=_settings(sets)
     )
-    if not delimiters:
-        raise click.BadParameter("must not be empty", param_hint="--delimiters")
     history = None
     if old_patterns or new_patterns:
         if not (old_patterns and new_patterns):
@@ -391,8 +389,6 @@ def trend_cmd(database, instance, from_, to, fmt, html_path, top, delimiters):
     from ..reports.diff_render import render_trend
     from ..reports.trend import build_trend
 
-    if not delimiters:
-        raise click.BadParameter("must not be empty", param_hint="--delimiters")
     _check_html_target(html_path)
     ws = D.Workspace()
     try:

@@ -4,6 +4,14 @@ from __future__ import annotations
 
 import click
 
+
+def nonempty_delimiters(ctx, param, value):
+    """`--delimiters ""` is a mistake (no segment could be cut), whichever command it is given to."""
+    if value == "":
+        raise click.BadParameter("must not be empty")
+    return value
+
+
 # Key families for `query`, `schema`, `diff` and `trend` (`report` says more: its naming rules
 # use the delimiters too).
 delimiters_option = click.option(
@@ -11,6 +19,7 @@ delimiters_option = click.option(
     default=":",
     show_default=True,
     help="Characters that separate key segments (for families).",
+    callback=nonempty_delimiters,
 )
 
 # Query results of `sql` and `query` (rdbscan/cli/sqlout.py).

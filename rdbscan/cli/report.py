@@ -16,7 +16,7 @@ from ..reports import querylib, render
 from ..reports import report as rpt
 from ..reports.rules import RulesFile, load_rules
 from ..reports.run import open_report_database, release_load_memory, run_report
-from .options import delimiters_option, table_format_option
+from .options import delimiters_option, nonempty_delimiters, table_format_option
 from .output import make_progress, say, section_status, write_page
 
 
@@ -107,6 +107,7 @@ MAX_TOP = 100_000  # rows per list; DuckDB's arg_max(x, n) takes n below 1,000,0
 @click.option(
     "--delimiters",
     default=None,
+    callback=nonempty_delimiters,
     help="Characters that separate key segments for families "
     "and naming, e.g. ':#./|' (default ':').",
 )
@@ -243,8 +244,6 @@ def report_cmd(
         idle_days=idle_days,
         schema=key_schema,
     )
-    if not options.delimiters:
-        raise click.BadParameter("must not be empty", param_hint="--delimiters")
     if fmt == "html" and db_path and db_path.lower().endswith((".html", ".htm")):
         html_path, db_path = db_path, None
 

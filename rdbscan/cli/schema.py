@@ -70,8 +70,6 @@ def schema_cmd(sources, out_path, fmt, min_keys, dump_id, delimiters, target, re
     from ..reports.run import open_sources
     from .output import make_progress, say
 
-    if not delimiters:
-        raise click.BadParameter("must not be empty", param_hint="--delimiters")
     if (
         out_path
         and os.path.lexists(out_path)

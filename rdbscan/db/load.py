@@ -11,6 +11,7 @@ import datetime as dt
 import os
 import sys
 import time
+import traceback
 from dataclasses import dataclass, field
 
 from ..model.memory import describe, target_quantum
@@ -58,6 +59,15 @@ class DumpResult:
     first_invalid: str | None = None  # the first of them, described
     exception: BaseException | None = field(default=None, repr=False)  # for --debug
     traceback_text: str | None = field(default=None, repr=False)  # --debug, from a worker
+
+    def for_another_process(self) -> DumpResult:
+        """This result ready to be sent to another process (a parallel or Dask load): tracebacks
+        do not cross processes, so the exception becomes its text."""
+        if self.exception is not None:
+            e = self.exception
+            self.traceback_text = "".join(traceback.format_exception(type(e), e, e.__traceback__))
+            self.exception = None
+        return self
 
 
 class ProgressHook:

@@ -22,7 +22,6 @@ import signal
 import sys
 import tempfile
 import threading
-import traceback
 
 from .store import Store
 
@@ -229,13 +228,7 @@ def _worker_main(conn, parent: int) -> None:
                 result = load_one(store, path, dump_id=dump_id, existing="replace", **options)
             finally:
                 store.close()
-            if result.exception is not None:  # tracebacks do not cross processes: the text
-                result.traceback_text = "".join(
-                    traceback.format_exception(
-                        type(result.exception), result.exception, result.exception.__traceback__
-                    )
-                )
-                result.exception = None
+            result.for_another_process()
             conn.send(("ok", result))
         except BaseException as e:
             try:

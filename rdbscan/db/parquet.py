@@ -25,9 +25,7 @@ from __future__ import annotations
 
 import json
 import os
-import queue
 import socket
-import threading
 import uuid
 from typing import Any
 from urllib.parse import quote, unquote
@@ -38,7 +36,7 @@ import pyarrow.parquet as pq
 from ..rdb import remote
 from .connections import connect
 from .macros import MACROS
-from .store import DDL, KEYS_SCHEMA, SCHEMA_VERSION, Store, StoreError, arrow_batch
+from .store import DDL, KEYS_SCHEMA, SCHEMA_VERSION, QueuedWriter, Store, StoreError, arrow_batch
 
 DATASET_FILE = "_rdbscan_dataset.json"
 STAGING = "_staging"
@@ -459,25 +457,20 @@ def keys_file_schema(con) -> pa.Schema:
         con.unregister("_rdbscan_keys")
 
 
-class ParquetBulkWriter:
+class ParquetBulkWriter(QueuedWriter):
     """BulkWriter's twin for a dataset: `add` puts key batches on a small queue; a second
     thread turns each into the `keys` view's columns (DuckDB, in memory) and appends it to the
     dump's Parquet file.  The side tables (streams, stream_groups) are written on the caller's
     thread.  The dump's sums for its `dumps` row (ParquetStore.dump_stats) are counted here."""
 
-    QUEUE_BATCHES = 2
-
     def __init__(self, store: ParquetStore, dump_id: int, staging: str):
         self.store, self.dump_id, self.staging = store, dump_id, staging
-        self.error: BaseException | None = None
-        self.batches: queue.Queue = queue.Queue(maxsize=self.QUEUE_BATCHES)
         self.cursor = store.con.cursor()
         self.schema = keys_file_schema(self.cursor)
         self.side: dict[str, _PartFiles] = {}
         self.stats = [0, 0, 0]
         self.closed = False
-        self.thread = threading.Thread(target=self._write_keys, name="rdbscan-parquet", daemon=True)
-        self.thread.start()
+        self._start(self._write_keys, "Parquet writer")
 
     def _write_keys(self) -> None:
         import pyarrow.compute as pc
@@ -523,28 +516,11 @@ class ParquetBulkWriter:
             )
         self.side[table].write(pa.Table.from_batches([batch]).drop_columns(["dump_id"]))
 
-    def _put(self, item) -> None:
-        while True:
-            if self.error is not None:
-                raise self.error
-            try:
-                self.batches.put(item, timeout=0.5)
-                return
-            except queue.Full:
-                if not self.thread.is_alive():
-                    raise RuntimeError("the Parquet writer thread stopped") from None
-
     def close(self) -> None:
         if self.closed:
             return
         self.closed = True
-        while self.thread.is_alive():
-            try:
-                self.batches.put(None, timeout=0.5)
-                break
-            except queue.Full:
-                continue
-        self.thread.join()
+        self._end_stream()
         for files in self.side.values():
             files.close()
         if self.error is not None:

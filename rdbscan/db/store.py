@@ -453,7 +453,44 @@ def arrow_batch(schema: pa.Schema, columns: list) -> pa.RecordBatch:
     )
 
 
-class BulkWriter:
+class QueuedWriter:
+    """Key batches handed to a second thread through a small queue (at most QUEUE_BATCHES
+    batches: bounded memory), so that parsing and writing overlap on two cores.  A subclass
+    starts the thread with `_start(target)`; the target reads `self.batches` until None and
+    leaves any exception in `self.error`, which `_put` and `_end_stream` raise on the parsing
+    thread."""
+
+    QUEUE_BATCHES = 2
+
+    def _start(self, target, name: str) -> None:
+        self.error: BaseException | None = None
+        self.batches: queue.Queue = queue.Queue(maxsize=self.QUEUE_BATCHES)
+        self.thread = threading.Thread(target=target, name=name, daemon=True)
+        self.thread.start()
+
+    def _put(self, item) -> None:
+        while True:
+            if self.error is not None:
+                raise self.error
+            try:
+                self.batches.put(item, timeout=0.5)
+                return
+            except queue.Full:
+                if not self.thread.is_alive():
+                    raise RuntimeError(f"the {self.thread.name} thread stopped") from None
+
+    def _end_stream(self) -> None:
+        """Tell the thread that no batch follows and wait for it (errors stay in self.error)."""
+        while self.thread.is_alive():
+            try:
+                self.batches.put(None, timeout=0.5)
+                break
+            except queue.Full:
+                continue
+        self.thread.join()
+
+
+class BulkWriter(QueuedWriter):
     """Appends one dump's rows while the parser keeps going.
 
     Key rows stream into a single `INSERT INTO key_rows SELECT * FROM <Arrow RecordBatchReader>`
@@ -469,15 +506,10 @@ class BulkWriter:
     thread: few rows, and DuckDB appends to different tables from two connections at once.
     """
 
-    QUEUE_BATCHES = 2
-
     def __init__(self, store: Store):
         self.store = store
-        self.error: BaseException | None = None
-        self.batches: queue.Queue = queue.Queue(maxsize=self.QUEUE_BATCHES)
         self.cursor = store.con.cursor()
-        self.thread = threading.Thread(target=self._insert_keys, name="rdbscan-insert", daemon=True)
-        self.thread.start()
+        self._start(self._insert_keys, "DuckDB insert")
 
     @staticmethod
     def _stream(batches: queue.Queue):
@@ -517,25 +549,8 @@ class BulkWriter:
         else:
             self.store._insert(table, pa.Table.from_batches([batch]))
 
-    def _put(self, batch) -> None:
-        while True:
-            if self.error is not None:
-                raise self.error
-            try:
-                self.batches.put(batch, timeout=0.5)
-                return
-            except queue.Full:
-                if not self.thread.is_alive():
-                    raise RuntimeError("the DuckDB insert thread stopped") from None
-
     def close(self) -> None:
         """End the key rows' stream and wait for the INSERT to commit."""
-        while self.thread.is_alive():
-            try:
-                self.batches.put(None, timeout=0.5)
-                break
-            except queue.Full:
-                continue
-        self.thread.join()
+        self._end_stream()
         if self.error is not None:
             raise self.error

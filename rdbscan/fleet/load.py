@@ -13,7 +13,6 @@ lost, an exception) is retried by Dask (`retries`), and after that reported as t
 
 from __future__ import annotations
 
-import traceback
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -114,13 +113,7 @@ def stage_dump(path: str, root: str, dump_id: int, options: dict) -> tuple:
         result = load_one(store, path, dump_id=dump_id, existing="replace", **options)
     finally:
         store.close()
-    if result.exception is not None:  # tracebacks do not cross processes: the text
-        result.traceback_text = "".join(
-            traceback.format_exception(
-                type(result.exception), result.exception, result.exception.__traceback__
-            )
-        )
-        result.exception = None
+    result.for_another_process()
     return ("ok", result, store.staged.get(dump_id))
 
 

@@ -125,16 +125,23 @@ def listpack_scan(b: bytes, members_only: bool = False) -> tuple[int, int]:
             "listpack back-length",
             (i, mx),
         )
-    count = b[4] | (b[5] << 8)
-    if count != i and count != 65535:
-        raise BlobRefused(
-            f"listpack header counts {count} entries, it holds {i}", "listpack count", (i, mx)
-        )
-    if b[last] != 0xFF:
-        raise BlobRefused(
-            f"listpack ends with 0x{b[last]:02x}, not 0xff", "listpack terminator", (i, mx)
-        )
+    _check_count_and_end("listpack", b[4] | (b[5] << 8), b[last], i, mx)
     return i, mx
+
+
+def _check_count_and_end(kind: str, count: int, end: int, entries: int, mx: int) -> None:
+    """What lpValidateIntegrity / ziplistValidateIntegrity check last: the header's entry count
+    (65535: not counted) and the 0xff terminator; BlobRefused with the walk's figures."""
+    if count != entries and count != 65535:
+        raise BlobRefused(
+            f"{kind} header counts {count} entries, it holds {entries}",
+            f"{kind} count",
+            (entries, mx),
+        )
+    if end != 0xFF:
+        raise BlobRefused(
+            f"{kind} ends with 0x{end:02x}, not 0xff", f"{kind} terminator", (entries, mx)
+        )
 
 
 def listpack_values(b: bytes) -> list:
@@ -305,15 +312,7 @@ def ziplist_scan(b: bytes, members_only: bool = False) -> tuple[int, int]:
             "ziplist tail",
             (i, mx),
         )
-    count = b[8] | (b[9] << 8)
-    if count != i and count != 65535:
-        raise BlobRefused(
-            f"ziplist header counts {count} entries, it holds {i}", "ziplist count", (i, mx)
-        )
-    if b[last] != 0xFF:
-        raise BlobRefused(
-            f"ziplist ends with 0x{b[last]:02x}, not 0xff", "ziplist terminator", (i, mx)
-        )
+    _check_count_and_end("ziplist", b[8] | (b[9] << 8), b[last], i, mx)
     return i, mx
 
 
