@@ -526,3 +526,73 @@ def test_batches_after_a_module_value(tmp_path):
         ).fetchone() == (1,)
         con.close()
     assert tables[0] == tables[1] == tables[2]
+
+
+LZF_TEXT = st.one_of(
+    st.binary(min_size=1, max_size=300),
+    st.builds(lambda a, n: a * n, st.binary(min_size=1, max_size=12), st.integers(2, 60)),
+)
+
+
+def _lzf_tokens(data) -> tuple[bytes, int]:
+    """LZF made of literal runs and back-references whose distance is drawn around the output
+    written so far (one byte before its start is the edge liblzf refuses)."""
+    out, payload = 0, bytearray()
+    for _ in range(data.draw(st.integers(1, 6))):
+        if out == 0 or data.draw(st.booleans()):
+            n = data.draw(st.integers(1, 32))
+            payload += bytes([n - 1]) + data.draw(st.binary(min_size=n, max_size=n))
+            out += n
+            continue
+        length = data.draw(st.integers(3, 264))
+        dist = data.draw(st.one_of(st.integers(max(1, out - 1), out + 1), st.integers(1, 8192)))
+        short = min(length - 2, 7)
+        head = (short << 5) | ((dist - 1) >> 8)
+        payload.append(head)
+        if short == 7:
+            payload.append(length - 2 - 7)
+        payload.append((dist - 1) & 0xFF)
+        out += length
+    return bytes(payload), out
+
+
+@settings(max_examples=1000, deadline=None)
+@given(LZF_TEXT, st.data())
+def test_lzf_length_check_twin(text, data):
+    """The compiled loop's LZF length check (a walk that counts what the LZF tokens would write)
+    flags exactly the strings python-lzf's decompression (the KeyRecord path, and Redis's
+    rdbLoadLzfStringObject) refuses: compressed payloads with back-references, then bytes
+    changed, cut or added, and header lengths off by a little."""
+    import lzf
+
+    payload = lzf.compress(text) or bytes([len(text[:32]) - 1]) + text[:32]
+    ulen = len(text) if lzf.compress(text) else len(text[:32])
+    if data.draw(st.booleans()):  # tokens written by hand: back-references near the start
+        payload, ulen = _lzf_tokens(data)
+    change = data.draw(st.sampled_from(["none", "byte", "cut", "extra", "ulen"]))
+    if change == "byte":
+        b = bytearray(payload)
+        b[data.draw(st.integers(0, len(b) - 1))] = data.draw(st.integers(0, 255))
+        payload = bytes(b)
+    elif change == "cut" and len(payload) > 1:
+        payload = payload[: data.draw(st.integers(1, len(payload) - 1))]
+    elif change == "extra":
+        payload += data.draw(st.binary(min_size=1, max_size=4))
+    elif change == "ulen":
+        ulen = max(1, ulen + data.draw(st.integers(-3, 3)))
+    try:
+        out = lzf.decompress(payload, ulen)
+        refused = out is None or len(out) != ulen
+    except ValueError:
+        refused = True
+    if not reader.lzf_sizes_ok(len(payload), ulen):
+        return  # refused earlier, as damage, by both paths (test_record_loop_rows_...)
+    record = W.key(0, b"k", b"\xc3" + W.length(len(payload)) + W.length(ulen) + payload)
+    dump = W.rdb(record, version=11)
+    fast = _load_rows(dump, True, 1)
+    ref = _load_rows(dump, False, 1)
+    assert fast[:3] == ref[:3]
+    (row,) = fast[0]
+    lzf_length = C.INVALID_IDS["lzf length"]  # extras[9] (SQL, 1-based): extras[8] here
+    flagged = row["extras"] is not None and len(row["extras"]) >= 9 and row["extras"][8]
+    assert (flagged == lzf_length) if refused else not flagged

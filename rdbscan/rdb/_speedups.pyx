@@ -353,14 +353,41 @@ cdef inline Py_ssize_t _lzf_str(const uint8_t* b, Py_ssize_t p, Py_ssize_t end,
 
 cdef bint _lzf_length_ok(bytes buf, Py_ssize_t q, uint64_t clen, uint64_t ulen):
     """Whether the LZF data buf[q:q+clen] decompresses to ulen bytes, as Redis checks on load;
-    true unchecked above LZF_CHECK_MAX (reader.lzf_length_ok)."""
+    true unchecked above LZF_CHECK_MAX (reader.lzf_length_ok).  It walks the LZF tokens and
+    counts what they would write, without writing it: liblzf's lzf_decompress fails (and Redis
+    refuses the string) exactly when a literal run or a back-reference's bytes pass the input's
+    end, a back-reference reaches before the output's start, or the output would pass ulen."""
     if ulen == 0 or ulen > LZF_CHECK_MAX:
         return True
-    try:
-        out = _lzf.decompress(buf[q:q + <Py_ssize_t>clen], <Py_ssize_t>ulen)
-    except (ValueError, SystemError):
-        return False
-    return out is not None and len(out) == <Py_ssize_t>ulen
+    cdef const uint8_t* b = <const uint8_t*>(<char*>buf) + q
+    cdef Py_ssize_t i = 0, end = <Py_ssize_t>clen
+    cdef uint64_t out = 0, ln
+    cdef uint8_t ctrl
+    while i < end:
+        ctrl = b[i]
+        i += 1
+        if ctrl < 32:  # a literal run of ctrl + 1 bytes
+            ln = ctrl + 1
+            if i + <Py_ssize_t>ln > end:
+                return False
+            i += ln
+        else:  # a back-reference: length (ctrl >> 5) + 2, offset 13 bits + 1
+            ln = ctrl >> 5
+            if ln == 7:
+                if i >= end:
+                    return False
+                ln += b[i]
+                i += 1
+            if i >= end:
+                return False
+            if ((<uint64_t>(ctrl & 0x1f)) << 8) + b[i] + 1 > out:
+                return False
+            i += 1
+            ln += 2
+        out += ln
+        if out > ulen:
+            return False
+    return out == ulen
 
 
 cdef inline Py_ssize_t _str_len(const uint8_t* b, Py_ssize_t pos, Py_ssize_t end,
