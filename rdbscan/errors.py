@@ -14,6 +14,7 @@ EXIT_CHECKSUM = 5  # read to the end, but the CRC64 does not match, --skip-bad l
 # values a Redis server refuses to load were flagged (keys.invalid)
 EXIT_INPUT = 6  # an input (dump or database) does not exist or cannot be read
 EXIT_DATABASE = 7  # the database cannot be created, opened or written
+EXIT_MEMORY = 8  # a query ran out of DuckDB's memory limit (--memory-limit) and could not spill
 EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT): 128 + SIGINT, as shells report it
 EXIT_TERMINATED = 143  # SIGTERM (kill, timeout, systemd): 128 + SIGTERM
 
@@ -38,6 +39,10 @@ EXIT_CODES = {
     "not a database rdbscan wrote (`-o notes.txt`, or a DuckDB database with tables "
     "of its own, left untouched); `report --html FILE`: FILE cannot be written, or "
     "is a file rdbscan did not write (left untouched)",
+    EXIT_MEMORY: "a query (`report`, `query`, `schema`, `diff`, `trend`, `sql`) needed more than "
+    "DuckDB's memory limit (128 MB unless `--memory-limit` or `RDBSCAN_MEMORY_LIMIT` sets "
+    "another) and could not spill the rest to disk: nothing is written; run it again with a "
+    "higher `--memory-limit`",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C): dumps loaded completely before are kept; a running "
     "query (`sql`, `query`, `report`) is stopped",
     EXIT_TERMINATED: "terminated (SIGTERM, as `kill` or `timeout` send it): the same clean-up as "
@@ -50,6 +55,7 @@ EXIT_PRECEDENCE = (
     EXIT_INTERRUPTED,
     EXIT_INTERNAL,
     EXIT_DATABASE,
+    EXIT_MEMORY,
     EXIT_USAGE,
     EXIT_INPUT,
     EXIT_DAMAGED,

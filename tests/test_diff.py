@@ -540,14 +540,19 @@ def test_databases_as_inputs(tmp_path, pair_dbs):
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["keys"] == from_dumps["keys"]
     res = run("diff", both, new_db)
-    assert res.exit_code == 1 and "holds 2 snapshots" in res.output
+    assert res.exit_code == 2 and "holds 2 snapshots" in res.output
     # a dump on one side, a database on the other
     res = run("diff", old_db, FIX / "new.rdb", "-f", "json", "-q")
     assert res.exit_code == 0 and json.loads(res.stdout)["keys"] == from_dumps["keys"]
     assert run("diff", old_db, new_db, "-o", tmp_path / "x.duckdb").exit_code == 2
-    assert (
-        run("diff", FIX / "old.rdb", FIX / "new.rdb", "-o", both, "-q").exit_code == 1
-    )  # never overwritten
+    before = both.read_bytes()
+    res = run("diff", FIX / "old.rdb", FIX / "new.rdb", "-o", both, "-q")
+    assert (res.exit_code, res.stderr) == (
+        7,
+        f"rdbscan: error: {both}: exists; give a new file to -o (or diff the databases "
+        f"themselves)\n",
+    )
+    assert both.read_bytes() == before  # never overwritten
 
 
 def test_output_database_keeps_both_snapshots(tmp_path):
@@ -567,7 +572,11 @@ def test_damaged_dump_is_not_compared(tmp_path):
     res = run("diff", FIX / "old.rdb", cut, "-q")
     assert res.exit_code == 4
     assert "not compared" in res.stderr and res.stdout == ""
-    assert run("diff", FIX / "old.rdb", tmp_path / "missing.rdb", "-q").exit_code == 1
+    res = run("diff", FIX / "old.rdb", tmp_path / "missing.rdb", "-q")
+    assert (res.exit_code, res.stderr) == (
+        6,
+        f"rdbscan: error: {tmp_path / 'missing.rdb'}: no such file\n",
+    )
 
 
 def test_text_and_markdown(pair_dbs):
@@ -718,7 +727,7 @@ def test_trend_follows_families_over_snapshots(history):
     ]
     text = run("trend", history).stdout
     assert "Instance cache-1" in text and "events:{id}" in text
-    assert run("trend", history, "--instance", "nope").exit_code == 1
+    assert run("trend", history, "--instance", "nope").exit_code == 2
 
 
 def test_diff_picks_snapshots_of_a_history(history, pair_dbs):
@@ -728,7 +737,7 @@ def test_diff_picks_snapshots_of_a_history(history, pair_dbs):
         return json.loads(res.stdout)
 
     res = run("diff", history)
-    assert res.exit_code == 1 and "several instances" in res.output
+    assert res.exit_code == 2 and "several instances" in res.output
     last = keys_of("--instance", "cache-1")
     assert (last["old"]["snapshot_id"], last["new"]["snapshot_id"]) == (3, 4)
     assert (last["keys"]["added"], last["keys"]["removed"]) == (
@@ -752,8 +761,8 @@ def test_diff_picks_snapshots_of_a_history(history, pair_dbs):
     assert (by_time["old"]["snapshot_id"], by_time["new"]["snapshot_id"]) == (1, 4)
     other = keys_of("--instance", "other")
     assert other["keys"] == json.loads(run("diff", *pair_dbs, "-f", "json").stdout)["keys"]
-    assert run("diff", history, "--instance", "cache-1", "--from", "9").exit_code == 1
-    assert run("diff", history, "--instance", "cache-1", "--from", "4", "--to", "4").exit_code == 1
+    assert run("diff", history, "--instance", "cache-1", "--from", "9").exit_code == 2
+    assert run("diff", history, "--instance", "cache-1", "--from", "4", "--to", "4").exit_code == 2
     assert run("diff", FIX / "old.rdb", FIX / "new.rdb", "--from", "1").exit_code == 2
 
 
@@ -770,3 +779,27 @@ def test_same_dump_on_both_sides():
         == d["totals"]["all"]["new_keys"]
         == len(Side(TRUTH["pair"]["old"]["keys"]).rows)
     )
+
+
+def test_one_dump_a_side_is_loaded_apart_with_the_same_diff():
+    """With one dump a side and -j 2 each side is loaded into a database of its own (nothing
+    copied, db/parallel.load_each); -j 1 loads both into one.  The diffs are the same."""
+    apart = run("diff", FIX / "old.rdb", FIX / "new.rdb", "-f", "json", "-q", "-j", "2")
+    one = run("diff", FIX / "old.rdb", FIX / "new.rdb", "-f", "json", "-q", "-j", "1")
+    assert apart.exit_code == one.exit_code == 0, apart.output + one.output
+    a, b = json.loads(apart.stdout), json.loads(one.stdout)
+    assert (a["old"]["dump_ids"], a["new"]["dump_ids"]) == ([1], [1])
+    assert (b["old"]["dump_ids"], b["new"]["dump_ids"]) == ([1], [2])
+    assert [a[s]["snapshot_id"] for s in ("old", "new")] == [1, 1]
+    assert [b[s]["snapshot_id"] for s in ("old", "new")] == [1, 2]
+    assert a["old"]["database"].endswith("/old.duckdb")
+    assert a["new"]["database"].endswith("/new.duckdb")
+    for d in (a, b):
+        d.pop("generated_at"), d.pop("diff_seconds")
+        for side in ("old", "new"):
+            for name in ("dump_ids", "snapshot_id", "database"):
+                d[side].pop(name)
+    assert a == b
+    old, new, steps = truth("pair")
+    assert a["keys"]["added"] == len(new.rows.keys() - old.rows.keys())
+    assert a["keys"]["removed"] == len(old.rows.keys() - new.rows.keys())

@@ -93,3 +93,25 @@ def test_a_file_named_twice_keeps_the_first_id(tmp_path):
             assert got == expect, (existing, jobs)
             assert [bool(r.refused) for r in res] == [False, False, existing == "refuse"]
             assert _tables(db)[1][0][0] == 1 and len(_tables(db)[1]) == 2
+
+
+def test_load_each_writes_one_database_per_dump_equal_to_a_load_of_it_alone(tmp_path):
+    """db/parallel.load_each (diff's two sides): each dump into a new database of its own, as
+    dump 1, the tables a sequential load of that dump alone gives; nothing else is written."""
+    from rdbscan.db.parallel import load_each
+
+    pairs = [(DUMPS[0], str(tmp_path / "a.duckdb")), (DUMPS[-1], str(tmp_path / "b.duckdb"))]
+    results = load_each(pairs, jobs=2)
+    assert [(r.dump_id, r.path) for r in results] == [(1, DUMPS[0]), (1, DUMPS[-1])]
+    assert results[0].error is None and results[1].error_kind == "corrupt"
+    for (dump, db), result in zip(pairs, results):
+        alone = str(tmp_path / f"alone-{Path(db).name}")
+        (expected,) = load([dump], alone)
+        assert (result.keys, result.error) == (expected.keys, expected.error)
+        assert _tables(db) == _tables(alone)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "a.duckdb",
+        "alone-a.duckdb",
+        "alone-b.duckdb",
+        "b.duckdb",
+    ]

@@ -10,37 +10,68 @@ import tempfile
 
 import click
 
-from ..errors import EXIT_CHECKSUM, EXIT_DAMAGED, EXIT_DATABASE, EXIT_FINDINGS, CommandError
+from ..errors import (
+    EXIT_CHECKSUM,
+    EXIT_DAMAGED,
+    EXIT_DATABASE,
+    EXIT_FINDINGS,
+    EXIT_INPUT,
+    CommandError,
+)
 from ..reports import diff as D
-from .options import delimiters_option
+from .options import delimiters_option, memory_limit_option
 from .output import make_progress, write_page
 from .report import _release_load_memory, _settings
 
 
 def _load_sides(
-    dumps: dict[str, list[str]], db_path: str, target: str | None, quiet: bool, jobs: int
-) -> tuple[int, dict[str, list[int]]]:
-    """Load each side's dumps (one snapshot each, old first) into db_path with one load, several
-    dumps at once as `rdbscan load -j` does.  Returns 0, or 5 on a checksum mismatch, and the
-    dump ids of each side (a dump given twice is loaded once: both name its id).  A damaged
-    dump stops the diff: the keys after the damage would count as removed (or added)."""
+    dumps: dict[str, list[str]],
+    db_path: str | None,
+    tmpdir: str,
+    target: str | None,
+    quiet: bool,
+    jobs: int,
+) -> tuple[int, dict[str, tuple[str, list[int]]]]:
+    """Load each side's dumps (one snapshot each, old first).  Into db_path, when given, with
+    one load, several dumps at once as `rdbscan load -j` does; else into databases under
+    tmpdir: with one dump a side and jobs > 1, each side into a database of its own by a worker
+    of its own (nothing copied between databases: db/parallel.load_each), otherwise all into
+    one.  Returns 0, or 5 on a checksum mismatch, and each side's database and dump ids (a dump
+    given twice is loaded once: both name its id).  A damaged dump stops the diff: the keys
+    after the damage would count as removed (or added)."""
     import rdbscan
 
     paths = [p for specs in dumps.values() for p in specs]
     for p in paths:
         if p != "-" and not os.path.exists(p):
-            raise click.ClickException(f"{p}: no such file")
+            raise CommandError(f"{p}: no such file", EXIT_INPUT)
     sides = [w for w, specs in dumps.items() for _ in specs]
-    parallel = jobs > 1 and len(paths) > 1
-    results = rdbscan.load(
-        paths,
-        db_path,
-        progress=None if parallel else make_progress(quiet),
-        target=target,
-        jobs=jobs,
-        snapshot_sizes=[len(specs) for specs in dumps.values()],
-        existing="reuse",
+    apart = (
+        db_path is None
+        and jobs > 1
+        and len(dumps) == 2
+        and all(len(specs) == 1 for specs in dumps.values())
+        and "-" not in paths
+        and os.path.realpath(paths[0]) != os.path.realpath(paths[1])
     )
+    if apart:
+        from ..db.parallel import load_each
+
+        where = {w: os.path.join(tmpdir, f"{w}.duckdb") for w in dumps}
+        results = load_each([(dumps[w][0], where[w]) for w in dumps], jobs=2, target=target)
+    else:
+        one = db_path or os.path.join(tmpdir, "diff.duckdb")
+        where = {w: one for w in dumps}
+        parallel = jobs > 1 and len(paths) > 1
+        results = rdbscan.load(
+            paths,
+            one,
+            progress=None if parallel else make_progress(quiet),
+            target=target,
+            jobs=jobs,
+            snapshot_sizes=[len(specs) for specs in dumps.values()],
+            existing="reuse",
+        )
     code = 0
     ids: dict[str, list[int]] = {w: [] for w in dumps}
     for what, r in zip(sides, results):
@@ -65,7 +96,7 @@ def _load_sides(
             click.echo(
                 f"rdbscan: loaded {r.path}: {r.keys:,} keys in {r.parse_seconds:.2f} s", err=True
             )
-    return code, ids
+    return code, {w: (where[w], ids[w]) for w in dumps}
 
 
 FORMAT = click.Choice(["text", "json", "markdown", "html"])
@@ -159,6 +190,7 @@ def _write_page(page: str, html_path: str | None, quiet: bool) -> None:
 )
 @click.option("--to", metavar="ID|TIME", help="The new snapshot (default: the latest).")
 @delimiters_option
+@memory_limit_option
 @click.option(
     "--config",
     "config_path",
@@ -260,7 +292,7 @@ def diff_cmd(
         try:
             old_specs, new_specs = D.expand(old_specs), D.expand(new_specs)
         except D.DiffError as e:
-            raise click.ClickException(str(e)) from None
+            raise CommandError(str(e), e.code) from None
         sides = {"old": old_specs, "new": new_specs}
         dumps = {
             w: specs
@@ -272,21 +304,16 @@ def diff_cmd(
             raise click.UsageError(
                 f"--{mixed[0]}: give one database (or DB#N), or dumps, not several databases"
             )
-        workspace_db = None
-        loaded: dict[str, list[int]] = {}
+        loaded: dict[str, tuple[str, list[int]]] = {}
         if dumps:
-            if db_path:
-                if os.path.exists(db_path):
-                    raise click.ClickException(
-                        f"{db_path}: exists; give a new file to -o (or diff the "
-                        f"databases themselves)"
-                    )
-                workspace_db = db_path
-            else:
-                tmpdir = tempfile.mkdtemp(prefix="rdbscan-diff-")
-                workspace_db = os.path.join(tmpdir, "diff.duckdb")
+            if db_path and os.path.exists(db_path):
+                raise CommandError(
+                    f"{db_path}: exists; give a new file to -o (or diff the databases themselves)",
+                    EXIT_DATABASE,
+                )
+            tmpdir = tempfile.mkdtemp(prefix="rdbscan-diff-")
             load_code, loaded = _load_sides(
-                dumps, workspace_db, target, quiet, jobs or os.cpu_count() or 1
+                dumps, db_path, tmpdir, target, quiet, jobs or os.cpu_count() or 1
             )
             _release_load_memory()
         elif db_path:
@@ -296,8 +323,8 @@ def diff_cmd(
             old, new = D.history_pair(ws, history, instance, from_, to)
         else:
             by_side = {
-                w: D.snapshot_of_dumps(ws, workspace_db, ids, " ".join(dumps[w]))
-                for w, ids in loaded.items()
+                w: D.snapshot_of_dumps(ws, where, ids, " ".join(dumps[w]))
+                for w, (where, ids) in loaded.items()
             }
             old = D.resolve_side(ws, old_specs, by_side.get("old"), "OLD")
             new = D.resolve_side(ws, new_specs, by_side.get("new"), "NEW")
@@ -311,7 +338,7 @@ def diff_cmd(
                 sys.exit(EXIT_DAMAGED)
         result = D.build_diff(ws, old, new, options, fail_on=checks)
     except D.DiffError as e:
-        raise click.ClickException(str(e)) from None
+        raise CommandError(str(e), e.code) from None
     finally:
         if ws is not None:
             ws.close()
@@ -379,6 +406,7 @@ def _measured(check: dict) -> str:
     help="Families per instance, fastest growth first (0: all).",
 )
 @delimiters_option
+@memory_limit_option
 def trend_cmd(database, instance, from_, to, fmt, html_path, top, delimiters):
     """Per instance, the keys and memory of each family at each snapshot of a database written by
     `rdbscan load --instance NAME ... -o HISTORY.duckdb`, the growth per day (least squares over
@@ -396,7 +424,7 @@ def trend_cmd(database, instance, from_, to, fmt, html_path, top, delimiters):
             ws, database, instance=instance, top=top, delimiters=delimiters, from_=from_, to=to
         )
     except D.DiffError as e:
-        raise click.ClickException(str(e)) from None
+        raise CommandError(str(e), e.code) from None
     finally:
         ws.close()
     if fmt == "html" or html_path:

@@ -13,13 +13,20 @@ import click
 import duckdb
 
 from .. import __version__
-from ..db.connections import connect, interrupt_all
+from ..db.connections import (
+    chosen_memory_limit,
+    connect,
+    interrupt_all,
+    is_out_of_memory,
+    out_of_memory_message,
+)
 from ..db.store import StoreError
 from ..errors import (
     EXIT_DATABASE,
     EXIT_INPUT,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
+    EXIT_MEMORY,
     EXIT_OK,
     EXIT_TERMINATED,
     EXIT_USAGE,
@@ -27,7 +34,7 @@ from ..errors import (
     database_fault,
 )
 from ..rdb.backend import describe as describe_speedups
-from .options import table_format_option
+from .options import memory_limit_option, table_format_option
 from .output import make_progress, say
 from .starting import starting_handler
 
@@ -50,6 +57,8 @@ def _failure(e: BaseException) -> Failure | None:
         return Failure(e.message, e.code)
     if isinstance(e, StoreError):  # a database rdbscan cannot use (another schema, ...)
         return Failure(str(e), EXIT_DATABASE)
+    if is_out_of_memory(e):  # a query at its memory limit (--memory-limit raises it)
+        return Failure(out_of_memory_message(e), EXIT_MEMORY)
     fault = database_fault(e)  # a full disk, a read-only or locked database, ...
     return None if fault is None else Failure(fault.message, fault.code)
 
@@ -232,6 +241,7 @@ def load(
 @click.argument("database", metavar="FILE.duckdb")
 @click.argument("query")
 @table_format_option
+@memory_limit_option
 def sql(database, query, fmt):
     """Run an ad-hoc SQL query on a database written by rdbscan and print the result.
 
@@ -247,9 +257,14 @@ def sql(database, query, fmt):
     if con is None and not os.path.exists(database):
         raise CommandError(f"{database}: No such file or directory", EXIT_INPUT)
     con = con or connect(database, read_only=True)
+    limit = chosen_memory_limit()  # `sql` keeps DuckDB's default unless one is given
+    if limit is not None:
+        con.execute(f"SET memory_limit = '{limit}'")
     try:
         cur = con.execute(query)
     except duckdb.Error as e:
+        if is_out_of_memory(e):
+            raise
         raise CommandError(f"SQL error: {e}", EXIT_USAGE) from None
     if cur.description is None:
         return

@@ -32,3 +32,30 @@ table_format_option = click.option(
     show_default=True,
     help="Output format.",
 )
+
+
+def _set_memory_limit(ctx, param, value):
+    """Applies --memory-limit to every query connection the command opens (db/connections.py)."""
+    from ..db.connections import chosen_memory_limit, set_memory_limit
+
+    try:
+        set_memory_limit(value)  # None: the default again (one process may run several commands)
+    except ValueError as e:
+        raise click.BadParameter(str(e)) from None
+    try:
+        chosen_memory_limit()
+    except ValueError as e:  # RDBSCAN_MEMORY_LIMIT is not a size
+        raise click.UsageError(str(e)) from None
+    return value
+
+
+# DuckDB's memory for the queries of `report`, `query`, `schema`, `diff`, `trend` and `sql`
+# (docs/exit-codes.md, exit 8).
+memory_limit_option = click.option(
+    "--memory-limit",
+    metavar="SIZE",
+    callback=_set_memory_limit,
+    expose_value=False,
+    help="DuckDB memory for the queries (512MB, 2GB, 1GiB); beyond it they spill to a temporary "
+    "directory. Default 128MB (`sql`: DuckDB's own), or RDBSCAN_MEMORY_LIMIT.",
+)

@@ -16,7 +16,12 @@ from ..reports import querylib, render
 from ..reports import report as rpt
 from ..reports.rules import RulesFile, load_rules
 from ..reports.run import open_report_database, release_load_memory, run_report
-from .options import delimiters_option, nonempty_delimiters, table_format_option
+from .options import (
+    delimiters_option,
+    memory_limit_option,
+    nonempty_delimiters,
+    table_format_option,
+)
 from .output import make_progress, say, section_status, write_page
 
 
@@ -66,6 +71,7 @@ MAX_TOP = 100_000  # rows per list; DuckDB's arg_max(x, n) takes n below 1,000,0
 
 @click.command("report")
 @click.argument("sources", nargs=-1, required=True, metavar="DUMP... | FILE.duckdb")
+@memory_limit_option
 @click.option(
     "-o",
     "--output",
@@ -336,6 +342,7 @@ def queries_cmd(verbose):
 )
 @click.option("--dump-id", type=int, default=0, help="Only this dump (default: all dumps).")
 @delimiters_option
+@memory_limit_option
 @table_format_option
 def query_cmd(database, name, params, dump_id, delimiters, fmt):
     """Run one bundled query (or your own .sql file with the same header) on a database

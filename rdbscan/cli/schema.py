@@ -9,7 +9,7 @@ import click
 
 from ..errors import EXIT_DAMAGED
 from ..reports import schema as sch
-from .options import delimiters_option
+from .options import delimiters_option, memory_limit_option
 
 
 @click.command("schema")
@@ -43,6 +43,7 @@ from .options import delimiters_option
     "--dump-id", type=int, default=0, help="Only this dump of a multi-dump database (default: all)."
 )
 @delimiters_option
+@memory_limit_option
 @click.option(
     "--target",
     metavar="VERSION",

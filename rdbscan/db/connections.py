@@ -12,11 +12,95 @@ interrupt landing in the clean-up would leave the load half removed)."""
 
 from __future__ import annotations
 
+import os
+import re
 import weakref
 
 import duckdb
 
 _open: weakref.WeakSet = weakref.WeakSet()
+
+# DuckDB memory for the queries rdbscan runs (report, query, schema, diff, trend): beyond it they
+# spill to a temporary directory instead of growing the process.  `--memory-limit` or the
+# environment variable RDBSCAN_MEMORY_LIMIT raise it (docs/exit-codes.md, exit 8); `sql` keeps
+# DuckDB's own default unless one of them is given.
+DEFAULT_MEMORY_LIMIT = "128MB"
+MEMORY_LIMIT_ENV = "RDBSCAN_MEMORY_LIMIT"
+MIN_MEMORY_LIMIT = 16 * 10**6  # below it DuckDB cannot run the bundled queries at all
+_SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(|b|kb|mb|gb|tb|kib|mib|gib|tib)\s*", re.I)
+_UNIT = {
+    "": 1,
+    "b": 1,
+    "kb": 10**3,
+    "mb": 10**6,
+    "gb": 10**9,
+    "tb": 10**12,
+    "kib": 1 << 10,
+    "mib": 1 << 20,
+    "gib": 1 << 30,
+    "tib": 1 << 40,
+}
+_chosen: dict[str, str | None] = {"limit": None}
+
+
+def parse_memory_limit(text: str) -> str:
+    """A memory size as DuckDB's `SET memory_limit` takes it ("512MB", "2GiB"), checked; raises
+    ValueError naming what is wrong."""
+    m = _SIZE.fullmatch(text)
+    if m is None:
+        raise ValueError(f"{text!r} is not a size (examples: 512MB, 2GB, 1GiB)")
+    size = int(float(m.group(1)) * _UNIT[m.group(2).lower()])
+    if size < MIN_MEMORY_LIMIT:
+        raise ValueError(f"{text!r} is below the 16MB minimum")
+    return f"{size}B"
+
+
+def set_memory_limit(text: str | None) -> None:
+    """The memory limit of the query connections opened from now on (None: back to the default)."""
+    _chosen["limit"] = None if text is None else parse_memory_limit(text)
+
+
+def chosen_memory_limit() -> str | None:
+    """The limit given by --memory-limit or RDBSCAN_MEMORY_LIMIT, or None."""
+    if _chosen["limit"] is not None:
+        return _chosen["limit"]
+    env = os.environ.get(MEMORY_LIMIT_ENV)
+    if env:
+        try:
+            return parse_memory_limit(env)
+        except ValueError as e:
+            raise ValueError(f"{MEMORY_LIMIT_ENV}: {e}") from None
+    return None
+
+
+def memory_limit() -> str:
+    """The memory limit of the query connections: the chosen one, else DEFAULT_MEMORY_LIMIT."""
+    return chosen_memory_limit() or DEFAULT_MEMORY_LIMIT
+
+
+def is_out_of_memory(e: BaseException) -> bool:
+    """DuckDB's "Out of Memory Error": a query needed more than its limit and could not spill."""
+    return isinstance(e, duckdb.OutOfMemoryException)
+
+
+def out_of_memory_message(e: BaseException) -> str:
+    """The one line that says so, with the way out."""
+    first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    return (
+        f"DuckDB ran out of memory at its {_human(memory_limit())} limit and could not spill "
+        f"enough to disk ({first}); raise the limit with --memory-limit (for example "
+        f"--memory-limit 1GB) or {MEMORY_LIMIT_ENV}"
+    )
+
+
+def _human(limit: str) -> str:
+    n = int(limit[:-1]) if limit.endswith("B") and limit[:-1].isdigit() else None
+    if n is None:
+        return limit
+    for unit, size in (("GiB", 1 << 30), ("GB", 10**9), ("MiB", 1 << 20), ("MB", 10**6)):
+        if n >= size and n % size == 0:
+            return f"{n // size}{unit}"
+    return f"{n:,} bytes"
 
 
 def connect(database: str = ":memory:", **options) -> duckdb.DuckDBPyConnection:

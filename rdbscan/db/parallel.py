@@ -57,15 +57,10 @@ def load_parallel(
     where = os.path.dirname(os.path.abspath(db_path))
     remove_stale_parts(where)
     work = tempfile.mkdtemp(prefix=f"{PARTS_PREFIX}{os.getpid()}-", dir=where)
-    results: list = [None] * len(paths)
-    workers: list[_Worker] = []
-    busy: dict = {}
     try:
-        ctx = multiprocessing.get_context("spawn")  # no fork: DuckDB and the writer thread
-        workers = [_Worker(ctx) for _ in range(min(jobs, len(paths)))]
-        idle = list(workers)
-        # A file named twice is loaded once, by its first mention, whichever finishes first
-        # (its dump_id then follows the order of `paths`, as in a sequential load).
+        results: list = [None] * len(paths)
+        # A file named twice is loaded once, by its first mention, whichever finishes first (its
+        # dump_id then follows the order of `paths`, as in a sequential load).
         twins: dict[int, list[int]] = {}
         first_of: dict[str, int] = {}
         todo = []
@@ -77,40 +72,79 @@ def load_parallel(
             if same_file is not None:
                 first_of[same_file] = i
             todo.append(i)
+
+        def task(i: int) -> tuple:
+            return (
+                paths[i],
+                os.path.join(work, f"part{i}.duckdb"),
+                first + i,
+                {**options, "snapshot_id": ids[i]},
+            )
+
+        def finished(i: int, result) -> None:
+            results[i] = result
+            part = os.path.join(work, f"part{i}.duckdb")
+            fp = result.fingerprint
+            same = store.find_dump(fp) if fp else None
+            if same is not None and existing != "replace":
+                results[i] = already_loaded(store, same, paths[i], fp, existing)
+                os.remove(part)
+            else:
+                _merge(store, part, replaces=[same["dump_id"]] if same is not None else [])
+            for k in twins.pop(i, []):  # the same file named again: settled as a sequential
+                loaded = store.find_dump(fp) if fp else None  # load would settle it
+                if loaded is not None and existing != "replace":
+                    results[k] = already_loaded(store, loaded, paths[k], fp, existing)
+                else:
+                    todo.append(k)
+
+        _pool(jobs, todo, task, finished, paths)
+    finally:
+        store.close()
+        shutil.rmtree(work, ignore_errors=True)
+    return results
+
+
+def load_each(pairs: list[tuple[str, str]], *, jobs: int, **options) -> list:
+    """Load each (dump, database) pair into a database of its own that does not exist yet (the
+    dump gets id 1), up to `jobs` at once in worker processes: nothing is copied, as `diff` of
+    two dumps wants it (one database per side).  Returns one DumpResult per pair."""
+    results: list = [None] * len(pairs)
+
+    def task(i: int) -> tuple:
+        return (pairs[i][0], pairs[i][1], 1, {**options, "snapshot_id": 1})
+
+    def finished(i: int, result) -> None:
+        results[i] = result
+
+    _pool(jobs, list(range(len(pairs))), task, finished, [p for p, _ in pairs])
+    return results
+
+
+def _pool(jobs: int, todo: list[int], task, finished, paths: list[str]) -> None:
+    """Run the tasks numbered in `todo` on up to `jobs` worker processes: task(i) is what a
+    worker is sent, finished(i, DumpResult) is called as each ends (and may add to `todo`).
+    Ctrl-C or an error kills the workers still loading."""
+    workers: list[_Worker] = []
+    busy: dict = {}
+    try:
+        ctx = multiprocessing.get_context("spawn")  # no fork: DuckDB and the writer thread
+        workers = [_Worker(ctx) for _ in range(min(jobs, len(todo)))]
+        idle = list(workers)
         while todo or busy:
             while idle and todo:
                 w, i = idle.pop(), todo.pop(0)
-                task_options = {**options, "snapshot_id": ids[i]}
-                w.conn.send(
-                    (paths[i], os.path.join(work, f"part{i}.duckdb"), first + i, task_options)
-                )
+                w.conn.send(task(i))
                 busy[w.conn] = (w, i)
             for conn in multiprocessing.connection.wait(list(busy)):
                 w, i = busy.pop(conn)
-                results[i] = w.result(paths[i])
-                part = os.path.join(work, f"part{i}.duckdb")
-                fp = results[i].fingerprint
-                same = store.find_dump(fp) if fp else None
-                if same is not None and existing != "replace":
-                    results[i] = already_loaded(store, same, paths[i], fp, existing)
-                    os.remove(part)
-                else:
-                    _merge(store, part, replaces=[same["dump_id"]] if same is not None else [])
+                finished(i, w.result(paths[i]))
                 idle.append(w)
-                for k in twins.pop(i, []):  # the same file named again: settled as a sequential
-                    loaded = store.find_dump(fp) if fp else None  # load would settle it
-                    if loaded is not None and existing != "replace":
-                        results[k] = already_loaded(store, loaded, paths[k], fp, existing)
-                    else:
-                        todo.append(k)
     finally:
         for w, _ in busy.values():  # Ctrl-C or an error: what is still loading is dropped
             w.process.kill()
         for w in workers:
             w.stop()
-        store.close()
-        shutil.rmtree(work, ignore_errors=True)
-    return results
 
 
 def _merge(store: Store, part: str, replaces: list[int]) -> None:

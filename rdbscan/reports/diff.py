@@ -23,21 +23,25 @@ from pathlib import Path
 
 import duckdb
 
-from ..db.connections import connect
+from ..db.connections import connect, memory_limit
 from ..db.macros import create_macros
 from ..db.parquet import is_dataset
 from ..db.store import SCHEMA_VERSION, is_database_file
-from ..errors import EXIT_FINDINGS
+from ..errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_USAGE
 from . import querylib
 from .render import plain
-from .report import MEMORY_LIMIT
 from .thresholds import BIG_KEY_DEFAULTS, SETTING_NAMES, set_query_params, thresholds_for
 
 DIFF_FORMAT = 1
 
 
 class DiffError(ValueError):
-    """A diff that cannot be made as asked (one line for the user)."""
+    """A diff that cannot be made as asked (one line for the user), and its exit code: a usage
+    mistake, or EXIT_INPUT for an input that does not exist or cannot be used."""
+
+    def __init__(self, message: str, code: int = EXIT_USAGE):
+        super().__init__(message)
+        self.code = code
 
 
 def queries_dir() -> Path:
@@ -259,7 +263,7 @@ class Workspace:
     def __init__(self):
         self.con = connect(":memory:")
         self.con.execute("SET enable_progress_bar = false")
-        self.con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
+        self.con.execute(f"SET memory_limit = '{memory_limit()}'")
         # Every part orders its rows itself (ORDER BY); without an insertion order to keep,
         # DuckDB's joins and CREATE TABLE AS hold less memory that cannot spill (docs/diff.md,
         # "Scale": an out-of-memory error at the limit with 20 M keys a side).
@@ -284,14 +288,14 @@ class Workspace:
             self.catalogs[real] = name
             return name
         if not os.path.exists(path):
-            raise DiffError(f"{path}: no such file")
+            raise DiffError(f"{path}: no such file", EXIT_INPUT)
         if not is_database_file(path):
-            raise DiffError(f"{path}: not a DuckDB database")
+            raise DiffError(f"{path}: not a DuckDB database", EXIT_INPUT)
         name = f"rdb{len(self.catalogs) + 1}"
         try:
             self.con.execute(f"ATTACH {querylib.sql_literal(path)} AS {name} (READ_ONLY)")
         except duckdb.Error as e:
-            raise DiffError(f"{path}: cannot open as a DuckDB database: {e}") from None
+            raise DiffError(f"{path}: cannot open as a DuckDB database: {e}", EXIT_INPUT) from None
         tables = {
             r[0]
             for r in self.con.execute(
@@ -299,7 +303,9 @@ class Workspace:
             ).fetchall()
         }
         if not {"keys", "dumps"} <= tables:
-            raise DiffError(f"{path} is not an rdbscan database (no keys or dumps table)")
+            raise DiffError(
+                f"{path} is not an rdbscan database (no keys or dumps table)", EXIT_INPUT
+            )
         if "rdbscan_meta" in tables:
             row = self.con.execute(
                 f"SELECT value FROM {name}.rdbscan_meta WHERE name = 'schema_version'"
@@ -307,7 +313,8 @@ class Workspace:
             if row is not None and row[0] != str(SCHEMA_VERSION):
                 raise DiffError(
                     f"{path}: written by an rdbscan with database schema {row[0]}, this one "
-                    f"uses schema {SCHEMA_VERSION}: load the dumps into a new database file"
+                    f"uses schema {SCHEMA_VERSION}: load the dumps into a new database file",
+                    EXIT_INPUT,
                 )
         self.catalogs[real] = name
         return name
@@ -692,7 +699,7 @@ def expand(patterns: Sequence[str]) -> list[str]:
         if any(c in p for c in "*?[") and not os.path.exists(p):
             found = sorted(glob.glob(p))
             if not found:
-                raise DiffError(f"{p}: no file matches")
+                raise DiffError(f"{p}: no file matches", EXIT_INPUT)
             out.extend(found)
         else:
             out.append(p)

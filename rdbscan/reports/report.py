@@ -19,7 +19,7 @@ from pathlib import Path
 
 import duckdb
 
-from ..db.connections import connect
+from ..db.connections import connect, memory_limit
 from ..db.macros import create_macros
 from ..db.store import StoreError, check_schema
 from ..errors import EXIT_FINDINGS as EXIT_FINDINGS
@@ -61,17 +61,17 @@ class ReportOptions:
     )
 
 
-# DuckDB memory for queries on an opened database.  The bundled queries stream over the `keys`
-# table (rkeys is a view) and keep aggregates, so they fit; what does not (a keyspace of unique
-# families, millions of keys breaking naming rules) spills to a temporary directory instead of
-# growing the process.
-MEMORY_LIMIT = "128MB"
+# DuckDB memory for queries on an opened database (db/connections.memory_limit(): 128 MB unless
+# --memory-limit or RDBSCAN_MEMORY_LIMIT says otherwise).  The bundled queries stream over the
+# `keys` table (rkeys is a view) and keep aggregates, so they fit; what does not (a keyspace of
+# unique families, millions of keys breaking naming rules) spills to a temporary directory
+# instead of growing the process.
 
 
 def open_database(path: str, read_only: bool = False) -> duckdb.DuckDBPyConnection:
     """Open a database rdbscan wrote and (re)create the macros; TEMP macros if it is read-only.
 
-    Queries get MEMORY_LIMIT and spill to a directory of their own under the system temporary
+    Queries get memory_limit() and spill to a directory of their own under the system temporary
     directory (DuckDB creates it when it first spills and removes it when the connection closes):
     the default, next to the database file, may not be writable.
     """
@@ -80,7 +80,7 @@ def open_database(path: str, read_only: bool = False) -> duckdb.DuckDBPyConnecti
     if is_dataset(path):  # a Parquet dataset: views over its files (docs/fleet.md)
         from .dataset import open_dataset
 
-        return open_dataset(path, MEMORY_LIMIT)
+        return open_dataset(path, memory_limit())
     if not Path(path).exists():
         raise FileNotFoundError(path)
     con = None
@@ -97,7 +97,7 @@ def open_database(path: str, read_only: bool = False) -> duckdb.DuckDBPyConnecti
         con = connect(path, read_only=True)
         create_macros(con, temporary=True)
     con.execute("SET enable_progress_bar = false")
-    con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
+    con.execute(f"SET memory_limit = '{memory_limit()}'")
     spill = os.path.join(tempfile.gettempdir(), f"rdbscan-{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
     try:
         con.execute("SET temp_directory = " + querylib.sql_literal(spill))
