@@ -7,11 +7,13 @@
 --          with the same size, encoding and expiry does not show: a dump's rows hold no digest of
 --          the value.
 --          Two steps, so that no hash table holds the whole keyspace with its names and columns:
---          `dcandidates` joins both sides on a 64-bit hash of (db, key) and keeps the hashes
---          present on one side only or whose hash of the compared columns differs; then the rows
---          of those keys alone are matched by name and compared column by column. A change is
---          missed only when a removed and an added key share both hashes (odds about
---          removed x added / 2^64).
+--          `dcandidates` groups both sides by a 64-bit hash of (db, key) and keeps the hashes not
+--          held exactly once by each side, or whose hash of the compared columns differs; then
+--          the rows of those keys alone are matched by name and compared column by column. A
+--          change is missed only when a removed and an added key share both hashes (odds about
+--          removed x added / 2^64). A GROUP BY, not a FULL OUTER JOIN of the two sides: DuckDB
+--          spills the aggregate within its memory limit, where the join of two 20 M-key sides
+--          failed at 128 MB in 2 runs of 7 (docs/diff.md, "Scale").
 -- params: none
 -- columns: change, db, key, pattern, then old_ and new_ type, encoding, length, max_elem_bytes,
 --   memory_bytes, expire_at_ms, ttl_ms, int_members (NULL on the side that does not hold the key)
@@ -23,10 +25,12 @@ WITH s AS (
            hash(rdb_type, length, max_elem_bytes, serialized_bytes, memory_bytes, expire_at_ms) AS fp
     FROM dsrc
 )
-SELECT DISTINCT coalesce(o.hk, n.hk) AS hk
-FROM (SELECT hk, fp FROM s WHERE side = 'old') AS o
-FULL OUTER JOIN (SELECT hk, fp FROM s WHERE side = 'new') AS n ON o.hk = n.hk
-WHERE o.hk IS NULL OR n.hk IS NULL OR o.fp <> n.fp;
+SELECT hk
+FROM s
+GROUP BY hk
+HAVING count(*) FILTER (WHERE side = 'old') <> 1
+    OR count(*) FILTER (WHERE side = 'new') <> 1
+    OR min(fp) <> max(fp);
 
 CREATE OR REPLACE TEMP TABLE dchanges AS
 WITH o AS (
