@@ -13,10 +13,11 @@ interrupt landing in the clean-up would leave the load half removed)."""
 from __future__ import annotations
 
 import os
-import re
 import weakref
 
 import duckdb
+
+from .sizes import parse_size
 
 _open: weakref.WeakSet = weakref.WeakSet()
 
@@ -27,29 +28,13 @@ _open: weakref.WeakSet = weakref.WeakSet()
 DEFAULT_MEMORY_LIMIT = "128MB"
 MEMORY_LIMIT_ENV = "RDBSCAN_MEMORY_LIMIT"
 MIN_MEMORY_LIMIT = 16 * 10**6  # below it DuckDB cannot run the bundled queries at all
-_SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(|b|kb|mb|gb|tb|kib|mib|gib|tib)\s*", re.I)
-_UNIT = {
-    "": 1,
-    "b": 1,
-    "kb": 10**3,
-    "mb": 10**6,
-    "gb": 10**9,
-    "tb": 10**12,
-    "kib": 1 << 10,
-    "mib": 1 << 20,
-    "gib": 1 << 30,
-    "tib": 1 << 40,
-}
 _chosen: dict[str, str | None] = {"limit": None}
 
 
 def parse_memory_limit(text: str) -> str:
     """A memory size as DuckDB's `SET memory_limit` takes it ("512MB", "2GiB"), checked; raises
     ValueError naming what is wrong."""
-    m = _SIZE.fullmatch(text)
-    if m is None:
-        raise ValueError(f"{text!r} is not a size (examples: 512MB, 2GB, 1GiB)")
-    size = int(float(m.group(1)) * _UNIT[m.group(2).lower()])
+    size = parse_size(text)
     if size < MIN_MEMORY_LIMIT:
         raise ValueError(f"{text!r} is below the 16MB minimum")
     return f"{size}B"

@@ -26,6 +26,7 @@ import duckdb
 from ..db.connections import connect, memory_limit
 from ..db.macros import create_macros
 from ..db.parquet import is_dataset
+from ..db.sizes import parse_size
 from ..db.store import SCHEMA_VERSION, is_database_file
 from ..errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_USAGE
 from . import querylib
@@ -587,19 +588,6 @@ FAIL_RULES = {
     "lost-ttl": (0, "keys that lost their expiry"),
 }
 
-_SIZE = re.compile(r"^([0-9]+(?:\.[0-9]+)?)\s*(B|KB|MB|GB|TB|KIB|MIB|GIB|TIB)?$", re.I)
-_UNIT = {
-    "B": 1,
-    "KB": 1000,
-    "MB": 1000**2,
-    "GB": 1000**3,
-    "TB": 1000**4,
-    "KIB": 1024,
-    "MIB": 1024**2,
-    "GIB": 1024**3,
-    "TIB": 1024**4,
-}
-
 
 def parse_threshold(text: str) -> tuple[float, bool]:
     """'20%' -> (20.0, True); '500MB' -> (500e6, False); '3' -> (3.0, False)."""
@@ -610,9 +598,10 @@ def parse_threshold(text: str) -> tuple[float, bool]:
         except ValueError:
             pass
     else:
-        m = _SIZE.match(text)
-        if m:
-            return float(m.group(1)) * _UNIT[(m.group(2) or "B").upper()], False
+        try:
+            return float(parse_size(text)), False
+        except ValueError:
+            pass
     raise DiffError(
         f"--fail-on: bad threshold {text!r} (a number, a size like 500MB, or a percentage like 20%)"
     )

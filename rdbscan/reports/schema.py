@@ -16,6 +16,7 @@ import tempfile
 from dataclasses import dataclass
 
 from .._version import __version__
+from ..db import sizes
 from ..db.macros import segment_delimiters
 from . import querylib
 
@@ -476,16 +477,6 @@ _DURATION_MS = {
     "d": 86_400_000,
     "w": 604_800_000,
 }
-_SIZE = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(b|kb|kib|mb|mib|gb|gib)?\s*", re.I)
-_SIZE_UNITS = {
-    "b": 1,
-    "kb": 1024,
-    "kib": 1024,
-    "mb": 1024**2,
-    "mib": 1024**2,
-    "gb": 1024**3,
-    "gib": 1024**3,
-}
 
 
 def parse_duration_ms(value) -> int:
@@ -510,10 +501,7 @@ def parse_size(value) -> int:
         if value < 0:
             raise ValueError
         return value
-    m = _SIZE.fullmatch(str(value))
-    if not m:
-        raise ValueError
-    return int(float(m.group(1)) * _SIZE_UNITS[(m.group(2) or "b").lower()])
+    return sizes.parse_size(str(value), kb=1024)
 
 
 @dataclass
