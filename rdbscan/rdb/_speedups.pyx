@@ -646,6 +646,112 @@ def intset_scan(bytes blob):
     return count, mx
 
 
+# --- LZF decoded in pieces (lzf_stream.py, docs/hostile-inputs.md) ---
+
+DEF LZF_WINDOW = 8192   # lzf_stream.WINDOW: the farthest an LZF back-reference reaches
+
+
+cdef class LZFStream:
+    """The compiled twin of lzf_stream.LZFStream: one LZF payload of `ulen` bytes decoded from
+    pieces of compressed input; ValueError in decode() or finish() where the pure twin raises."""
+    cdef readonly Py_ssize_t ulen, total
+    cdef uint8_t _tail[LZF_WINDOW]
+    cdef Py_ssize_t _tail_len
+    cdef uint8_t _pend[40]
+    cdef Py_ssize_t _pend_len
+
+    def __cinit__(self, Py_ssize_t ulen):
+        self.ulen = ulen
+        self.total = 0
+        self._tail_len = 0
+        self._pend_len = 0
+
+    def decode(self, bytes data):
+        """The output of the next piece of compressed bytes (at most 88 bytes per input byte)."""
+        cdef Py_ssize_t dlen = len(data), n = dlen + self._pend_len
+        cdef Py_ssize_t cap = self.ulen - self.total, tl = self._tail_len
+        if cap > 88 * n:
+            cap = 88 * n
+        cdef uint8_t* inp = <uint8_t*>PyBytes_AS_STRING(data)
+        cdef uint8_t* joined = NULL
+        cdef uint8_t* work = <uint8_t*>malloc(tl + cap + 1)
+        if work == NULL:
+            raise MemoryError()
+        if self._pend_len:
+            joined = <uint8_t*>malloc(n)
+            if joined == NULL:
+                free(work)
+                raise MemoryError()
+            memcpy(joined, self._pend, self._pend_len)
+            memcpy(joined + self._pend_len, inp, dlen)
+            inp = joined
+        memcpy(work, self._tail, tl)
+        cdef Py_ssize_t ip = 0, op = tl, oend = tl + cap, ln, dist, k
+        cdef unsigned int ctrl
+        cdef int err = 0
+        while ip < n:
+            ctrl = inp[ip]
+            if ctrl < 32:        # a literal run of ctrl + 1 bytes
+                ln = ctrl + 1
+                if ip + 1 + ln > n:
+                    break
+                if op + ln > oend:
+                    err = 1
+                    break
+                memcpy(work + op, inp + ip + 1, ln)
+                op += ln
+                ip += 1 + ln
+                continue
+            ln = ctrl >> 5
+            if ln == 7:          # a long back-reference: one more length byte
+                if ip + 2 >= n:
+                    break
+                ln += inp[ip + 1]
+                dist = ((ctrl & 0x1F) << 8) + inp[ip + 2] + 1
+                k = 3
+            else:
+                if ip + 1 >= n:
+                    break
+                dist = ((ctrl & 0x1F) << 8) + inp[ip + 1] + 1
+                k = 2
+            ln += 2
+            if dist > op:
+                err = 2
+                break
+            if op + ln > oend:
+                err = 1
+                break
+            ip += k
+            for k in range(ln):   # byte by byte: the source may overlap the output
+                work[op + k] = work[op - dist + k]
+            op += ln
+        if err:
+            free(work)
+            if joined != NULL:
+                free(joined)
+            if err == 2:
+                raise ValueError("LZF back-reference before the start of the output")
+            raise ValueError("LZF output longer than its header says")
+        self._pend_len = n - ip
+        memcpy(self._pend, inp + ip, n - ip)
+        if joined != NULL:
+            free(joined)
+        self.total += op - tl
+        out = PyBytes_FromStringAndSize(<char*>(work + tl), op - tl)
+        k = op if op < LZF_WINDOW else LZF_WINDOW
+        memcpy(self._tail, work + op - k, k)
+        self._tail_len = k
+        free(work)
+        return out
+
+    def finish(self):
+        """After the last piece: the payload ended on a whole instruction, at ulen bytes."""
+        if self._pend_len:
+            raise ValueError("LZF payload ends inside an instruction")
+        if self.total != self.ulen:
+            raise ValueError("LZF output shorter than its header says")
+
+
 # --- keys.family: the compiled twin of key_pattern (reference: tests/family_reference.py) ---
 
 DEF FAMILY_MAX_KEY = 4096   # tests/family_reference.py FAMILY_MAX_KEY

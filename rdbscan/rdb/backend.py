@@ -22,7 +22,7 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-from . import blobs
+from . import blobs, lzf_stream
 
 REBUILD_HINT = "pip install -e . (or python setup.py build_ext --inplace)"
 PURE_PYTHON = os.environ.get("RDBSCAN_PURE_PYTHON", "") not in ("", "0")
@@ -66,15 +66,18 @@ if not PURE_PYTHON:
 
 skip_elements: Callable[..., Any] | None
 KeyColumns: Any
+LZFStream: Any
 if compiled is not None:
     listpack_scan = compiled.listpack_scan
     ziplist_scan = compiled.ziplist_scan
+    LZFStream = compiled.LZFStream  # LZF decoded in pieces (lzf_stream.py)
     # bulk skip of hashtable-encoded elements, and the batch of key rows the record loop fills
     skip_elements = compiled.skip_elements
     KeyColumns = compiled.KeyColumns
 else:
     listpack_scan = blobs.listpack_scan
     ziplist_scan = blobs.ziplist_scan
+    LZFStream = lzf_stream.LZFStream
     skip_elements = None
     KeyColumns = None
 
