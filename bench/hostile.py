@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 import rdbwriter as W  # noqa: E402  (tests/rdbwriter.py: byte-exact record builders)
 
 sys.path.insert(0, str(ROOT))
-from rdbscan.errors import EXIT_DAMAGED  # noqa: E402  (docs/exit-codes.md)
+from rdbscan.errors import EXIT_CHECKSUM, EXIT_DAMAGED  # noqa: E402  (docs/exit-codes.md)
 
 MAX_RSS_MB = 300  # every case: peak RSS of the loading process
 MAX_SECONDS_PER_MB = 2.0  # the benchmark's bound on load time per MB of input (not in tests)
@@ -104,6 +104,149 @@ def _check_long(n: int, size: int):
         assert got == (n, n, size, KEY_KEEP), got
 
     return check
+
+
+def _lzf_repeat(head: bytes, block: bytes, times: int, tail: bytes) -> tuple[bytes, int]:
+    """(LZF payload, its uncompressed length) of head + block * times + tail, never built
+    whole: liblzf compresses `block` once and the result is repeated (back-references are
+    relative, so compressed pieces concatenate); head and tail are literal runs."""
+    import lzf
+
+    def literal(b: bytes) -> bytes:
+        return b"".join(
+            bytes([len(b[i : i + 32]) - 1]) + b[i : i + 32] for i in range(0, len(b), 32)
+        )
+
+    comp = lzf.compress(block)
+    return literal(head) + comp * times + literal(tail), len(head) + len(block) * times + len(tail)
+
+
+_LP_PAIR = W._lp_entry(b"field:0000007") + W._lp_entry(b"v" * 40)  # 57 bytes
+_LP_BLOCK = _LP_PAIR * 18396  # 1 MiB of field/value pairs
+
+
+def _lzf_value(mib: int, cut: int = 0):
+    """100 small keys, then a hash listpack (type 16) of about `mib` MiB, LZF-compressed (a few
+    MB of file), then one more key.  With `cut`, the payload loses its last `cut` bytes and its
+    STR claims them anyway: it does not decompress to its length (found at the end)."""
+
+    def make(d: Path) -> Path:
+        import struct
+
+        times = mib
+        total = 6 + len(_LP_BLOCK) * times + 1
+        payload, ulen = _lzf_repeat(struct.pack("<IH", total, 65535), _LP_BLOCK, times, b"\xff")
+        if cut:
+            payload = payload[:-cut]
+        value = b"\xc3" + W.length(len(payload)) + W.length(ulen) + payload
+        keys = b"".join(W.key(0, b"small:%d" % i, W.string(b"v")) for i in range(100))
+        body = b"\xfe\x00" + keys + W.key(16, "big", value) + W.key(0, "after", W.string("v"))
+        path = d / f"lzf_listpack_{mib}MiB.rdb"
+        path.write_bytes(W.rdb(body, version=11))
+        return path
+
+    return make
+
+
+def _check_big_hash(mib: int):
+    def check(con) -> None:
+        got = con.execute("SELECT length, max_elem_bytes FROM keys WHERE key = 'big'").fetchone()
+        assert got == (len(_LP_BLOCK) // len(_LP_PAIR) * mib, 40), got
+
+    return check
+
+
+def _plain_value(mib: int):
+    """100 small keys, then a plain (uncompressed) hash listpack of `mib` MiB, then one key;
+    written as it goes."""
+
+    def make(d: Path) -> Path:
+        import struct
+
+        path = d / f"plain_listpack_{mib}MiB.rdb"
+        total = 6 + len(_LP_BLOCK) * mib + 1
+        crc = 0
+        with open(path, "wb") as f:
+
+            def out(data: bytes) -> None:
+                nonlocal crc
+                crc = W.CRC.calc(data, crc)
+                f.write(data)
+
+            out(b"REDIS0011\xfe\x00")
+            out(b"".join(W.key(0, b"small:%d" % i, W.string(b"v")) for i in range(100)))
+            out(b"\x10" + W.string(b"big") + W.length(total) + struct.pack("<IH", total, 65535))
+            for _ in range(mib):
+                out(_LP_BLOCK)
+            out(b"\xff" + W.key(0, "after", W.string("v")) + b"\xff")
+            f.write(crc.to_bytes(8, "little"))
+        return path
+
+    return make
+
+
+def _lzf_key(mib: int):
+    """An LZF-compressed key name of about `mib` MiB (a {hashtag}, then a repeated pattern)
+    after 100 small keys."""
+
+    def make(d: Path) -> Path:
+        payload, ulen = _lzf_repeat(b"name:{tag}:", b"abcdefgh" * (1 << 17), mib, b"")
+        name = b"\xc3" + W.length(len(payload)) + W.length(ulen) + payload
+        keys = b"".join(W.key(0, b"small:%d" % i, W.string(b"v")) for i in range(100))
+        path = d / f"lzf_key_{mib}MiB.rdb"
+        path.write_bytes(W.rdb(b"\xfe\x00" + keys + b"\x00" + name + W.string(b"v"), version=11))
+        return path
+
+    return make
+
+
+def _check_lzf_key(mib: int):
+    def check(con) -> None:
+        from rdbscan.db.rows import KEY_KEEP
+        from rdbscan.model.slots import key_slot
+
+        got = con.execute(
+            "SELECT key_length, strlen(key), slot FROM keys WHERE key_truncated"
+        ).fetchall()
+        assert got == [(11 + (mib << 20), KEY_KEEP, key_slot(b"{tag}"))], got
+
+    return check
+
+
+def _big_stream_node(mib: int):
+    """100 small keys, a stream (type 15) whose one node holds an entry of `mib` values of
+    1 MiB (its listpack longer than blob_stream.DECODE_MAX), then one more key."""
+
+    def make(d: Path) -> Path:
+        import struct
+
+        fields = [b"f%d" % i for i in range(mib)]
+        values = [b"v" * (1 << 20)] * mib
+        lp = W.listpack([1, 0, mib, *fields, 0, 2, 0, 0, *values, mib + 3])
+        value = W.length(1) + W.string(struct.pack(">QQ", 1, 0)) + W.string(lp)
+        value += W.length(1) + W.length(1) + W.length(0) + W.length(0)
+        keys = b"".join(W.key(0, b"small:%d" % i, W.string(b"v")) for i in range(100))
+        body = b"\xfe\x00" + keys + W.key(15, "events", value) + W.key(0, "after", W.string("v"))
+        path = d / f"stream_node_{mib}MiB.rdb"
+        path.write_bytes(W.rdb(body, version=11))
+        return path
+
+    return make
+
+
+def _lzf_aux(mib: int):
+    """An aux field whose value is an LZF string of about `mib` MiB, then 100 small keys."""
+
+    def make(d: Path) -> Path:
+        payload, ulen = _lzf_repeat(b"", b"abcdefgh" * (1 << 17), mib, b"")
+        aux = b"\xfa" + W.string(b"big-aux") + b"\xc3" + W.length(len(payload))
+        aux += W.length(ulen) + payload
+        keys = b"".join(W.key(0, b"small:%d" % i, W.string(b"v")) for i in range(100))
+        path = d / f"lzf_aux_{mib}MiB.rdb"
+        path.write_bytes(W.rdb(aux + b"\xfe\x00" + keys, version=11))
+        return path
+
+    return make
 
 
 def _gzip_bomb(small: int, zeros: int, values: int = 1):
@@ -223,6 +366,84 @@ CASES = [
         keys=20100,
         check=_check_long(20000, 10 << 10),
         fast=False,
+    ),
+    # LZF amplification: blobs longer than blob_stream.WHOLE_MAX (8 MiB) are walked as a stream,
+    # LZF ones decoded in pieces (rdb/lzf_stream.py); LZF key names stream into the long name.
+    Case(
+        "lzf_listpack_128MiB",
+        _lzf_value(128),
+        keys=102,
+        check=_check_big_hash(128),
+        seconds_per_mb=10,
+    ),
+    Case(
+        "lzf_listpack_256MiB",
+        _lzf_value(256),
+        keys=102,
+        check=_check_big_hash(256),
+        fast=False,
+        seconds_per_mb=10,
+    ),
+    Case(
+        "lzf_listpack_1GiB",
+        _lzf_value(1023),
+        keys=102,
+        check=_check_big_hash(1023),
+        fast=False,
+        seconds_per_mb=10,
+    ),
+    # 1 GiB claimed, the payload 9 bytes short: found at its end, refused as before (exit 4).
+    Case(
+        "lzf_listpack_1GiB_cut",
+        _lzf_value(1023, cut=9),
+        exit_code=EXIT_DAMAGED,
+        keys=100,
+        says="LZF data does not decompress to 1072689163 bytes",
+        seconds_per_mb=10,
+    ),
+    Case(
+        "plain_listpack_256MiB",
+        _plain_value(256),
+        keys=102,
+        check=_check_big_hash(256),
+        fast=False,
+    ),
+    Case("lzf_key_128MiB", _lzf_key(128), keys=101, check=_check_lzf_key(128), seconds_per_mb=10),
+    Case(
+        "lzf_key_256MiB",
+        _lzf_key(256),
+        keys=101,
+        check=_check_lzf_key(256),
+        fast=False,
+        seconds_per_mb=10,
+    ),
+    # Aux fields (and function sources, consumer names) keep their head (parser.HEAD_KEEP).
+    Case(
+        "lzf_aux_128MiB", _lzf_aux(128), keys=100, says="1 aux values cut short", seconds_per_mb=10
+    ),
+    Case(
+        "lzf_aux_256MiB",
+        _lzf_aux(256),
+        keys=100,
+        says="1 aux values cut short",
+        fast=False,
+        seconds_per_mb=10,
+    ),
+    # Stream nodes are decoded entry by entry: one longer than blob_stream.DECODE_MAX is refused.
+    Case(
+        "stream_node_9MiB",
+        _big_stream_node(9),
+        exit_code=EXIT_DAMAGED,
+        keys=100,
+        says="is longer than rdbscan decodes entry by entry (8388608 bytes)",
+    ),
+    Case(
+        "stream_node_9MiB_skip_bad",
+        _big_stream_node(9),
+        exit_code=EXIT_CHECKSUM,  # --skip-bad left a key out
+        keys=101,
+        args=["--skip-bad"],
+        says="is longer than rdbscan decodes entry by entry",
     ),
     # Decompression (source.MAX_RATIO after RATIO_FLOOR, source.XZ_MEMLIMIT): refused with one
     # line, exit 4, the keys read before kept; --allow-ratio reads the bomb.

@@ -100,7 +100,7 @@ def test_every_compiled_twin_names_the_tests_that_compare_it():
     assert {r[0] for r in rows} == public
     tests = "".join(
         (root / "tests" / f).read_text()
-        for f in ("test_speedups.py", "test_family.py", "test_lzf_stream.py")
+        for f in ("test_speedups.py", "test_family.py", "test_blob_stream.py", "test_lzf_stream.py")
     )
     defined = set(re.findall(r"^def (test_\w+)", tests, re.M))
     named = set()

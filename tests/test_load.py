@@ -249,7 +249,7 @@ def _parsed_keys(path: Path) -> list:
                     typ,
                     rec.encoding,
                     rec.rdb_type,
-                    len(rec.key),
+                    rec.key_length,
                     rec.idle,
                     rec.freq,
                     ttl and ttl.fields_with_ttl,

@@ -646,7 +646,7 @@ def intset_scan(bytes blob):
     return count, mx
 
 
-# --- LZF decoded in pieces (lzf_stream.py, docs/hostile-inputs.md) ---
+# --- blobs longer than blob_stream.WHOLE_MAX, walked as a stream (docs/hostile-inputs.md) ---
 
 DEF LZF_WINDOW = 8192   # lzf_stream.WINDOW: the farthest an LZF back-reference reaches
 
@@ -750,6 +750,225 @@ cdef class LZFStream:
             raise ValueError("LZF payload ends inside an instruction")
         if self.total != self.ulen:
             raise ValueError("LZF output shorter than its header says")
+
+
+def listpack_stream_scan(src, bint members_only=False):
+    """The compiled twin of blob_stream.listpack_stream_scan: listpack_scan over a
+    blob_source.BlobSource (the same results, refusals and errors)."""
+    cdef Py_ssize_t n = src.n
+    if n < 7:
+        raise BlobError(f"listpack of {n} bytes is shorter than its 7-byte minimum")
+    cdef bytes buf
+    cdef Py_ssize_t off, end
+    buf, off = src.window(0, 16)
+    cdef const uint8_t* b = <const uint8_t*>(<char*>buf)
+    end = off + len(buf)
+    cdef uint32_t total = _u32le(b)
+    if total != n:
+        raise BlobError(f"listpack header says {total} bytes but the blob has {n}")
+    cdef int hdr = b[4] | (b[5] << 8)
+    cdef Py_ssize_t p = 6, i = 0, mx = 0, last = n - 1, ln, sz, q, x
+    cdef Py_ssize_t bad_p = -1, bad_sz = 0
+    cdef int64_t bad_back = 0, back
+    cdef uint8_t c
+    cdef int v
+    while True:
+        if p + 10 > end and end < n:
+            buf, off = src.window(p - 8 if p > 8 else 0, p + 10)
+            b = <const uint8_t*>(<char*>buf)
+            end = off + len(buf)
+        x = p - off
+        c = b[x]          # p <= last here
+        if p == last:
+            break
+        if c < 0x80:
+            ln = 1 if c < 10 else (2 if c < 100 else 3)
+            sz = 1
+        elif c < 0xC0:
+            ln = c & 0x3F
+            sz = 1 + ln
+        elif c < 0xE0:
+            if p + 1 >= n:
+                raise BlobError("listpack entry runs past the end of the blob")
+            v = ((c & 0x1F) << 8) | b[x + 1]
+            ln = _int_text_len(v - 8192 if v >= 4096 else v)
+            sz = 2
+        elif c < 0xF0:
+            if p + 1 >= n:
+                raise BlobError("listpack entry runs past the end of the blob")
+            ln = ((c & 0x0F) << 8) | b[x + 1]
+            sz = 2 + ln
+        elif c == 0xF0:
+            if p + 5 > n:
+                raise BlobError("listpack entry runs past the end of the blob")
+            ln = _u32le(b + x + 1)
+            sz = 5 + ln
+        elif c == 0xF1:
+            if p + 3 > n:
+                raise BlobError("listpack entry runs past the end of the blob")
+            ln = _int_text_len(<int16_t>(b[x + 1] | (b[x + 2] << 8)))
+            sz = 3
+        elif c == 0xF2:
+            if p + 4 > n:
+                raise BlobError("listpack entry runs past the end of the blob")
+            v = b[x + 1] | (b[x + 2] << 8) | (b[x + 3] << 16)
+            ln = _int_text_len(v - 0x1000000 if v >= 0x800000 else v)
+            sz = 4
+        elif c == 0xF3:
+            if p + 5 > n:
+                raise BlobError("listpack entry runs past the end of the blob")
+            ln = _int_text_len(<int32_t>_u32le(b + x + 1))
+            sz = 5
+        elif c == 0xF4:
+            if p + 9 > n:
+                raise BlobError("listpack entry runs past the end of the blob")
+            ln = _int_text_len(<int64_t>_u64le(b + x + 1))
+            sz = 9
+        elif c == 0xFF:
+            break
+        else:
+            raise BlobError(f"listpack entry at {p} has invalid encoding byte 0x{c:02x}")
+        q = p + sz + _backlen(sz)
+        if q > last:
+            raise BlobError("listpack entry runs past the end of the blob")
+        if q > end:       # the entry ends past the window: its back-length is what is needed
+            buf, off = src.window(q - 5, q + 10)
+            b = <const uint8_t*>(<char*>buf)
+            end = off + len(buf)
+        if (b[q - 1 - off] != sz or sz > 127) and bad_p < 0:
+            back = _decoded_backlen(b, q - 1 - off)
+            if back != sz:
+                bad_p, bad_back, bad_sz = p, back, sz
+        p = q
+        if ln > mx and (not members_only or not i & 1):
+            mx = ln
+        i += 1
+    if p != last:
+        raise BlobError(f"listpack end marker at {p}, expected at {last}")
+    if bad_p >= 0:
+        raise BlobRefused(f"listpack entry at {bad_p} has back-length {bad_back}, not its size "
+                          f"{bad_sz}", "listpack back-length", (i, mx))
+    if hdr != i and hdr != 65535:
+        raise BlobRefused(f"listpack header counts {hdr} entries, it holds {i}",
+                          "listpack count", (i, mx))
+    if b[last - off] != 0xFF:
+        raise BlobRefused(f"listpack ends with 0x{b[last - off]:02x}, not 0xff",
+                          "listpack terminator", (i, mx))
+    return i, mx
+
+
+def ziplist_stream_scan(src, bint members_only=False):
+    """The compiled twin of blob_stream.ziplist_stream_scan: ziplist_scan over a
+    blob_source.BlobSource (the same results, refusals and errors)."""
+    cdef Py_ssize_t n = src.n
+    if n < 11:
+        raise BlobError(f"ziplist of {n} bytes is shorter than its 11-byte minimum")
+    cdef bytes buf
+    cdef Py_ssize_t off, end
+    buf, off = src.window(0, 16)
+    cdef const uint8_t* b = <const uint8_t*>(<char*>buf)
+    end = off + len(buf)
+    cdef uint32_t total = _u32le(b)
+    if total != n:
+        raise BlobError(f"ziplist header says {total} bytes but the blob has {n}")
+    cdef uint32_t tail = _u32le(b + 4), prevlen
+    cdef int hdr = b[8] | (b[9] << 8)
+    cdef Py_ssize_t p = 10, i = 0, mx = 0, last = n - 1, ln, q, x
+    cdef Py_ssize_t start = 0, prev = 0
+    cdef Py_ssize_t bad_p = -1, bad_prev = 0, bad_size = 0
+    cdef uint8_t c, e
+    cdef int v
+    while True:
+        if p + 16 > end and end < n:
+            buf, off = src.window(p, p + 16)
+            b = <const uint8_t*>(<char*>buf)
+            end = off + len(buf)
+        x = p - off
+        c = b[x]          # p <= last here
+        if c == 0xFF or p == last:
+            break
+        if c < 254:
+            prevlen = c
+            q = p + 1
+        else:
+            if p + 5 > n:
+                raise BlobError("ziplist entry runs past the end of the blob")
+            prevlen = _u32le(b + x + 1)
+            q = p + 5
+        if prevlen != <uint64_t>prev and bad_p < 0:
+            bad_p, bad_prev, bad_size = p, prevlen, prev
+        start = p
+        p = q
+        if p >= n:
+            raise BlobError("ziplist entry runs past the end of the blob")
+        x = p - off
+        e = b[x]
+        if e >> 6 == 0:
+            ln = e & 0x3F
+            p += 1 + ln
+        elif e >> 6 == 1:
+            if p + 1 >= n:
+                raise BlobError("ziplist entry runs past the end of the blob")
+            ln = ((e & 0x3F) << 8) | b[x + 1]
+            p += 2 + ln
+        elif e == 0x80:
+            if p + 5 > n:
+                raise BlobError("ziplist entry runs past the end of the blob")
+            ln = _u32be(b + x + 1)
+            p += 5 + ln
+        elif e == 0xC0:
+            if p + 3 > n:
+                raise BlobError("ziplist entry runs past the end of the blob")
+            ln = _int_text_len(<int16_t>(b[x + 1] | (b[x + 2] << 8)))
+            p += 3
+        elif e == 0xD0:
+            if p + 5 > n:
+                raise BlobError("ziplist entry runs past the end of the blob")
+            ln = _int_text_len(<int32_t>_u32le(b + x + 1))
+            p += 5
+        elif e == 0xE0:
+            if p + 9 > n:
+                raise BlobError("ziplist entry runs past the end of the blob")
+            ln = _int_text_len(<int64_t>_u64le(b + x + 1))
+            p += 9
+        elif e == 0xF0:
+            if p + 4 > n:
+                raise BlobError("ziplist entry runs past the end of the blob")
+            v = b[x + 1] | (b[x + 2] << 8) | (b[x + 3] << 16)
+            ln = _int_text_len(v - 0x1000000 if v >= 0x800000 else v)
+            p += 4
+        elif e == 0xFE:
+            if p + 1 >= n:
+                raise BlobError("ziplist entry runs past the end of the blob")
+            ln = _int_text_len(<int8_t>b[x + 1])
+            p += 2
+        elif 0xF1 <= e <= 0xFD:
+            ln = 2 if e >= 0xFB else 1  # immediates 0..12
+            p += 1
+        else:
+            raise BlobError(f"ziplist entry at {p} has invalid encoding byte 0x{e:02x}")
+        if p > last:
+            raise BlobError("ziplist entry runs past the end of the blob")
+        prev = p - start
+        if ln > mx and (not members_only or not i & 1):
+            mx = ln
+        i += 1
+    if p != last:
+        raise BlobError(f"ziplist end marker at {p}, expected at {last}")
+    if bad_p >= 0:
+        raise BlobRefused(f"ziplist entry at {bad_p} has previous-entry length {bad_prev}, not "
+                          f"{bad_size}", "ziplist previous length", (i, mx))
+    if tail > <uint64_t>last or (i and tail != <uint64_t>start):
+        raise BlobRefused(f"ziplist tail offset {tail} is not its last entry's offset {start}"
+                          if i else f"ziplist tail offset {tail} points past its end",
+                          "ziplist tail", (i, mx))
+    if hdr != i and hdr != 65535:
+        raise BlobRefused(f"ziplist header counts {hdr} entries, it holds {i}", "ziplist count",
+                          (i, mx))
+    if b[last - off] != 0xFF:
+        raise BlobRefused(f"ziplist ends with 0x{b[last - off]:02x}, not 0xff",
+                          "ziplist terminator", (i, mx))
+    return i, mx
 
 
 # --- keys.family: the compiled twin of key_pattern (reference: tests/family_reference.py) ---

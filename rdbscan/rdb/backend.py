@@ -22,7 +22,7 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-from . import blobs, lzf_stream
+from . import blob_stream, blobs, lzf_stream
 
 REBUILD_HINT = "pip install -e . (or python setup.py build_ext --inplace)"
 PURE_PYTHON = os.environ.get("RDBSCAN_PURE_PYTHON", "") not in ("", "0")
@@ -70,7 +70,10 @@ LZFStream: Any
 if compiled is not None:
     listpack_scan = compiled.listpack_scan
     ziplist_scan = compiled.ziplist_scan
-    LZFStream = compiled.LZFStream  # LZF decoded in pieces (lzf_stream.py)
+    # blobs longer than blob_stream.WHOLE_MAX: LZF decoded in pieces, walked through a window
+    LZFStream = compiled.LZFStream
+    listpack_stream_scan = compiled.listpack_stream_scan
+    ziplist_stream_scan = compiled.ziplist_stream_scan
     # bulk skip of hashtable-encoded elements, and the batch of key rows the record loop fills
     skip_elements = compiled.skip_elements
     KeyColumns = compiled.KeyColumns
@@ -78,6 +81,8 @@ else:
     listpack_scan = blobs.listpack_scan
     ziplist_scan = blobs.ziplist_scan
     LZFStream = lzf_stream.LZFStream
+    listpack_stream_scan = blob_stream.listpack_stream_scan
+    ziplist_stream_scan = blob_stream.ziplist_stream_scan
     skip_elements = None
     KeyColumns = None
 

@@ -6,9 +6,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from . import constants as C
-from .backend import listpack_scan, skip_elements, ziplist_scan
+from .backend import (
+    listpack_scan,
+    listpack_stream_scan,
+    skip_elements,
+    ziplist_scan,
+    ziplist_stream_scan,
+)
+from .blob_stream import intset_stream_scan, zipmap_stream_scan
 from .blobs import LP_HEADER_AND_END, intset_scan, lp_string_entry_bytes, zipmap_scan
 from .errors import BlobError, BlobRefused
+from .reader import LZFError
 from .values import ValueReader
 
 if TYPE_CHECKING:
@@ -16,6 +24,14 @@ if TYPE_CHECKING:
 
 
 _LAYOUT_STR, _LAYOUT_PAIR, _LAYOUT_ZSET_BINARY, _LAYOUT_ZSET_TEXT = 0, 1, 2, 3
+
+# The walker of a blob longer than blob_stream.WHOLE_MAX, by the walker of a whole one.
+_STREAMED = {
+    listpack_scan: listpack_stream_scan,
+    ziplist_scan: ziplist_stream_scan,
+    intset_scan: intset_stream_scan,
+    zipmap_scan: zipmap_stream_scan,
+}
 
 
 class CollectionValues(ValueReader):
@@ -29,11 +45,20 @@ class CollectionValues(ValueReader):
         r.ints_skipped += ints
         return i + done, (m if m > mx else mx)
 
-    def refusable(self, start: int, walk, blob: bytes, *args) -> tuple:
-        """walk(blob, *args) of the blob at file offset `start`; a blob Redis would refuse
-        though it reads (BlobRefused) is flagged (refuse) and its figures kept."""
+    def refusable(self, start: int, walk, blob, *args) -> tuple:
+        """walk(blob, *args) of the blob at file offset `start` (bytes, or a BlobSource walked
+        by walk's streamed twin); a blob Redis would refuse though it reads (BlobRefused) is
+        flagged (refuse) and its figures kept."""
         try:
-            return walk(blob, *args)
+            if isinstance(blob, bytes):
+                return walk(blob, *args)
+            try:
+                return blob.walk(_STREAMED[walk], *args)
+            except LZFError as e:  # found while streaming: as blob_source() would have
+                e.key, e.rdb_type = self.key, self.rdb_type
+                blob.length = 0
+                self.recover(e)
+                raise BlobError("LZF data does not decompress") from None
         except BlobRefused as e:
             t = self.rdb_type
             self.refuse(
@@ -146,7 +171,7 @@ class CollectionValues(ValueReader):
         """Types whose value is one blob string: ziplists, listpacks, intsets, zipmaps."""
         t = rec.rdb_type
         start = self.r.tell()
-        blob = self.blob("encoded value")
+        blob = self.blob_source("encoded value")
         try:
             if t in (C.RDB_TYPE_HASH_LISTPACK, C.RDB_TYPE_ZSET_LISTPACK, C.RDB_TYPE_SET_LISTPACK):
                 count, mx = self.refusable(
@@ -159,7 +184,7 @@ class CollectionValues(ValueReader):
             elif t == C.RDB_TYPE_SET_INTSET:
                 count, mx = self.refusable(start, intset_scan, blob)
             elif t == C.RDB_TYPE_HASH_ZIPMAP:
-                count, mx = zipmap_scan(blob)
+                count, mx = self.refusable(start, zipmap_scan, blob)
             else:
                 count, mx = self.refusable(start, ziplist_scan, blob, t == C.RDB_TYPE_ZSET_ZIPLIST)
                 if t != C.RDB_TYPE_LIST_ZIPLIST:
@@ -203,7 +228,7 @@ class CollectionValues(ValueReader):
                     f"quicklist node container {container} is neither 1 (plain) nor 2 (packed)"
                 )
             start = r.tell()
-            blob = self.blob("quicklist node")
+            blob = self.blob_source("quicklist node")
             try:
                 c, m = self.refusable(start, listpack_scan if v2 else ziplist_scan, blob)
             except BlobError as e:

@@ -27,6 +27,10 @@ class LongName:
     __slots__ = ("head", "length", "_hash", "_crc", "_tag_crc", "_tag_len", "_phase")
 
     def __init__(self) -> None:
+        self.clear()
+
+    def clear(self) -> None:
+        """Forget what was fed (an LZF name that turned out not to decompress)."""
         self.head = b""
         self.length = 0
         self._hash = hashlib.blake2b(digest_size=8)

@@ -73,7 +73,7 @@ class LZFStream:
         if self.total > self.ulen:
             raise ValueError("LZF output longer than its header says")
         self._tail = bytes(out[-WINDOW:])
-        return bytes(out[base:])
+        return bytes(memoryview(out)[base:])
 
     def finish(self) -> None:
         """After the last piece: the payload ended on a whole instruction, at ulen bytes."""

@@ -19,7 +19,9 @@ import re
 from collections.abc import Iterator
 
 from ..model.kv import EMBED_KEYS, EMBED_VALUES, embed_table, kv_layout
+from . import blob_stream
 from . import constants as C
+from .backend import LZFStream
 from .collection_values import CollectionValues
 from .errors import CorruptError, NotRDBError, RDBError, TruncatedError, UnsupportedError
 from .hash_ttl_values import FieldTTLValues
@@ -51,6 +53,9 @@ MAX_SKIPPED_KEPT = 100
 # by kind, and the load says so (dumps.cut, a warning; docs/hostile-inputs.md).
 MAX_KEPT_AUX = 1_000  # distinct aux field names
 MAX_AUX_VALUE = 4_096  # characters of an aux field's value
+# Bytes kept of strings that are not keys or values (aux fields, function sources, stream
+# consumer names): the rest is read past, never held (docs/hostile-inputs.md).
+HEAD_KEEP = 4 * MAX_AUX_VALUE
 MAX_KEPT_FUNCTIONS = 1_000  # function libraries named
 MAX_KEPT_MODULE_AUX = 1_000  # module aux records named
 MAX_KEPT_SLOT_INFO = C.CLUSTER_SLOTS  # slot-info records (a real dump has one per slot)
@@ -143,7 +148,7 @@ class _Parser(CollectionValues, FieldTTLValues, StreamValues, ModuleValues):
         self.drain_tail = drain_tail
         self.tail_peek = tail_peek
         self.tail_ready = tail_ready
-        self.bad: CorruptError | None = None  # skip_bad: what is wrong with the current value
+        self.bad: RDBError | None = None  # skip_bad: what is wrong with the current value
 
     # -- errors --------------------------------------------------------------------------
 
@@ -218,7 +223,7 @@ class _Parser(CollectionValues, FieldTTLValues, StreamValues, ModuleValues):
                     r.base,
                     db,
                     string_encoding,
-                    r.max_item,
+                    min(r.max_item, blob_stream.WHOLE_MAX),  # longer LZF blobs: streamed
                     info.version_tuple() >= (7, 2),
                     embed or None,
                 )
@@ -362,14 +367,14 @@ class _Parser(CollectionValues, FieldTTLValues, StreamValues, ModuleValues):
                 self.add_slot_info(slot, keys, expires)
                 info.slot_info_source = "opcode-244"
             elif t == C.RDB_OPCODE_FUNCTION2:
-                code = r.string("function library")
+                code, _ = r.string_head("function library", HEAD_KEEP)
                 if info.keep("functions", len(info.functions), MAX_KEPT_FUNCTIONS):
                     info.functions.append(_library_name(code))
             elif t == C.RDB_OPCODE_FUNCTION_PRE_GA:
-                fname = r.string("function name")
-                r.string("function engine")
+                fname, _ = r.string_head("function name", HEAD_KEEP)
+                r.string_head("function engine", 0)
                 if r.length("function description flag"):
-                    r.string("function description")
+                    r.string_head("function description", 0)
                 r.skip_string("function code")
                 if info.keep("functions", len(info.functions), MAX_KEPT_FUNCTIONS):
                     info.functions.append(fname.decode("utf-8", "backslashreplace"))
@@ -398,8 +403,13 @@ class _Parser(CollectionValues, FieldTTLValues, StreamValues, ModuleValues):
     # -- opcodes -------------------------------------------------------------------------
     def aux(self, off: int) -> None:
         r, info = self.r, self.info
-        k = r.string("aux field name").decode("utf-8", "backslashreplace")
-        v = r.string("aux field value").decode("utf-8", "backslashreplace")
+        name, name_len = r.string_head("aux field name", HEAD_KEEP)
+        value, value_len = r.string_head("aux field value", HEAD_KEEP)
+        k = name.decode("utf-8", "backslashreplace")
+        v = value.decode("utf-8", "backslashreplace")
+        if name_len > HEAD_KEEP:  # no server writes one: counted, not kept
+            info.cut["aux"] = info.cut.get("aux", 0) + 1
+            return
         if k == "slot-info":
             # Valkey 8 cluster mode: "<slot>,<keys>,<expires>" before each slot's keys; Valkey 9
             # adds ",<keys with volatile items>" (hash-field TTLs).  Valkey's rdbLoad reads the
@@ -424,7 +434,7 @@ class _Parser(CollectionValues, FieldTTLValues, StreamValues, ModuleValues):
         elif k == "lua":
             info.aux["lua"] = str(int(info.aux.get("lua", "0")) + 1)
         elif k in info.aux or info.keep("aux", len(info.aux), MAX_KEPT_AUX):
-            if len(v) > MAX_AUX_VALUE:
+            if len(v) > MAX_AUX_VALUE or value_len > HEAD_KEEP:
                 info.cut["aux_value"] = info.cut.get("aux_value", 0) + 1
                 v = v[:MAX_AUX_VALUE]
             info.aux[k] = v
@@ -566,7 +576,7 @@ def parse(
     extent is known (a blob that does not decode) is left out and counted in
     `info.skipped_keys` instead.  With `drain_tail` and an unknown size, the bytes after the
     RDB are read and counted (`info.trailing_bytes`)."""
-    reader = Reader(stream, size=size, crc=verify_crc, initial=initial)
+    reader = Reader(stream, size=size, crc=verify_crc, initial=initial, lzf_decoder=LZFStream)
     parser = _Parser(
         reader,
         info,

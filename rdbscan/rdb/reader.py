@@ -15,6 +15,7 @@ from struct import Struct
 import anycrc
 import lzf
 
+from . import blob_source, lzf_stream
 from .errors import CorruptError, TruncatedError
 from .long_names import KEY_KEEP
 
@@ -91,6 +92,7 @@ class Reader:
         "eof",
         "max_item",
         "name",
+        "lzf_decoder",
     )
 
     def __init__(
@@ -101,8 +103,11 @@ class Reader:
         crc: bool = True,
         max_item: int = MAX_ITEM,
         initial: bytes = b"",
+        lzf_decoder=lzf_stream.LZFStream,
     ):
         self.stream = stream
+        # LZF payloads decoded in pieces (backend.LZFStream: the parser passes the compiled one)
+        self.lzf_decoder = lzf_decoder
         self.buf = initial
         self.pos = 0
         self.base = 0
@@ -307,10 +312,63 @@ class Reader:
             return U64BE.unpack_from(buf, pos + 1)[0], False
         raise CorruptError(f"{what}: unknown length encoding 0x{b0:02x}", self.tell())
 
-    def string(self, what: str = "string", long=None) -> bytes:
+    def pieces(self, n: int, what: str, start: int):
+        """The next n bytes in pieces of at most blob_source.PIECE bytes, never held together
+        (TruncatedError at `start` if the input ends first, as need() says it)."""
+        left = n
+        while left:
+            avail = len(self.buf) - self.pos
+            if not avail:
+                if not self.fill(1):
+                    raise TruncatedError(
+                        f"unexpected end of input at byte {self.tell()}: {what} needs {n} bytes",
+                        start,
+                    )
+                avail = len(self.buf) - self.pos
+            k = min(avail, left, blob_source.PIECE)
+            p = self.pos
+            self.pos = p + k
+            left -= k
+            yield self.buf[p : p + k]
+
+    def lzf_pieces(self, clen: int, ulen: int, what: str, start: int):
+        """The output of the next clen bytes of LZF data, decoded piece by piece
+        (lzf_stream.LZFStream): the reader always ends past them; LZFError (at `start`, the
+        STR's offset) when they do not decompress to ulen bytes, as string() says it."""
+        at = self.tell()
+        if clen > self.max_item:  # what read(clen) checks first
+            raise CorruptError(f"{what} of {clen} bytes exceeds the {self.max_item}-byte limit", at)
+        self.check_len(clen, what, at)
+        return self._lzf_pieces(self.lzf_decoder(ulen), clen, ulen, what, start, at)
+
+    def _lzf_pieces(self, dec, clen: int, ulen: int, what: str, start: int, at: int):
+        ok = True
+        step = blob_source.LZF_PIECE
+        for piece in self.pieces(clen, what, at):
+            i = 0
+            while ok and i < len(piece):
+                try:
+                    out = dec.decode(piece[i : i + step])
+                except ValueError:
+                    ok = False  # the rest is still read: a truncation comes first
+                    break
+                i += step
+                if out:
+                    yield out
+        if ok:
+            try:
+                dec.finish()
+            except ValueError:
+                ok = False
+        if not ok:
+            raise LZFError(f"{what}: LZF data does not decompress to {ulen} bytes", start)
+
+    def string(self, what: str = "string", long=None, whole_max: int | None = None):
         """A STR with its content (integers as decimal text, LZF decompressed).  With `long`
-        (a long_names.LongName), an unencoded STR longer than its KEY_KEEP is fed to it as it
-        streams past, never held whole, and b"" returned."""
+        (a long_names.LongName), a STR longer than its KEY_KEEP (unencoded or LZF) is fed to
+        it as it streams past, never held whole, and b"" returned.  With `whole_max`, a STR
+        longer than that (uncompressed) is returned as a blob_source.BlobSource that reads it
+        in pieces as it is walked, rather than as bytes."""
         start = self.tell()
         n, enc = self.length_enc(what)
         if not enc:
@@ -321,6 +379,13 @@ class Reader:
                     )
                 self.skip(n, what, long.update)
                 return b""
+            if whole_max is not None and n > whole_max:
+                if n > self.max_item:  # what need() checks
+                    raise CorruptError(
+                        f"{what} of {n} bytes exceeds the {self.max_item}-byte limit", start
+                    )
+                self.check_len(n, what, start)
+                return blob_source.BlobSource(n, self.pieces(n, what, start))
             if len(self.buf) - self.pos < n:
                 self.need(n, what, start)
             p = self.pos
@@ -345,6 +410,16 @@ class Reader:
                     f"{what}: LZF sizes are impossible (compressed {clen}, uncompressed {ulen})",
                     start,
                 )
+            if long is not None and ulen > KEY_KEEP:
+                try:
+                    for piece in self.lzf_pieces(clen, ulen, what, start):
+                        long.update(piece)
+                except LZFError:
+                    long.clear()  # as when decompressed whole: no name
+                    raise
+                return b""
+            if whole_max is not None and ulen > whole_max:
+                return blob_source.BlobSource(ulen, self.lzf_pieces(clen, ulen, what, start))
             data = self.read(clen, what)
             if ulen == 0:
                 return b""
@@ -356,6 +431,17 @@ class Reader:
                 raise LZFError(f"{what}: LZF data does not decompress to {ulen} bytes", start)
             return out
         raise CorruptError(f"{what}: unknown string encoding {n}", start)
+
+    def string_head(self, what: str, keep: int) -> tuple[bytes, int]:
+        """The first `keep` bytes of a STR (LZF decompressed, integers as text) and its whole
+        length; the rest is read past in pieces, never held (aux fields, function sources,
+        consumer names: strings a dump may make as long as the 1 GiB item limit)."""
+        s = self.string(what, whole_max=keep)
+        if isinstance(s, bytes):
+            return s, len(s)
+        head = s.window(0, keep)[0][:keep]
+        s.finish()
+        return head, s.n
 
     def skip_string(self, what: str = "string") -> int:
         """Skip a STR; return the length of its text (digits for integers, ulen for LZF)."""

@@ -21,6 +21,8 @@ MAX_KEPT_IDS = 100_000
 # docs/hostile-inputs.md).
 MAX_KEPT_GROUPS = 1_000
 MAX_KEPT_CONSUMERS = 10_000
+# Bytes kept of a group's or consumer's name (the rest read past: docs/hostile-inputs.md).
+NAME_KEEP = 16_384
 
 
 STREAM_ITEM_FLAG_DELETED = 1
@@ -150,7 +152,7 @@ class StreamValues(ValueReader):
         pending_total = 0
         info = self.info
         for _ in range(n_groups):
-            name = r.string("consumer group name")
+            name, _ = r.string_head("consumer group name", NAME_KEEP)
             delivered = _id_text(
                 r.length("group last delivered id"), r.length("group last delivered id")
             )
@@ -173,7 +175,7 @@ class StreamValues(ValueReader):
             self.check_count(n_cons, "group consumers", 10)
             consumers = []
             for _ in range(n_cons):
-                cname = r.string("consumer name")
+                cname, _ = r.string_head("consumer name", NAME_KEEP)
                 seen = r.unpack(I64, "consumer seen time")
                 active = None
                 if t >= C.RDB_TYPE_STREAM_LISTPACKS_3:

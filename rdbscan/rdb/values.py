@@ -6,8 +6,10 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from . import blob_stream
 from . import constants as C
-from .errors import CorruptError, TruncatedError
+from .blob_source import BlobSource
+from .errors import CorruptError, RDBError, TruncatedError, UnsupportedError
 from .reader import (
     I8,
     I16,
@@ -42,7 +44,7 @@ class ValueReader:
     key: bytes | None
     rdb_type: int | None
     skip_bad: bool
-    bad: CorruptError | None
+    bad: RDBError | None
 
     def corrupt(self, message: str, offset: int | None = None) -> CorruptError:
         return CorruptError(
@@ -68,16 +70,45 @@ class ValueReader:
             )
 
     def blob(self, what: str) -> bytes:
-        """A blob string.  With skip_bad an LZF payload that does not decompress (its length
-        is known, so the reader is already past it) marks the value bad and reads as b''."""
+        """A blob string whose entries are decoded (stream nodes, hash field-TTL listpacks).
+        With skip_bad an LZF payload that does not decompress (its length is known, so the
+        reader is already past it) marks the value bad and reads as b''.  One longer than
+        blob_stream.DECODE_MAX is read past without being held and refused: UnsupportedError
+        (with skip_bad the value is left out, as a damaged one)."""
+        start = self.r.tell()
         try:
-            return self.r.string(what)
+            b = self.r.string(what, whole_max=blob_stream.DECODE_MAX)
+            if isinstance(b, bytes):
+                return b
+            b.finish()
+        except LZFError as e:
+            e.key, e.rdb_type = self.key, self.rdb_type
+            self.recover(e)
+            return b""
+        self.recover(
+            UnsupportedError(
+                f"{what} of {len(b)} bytes is longer than rdbscan decodes entry by entry "
+                f"({blob_stream.DECODE_MAX} bytes)",
+                start,
+                key=self.key,
+                rdb_type=self.rdb_type,
+            )
+        )
+        return b""
+
+    def blob_source(self, what: str) -> bytes | BlobSource:
+        """A blob string that is only walked (listpacks, ziplists, intsets, zipmaps): bytes, or
+        above blob_stream.WHOLE_MAX a BlobSource that reads it in pieces as it is walked (an
+        LZF payload that does not decompress is then found during the walk: walk_blob).  An LZF
+        error found before is recovered as blob() does (b'')."""
+        try:
+            return self.r.string(what, whole_max=blob_stream.WHOLE_MAX)
         except LZFError as e:
             e.key, e.rdb_type = self.key, self.rdb_type
             self.recover(e)
             return b""
 
-    def recover(self, err: CorruptError) -> None:
+    def recover(self, err: RDBError) -> None:
         """A bad value whose extent is known: raise it, or with skip_bad remember it (the
         first one) and let the caller continue to the end of the value."""
         if not self.skip_bad:

@@ -1,0 +1,315 @@
+"""Blobs longer than WHOLE_MAX (a listpack, ziplist, intset or zipmap of up to the 1 GiB item
+cap, LZF-compressed or not) walked as a stream, never held whole (docs/hostile-inputs.md).
+
+A blob_source.BlobSource gives the walker the blob's bytes through a window: plain bytes read from
+the input in pieces, or LZF output decoded piece by piece (lzf_stream.LZFStream).  The walkers here are
+blobs.py's walkers rewritten over that window: the same counts, longest element, refusals
+(BlobRefused) and errors (BlobError), checked against them on every fixture blob and on
+generated ones cut into 7-byte pieces (tests/test_blob_stream.py).  listpack_stream_scan and
+ziplist_stream_scan have compiled twins (_speedups.pyx, picked by backend.py); the intset walk
+is vectorised per piece and the zipmap one (Redis <= 2.4) is Python only.
+
+Blobs whose entries must be decoded (stream nodes, hash field-TTL listpacks) are not walked
+here: above DECODE_MAX they are refused (values.ValueReader.blob).
+"""
+
+from __future__ import annotations
+
+import sys
+from array import array
+from operator import lt
+from struct import error as StructError
+
+from .blob_source import BlobSource
+from .blobs import _TEXT_LEN_13BIT, _backlen, _check_count_and_end, _decoded_backlen
+from .errors import BlobError, BlobRefused
+from .reader import I16, I32, I64, U32, U32BE, int_text_len
+
+# Blobs up to this many bytes (uncompressed) are read whole and walked by the fast walkers;
+# longer ones stream.  Peak memory of a streamed blob: one input chunk (reader.CHUNK), one
+# piece of input (blob_source.PIECE), the output of LZF_PIECE bytes of LZF (at most 88 times
+# that), the window.
+WHOLE_MAX = 8 << 20
+# Blobs whose entries are decoded one by one (stream nodes, hash field-TTL listpacks) are read
+# whole up to this many bytes and refused above it (values.ValueReader.blob).  Real servers keep
+# stream nodes near stream-node-max-bytes (4 KiB) and field-TTL hashes at hash-max-listpack-*.
+DECODE_MAX = 8 << 20
+
+
+def listpack_stream_scan(src: BlobSource, members_only: bool = False) -> tuple[int, int]:
+    """blobs.listpack_scan over a BlobSource."""
+    n = src.n
+    if n < 7:
+        raise BlobError(f"listpack of {n} bytes is shorter than its 7-byte minimum")
+    b, off = src.window(0, 16)
+    end = off + len(b)
+    total = U32.unpack_from(b, 0)[0]
+    if total != n:
+        raise BlobError(f"listpack header says {total} bytes but the blob has {n}")
+    count = b[4] | (b[5] << 8)
+    p = 6
+    i = 0
+    mx = 0
+    last = n - 1
+    bad = None
+    try:
+        while True:
+            if p + 10 > end and end < n:
+                # the next entry's header; 8 bytes before it stay for a short back-length
+                b, off = src.window(p - 8 if p > 8 else 0, p + 10)
+                end = off + len(b)
+            x = p - off
+            c = b[x]
+            if p == last:
+                break
+            if c < 0x80:
+                ln = 1 if c < 10 else (2 if c < 100 else 3)
+                sz = 1
+            elif c < 0xC0:
+                ln = c & 0x3F
+                sz = 1 + ln
+            elif c < 0xE0:
+                ln = _TEXT_LEN_13BIT[((c & 0x1F) << 8) | b[x + 1]]
+                sz = 2
+            elif c < 0xF0:
+                ln = ((c & 0x0F) << 8) | b[x + 1]
+                sz = 2 + ln
+            elif c == 0xF0:
+                ln = U32.unpack_from(b, x + 1)[0]
+                sz = 5 + ln
+            elif c == 0xF1:
+                ln = len(str(I16.unpack_from(b, x + 1)[0]))
+                sz = 3
+            elif c == 0xF2:
+                ln = len(str(int.from_bytes(b[x + 1 : x + 4], "little", signed=True)))
+                sz = 4
+            elif c == 0xF3:
+                ln = len(str(I32.unpack_from(b, x + 1)[0]))
+                sz = 5
+            elif c == 0xF4:
+                ln = len(str(I64.unpack_from(b, x + 1)[0]))
+                sz = 9
+            elif c == 0xFF:
+                break
+            else:
+                raise BlobError(f"listpack entry at {p} has invalid encoding byte 0x{c:02x}")
+            q = p + sz + (1 if sz <= 127 else _backlen(sz))
+            if q > last:
+                raise BlobError("listpack entry runs past the end of the blob")
+            if q > end:  # the entry ends past the window: its back-length is what is needed
+                b, off = src.window(q - 5, q + 10)
+                end = off + len(b)
+            y = q - off
+            if (b[y - 1] != sz or sz > 127) and bad is None:
+                back = _decoded_backlen(b, y - 1)
+                if back != sz:
+                    bad = (p, back, sz)
+            p = q
+            if ln > mx and (not members_only or not i & 1):
+                mx = ln
+            i += 1
+    except (IndexError, StructError):
+        raise BlobError("listpack entry runs past the end of the blob") from None
+    if p != last:
+        raise BlobError(f"listpack end marker at {p}, expected at {last}")
+    if bad is not None:
+        raise BlobRefused(
+            f"listpack entry at {bad[0]} has back-length {bad[1]}, not its size {bad[2]}",
+            "listpack back-length",
+            (i, mx),
+        )
+    _check_count_and_end("listpack", count, b[last - off], i, mx)
+    return i, mx
+
+
+def ziplist_stream_scan(src: BlobSource, members_only: bool = False) -> tuple[int, int]:
+    """blobs.ziplist_scan over a BlobSource."""
+    n = src.n
+    if n < 11:
+        raise BlobError(f"ziplist of {n} bytes is shorter than its 11-byte minimum")
+    b, off = src.window(0, 16)
+    end = off + len(b)
+    total = U32.unpack_from(b, 0)[0]
+    if total != n:
+        raise BlobError(f"ziplist header says {total} bytes but the blob has {n}")
+    tail = U32.unpack_from(b, 4)[0]
+    count = b[8] | (b[9] << 8)
+    p = 10
+    i = 0
+    mx = 0
+    last = n - 1
+    start = 0
+    prev = 0
+    bad = None
+    try:
+        while True:
+            if p + 16 > end and end < n:  # the next entry's prevlen and encoding
+                b, off = src.window(p, p + 16)
+                end = off + len(b)
+            x = p - off
+            c = b[x]
+            if c == 0xFF or p == last:
+                break
+            if c < 254:
+                q = p + 1
+            else:
+                c = U32.unpack_from(b, x + 1)[0]
+                q = p + 5
+            if c != prev and bad is None:
+                bad = (p, c, prev)
+            start = p
+            p = q
+            x = p - off
+            e = b[x]
+            t = e >> 6
+            if t == 0:
+                ln = e & 0x3F
+                p += 1 + ln
+            elif t == 1:
+                ln = ((e & 0x3F) << 8) | b[x + 1]
+                p += 2 + ln
+            elif e == 0x80:
+                ln = U32BE.unpack_from(b, x + 1)[0]
+                p += 5 + ln
+            elif e == 0xC0:
+                ln = int_text_len(I16.unpack_from(b, x + 1)[0])
+                p += 3
+            elif e == 0xD0:
+                ln = int_text_len(I32.unpack_from(b, x + 1)[0])
+                p += 5
+            elif e == 0xE0:
+                ln = int_text_len(I64.unpack_from(b, x + 1)[0])
+                p += 9
+            elif e == 0xF0:
+                ln = int_text_len(int.from_bytes(b[x + 1 : x + 4], "little", signed=True))
+                p += 4
+            elif e == 0xFE:
+                ln = int_text_len(b[x + 1] - 256 if b[x + 1] > 127 else b[x + 1])
+                p += 2
+            elif 0xF1 <= e <= 0xFD:
+                ln = 2 if e >= 0xFB else 1
+                p += 1
+            else:
+                raise BlobError(f"ziplist entry at {p} has invalid encoding byte 0x{e:02x}")
+            if p > last:
+                raise BlobError("ziplist entry runs past the end of the blob")
+            prev = p - start
+            if ln > mx and (not members_only or not i & 1):
+                mx = ln
+            i += 1
+    except (IndexError, StructError):
+        raise BlobError("ziplist entry runs past the end of the blob") from None
+    if p != last:
+        raise BlobError(f"ziplist end marker at {p}, expected at {last}")
+    if bad is not None:
+        raise BlobRefused(
+            f"ziplist entry at {bad[0]} has previous-entry length {bad[1]}, not {bad[2]}",
+            "ziplist previous length",
+            (i, mx),
+        )
+    if tail > last or (i and tail != start):
+        raise BlobRefused(
+            f"ziplist tail offset {tail} is not its last entry's offset {start}"
+            if i
+            else f"ziplist tail offset {tail} points past its end",
+            "ziplist tail",
+            (i, mx),
+        )
+    _check_count_and_end("ziplist", count, b[last - off], i, mx)
+    return i, mx
+
+
+def intset_stream_scan(src: BlobSource) -> tuple[int, int]:
+    """blobs.intset_scan over a BlobSource (members compared a window at a time)."""
+    n = src.n
+    if n < 8:
+        raise BlobError(f"intset of {n} bytes is shorter than its header")
+    b, off = src.window(0, 8)
+    width = U32.unpack_from(b, 0)[0]
+    count = U32.unpack_from(b, 4)[0]
+    if width not in (2, 4, 8):
+        raise BlobError(f"intset has invalid integer width {width}")
+    if 8 + count * width != n:
+        raise BlobError(
+            f"intset of {count} x {width}-byte members must be {8 + count * width} "
+            f"bytes, blob has {n}"
+        )
+    if count == 0:
+        raise BlobRefused("intset has no members", "intset empty", (0, 0))
+    code = {2: "h", 4: "i", 8: "q"}[width]
+    p = 8
+    k = 0  # members seen
+    first = before = None
+    bad = None  # the first member not above the one before: (index, member, the one before)
+    while p < n:
+        b, off = src.window(p, p + width)
+        x = p - off
+        whole = (len(b) - x) // width * width
+        members = array(code, b[x : x + whole])
+        if sys.byteorder == "big":
+            members.byteswap()
+        if first is None:
+            first = members[0]
+        if bad is None:
+            if before is not None and members[0] <= before:
+                bad = (k, members[0], before)
+            elif not all(map(lt, members[:-1], members[1:])):
+                j = next(j for j in range(1, len(members)) if members[j] <= members[j - 1])
+                bad = (k + j, members[j], members[j - 1])
+        before = members[-1]
+        k += len(members)
+        p += whole
+    result = (count, max(int_text_len(first), int_text_len(before)))  # type: ignore[arg-type]
+    if bad is not None:
+        raise BlobRefused(
+            f"intset member {bad[0]} ({bad[1]}) is not above the one before ({bad[2]})",
+            "intset order",
+            result,
+        )
+    return result
+
+
+def zipmap_stream_scan(src: BlobSource) -> tuple[int, int]:
+    """blobs.zipmap_scan over a BlobSource."""
+    n = src.n
+    b, off = src.window(0, 16)
+    end = off + len(b)
+    p = 1
+    pairs = 0
+    mx = 0
+    try:
+        while True:
+            if p + 6 > end and end < n:  # a field's length (1 or 5 bytes)
+                b, off = src.window(p, p + 6)
+                end = off + len(b)
+            c = b[p - off]
+            if c == 255:
+                break
+            if c < 254:
+                klen = c
+                p += 1
+            else:
+                klen = U32.unpack_from(b, p - off + 1)[0]
+                p += 5
+            p += klen
+            if p + 6 > end and end < n:  # its value's length and free bytes
+                b, off = src.window(p, p + 6)
+                end = off + len(b)
+            c = b[p - off]
+            if c < 254:
+                vlen = c
+                p += 1
+            else:
+                vlen = U32.unpack_from(b, p - off + 1)[0]
+                p += 5
+            free = b[p - off]
+            p += 1 + vlen + free
+            if p >= n:
+                raise BlobError("zipmap entry runs past the end of the blob")
+            mx = max(mx, klen, vlen)
+            pairs += 1
+    except (IndexError, StructError):
+        raise BlobError("zipmap entry runs past the end of the blob") from None
+    if p != n - 1:
+        raise BlobError(f"zipmap end marker at {p}, expected at {n - 1}")
+    return pairs, mx
