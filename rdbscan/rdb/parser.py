@@ -206,6 +206,7 @@ class _Parser(CollectionValues, FieldTTLValues, StreamValues, ModuleValues):
         handlers = self.handlers()
         sink = self.sink
         long_name = LongName()  # a key name longer than KEY_KEEP, as it streams past
+        scan_max = min(r.max_item, blob_stream.WHOLE_MAX)  # longer LZF blobs: streamed
         while True:
             if not info.keys:
                 embed = self.embed_table()  # aux fields (the server version) precede the keys
@@ -223,7 +224,7 @@ class _Parser(CollectionValues, FieldTTLValues, StreamValues, ModuleValues):
                     r.base,
                     db,
                     string_encoding,
-                    min(r.max_item, blob_stream.WHOLE_MAX),  # longer LZF blobs: streamed
+                    scan_max,
                     info.version_tuple() >= (7, 2),
                     embed or None,
                 )
