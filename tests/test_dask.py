@@ -14,7 +14,7 @@ from rdbscan.cli.main import main
 from rdbscan.db.outcome import outcome
 from rdbscan.db.parquet import Dataset
 from rdbscan.fleet.dask import run_tasks
-from rdbscan.fleet.load import _settle, stage_dump
+from rdbscan.fleet.load import _settle
 from rdbscan.reports.dataset import open_dataset
 
 distributed = pytest.importorskip("dask.distributed")  # the [dask] extra, part of [test]
@@ -65,8 +65,7 @@ def test_cluster_load_equals_the_single_machine_load(cluster, tmp_path):
     a, b = _tables(here), _tables(there)
     assert len(a[0]) == sum(r.keys for r in r_here) > 2000
     assert a == b
-    # both workers did work: each task ran where Dask put it, not in this process
-    assert not list((tmp_path / "there" / "_staging").iterdir())
+    assert not (tmp_path / "there" / "_staging").exists()  # written in place
 
 
 def test_cli_dask_with_a_missing_dump(cluster, tmp_path):
@@ -105,34 +104,80 @@ def test_cli_dask_with_a_missing_dump(cluster, tmp_path):
     assert again.exit_code == 2 and "already loaded" in again.output
 
 
+def _flaky(tries: Path, fails: int):
+    """stage_dump, but the task of valkey-8.0.1.rdb raises its first `fails` runs (counted in
+    files in `tries`: each run may be on another worker process)."""
+
+    def flaky(path, root, dump_id, options):  # sent to the workers by value (cloudpickle)
+        import os
+
+        from rdbscan.fleet.load import stage_dump as real
+
+        if path.endswith("valkey-8.0.1.rdb"):
+            runs = len(os.listdir(str(tries)))
+            open(os.path.join(str(tries), f"run-{runs}-{os.getpid()}"), "w").close()
+            if runs < fails:
+                raise RuntimeError("worker lost its disk")
+        return real(path, root, dump_id, options)
+
+    return flaky
+
+
 def test_a_failing_task_is_retried_then_reported(cluster, tmp_path):
     _, client = cluster
     tries = tmp_path / "tries"
     tries.mkdir()
     ds = str(tmp_path / "ds")
-    Dataset(ds, create=True)
+    dataset = Dataset(ds, create=True)
+    try:
+        tasks = [(p, ds, i + 1, {"snapshot_id": 1}) for i, p in enumerate(SAMPLES)]
+        outcomes = run_tasks(_flaky(tries, 99), tasks, client, retries=2)
+        assert [o[0] for o in outcomes] == ["ok", "ok", "ok", "error"]
+        assert "after 2 retries: RuntimeError: worker lost its disk" in outcomes[3][1]
+        assert len(list(tries.iterdir())) == 3  # the first run and two retries
+        results = [_settle(dataset, t[0], t[2], o, "refuse") for t, o in zip(tasks, outcomes)]
+        assert results[3].error == f"{SAMPLES[3]}: not loaded: {outcomes[3][1]}"
+        said = outcome(results)
+        assert said.code == 6 and any(SAMPLES[3] in e for e in said.errors)
+        assert [r["dump_id"] for r in dataset.dumps()] == [1, 2, 3]
+    finally:
+        dataset.close()
 
-    def flaky(path, root, dump_id, options):  # sent to the workers by value (cloudpickle)
-        import os
 
-        if path.endswith("valkey-8.0.1.rdb"):
-            open(
-                os.path.join(str(tries), f"try-{os.getpid()}-{len(os.listdir(str(tries)))}"), "w"
-            ).close()
-            raise RuntimeError("worker lost its disk")
-        return stage_dump(path, root, dump_id, options)
+@pytest.mark.parametrize("retries", [None, 0, 3])
+def test_cli_retries(cluster, tmp_path, monkeypatch, retries):
+    """`load --dask ... --retries N`: a task that fails N times is loaded on its last run; one
+    that fails N + 1 times is the dump's error line, exit 6 (default N: 1)."""
+    c, _ = cluster
+    n = 1 if retries is None else retries
+    option = [] if retries is None else ["--retries", str(retries)]
+    for fails, code in ((n, 0), (n + 1, 6)):
+        tries = tmp_path / f"tries-{fails}"
+        tries.mkdir()
+        monkeypatch.setattr("rdbscan.fleet.load.stage_dump", _flaky(tries, fails))
+        ds = str(tmp_path / f"ds-{fails}")
+        args = ["load", "--dask", c.scheduler_address, *option, SAMPLES[1], SAMPLES[3]]
+        result = CliRunner().invoke(main, [*args, "--parquet", ds], catch_exceptions=False)
+        assert result.exit_code == code, result.output
+        assert len(list(tries.iterdir())) == n + 1  # the first run and N retries at most
+        con = open_dataset(ds)
+        try:
+            loaded = con.execute("SELECT dump_id, keys FROM dumps ORDER BY 1").fetchall()
+        finally:
+            con.close()
+        if code == 0:
+            assert loaded == [(1, 722), (2, 562)]
+        else:
+            assert loaded == [(1, 722)]
+            assert f"after {n} retries: RuntimeError: worker lost its disk" in result.output
+            assert not list(Path(ds).glob("*/*/*/dump_id=2"))  # what its runs wrote is gone
 
-    tasks = [(p, ds, i + 1, {"snapshot_id": 1}) for i, p in enumerate(SAMPLES)]
-    outcomes = run_tasks(flaky, tasks, client, retries=2)
-    assert [o[0] for o in outcomes] == ["ok", "ok", "ok", "error"]
-    assert "after 2 retries: RuntimeError: worker lost its disk" in outcomes[3][1]
-    assert len(list(tries.iterdir())) == 3  # the first run and two retries
-    dataset = Dataset(ds)
-    results = [_settle(dataset, t[0], t[2], o, "refuse") for t, o in zip(tasks, outcomes)]
-    assert results[3].error == f"{SAMPLES[3]}: not loaded: {outcomes[3][1]}"
-    said = outcome(results)
-    assert said.code == 6 and any(SAMPLES[3] in e for e in said.errors)
-    assert [r["dump_id"] for r in dataset.dumps()] == [1, 2, 3]
+
+def test_retries_without_dask_is_a_usage_error(tmp_path):
+    result = CliRunner().invoke(
+        main, ["load", SAMPLES[0], "--retries", "2", "--parquet", str(tmp_path / "d")]
+    )
+    assert result.exit_code == 2 and "--retries goes with --dask" in result.output
 
 
 def test_dask_missing_is_one_line_exit_2(tmp_path, monkeypatch):

@@ -5,15 +5,18 @@ report, and nothing of a user's is overwritten."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import duckdb
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
+from killed_writer import killed_load
 
 import rdbscan
 from rdbscan.cli.main import main
+from rdbscan.db.parquet import Dataset
 from rdbscan.reports.dataset import open_dataset
 
 ROOT = Path(__file__).parent.parent
@@ -92,7 +95,7 @@ def test_layout_hive_partitions_zstd(tmp_path):
     assert f"keys/{part}/part-00000.parquet" in files
     assert f"dumps/{part}/part-00000.parquet" in files
     assert (ds / "_rdbscan_dataset.json").is_file()
-    assert not list((ds / "_staging").iterdir())  # nothing left staged
+    assert not (ds / "_staging").exists()  # written in place, nothing staged
     meta = pq.ParquetFile(ds / "keys" / part / "part-00000.parquet")
     assert meta.metadata.row_group(0).column(0).compression == "ZSTD"
     # the partition columns are in the path only (as Spark and pyarrow expect them)
@@ -187,7 +190,7 @@ def test_missing_input_leaves_no_partition(tmp_path):
     finally:
         con.close()
     assert not list(ds.glob("*/*/*/dump_id=1"))
-    assert not list((ds / "_staging").iterdir())
+    assert not (ds / "_staging").exists()
 
 
 def test_output_options_usage_errors(tmp_path):
@@ -225,3 +228,91 @@ def test_sql_on_a_dataset(tmp_path):
     )
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines() == ["n,same", "584,True"]
+
+
+def _files(ds: Path) -> dict:
+    return {str(p.relative_to(ds)): p.read_bytes() for p in sorted(ds.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("where", ["_PartFiles.close", "Dataset.publish"])
+def test_a_killed_writer_leaves_no_visible_dump(tmp_path, where):
+    """Killed while its `keys` file is half written (no Parquet footer yet), or with every file
+    written but the `dumps` one (the commit mark): readers do not see the dump (nor open its
+    files); the next load removes them, and the lock died with the process."""
+    db, ds = str(tmp_path / "db.duckdb"), tmp_path / "ds"
+    assert _invoke("load", SAMPLES[0], "-q", "-o", db).exit_code == 0
+    assert _invoke("load", SAMPLES[0], "-q", "--parquet", str(ds)).exit_code == 0
+    killed_load(where, SAMPLES[1], "--parquet", str(ds))
+    left = sorted(str(p.relative_to(ds)) for p in ds.glob("*/*/*/dump_id=2/*"))
+    assert "keys/instance=__HIVE_DEFAULT_PARTITION__/snapshot=2/dump_id=2/part-00000.parquet" in (
+        left
+    )
+    assert not [p for p in left if p.startswith("dumps/") and p.endswith(".parquet")]
+    con_db, con_ds = duckdb.connect(db, read_only=True), open_dataset(str(ds))
+    try:
+        assert _rows(con_ds) == _rows(con_db)  # dump 1 only: no key of dump 2 counted
+    finally:
+        con_db.close()
+        con_ds.close()
+    report = _invoke("report", str(ds), "-q", "--format", "json")
+    assert report.exit_code == 0 and json.loads(report.stdout)["overview"]["keys"] == 561
+    again = _invoke("load", SAMPLES[1], "-q", "--parquet", str(ds))
+    assert again.exit_code == 0, again.output
+    assert not list(ds.glob("*/*/*/dump_id=2"))  # the killed writer's files are gone
+    con = open_dataset(str(ds))
+    try:
+        assert con.execute("SELECT dump_id, keys FROM dumps ORDER BY 1").fetchall() == [
+            (1, 561),
+            (3, 722),
+        ]
+        assert con.execute(
+            "SELECT dump_id, count(*) FROM keys GROUP BY 1 ORDER BY 1"
+        ).fetchall() == [(1, 561), (3, 722)]
+    finally:
+        con.close()
+
+
+def test_a_replace_killed_before_removing_the_old_dump_counts_once(tmp_path):
+    """--replace commits the new dump, then removes the old one: killed in between, the
+    dataset holds two dumps of one fingerprint; readers count the later one only, and the next
+    load removes the earlier."""
+    ds = tmp_path / "ds"
+    assert _invoke("load", SAMPLES[2], "-q", "--parquet", str(ds)).exit_code == 0
+    killed_load("Dataset.remove_dump", SAMPLES[2], "--replace", "--parquet", str(ds))
+    assert list(ds.glob("dumps/*/*/dump_id=1/*.parquet")) and list(
+        ds.glob("dumps/*/*/dump_id=2/*.parquet")
+    )
+    con = open_dataset(str(ds))
+    try:
+        assert con.execute("SELECT dump_id, keys FROM dumps").fetchall() == [(2, 584)]
+        assert con.execute("SELECT dump_id, count(*) FROM keys GROUP BY 1").fetchall() == [(2, 584)]
+    finally:
+        con.close()
+    assert _invoke("load", SAMPLES[0], "-q", "--parquet", str(ds)).exit_code == 0
+    assert not list(ds.glob("*/*/*/dump_id=1"))
+
+
+def test_a_second_writer_is_refused_and_writes_nothing(tmp_path):
+    """One writer per dataset: while a load holds the dataset's lock (here: this test), another
+    load is refused with one line (exit 7, as for a database another process holds)."""
+    ds = tmp_path / "ds"
+    assert _invoke("load", SAMPLES[0], "-q", "--parquet", str(ds)).exit_code == 0
+    before = _files(ds)
+    writer = Dataset(str(ds), create=True)  # holds the lock, as a running load does
+    try:
+        second = _invoke("load", SAMPLES[1], "--parquet", str(ds))
+        assert second.exit_code == 7, second.output
+        lines = second.output.strip().splitlines()
+        assert len(lines) == 1 and "another process holds it" in lines[0], second.output
+        assert f"pid {os.getpid()} on " in lines[0]
+        assert _files(ds) == before
+        fresh = tmp_path / "fresh"  # a dataset being created is locked as well
+        first = Dataset(str(fresh), create=True)
+        try:
+            refused = _invoke("load", SAMPLES[1], "-q", "--parquet", str(fresh))
+            assert refused.exit_code == 7, refused.output
+        finally:
+            first.close()
+    finally:
+        writer.close()
+    assert _invoke("load", SAMPLES[1], "-q", "--parquet", str(ds)).exit_code == 0

@@ -12,10 +12,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from killed_writer import killed_load
 
 import rdbscan
 from rdbscan.cli.main import main
 from rdbscan.db.load import ProgressHook
+from rdbscan.db.parquet import Dataset
 
 s3fs = pytest.importorskip("s3fs")  # the [s3] extra, part of [test]
 moto_server = pytest.importorskip("moto.server")
@@ -98,7 +100,8 @@ def test_dataset_in_s3_equals_the_local_database(s3, tmp_path):
         "fleet/nightly/keys/instance=__HIVE_DEFAULT_PARTITION__/snapshot=1/dump_id=2/"
         "part-00000.parquet" in names
     )
-    assert not [n for n in names if "/_staging/" in n]  # staged objects moved, then deleted
+    assert not [n for n in names if "/_staging/" in n]  # written in place, nothing staged
+    assert "fleet/nightly/_rdbscan.lock" not in names  # the writer's lock, released
     db = str(tmp_path / "local.duckdb")
     packed = tmp_path / "valkey-8.0.1.rdb.gz"
     packed.write_bytes(s3[1])  # the same objects, on a local disk
@@ -157,3 +160,67 @@ def test_without_the_s3_extra_one_line_and_exit_2(tmp_path):
         assert proc.returncode == 2, proc.stderr
         lines = proc.stderr.strip().splitlines()
         assert len(lines) == 1 and "pip install 'rdbscan[s3]'" in lines[0], proc.stderr
+
+
+def test_a_killed_writer_in_s3_leaves_no_visible_dump(s3, tmp_path):
+    """Objects are written straight to their final keys, the `dumps` object last (the commit
+    mark): a writer killed before it leaves objects readers ignore, and its lock object; the
+    report equals the local database's; the next load takes the stale lock over (same host,
+    process gone), removes the objects and loads the dump."""
+    fs, packed = s3
+    urls = ["s3://dumps/redis-7.4.1.rdb", "s3://dumps/valkey-8.0.1.rdb.gz"]
+    assert _invoke("load", urls[0], "-q", "--parquet", "s3://fleet/crash").exit_code == 0
+    killed_load("Dataset.publish", urls[1], "--parquet", "s3://fleet/crash", cwd=tmp_path)
+    names = fs.find("fleet/crash")
+    assert "fleet/crash/_rdbscan.lock" in names  # killed: never released
+    part = "instance=__HIVE_DEFAULT_PARTITION__/snapshot=2/dump_id=2/part-00000.parquet"
+    assert f"fleet/crash/keys/{part}" in names  # at its final key, never copied there
+    assert f"fleet/crash/dumps/{part}" not in names
+    assert not [n for n in names if "_staging" in n]
+    db = str(tmp_path / "local.duckdb")
+    assert _invoke("load", str(SAMPLES[2]), "-q", "-o", db).exit_code == 0
+    from_s3 = _json_report("s3://fleet/crash")
+    assert from_s3["overview"]["keys"] == 584  # not 584 + the killed dump's 562
+    assert _strip(from_s3) == _strip(_json_report(db))
+    again = _invoke("load", urls[1], "-q", "--parquet", "s3://fleet/crash")
+    assert again.exit_code == 0, again.output
+    names = fs.find("fleet/crash")
+    assert not [n for n in names if "/dump_id=2/" in n] and "fleet/crash/_rdbscan.lock" not in names
+    (tmp_path / "valkey-8.0.1.rdb.gz").write_bytes(packed)
+    assert _invoke("load", str(tmp_path / "valkey-8.0.1.rdb.gz"), "-q", "-o", db).exit_code == 0
+    ties = DROP_PATH | {"largest_key", "largest_key_without_ttl", "example", "dump_id"}
+    both = _json_report("s3://fleet/crash")
+    assert both["overview"]["keys"] == 584 + 562
+    assert _strip(both, ties) == _strip(_json_report(db), ties)
+
+
+def test_a_second_writer_in_s3_is_refused(s3):
+    """The lock object, created only if absent (If-None-Match: *): a second writer is refused
+    in one line naming the holder (exit 7), and the bucket is left as it was."""
+    fs, _ = s3
+    url = "s3://fleet/locked"
+    assert _invoke("load", "s3://dumps/redis-7.4.1.rdb", "-q", "--parquet", url).exit_code == 0
+    before = {n: fs.cat_file(n) for n in fs.find("fleet/locked")}
+    writer = Dataset(url, create=True)  # holds the lock, as a running load does
+    try:
+        assert "fleet/locked/_rdbscan.lock" in fs.find("fleet/locked")
+        second = _invoke("load", "s3://dumps/valkey-8.0.1.rdb.gz", "--parquet", url)
+        assert second.exit_code == 7, second.output
+        lines = second.output.strip().splitlines()
+        assert len(lines) == 1 and "another process holds it" in lines[0]
+        assert (
+            f"pid {os.getpid()} on " in lines[0]
+            and "remove s3://fleet/locked/_rdbscan.lock" in (lines[0])
+        )
+    finally:
+        writer.close()
+    assert {n: fs.cat_file(n) for n in fs.find("fleet/locked")} == before
+    # a lock another host holds is never taken over, however old
+    fs.pipe_file(
+        "fleet/locked/_rdbscan.lock",
+        json.dumps({"host": "elsewhere", "pid": 1, "started": "2026-01-01T00:00:00Z"}).encode(),
+    )
+    other = _invoke("load", "s3://dumps/valkey-8.0.1.rdb.gz", "--parquet", url)
+    assert other.exit_code == 7 and "pid 1 on elsewhere" in other.output
+    fs.rm_file("fleet/locked/_rdbscan.lock")
+    assert _invoke("load", "s3://dumps/valkey-8.0.1.rdb.gz", "-q", "--parquet", url).exit_code == 0

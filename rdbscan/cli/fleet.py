@@ -20,6 +20,7 @@ def load_target(
     scheduler: str | None,
     dumps=(),
     quiet: bool = False,
+    retries: int | None = None,
 ) -> Callable:
     """rdbscan.load bound to the database, or rdbscan.load_dataset bound to the dataset (and
     the scheduler); CommandError (exit 2) for options that do not go together, or a URL (output
@@ -35,6 +36,8 @@ def load_target(
         )
     if scheduler is not None and not parquet_dir:
         raise CommandError("--dask writes a Parquet dataset: give --parquet DIR", EXIT_USAGE)
+    if retries is not None and scheduler is None:
+        raise CommandError("--retries goes with --dask SCHEDULER", EXIT_USAGE)
     if scheduler is not None:
         check_dask()
     if parquet_dir:
@@ -44,6 +47,7 @@ def load_target(
             root=parquet_dir,
             scheduler=scheduler,
             on_task=None if quiet else say_task,
+            **({} if retries is None else {"retries": retries}),
         )
     assert db_path is not None
     return partial(rdbscan.load, db_path=db_path)

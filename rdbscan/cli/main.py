@@ -123,6 +123,14 @@ def main(ctx, debug):
     help="With --parquet: parse on a Dask cluster, one task per dump (e.g. tcp://host:8786; "
     "needs rdbscan[dask]).",
 )
+@click.option(
+    "--retries",
+    metavar="N",
+    type=click.IntRange(min=0),
+    default=None,
+    help="With --dask: run a dump's task again up to N times when it fails (its worker lost, "
+    "an error) before the dump is reported as not loaded (default: 1).",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress display and no summary lines.")
 @click.option(
     "--no-verify-crc",
@@ -176,6 +184,7 @@ def load(
     db_path,
     parquet_dir,
     scheduler,
+    retries,
     quiet,
     no_verify_crc,
     target,
@@ -214,7 +223,7 @@ def load(
         )
     from .fleet import load_target
 
-    results = load_target(db_path, parquet_dir, scheduler, dumps, quiet)(
+    results = load_target(db_path, parquet_dir, scheduler, dumps, quiet, retries)(
         list(dumps),
         progress=None if parallel else make_progress(quiet),
         verify_crc=not no_verify_crc,

@@ -17,16 +17,22 @@ ParquetStore is the Store that load_one writes to: rows arrive as the same Arrow
 for DuckDB, pass through an in-memory DuckDB that computes the `keys` view's columns from them
 (the view's own SQL, so both outputs hold the same values), and are appended to the Parquet
 file batch by batch on a second thread (memory: the queue's two batches and one row group).
-A dump's files are written under DIR/_staging/ and moved into their partitions when the dump
-commits, its `dumps` row last: a dump is in the dataset exactly when its `dumps` partition is.
+A dump's files are written straight into their partitions (object stores have no rename), its
+`dumps` row last, as one file put atomically (a rename on a disk, one PUT in a bucket): that
+file is the dump's commit mark.  A dump is in the dataset exactly when its `dumps` file is, and
+when no later dump of the dataset has its fingerprint (a `--replace` that ended before it removed
+the old dump); readers list the files of such dumps only (Dataset.files), so a writer's files
+that are not committed yet, or that a killed writer left, are never read.  One writer at a time:
+DatasetLock, taken before anything is written; a writer removes what killed writers left.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import socket
-import uuid
+import time
 from typing import Any
 from urllib.parse import quote, unquote
 
@@ -39,7 +45,8 @@ from .macros import MACROS
 from .store import DDL, KEYS_SCHEMA, SCHEMA_VERSION, QueuedWriter, Store, StoreError, arrow_batch
 
 DATASET_FILE = "_rdbscan_dataset.json"
-STAGING = "_staging"
+LOCK_FILE = "_rdbscan.lock"  # the writer's lock (DatasetLock)
+STAGING = "_staging"  # where rdbscan before direct writes staged a dump: removed by recover
 TABLES = ("keys", "streams", "stream_groups", "db_sizes", "slot_info", "dumps")
 NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"  # Hive's, pyarrow's and DuckDB's name for NULL
 ROWS_PER_FILE = 8_000_000  # a new part file after this many key rows (files of ~100-300 MB)
@@ -114,8 +121,116 @@ def _join(*parts: str) -> str:
     return "/".join(p.rstrip("/") for p in parts)
 
 
+class DatasetLocked(StoreError):
+    """Another writer holds the dataset's lock (exit 7, as a database another process holds)."""
+
+
+class DatasetLock:
+    """One writer per dataset, held from before the first write to the end of the load.
+
+    On a local disk: an exclusive flock on DIR/_rdbscan.lock (released by the kernel when the
+    process ends, however it ends; the file stays).  In an object store: DIR/_rdbscan.lock
+    created only if absent (S3's conditional PUT, `If-None-Match: *`, through fsspec's
+    mode="create"), removed when the load ends.  A load killed outright leaves that object:
+    it is stale, and taken over, when it names this host and a process that is gone; else the
+    second writer is refused with the holder's host, pid and start time in its one line."""
+
+    def __init__(self, dataset: Dataset):
+        self.dataset = dataset
+        self.path = _join(dataset.root, LOCK_FILE)
+        self._fd: int | None = None
+        self.held = False
+
+    def _owner(self) -> bytes:
+        owner = {
+            "host": socket.gethostname(),
+            "pid": os.getpid(),
+            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }
+        return json.dumps(owner, sort_keys=True).encode("utf-8") + b"\n"
+
+    def acquire(self) -> None:
+        if self.dataset.remote:
+            self._acquire_object()
+        else:
+            self._acquire_file()
+        self.held = True
+
+    def _acquire_file(self) -> None:
+        import fcntl
+
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 4096, 0)
+            os.close(fd)
+            raise self._refused(holder) from None
+        except BaseException:
+            os.close(fd)
+            raise
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, self._owner(), 0)
+        self._fd = fd
+
+    def _acquire_object(self) -> None:
+        fs = self.dataset.fs
+        for _ in range(2):
+            try:
+                fs.pipe_file(self.path, self._owner(), mode="create")
+                return
+            except FileExistsError:
+                try:
+                    holder = fs.cat_file(self.path)
+                except FileNotFoundError:  # released meanwhile: try again
+                    continue
+                if not _stale(holder):
+                    raise self._refused(holder) from None
+                fs.rm_file(self.path)
+        raise self._refused(b"")
+
+    def _refused(self, holder: bytes) -> DatasetLocked:
+        try:
+            who = json.loads(holder.decode("utf-8"))
+            by = f" (pid {who['pid']} on {who['host']}, since {who['started']})"
+        except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+            by = ""
+        hint = ""
+        if self.dataset.remote:
+            hint = f"; if that load is gone, remove {self.dataset.url(LOCK_FILE)}"
+        return DatasetLocked(
+            f"{self.dataset.path}: another process holds it: an rdbscan load is writing to this "
+            f"dataset{by}; nothing was written: load again when it has finished{hint}"
+        )
+
+    def release(self) -> None:
+        if not self.held:
+            return
+        self.held = False
+        if self._fd is not None:
+            os.close(self._fd)  # the flock goes with it; the file stays (no race on its name)
+            self._fd = None
+            return
+        try:
+            self.dataset.fs.rm_file(self.path)
+        except FileNotFoundError:
+            pass
+
+
+def _stale(holder: bytes) -> bool:
+    """A lock object a process of this host wrote and that process is gone."""
+    try:
+        who = json.loads(holder.decode("utf-8"))
+        host, pid = who["host"], int(who["pid"])
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+        return False
+    return host == socket.gethostname() and not _alive(pid)
+
+
 class Dataset:
-    """A dataset's place: its file system, root (in the file system's terms) and marker."""
+    """A dataset's place: its file system, root (in the file system's terms) and marker.
+    create=True (a writer): the root is made a dataset if it is none yet, and the writer's lock
+    is taken (close() releases it)."""
 
     def __init__(self, path: str, create: bool = False):
         self.path = path
@@ -123,14 +238,19 @@ class Dataset:
         self.root = _fs_path(self.fs, path)
         self.remote = remote.is_url(path)
         self._dumps: list[dict] | None = None
+        self.lock: DatasetLock | None = None
+        if self.remote:  # listings this process cached may predate another process's writes
+            self.fs.invalidate_cache()
         try:
             if create:
                 self._claim()
             else:
                 self.meta()
         except (StoreError, OSError):
+            self.close()
             raise
         except Exception as e:  # the object store's own errors: no credentials, no bucket
+            self.close()
             raise StoreError(f"{path}: {type(e).__name__}: {e}") from None
 
     def url(self, rel: str = "") -> str:
@@ -142,20 +262,33 @@ class Dataset:
 
     def _claim(self) -> None:
         """Make `root` a dataset, or check it is one: an existing file, or a folder holding
-        anything but a dataset, is left untouched and refused."""
+        anything but a dataset (or a lock of a writer making it one), is left untouched and
+        refused; then take the writer's lock before anything is written."""
         fs, marker = self.fs, _join(self.root, DATASET_FILE)
+        if not fs.isfile(marker):
+            if fs.isfile(self.root):
+                raise StoreError(f"{self.path}: is a file, not a directory for a Parquet dataset")
+            if fs.isdir(self.root):
+                names = {p.rstrip("/").rsplit("/", 1)[-1] for p in fs.ls(self.root, detail=False)}
+                if names - {LOCK_FILE, DATASET_FILE}:
+                    raise StoreError(
+                        f"{self.path}: a directory that is not an rdbscan dataset (no "
+                        f"{DATASET_FILE}) and not empty; it is left untouched: give a new or "
+                        f"empty directory"
+                    )
+            fs.makedirs(self.root, exist_ok=True)
+        self.lock = DatasetLock(self)
+        self.lock.acquire()
         if fs.isfile(marker):
             self.meta()
-            return
-        if fs.isfile(self.root):
-            raise StoreError(f"{self.path}: is a file, not a directory for a Parquet dataset")
-        if fs.isdir(self.root) and fs.ls(self.root, detail=False):
-            raise StoreError(
-                f"{self.path}: a directory that is not an rdbscan dataset (no {DATASET_FILE}) "
-                f"and not empty; it is left untouched: give a new or empty directory"
-            )
-        fs.makedirs(self.root, exist_ok=True)
-        self._write_meta({"format": "rdbscan-parquet", "schema_version": SCHEMA_VERSION})
+        else:
+            self._write_meta({"format": "rdbscan-parquet", "schema_version": SCHEMA_VERSION})
+
+    def close(self) -> None:
+        """Release the writer's lock (a no-op for a reader)."""
+        if self.lock is not None:
+            self.lock.release()
+            self.lock = None
 
     def meta(self) -> dict:
         marker = _join(self.root, DATASET_FILE)
@@ -175,33 +308,57 @@ class Dataset:
         return meta
 
     def _write_meta(self, meta: dict) -> None:
-        with self.fs.open(_join(self.root, DATASET_FILE), "wb") as fh:
-            fh.write(json.dumps(meta, indent=1, sort_keys=True).encode("utf-8") + b"\n")
+        data = json.dumps(meta, indent=1, sort_keys=True).encode("utf-8") + b"\n"
+        self._put(_join(self.root, DATASET_FILE), data, replace=True)
 
-    def files(self, table: str) -> list[str]:
-        """The Parquet files of one table (committed dumps only), in the file system's terms."""
+    def _put(self, path: str, data: bytes, replace: bool = False) -> None:
+        """A small file written whole or not at all: on a disk, a temporary name renamed; in an
+        object store, one PUT (an object appears whole when its upload ends)."""
+        if self.remote:
+            self.fs.pipe_file(path, data)
+            return
+        tmp = f"{path}.{os.getpid()}.tmp"  # not *.parquet: no reader lists it
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+        if not replace and os.path.exists(path):
+            os.unlink(tmp)
+            raise FileExistsError(path)
+        os.replace(tmp, path)
+
+    def _glob(self, pattern: str) -> list[str]:
         try:
-            found = self.fs.glob(
-                _join(self.root, table, "instance=*/snapshot=*/dump_id=*/*.parquet")
-            )
+            return sorted(self.fs.glob(_join(self.root, pattern)))
         except FileNotFoundError:
             return []
-        return sorted(found)
 
-    def partitions(self, dump_id: int) -> list[str]:
-        """Every table's folder of one dump."""
-        return sorted(
-            p
-            for p in self.fs.glob(_join(self.root, f"*/instance=*/snapshot=*/dump_id={dump_id}"))
-            if not p[len(self.root) + 1 :].startswith(STAGING)
-        )
+    def _all_dumps(self) -> list[dict]:
+        """The `dumps` rows of every committed dump, superseded ones included (read once, then
+        kept up to date by publish and remove_dump: one writer at a time)."""
+        if self._dumps is None:
+            self._dumps = [
+                row
+                for f in self._glob("dumps/instance=*/snapshot=*/dump_id=*/*.parquet")
+                for row in self._read_dumps(f)
+            ]
+        return self._dumps
 
     def dumps(self) -> list[dict]:
-        """The `dumps` rows of the committed dumps, with their partition columns (read once,
-        then kept up to date by publish and remove_dump: one writer at a time)."""
-        if self._dumps is None:
-            self._dumps = [row for f in self.files("dumps") for row in self._read_dumps(f)]
-        return sorted(self._dumps, key=lambda r: r["dump_id"])
+        """The `dumps` rows of the dumps in the dataset, with their partition columns: the
+        committed dumps no later dump has the fingerprint of (module docstring)."""
+        rows = sorted(self._all_dumps(), key=lambda r: r["dump_id"])
+        last = {r["fingerprint"]: r["dump_id"] for r in rows if r.get("fingerprint")}
+        return [r for r in rows if last.get(r.get("fingerprint"), r["dump_id"]) == r["dump_id"]]
+
+    def files(self, table: str) -> list[str]:
+        """The Parquet files of one table that belong to the dataset's dumps (dumps()), in the
+        file system's terms: a writer's files not committed yet are not among them."""
+        ids = {r["dump_id"] for r in self.dumps()}
+        return [
+            f
+            for f in self._glob(f"{table}/instance=*/snapshot=*/dump_id=*/*.parquet")
+            if parse_partition(f[len(self.root) :]).get("dump_id") in ids
+        ]
 
     def _read_dumps(self, path: str) -> list[dict]:
         table = pq.read_table(path, filesystem=self.fs if self.remote else None)
@@ -211,13 +368,16 @@ class Dataset:
             for row in table.to_pylist()
         ]
 
+    def _partition_dirs(self, dump_id: int | str = "*") -> list[str]:
+        return self._glob(f"*/instance=*/snapshot=*/dump_id={dump_id}")
+
     def allocate_dump_ids(self, n: int) -> int:
-        """The first of `n` dump ids never given before in this dataset (one writer at a time:
-        the last id given is kept in DATASET_FILE)."""
+        """The first of `n` dump ids never given before in this dataset (the last id given is
+        kept in DATASET_FILE; the writer holds the lock)."""
         meta = self.meta()
         last = int(meta.get("last_dump_id", 0))
-        for p in self.fs.glob(_join(self.root, "*/instance=*/snapshot=*/dump_id=*")):
-            last = max(last, parse_partition(p).get("dump_id", 0))
+        for p in self._partition_dirs():
+            last = max(last, parse_partition(p[len(self.root) :]).get("dump_id", 0))
         meta["last_dump_id"] = last + n
         self._write_meta(meta)
         return last + 1
@@ -226,68 +386,44 @@ class Dataset:
         """Remove every partition of a dump, its `dumps` row first (it leaves the dataset then)."""
         if self._dumps is not None:
             self._dumps = [d for d in self._dumps if d["dump_id"] != dump_id]
-        parts = self.partitions(dump_id)
+        parts = self._partition_dirs(dump_id)
         parts.sort(key=lambda p: not p[len(self.root) + 1 :].startswith("dumps/"))
         for p in parts:
             self.fs.rm(p, recursive=True)
 
-    def publish(self, staging: str, partition: str, replaces: list[int]) -> None:
-        """Move a staged dump's folders into their partitions, `dumps` last; remove the dumps
-        it replaces; remove the staging folder."""
-        tables = sorted(
-            (p.rstrip("/").rsplit("/", 1)[1] for p in self.fs.ls(staging, detail=False)),
-            key=lambda t: t == "dumps",
-        )
-        for table in tables:
-            dest = _join(self.root, table, partition)
-            if self.fs.exists(dest) and self.fs.ls(dest, detail=False):
-                raise StoreError(
-                    f"{self.url(table + '/' + partition)}: exists; it is left untouched"
-                )
-            self._move(_join(staging, table), dest)
-            if table == "dumps" and self._dumps is not None:
-                self._dumps += [r for f in self.fs.find(dest) for r in self._read_dumps(f)]
+    def remove_partitions(self, partition: str) -> None:
+        """Remove one dump's folders, where its files were written (a dump not committed)."""
+        for table in TABLES:
+            where = _join(self.root, table, partition)
+            if self.fs.exists(where):
+                self.fs.rm(where, recursive=True)
+
+    def publish(self, partition: str, dumps_file: bytes, replaces: list[int]) -> None:
+        """Commit a dump whose other files are in their partitions: put its `dumps` file (the
+        commit mark), then remove the dumps it replaces."""
+        path = _join(self.root, "dumps", partition, "part-00000.parquet")
+        if self.fs.exists(path):
+            raise StoreError(f"{self.url('dumps/' + partition)}: exists; it is left untouched")
+        self._put(path, dumps_file)
+        if self._dumps is not None:
+            self._dumps += self._read_dumps(path)
         for old in replaces:
             self.remove_dump(old)
-        if self.fs.exists(staging):
-            self.fs.rm(staging, recursive=True)
-
-    def _move(self, src: str, dest: str) -> None:
-        """A folder of files moved: a rename on a local disk; in an object store, where folders
-        are only names' prefixes, each object copied (inside the store) then deleted."""
-        if not self.remote:
-            self.fs.makedirs(dest.rsplit("/", 1)[0], exist_ok=True)
-            self.fs.mv(src, dest, recursive=True)
-            return
-        files = self.fs.find(src)
-        self.fs.copy(files, [dest + f[len(src) :] for f in files])
-        self.fs.rm(files)
-
-    def remove_staged(self, dump_ids) -> None:
-        """Remove what is still staged for these dump ids (tasks that failed or ran twice)."""
-        wanted = {str(d) for d in dump_ids}
-        if not wanted:
-            return
-        try:
-            names = self.fs.ls(_join(self.root, STAGING), detail=False)
-        except FileNotFoundError:
-            return
-        for p in names:
-            if p.rstrip("/").rsplit("/", 1)[1].split("~")[0] in wanted:
-                self.fs.rm(p, recursive=True)
 
     def recover(self) -> None:
-        """Remove staging folders of loads on this machine whose process is gone (killed)."""
-        host = socket.gethostname()
-        try:
-            names = self.fs.ls(_join(self.root, STAGING), detail=False)
-        except FileNotFoundError:
-            return
-        for p in names:
-            token = p.rstrip("/").rsplit("/", 1)[1].split("~")
-            if len(token) == 4 and token[1] == host and token[2].isdigit():
-                if not _alive(int(token[2])):
-                    self.fs.rm(p, recursive=True)
+        """What killed writers left (the lock is held: no other writer is running): the folders
+        of dumps without a `dumps` file, dumps a later dump with the same fingerprint replaced,
+        and the staging folder of older rdbscans."""
+        committed = {r["dump_id"] for r in self._all_dumps()}
+        for p in self._partition_dirs():
+            if parse_partition(p[len(self.root) :]).get("dump_id") not in committed:
+                self.fs.rm(p, recursive=True)
+        visible = {r["dump_id"] for r in self.dumps()}
+        for dump_id in sorted(committed - visible):
+            self.remove_dump(dump_id)
+        staging = _join(self.root, STAGING)
+        if self.fs.exists(staging):
+            self.fs.rm(staging, recursive=True)
 
 
 def _alive(pid: int) -> bool:
@@ -302,47 +438,58 @@ def _alive(pid: int) -> bool:
 
 class ParquetStore(Store):
     """The Store load_one writes a dump to when the output is a dataset (module docstring).
+    plan(dump_id, instance, snapshot_id) before each load_one: where the dump's files go.
 
-    publish=False (a worker of `--jobs` or `--dask`): a committed dump stays staged (`staged`
-    says where), and find_dump finds nothing: the process that gave out the dump ids settles
-    identity and publishes, in the order of the paths (rdbscan/fleet/)."""
+    publish=False (a worker of `--jobs` or `--dask`): a committed dump's files are in their
+    partitions but its `dumps` file is not written: `staged` holds its partition and the
+    file's bytes, and find_dump finds nothing: the process that gave out the dump ids (and
+    holds the lock) settles identity and publishes, in the order of the paths (rdbscan/fleet/)."""
 
     def __init__(self, path: str, *, publish: bool = True):
         self.dataset = Dataset(path, create=publish)
         self.path = path
         self.publishing = publish
-        self.staged: dict[int, tuple[str, str]] = {}  # dump_id -> (staging folder, partition)
-        self._staging: dict[int, str] = {}
+        self.staged: dict[int, tuple[str, bytes]] = {}  # dump_id -> (partition, dumps file)
+        self._partitions: dict[int, str] = {}
         self._stats: dict[int, tuple[int, int, int]] = {}
         self._current: int | None = None
-        self.con = connect(
-            ":memory:", config={"memory_limit": "64MB", "preserve_insertion_order": True}
-        )
-        self.run(DDL)
-        for macro in MACROS:
-            self.run(macro)
-        if publish:
-            self.dataset.recover()
+        try:
+            self.con = connect(
+                ":memory:", config={"memory_limit": "64MB", "preserve_insertion_order": True}
+            )
+            self.run(DDL)
+            for macro in MACROS:
+                self.run(macro)
+            if publish:
+                self.dataset.recover()
+        except BaseException:
+            self.dataset.close()
+            raise
 
     def allocate_dump_ids(self, n: int = 1) -> int:
         return self.dataset.allocate_dump_ids(n)
 
+    def plan(self, dump_id: int, instance: str | None, snapshot_id: int | None) -> str:
+        """The partition the dump's files go to (load_one gives the same instance and
+        snapshot to its `dumps` row)."""
+        part = partition_path(instance, snapshot_id or dump_id, dump_id)
+        self._partitions[dump_id] = part
+        return part
+
     def begin_load(self, dump_id: int) -> None:
-        token = "~".join(
-            [str(dump_id), socket.gethostname(), str(os.getpid()), uuid.uuid4().hex[:8]]
-        )
-        self._staging[dump_id] = _join(self.dataset.root, STAGING, token)
-        self.dataset.fs.makedirs(self._staging[dump_id], exist_ok=True)
+        part = self._partitions.get(dump_id) or self.plan(dump_id, None, None)
+        if not self.publishing:  # a task run again: what its first run wrote goes
+            self.dataset.remove_partitions(part)
         self._current = dump_id
 
     def recover(self) -> None:
         self.dataset.recover()
 
     def discard(self, dump_id: int) -> None:
-        staging = self._staging.pop(dump_id, None)
+        part = self._partitions.pop(dump_id, None)
         self._stats.pop(dump_id, None)
-        if staging and self.dataset.fs.exists(staging):
-            self.dataset.fs.rm(staging, recursive=True)
+        if part is not None:
+            self.dataset.remove_partitions(part)
 
     def find_dump(self, fingerprint: str) -> dict | None:
         if not self.publishing:
@@ -354,20 +501,21 @@ class ParquetStore(Store):
 
     def bulk(self) -> ParquetBulkWriter:  # type: ignore[override]
         assert self._current is not None, "begin_load first"
-        return ParquetBulkWriter(self, self._current, self._staging[self._current])
+        return ParquetBulkWriter(self, self._current, self._partitions[self._current])
 
     def dump_stats(self, dump_id: int) -> tuple[int, int, int]:
         return self._stats.get(dump_id, (0, 0, 0))
 
     def commit_dump(self, row: dict, side: dict[str, list[tuple]], replaces: list[int]) -> None:
-        """Write the `dumps` row and side tables into the staging folder, then (publishing)
-        move the dump into the dataset."""
+        """Write the side tables into the dump's partitions and (publishing) its `dumps` file,
+        the commit mark; a worker keeps that file's bytes in `staged` for the publisher."""
         dump_id = row["dump_id"]
-        staging = self._staging[dump_id]
+        partition = self._partitions[dump_id]
         self.write_dump(row)
         for table, rows in side.items():
             self.write_rows(table, rows)
-        for table in ("dumps", *side):
+        marker = b""
+        for table in (*side, "dumps"):
             drop = "dump_id, instance" if table == "dumps" else "dump_id"
             data = self.con.sql(
                 f"SELECT * EXCLUDE ({drop}) FROM {table} WHERE dump_id = $id",
@@ -375,19 +523,29 @@ class ParquetStore(Store):
             )
             data = _arrow_table(data)
             self.run(f"DELETE FROM {table} WHERE dump_id = ?", [dump_id])
-            if data.num_rows:
-                _write_file(self.dataset, _join(staging, table, "part-00000.parquet"), data)
-        partition = partition_path(row.get("instance"), row.get("snapshot_id") or dump_id, dump_id)
+            if table == "dumps":
+                marker = _parquet_bytes(data)
+            elif data.num_rows:
+                path = _join(self.dataset.root, table, partition, "part-00000.parquet")
+                _write_file(self.dataset, path, data)
         self._stats.pop(dump_id, None)
+        self._partitions.pop(dump_id, None)  # committed: discard leaves it
         if self.publishing:
-            self.dataset.publish(staging, partition, replaces)
-            self._staging.pop(dump_id, None)
+            self.dataset.publish(partition, marker, replaces)
         else:
-            self.staged[dump_id] = (staging, partition)
-            self._staging.pop(dump_id, None)  # the publisher's now: discard leaves it
+            self.staged[dump_id] = (partition, marker)
 
     def close(self) -> None:
-        self.con.close()
+        try:
+            self.con.close()
+        finally:
+            self.dataset.close()
+
+
+def _parquet_bytes(table: pa.Table) -> bytes:
+    buf = io.BytesIO()
+    pq.write_table(table, buf, compression=COMPRESSION)
+    return buf.getvalue()
 
 
 def _arrow_table(relation) -> pa.Table:
@@ -403,7 +561,7 @@ def _write_file(dataset: Dataset, path: str, table: pa.Table) -> None:
 
 
 class _PartFiles:
-    """One table's Parquet files in a staging folder: part-00000.parquet, a new one every
+    """One table's Parquet files in a dump's partition folder: part-00000.parquet, a new one every
     ROWS_PER_FILE rows; row groups as the batches come."""
 
     def __init__(self, dataset: Dataset, folder: str, schema: pa.Schema):
@@ -463,8 +621,8 @@ class ParquetBulkWriter(QueuedWriter):
     dump's Parquet file.  The side tables (streams, stream_groups) are written on the caller's
     thread.  The dump's sums for its `dumps` row (ParquetStore.dump_stats) are counted here."""
 
-    def __init__(self, store: ParquetStore, dump_id: int, staging: str):
-        self.store, self.dump_id, self.staging = store, dump_id, staging
+    def __init__(self, store: ParquetStore, dump_id: int, partition: str):
+        self.store, self.dump_id, self.partition = store, dump_id, partition
         self.cursor = store.con.cursor()
         self.schema = keys_file_schema(self.cursor)
         self.side: dict[str, _PartFiles] = {}
@@ -475,7 +633,7 @@ class ParquetBulkWriter(QueuedWriter):
     def _write_keys(self) -> None:
         import pyarrow.compute as pc
 
-        files = _PartFiles(self.store.dataset, _join(self.staging, "keys"), self.schema)
+        files = _PartFiles(self.store.dataset, self._folder("keys"), self.schema)
         try:
             while True:
                 batch = self.batches.get()
@@ -502,6 +660,9 @@ class ParquetBulkWriter(QueuedWriter):
         finally:
             self.cursor.close()
 
+    def _folder(self, table: str) -> str:
+        return _join(self.store.dataset.root, table, self.partition)
+
     def add(self, table: str, schema: pa.Schema, columns: list) -> None:
         if not columns or not len(columns[0]):
             return
@@ -511,9 +672,7 @@ class ParquetBulkWriter(QueuedWriter):
             return
         if table not in self.side:
             file_schema = pa.schema([f for f in schema if f.name != "dump_id"])
-            self.side[table] = _PartFiles(
-                self.store.dataset, _join(self.staging, table), file_schema
-            )
+            self.side[table] = _PartFiles(self.store.dataset, self._folder(table), file_schema)
         self.side[table].write(pa.Table.from_batches([batch]).drop_columns(["dump_id"]))
 
     def close(self) -> None:

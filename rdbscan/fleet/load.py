@@ -2,13 +2,15 @@
 time, several at once in worker processes (`--jobs`), or one task per dump on a Dask cluster
 (`--dask SCHEDULER`).
 
-The process that runs this gives out the dump ids (in the order of the paths, as a sequential
-load does) and is the one that publishes: a worker or a Dask task parses its dump into the
-dataset's staging folder and returns its DumpResult; here, in the order of the paths, a dump
-whose fingerprint the dataset already holds is refused (or replaces the old one with
-existing='replace'), the others are moved into their partitions.  A task that fails (a worker
-lost, an exception) is retried by Dask (`retries`), and after that reported as that dump's error
-(exit 6): no dump goes missing without a line that says so.
+The process that runs this holds the dataset's lock, gives out the dump ids (in the order of the
+paths, as a sequential load does) and is the one that publishes: a worker or a Dask task parses
+its dump straight into the dump's partitions and returns its DumpResult with the bytes of its
+`dumps` file, which is not written yet (the commit mark, rdbscan/db/parquet.py); here, in the
+order of the paths, a dump whose fingerprint the dataset already holds is refused and its files
+removed (or it replaces the old one with existing='replace'), the others are committed by
+writing their `dumps` file.  A task that fails (a worker lost, an exception) is retried by Dask
+(`retries`), and after that reported as that dump's error (exit 6), its files removed: no dump
+goes missing without a line that says so.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..db.load import DumpResult, already_loaded, load_one, snapshot_ids
-from ..db.parquet import Dataset, ParquetStore
+from ..db.parquet import Dataset, ParquetStore, partition_path
 
 
 def load_dataset(
@@ -46,6 +48,7 @@ def load_dataset(
     options.pop("progress", None)  # no progress line from workers
     store = ParquetStore(root)
     first = 0
+    tasks: list[tuple] = []
     try:
         first = store.allocate_dump_ids(len(paths))
         ids = snapshot_ids(first, len(paths), snapshot_sizes)
@@ -74,9 +77,14 @@ def load_dataset(
             results.append(result)
         return results
     finally:
-        # what a failed or retried task left staged (a worker killed mid-dump)
+        # what a failed task, or this load interrupted, left of dumps not committed
         if first:
-            store.dataset.remove_staged(range(first, first + len(paths)))
+            committed = {r["dump_id"] for r in store.dataset.dumps()}
+            for _, _, dump_id, opts in tasks:
+                if dump_id not in committed:
+                    store.dataset.remove_partitions(
+                        partition_path(opts["instance"], opts["snapshot_id"], dump_id)
+                    )
         store.close()
 
 
@@ -87,6 +95,7 @@ def _load_here(paths, root, existing, instance, snapshot_sizes, on_result, optio
         ids = snapshot_ids(first, len(paths), snapshot_sizes)
         results = []
         for i, p in enumerate(paths):
+            store.plan(first + i, instance, ids[i])
             r = load_one(
                 store,
                 p,
@@ -105,11 +114,12 @@ def _load_here(paths, root, existing, instance, snapshot_sizes, on_result, optio
 
 
 def stage_dump(path: str, root: str, dump_id: int, options: dict) -> tuple:
-    """One dump parsed into the dataset's staging folder (a worker's or a Dask task's work):
-    ("ok", DumpResult, (staging, partition) or None) -- None when nothing was committed (an
-    input that could not be opened)."""
+    """One dump parsed into its partitions of the dataset (a worker's or a Dask task's work):
+    ("ok", DumpResult, (partition, bytes of its `dumps` file) or None) -- None when nothing was
+    committed (an input that could not be opened)."""
     store = ParquetStore(root, publish=False)
     try:
+        store.plan(dump_id, options.get("instance"), options.get("snapshot_id"))
         result = load_one(store, path, dump_id=dump_id, existing="replace", **options)
     finally:
         store.close()
@@ -118,8 +128,8 @@ def stage_dump(path: str, root: str, dump_id: int, options: dict) -> tuple:
 
 
 def _settle(dataset: Dataset, path: str, dump_id: int, outcome: tuple, existing: str) -> DumpResult:
-    """Publish a staged dump, or refuse it when the dataset holds it already; a failed task
-    becomes the dump's error."""
+    """Commit a staged dump (its `dumps` file), or refuse it when the dataset holds it already
+    (its files removed); a failed task becomes the dump's error."""
     if outcome[0] != "ok":
         return DumpResult(
             dump_id=dump_id,
@@ -132,14 +142,14 @@ def _settle(dataset: Dataset, path: str, dump_id: int, outcome: tuple, existing:
     result, staged = outcome[1], outcome[2]
     if staged is None:
         return result
-    staging, partition = staged
+    partition, dumps_file = staged
     fp = result.fingerprint
     same = _find(dataset, fp) if fp else None
     if same is not None and existing != "replace":
-        dataset.fs.rm(staging, recursive=True)
+        dataset.remove_partitions(partition)
         store_like = _Named(dataset.path)
         return already_loaded(store_like, same, path, fp, existing)  # type: ignore[arg-type]
-    dataset.publish(staging, partition, [same["dump_id"]] if same is not None else [])
+    dataset.publish(partition, dumps_file, [same["dump_id"]] if same is not None else [])
     return result
 
 

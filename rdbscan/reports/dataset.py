@@ -1,6 +1,9 @@
 """Reports over a Parquet dataset (`rdbscan report DIR/`, docs/fleet.md): an in-memory DuckDB
 whose views have the names and columns of a database's tables, read from the dataset's files
 with read_parquet and hive partitioning.  Nothing is copied: each query reads the files.
+The views list the files of the dataset's dumps (Dataset.files: dumps whose `dumps` file, the
+commit mark, is there), not a glob: the files of a writer still running, or of one killed, are
+never read.
 
 A table without files (a dataset with no streams) is an empty view of the table's columns, from
 the database schema itself (rdbscan/db/store.py DDL, in an attached in-memory database).
@@ -85,11 +88,15 @@ def _view_sql(con, dataset: Dataset, table: str, catalog: str) -> str:
     view = f"{catalog}.main.{table}"
     if not files:
         return f"CREATE VIEW {view} AS SELECT * FROM {_TYPES}.main.{table}"
-    glob = dataset.url(f"{table}/instance=*/snapshot=*/dump_id=*/*.parquet")
+    names = ", ".join(querylib.sql_literal(_url(dataset, f)) for f in files)
     hive = "{'dump_id': INTEGER, 'snapshot': INTEGER, 'instance': VARCHAR}"
     select = ", ".join(f'"{name}"::{kind} AS "{name}"' for name, kind in columns)
     return (
         f"CREATE VIEW {view} AS SELECT {select} FROM read_parquet("
-        f"{querylib.sql_literal(glob)}, hive_partitioning = true, hive_types = {hive}, "
-        f"union_by_name = true)"
+        f"[{names}], hive_partitioning = true, hive_types = {hive}, union_by_name = true)"
     )
+
+
+def _url(dataset: Dataset, path: str) -> str:
+    """A file of the dataset as DuckDB opens it: a local path, or the URL with its scheme."""
+    return dataset.url(path[len(dataset.root) + 1 :])
