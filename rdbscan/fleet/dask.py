@@ -2,9 +2,9 @@
 cluster the user already runs (`dask.distributed`, the `rdbscan[dask]` extra).
 
 Each task runs rdbscan.fleet.load.stage_dump on a worker: it reads its dump (a path the workers
-see, or an s3:// / gs:// / https:// URL) and writes its staged partitions straight into the
-dataset, so no key row crosses the network to the client; the client gets back the DumpResult
-and publishes in the order of the paths.  Dask re-runs a task that raised or whose worker died
+see, or an s3:// / gs:// / https:// URL) and writes its files straight into the dump's
+partitions, so no key row crosses the network to the client; the client gets back the
+DumpResult and the dump's `dumps` file, and commits in the order of the paths.  Dask re-runs a task that raised or whose worker died
 (`retries`); after that the task's error is the dump's error.
 """
 
