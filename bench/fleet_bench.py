@@ -290,7 +290,9 @@ def scale(work: Path, n: int, keys: int, port: int) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dir", default="/tmp/rdbscan-bench", type=Path, help="mixed.rdb, pop5m.rdb")
-    ap.add_argument("--work", default="/tmp/rdbscan-fleet-bench", type=Path)
+    ap.add_argument(
+        "--work", type=Path, help="default: /tmp/rdbscan-fleet-bench (--scale: ...-fleet-scale)"
+    )
     ap.add_argument("--copies", type=int, default=4)
     ap.add_argument("--skip-single", action="store_true", help="skip the bytes-per-key part")
     ap.add_argument("--scale", type=int, metavar="N", help="the scale run: N dumps (above)")
@@ -298,9 +300,7 @@ def main() -> None:
     ap.add_argument("--port", type=int, default=16411, help="redis-server's port for --scale")
     args = ap.parse_args()
     if args.scale:
-        work = (
-            args.work if args.work != ap.get_default("work") else Path("/tmp/rdbscan-fleet-scale")
-        )
+        work = args.work or Path("/tmp/rdbscan-fleet-scale")
         work.mkdir(parents=True, exist_ok=True)
         began = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
         out = {
@@ -311,6 +311,7 @@ def main() -> None:
         (work / "fleet-scale.json").write_text(json.dumps(out, indent=1))
         print(f"written: {work / 'fleet-scale.json'}")
         return
+    args.work = args.work or Path("/tmp/rdbscan-fleet-bench")
     args.work.mkdir(parents=True, exist_ok=True)
     results: dict = {"cores": os.cpu_count(), "load_average": os.getloadavg()}
     if not args.skip_single:
