@@ -297,8 +297,8 @@ def test_a_second_writer_is_refused_and_writes_nothing(tmp_path):
     load is refused with one line (exit 7, as for a database another process holds)."""
     ds = tmp_path / "ds"
     assert _invoke("load", SAMPLES[0], "-q", "--parquet", str(ds)).exit_code == 0
-    before = _files(ds)
     writer = Dataset(str(ds), create=True)  # holds the lock, as a running load does
+    before = _files(ds)
     try:
         second = _invoke("load", SAMPLES[1], "--parquet", str(ds))
         assert second.exit_code == 7, second.output
