@@ -91,9 +91,13 @@ def _view_sql(con, dataset: Dataset, table: str, catalog: str) -> str:
     names = ", ".join(querylib.sql_literal(_url(dataset, f)) for f in files)
     hive = "{'dump_id': INTEGER, 'snapshot': INTEGER, 'instance': VARCHAR}"
     select = ", ".join(f'"{name}"::{kind} AS "{name}"' for name, kind in columns)
+    # Every file of a table has the same columns (one writer schema per SCHEMA_VERSION, which
+    # the dataset's marker checks), so no union_by_name: with it each scan kept every file's
+    # reader, and a query with many scans (big_keys_top has 13) took 737 MB on 100 files of
+    # 1 M keys, 201 MB without.
     return (
         f"CREATE VIEW {view} AS SELECT {select} FROM read_parquet("
-        f"[{names}], hive_partitioning = true, hive_types = {hive}, union_by_name = true)"
+        f"[{names}], hive_partitioning = true, hive_types = {hive})"
     )
 
 
