@@ -47,7 +47,8 @@ RDBSCAN = [sys.executable, "-m", "rdbscan"]
 
 
 def run(args: list[str], label: str) -> dict:
-    """Run a command; its wall time and peak RSS (MiB) with its waited-for children."""
+    """Run a command; its wall time, CPU time and peak RSS (MiB) with its waited-for children
+    (the CPU time of a Dask cluster's workers is not among them)."""
     start = time.perf_counter()
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -60,6 +61,7 @@ def run(args: list[str], label: str) -> dict:
     out = {
         "label": label,
         "wall_s": round(wall, 2),
+        "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),  # with its waited-for children
         "peak_rss_mib": round(usage.ru_maxrss / 1024, 1),
     }
     print(json.dumps(out), flush=True)
