@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rdbscan.rdb import backend, blob_source, blob_stream, blobs, reader
-from rdbscan.rdb.errors import BlobError, BlobRefused, RDBError, UnsupportedError
+from rdbscan.rdb.errors import BlobError, BlobRefused, RDBError
 from rdbscan.rdb.long_names import KEY_KEEP, LongName
 from rdbscan.rdb.parser import DumpInfo, parse
 from rdbscan.rdb.records import KeyRecord
@@ -337,24 +337,22 @@ def _stream_with_node(lp: bytes) -> bytes:
     return W.key(15, "stream", body)
 
 
-def test_a_stream_node_longer_than_the_threshold_is_refused(monkeypatch):
-    monkeypatch.setattr(blob_stream, "DECODE_MAX", 1000)
-    lp = W.listpack([1, 0, 1, "f", 0, 0, 0, 1, b"v" * 5000, 4])
+def test_a_stream_node_longer_than_the_threshold_is_walked_not_decoded(monkeypatch):
+    """A node listpack longer than blob_stream.STREAM_NODE_WHOLE_MAX (an entry of megabytes) is
+    walked in pieces instead of decoded: the stream keeps its row, its longest listpack entry
+    as its longest element (here the same record as a whole read), and dumps.cut counts it."""
+    lp = W.listpack([1, 0, 1, "f", 0, 2, 0, 0, b"v" * 5000, 4])  # one entry, same fields
     data = W.rdb(b"\xfe\x00" + W.key(0, "a", W.string("1")) + _stream_with_node(lp))
-    info = DumpInfo()
-    got = []
-    with pytest.raises(UnsupportedError) as e:
-        for r in parse(io.BytesIO(data), info):
-            got.append(r)
-    assert e.value.message == (
-        f"stream listpack of {len(lp)} bytes is longer than rdbscan decodes entry by entry "
-        "(1000 bytes)"
-    )
-    assert e.value.key == b"stream" and e.value.rdb_type == 15
-    assert [r.key for r in got if r is not None] == [b"a"]
-    # --skip-bad: read past it, the key left out, the rest read
-    recs, _, info = _parse(data + b"", skip_bad=True)
-    assert [r.key for r in recs] == [b"a"] and info.skipped_keys == 1
+    whole, _, info = _parse(data)
+    assert info.cut == {}
+    monkeypatch.setattr(blob_stream, "STREAM_NODE_WHOLE_MAX", 1000)
+    walked, _, info = _parse(data)
+    assert info.cut == {"stream_nodes": 1} and info.complete
+    assert [(r.key, r.length, r.max_elem) for r in walked] == [(b"a", 1, 1), (b"stream", 1, 5000)]
+    slots = type(whole[0]).__slots__
+    assert [[getattr(r, k, None) for k in slots] for r in walked] == [
+        [getattr(r, k, None) for k in slots] for r in whole
+    ]
 
 
 def test_an_lzf_key_name_streams_into_the_long_name():

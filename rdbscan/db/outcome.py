@@ -53,6 +53,8 @@ CUT_NAMES = {
     "databases": "databases' RESIZEDB sizes",
     "stream_groups": "stream consumer groups",
     "stream_consumers": "stream consumers",
+    "stream_nodes": "stream nodes over 8 MiB not decoded (their longest entry stands for their "
+    "longest element)",
 }
 
 

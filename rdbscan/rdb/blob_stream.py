@@ -34,6 +34,9 @@ WHOLE_MAX = 8 << 20
 # whole up to this many bytes and refused above it (values.ValueReader.blob).  Real servers keep
 # stream nodes near stream-node-max-bytes (4 KiB) and field-TTL hashes at hash-max-listpack-*.
 DECODE_MAX = 8 << 20
+# Stream nodes longer than this are walked, not decoded (stream_values.StreamValues._long_node):
+# a threshold of their own, as the walk gives their longest entry rather than their longest element.
+STREAM_NODE_WHOLE_MAX = 8 << 20
 
 
 def listpack_stream_scan(src: BlobSource, members_only: bool = False) -> tuple[int, int]:

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from . import blob_stream
 from . import constants as C
+from .backend import listpack_stream_scan
 from .blobs import listpack_entries
-from .errors import BlobError
-from .reader import I64, int_text_len
+from .errors import BlobError, BlobRefused
+from .reader import I64, LZFError, int_text_len
 from .records import ConsumerInfo, GroupInfo, StreamInfo
 from .values import COUNT_MAX, LONG_MAX, ValueReader
 
 if TYPE_CHECKING:
+    from .blob_source import BlobSource
     from .records import KeyRecord
 
 
@@ -92,6 +95,25 @@ def _stream_node_max(lp: bytes) -> tuple[int, int]:
 class StreamValues(ValueReader):
     """Streams, types 15, 19, 21 and 26."""
 
+    def _long_node(self, lp: BlobSource, start: int) -> tuple[int, int]:
+        """(longest entry, length) of a node listpack longer than STREAM_NODE_WHOLE_MAX (one
+        entry of megabytes: real, though rare), walked in pieces instead of decoded entry by
+        entry and held: its longest listpack entry stands for its longest element, and its
+        entries are not counted (the memory model takes the node as full).  Counted in
+        DumpInfo.cut["stream_nodes"] (dumps.cut, docs/hostile-inputs.md)."""
+        self.info.cut["stream_nodes"] = self.info.cut.get("stream_nodes", 0) + 1
+        n = len(lp)
+        try:
+            return lp.walk(listpack_stream_scan)[1], n
+        except BlobRefused as e:  # the whole node is not checked so either (listpack_entries)
+            return e.result[1], n
+        except LZFError as e:  # the reader is past the payload: as blob() recovers it
+            e.key, e.rdb_type = self.key, self.rdb_type
+            self.recover(e)
+        except BlobError as e:
+            self.recover(self.corrupt(f"stream listpack: {e}", start))
+        return 0, 0
+
     def v_stream(self, rec: KeyRecord) -> None:
         """Streams, types 15/19/21/26 (docs/rdb-format.md section 5.7)."""
         r = self.r
@@ -112,20 +134,25 @@ class StreamValues(ValueReader):
                     self.corrupt(f"stream node key is {len(node_key)} bytes, expected 16", start)
                 )
             start = r.tell()
-            lp = self.blob("stream listpack")
-            try:
-                m, entries = _stream_node_max(lp)
-            except (BlobError, IndexError, TypeError) as e:
-                self.recover(self.corrupt(f"stream listpack: {e or 'malformed entry'}", start))
-                m = entries = 0
+            lp = self.blob_source("stream listpack", blob_stream.STREAM_NODE_WHOLE_MAX)
+            if isinstance(lp, bytes):
+                lp_len = len(lp)
+                try:
+                    m, entries = _stream_node_max(lp)
+                except (BlobError, IndexError, TypeError) as e:
+                    self.recover(self.corrupt(f"stream listpack: {e or 'malformed entry'}", start))
+                    m = entries = 0
+            else:  # longer than blob_stream.STREAM_NODE_WHOLE_MAX: a message of megabytes
+                m, lp_len = self._long_node(lp, start)
+                entries = STREAM_NODE_MAX_ENTRIES
             if m > mx:
                 mx = m
-            lp_sizes[len(lp)] = lp_sizes.get(len(lp), 0) + 1
+            lp_sizes[lp_len] = lp_sizes.get(lp_len, 0) + 1
             # Memory model: nodes that never reached stream-node-max-entries keep their
             # preallocation on a live server; the last one is the tail.
             if tail_lp is not None and tail_entries < STREAM_NODE_MAX_ENTRIES:
                 lp_unfilled[tail_lp] = lp_unfilled.get(tail_lp, 0) + 1
-            tail_lp, tail_entries = len(lp), entries
+            tail_lp, tail_entries = lp_len, entries
             if node_ids is not None:
                 node_ids.append(node_key)
                 if len(node_ids) > MAX_KEPT_IDS:

@@ -96,13 +96,13 @@ class ValueReader:
         )
         return b""
 
-    def blob_source(self, what: str) -> bytes | BlobSource:
+    def blob_source(self, what: str, whole_max: int | None = None) -> bytes | BlobSource:
         """A blob string that is only walked (listpacks, ziplists, intsets, zipmaps): bytes, or
         above blob_stream.WHOLE_MAX a BlobSource that reads it in pieces as it is walked (an
         LZF payload that does not decompress is then found during the walk: walk_blob).  An LZF
         error found before is recovered as blob() does (b'')."""
         try:
-            return self.r.string(what, whole_max=blob_stream.WHOLE_MAX)
+            return self.r.string(what, whole_max=whole_max or blob_stream.WHOLE_MAX)
         except LZFError as e:
             e.key, e.rdb_type = self.key, self.rdb_type
             self.recover(e)
