@@ -18,6 +18,7 @@ from ..model.memory import describe, target_quantum
 from ..rdb.errors import RDBError
 from ..rdb.parser import TRAILING_HEAD, DumpInfo, parse
 from ..rdb.source import EOF_MARK, MAX_RATIO, Source, SourceError, describe_truncation, open_source
+from .heap import release_free_memory
 from .identity import dump_fingerprint
 from .outcome import cut_warning, invalid_warning
 from .rows import BATCH_ROWS, RowBuilder
@@ -284,6 +285,8 @@ def load_one(
             store.discard(dump_id)
         if source is not None:
             source.close()
+        rows.close()
+        release_free_memory()  # a worker loads dump after dump: its heap must not grow
 
 
 def already_loaded(
