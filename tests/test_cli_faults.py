@@ -23,6 +23,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 DUMP = str(FIXTURES / "redis-7.0.15" / "small" / "dump.rdb")
 DUMP_B = str(FIXTURES / "redis-6.2.16" / "small" / "dump.rdb")
 DUMP_C = str(FIXTURES / "redis-7.2.6" / "small" / "dump.rdb")
+NULL_PART = "instance=__HIVE_DEFAULT_PARTITION__"  # a dump loaded without --instance
 
 
 def rdbscan(*args, **kw) -> subprocess.CompletedProcess:
@@ -363,6 +364,97 @@ def test_ctrl_c_with_jobs_keeps_finished_dumps(tmp_path):
     assert con.execute("SELECT dump_id, keys, complete FROM dumps").fetchall() == [(2, 562, True)]
     assert con.execute("SELECT count(*) FROM keys").fetchone() == (562,)
     con.close()
+
+
+def test_ctrl_c_with_jobs_into_a_dataset_keeps_the_dumps_committed(tmp_path):
+    """`load -j 2 SMALL STUCK --parquet DS`: SMALL is committed as soon as it is loaded (dumps
+    are committed in the order of the paths, each once those before it have ended), and Ctrl-C
+    ends the load without waiting for the stuck worker, keeps SMALL, removes what the stuck one
+    wrote and leaves no worker behind.  (The pool of concurrent.futures committed nothing before
+    every dump had ended, and Ctrl-C waited for the running ones.)"""
+    fifo, fd = _stuck_dump(tmp_path)
+    ds = tmp_path / "ds"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rdbscan", "load", "-q", "-j", "2", DUMP, str(fifo)]
+        + ["--parquet", str(ds)],
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        mark = ds / "dumps" / NULL_PART / "snapshot=1" / "dump_id=1" / "part-00000.parquet"
+        for _ in range(1200):
+            if mark.exists() or proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert mark.exists(), "the loaded dump was not committed while another still loads"
+        os.killpg(proc.pid, signal.SIGINT)
+        err = proc.communicate(timeout=120)[1]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(fd)
+    assert (proc.returncode, err.lstrip("\n")) == (EXIT_INTERRUPTED, "rdbscan: interrupted\n")
+    assert _group_gone(proc.pid)
+    con = duckdb.connect()
+    rows = con.execute(
+        f"SELECT dump_id, keys, complete FROM read_parquet('{ds}/dumps/**/*.parquet')"
+    ).fetchall()
+    assert rows == [(1, 562, True)]
+    tables = ["db_sizes", "dumps", "keys", "stream_groups", "streams"]
+    folders = sorted((p.parts[-4], p.name) for p in ds.glob("*/*/*/dump_id=*"))
+    assert folders == [(t, "dump_id=1") for t in tables]  # nothing of the stuck dump 2
+    p = rdbscan("sql", ds, "SELECT count(*) AS n FROM keys", "-f", "csv")
+    assert (p.returncode, p.stdout) == (0, "n\n562\n")
+
+
+def _reader_of(parent: int, path: Path) -> int:
+    """The pid of the child process of `parent` that has `path` open."""
+    for _ in range(1200):
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                if ppid == parent and any(
+                    os.readlink(fd) == str(path) for fd in (entry / "fd").iterdir()
+                ):
+                    return int(entry.name)
+            except (OSError, IndexError, ValueError):
+                continue
+        time.sleep(0.05)
+    raise AssertionError(f"no child of {parent} has {path} open")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_worker_killed_in_a_load_into_a_dataset_is_that_dumps_error(tmp_path):
+    """`load -j 2 STUCK SMALL --parquet DS` and the worker reading STUCK killed (as the kernel's
+    out-of-memory killer would): STUCK is reported failed, in one line, exit 6, and its files
+    are removed; SMALL is committed; the load does not stop at the lost worker."""
+    fifo, fd = _stuck_dump(tmp_path)
+    ds = tmp_path / "ds"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rdbscan", "load", "-q", "-j", "2", str(fifo), DUMP]
+        + ["--parquet", str(ds)],
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        os.kill(_reader_of(proc.pid, fifo), signal.SIGKILL)
+        err = proc.communicate(timeout=120)[1]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(fd)
+    assert (proc.returncode, err) == (
+        EXIT_INPUT,
+        f"rdbscan: error: {fifo}: not loaded: the worker process loading it ended "
+        f"unexpectedly (killed by SIGKILL)\n",
+    )
+    rows = duckdb.sql(f"SELECT dump_id, keys FROM read_parquet('{ds}/dumps/**/*.parquet')")
+    assert rows.fetchall() == [(2, 562)]
+    assert {p.name for p in ds.glob("*/*/*/dump_id=*")} == {"dump_id=2"}
 
 
 def test_kill_9_of_parent_ends_workers_and_next_load_cleans_up(tmp_path):

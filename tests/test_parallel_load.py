@@ -115,3 +115,25 @@ def test_load_each_writes_one_database_per_dump_equal_to_a_load_of_it_alone(tmp_
         "alone-b.duckdb",
         "b.duckdb",
     ]
+
+
+def test_a_worker_that_dies_is_reported_and_replaced():
+    """run_pool with `lost`: the task of a worker that died is reported, a new worker takes the
+    next tasks, the others end normally; without `lost` the death is an error naming its dump."""
+    import pool_tasks
+    import pytest
+
+    from rdbscan.db.parallel import WorkerLost, run_pool
+
+    def task(i: int) -> tuple:
+        return (pool_tasks.tenfold_or_exit, (i,))
+
+    done: dict = {}
+    lost: dict = {}
+    names = ["a.rdb", "b.rdb", "c.rdb", "d.rdb"]
+    run_pool(2, [0, 1, 2, 3], task, done.__setitem__, names, lost=lost.__setitem__)
+    assert done == {0: 0, 2: 20, 3: 30}
+    assert lost == {1: "the worker process loading it ended unexpectedly (exit code 3)"}
+    with pytest.raises(WorkerLost) as e:
+        run_pool(1, [0, 1, 2], task, done.__setitem__, names)
+    assert str(e.value) == "b.rdb: the worker process loading it ended unexpectedly (exit code 3)"

@@ -10,6 +10,9 @@ What it promises (and tests/test_cli_faults.py checks with real signals):
   thread that watches the parent's sentinel);
 - the parts directory (`.rdbscan-parts-<pid>-*` beside the database) is removed at the end, and
   one left behind by a killed load is removed by the next load into the same directory.
+
+The pool (run_pool) also runs `load --jobs N --parquet` (rdbscan/fleet/load.py), whose workers
+write their dump's partitions of the dataset themselves.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ import signal
 import sys
 import tempfile
 import threading
+from collections.abc import Callable
+from typing import Any
 
 from .store import Store
 
@@ -74,12 +79,8 @@ def load_parallel(
             todo.append(i)
 
         def task(i: int) -> tuple:
-            return (
-                paths[i],
-                os.path.join(work, f"part{i}.duckdb"),
-                first + i,
-                {**options, "snapshot_id": ids[i]},
-            )
+            part = os.path.join(work, f"part{i}.duckdb")
+            return (load_part, (paths[i], part, first + i, {**options, "snapshot_id": ids[i]}))
 
         def finished(i: int, result) -> None:
             results[i] = result
@@ -98,7 +99,7 @@ def load_parallel(
                 else:
                     todo.append(k)
 
-        _pool(jobs, todo, task, finished, paths)
+        run_pool(jobs, todo, task, finished, paths)
     finally:
         store.close()
         shutil.rmtree(work, ignore_errors=True)
@@ -112,19 +113,29 @@ def load_each(pairs: list[tuple[str, str]], *, jobs: int, **options) -> list:
     results: list = [None] * len(pairs)
 
     def task(i: int) -> tuple:
-        return (pairs[i][0], pairs[i][1], 1, {**options, "snapshot_id": 1})
+        return (load_part, (pairs[i][0], pairs[i][1], 1, {**options, "snapshot_id": 1}))
 
     def finished(i: int, result) -> None:
         results[i] = result
 
-    _pool(jobs, list(range(len(pairs))), task, finished, [p for p, _ in pairs])
+    run_pool(jobs, list(range(len(pairs))), task, finished, [p for p, _ in pairs])
     return results
 
 
-def _pool(jobs: int, todo: list[int], task, finished, paths: list[str]) -> None:
-    """Run the tasks numbered in `todo` on up to `jobs` worker processes: task(i) is what a
-    worker is sent, finished(i, DumpResult) is called as each ends (and may add to `todo`).
-    Ctrl-C or an error kills the workers still loading."""
+def run_pool(
+    jobs: int,
+    todo: list[int],
+    task: Callable[[int], tuple],
+    finished: Callable[[int, Any], None],
+    paths: list[str],
+    lost: Callable[[int, str], None] | None = None,
+) -> None:
+    """Run the tasks numbered in `todo` on up to `jobs` worker processes: task(i) gives
+    (function, args), which a worker calls (a module-level function: it is sent by name);
+    finished(i, what it returned) is called as each ends (and may add to `todo`).  An exception
+    the function raised is raised here.  A worker that dies (killed, out of memory) raises
+    RuntimeError naming paths[i], or, with `lost`, calls lost(i, why) and is replaced by a
+    new one.  Ctrl-C or an error kills the workers still loading (the module docstring)."""
     workers: list[_Worker] = []
     busy: dict = {}
     try:
@@ -138,13 +149,39 @@ def _pool(jobs: int, todo: list[int], task, finished, paths: list[str]) -> None:
                 busy[w.conn] = (w, i)
             for conn in multiprocessing.connection.wait(list(busy)):
                 w, i = busy.pop(conn)
-                finished(i, w.result(paths[i]))
+                try:
+                    value = w.result(paths[i])
+                except WorkerLost as e:
+                    if lost is None:
+                        raise
+                    w.stop()
+                    workers.remove(w)
+                    w = _Worker(ctx)
+                    workers.append(w)
+                    idle.append(w)
+                    lost(i, e.why)
+                    continue
                 idle.append(w)
+                finished(i, value)
     finally:
         for w, _ in busy.values():  # Ctrl-C or an error: what is still loading is dropped
             w.process.kill()
         for w in workers:
             w.stop()
+
+
+class WorkerLost(RuntimeError):
+    """A worker process ended while it was loading a dump."""
+
+    def __init__(self, path: str, exitcode: int | None):
+        how = f"exit code {exitcode}"
+        if exitcode is not None and exitcode < 0:
+            try:
+                how = f"killed by {signal.Signals(-exitcode).name}"
+            except ValueError:
+                how = f"killed by signal {-exitcode}"
+        self.why = f"the worker process loading it ended unexpectedly ({how})"
+        super().__init__(f"{path}: {self.why}")
 
 
 def _merge(store: Store, part: str, replaces: list[int]) -> None:
@@ -218,10 +255,7 @@ class _Worker:
             kind, value = self.conn.recv()
         except EOFError:
             self.process.join(5)
-            raise RuntimeError(
-                f"{path}: the worker process loading it ended unexpectedly "
-                f"(exit code {self.process.exitcode})"
-            ) from None
+            raise WorkerLost(path, self.process.exitcode) from None
         if kind == "error":
             raise value
         return value
@@ -240,12 +274,25 @@ class _Worker:
         self.conn.close()
 
 
+def load_part(path: str, part_db: str, dump_id: int, options: dict):
+    """A worker's task: one dump loaded into a database of its own; its DumpResult."""
+    from .load import load_one
+
+    store = Store(part_db)
+    try:
+        # (a dump the target database holds is settled by the parent)
+        result = load_one(store, path, dump_id=dump_id, existing="replace", **options)
+    finally:
+        store.close()
+    result.for_another_process()
+    return result
+
+
 def _worker_main(conn, parent: int) -> None:
-    """A worker process: load the dumps the parent sends, one at a time, each into its own
-    database; answer ("ok", DumpResult) or ("error", exception)."""
+    """A worker process: run the (function, args) tasks the parent sends, one at a time;
+    answer ("ok", what it returned) or ("error", the exception)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what Ctrl-C ends
     _die_with_parent(parent)
-    from .load import load_one
 
     while True:
         try:
@@ -254,16 +301,9 @@ def _worker_main(conn, parent: int) -> None:
             return
         if task is None:
             return
-        path, part_db, dump_id, options = task
+        fn, args = task
         try:
-            store = Store(part_db)
-            try:
-                # (a dump the target database holds is settled by the parent)
-                result = load_one(store, path, dump_id=dump_id, existing="replace", **options)
-            finally:
-                store.close()
-            result.for_another_process()
-            conn.send(("ok", result))
+            conn.send(("ok", fn(*args)))
         except BaseException as e:
             try:
                 conn.send(("error", e))

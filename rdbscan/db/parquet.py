@@ -343,9 +343,13 @@ class Dataset:
             ]
         return self._dumps
 
-    def dumps(self) -> list[dict]:
+    def dumps(self, reread: bool = False) -> list[dict]:
         """The `dumps` rows of the dumps in the dataset, with their partition columns: the
-        committed dumps no later dump has the fingerprint of (module docstring)."""
+        committed dumps no later dump has the fingerprint of (module docstring).  reread: read
+        the files again, not what this process knows of them (a publish that Ctrl-C cut short
+        after its file was put)."""
+        if reread:
+            self._dumps = None
         rows = sorted(self._all_dumps(), key=lambda r: r["dump_id"])
         last = {r["fingerprint"]: r["dump_id"] for r in rows if r.get("fingerprint")}
         return [r for r in rows if last.get(r.get("fingerprint"), r["dump_id"]) == r["dump_id"]]

@@ -6,11 +6,13 @@ The process that runs this holds the dataset's lock, gives out the dump ids (in 
 paths, as a sequential load does) and is the one that publishes: a worker or a Dask task parses
 its dump straight into the dump's partitions and returns its DumpResult with the bytes of its
 `dumps` file, which is not written yet (the commit mark, rdbscan/db/parquet.py); here, in the
-order of the paths, a dump whose fingerprint the dataset already holds is refused and its files
-removed (or it replaces the old one with existing='replace'), the others are committed by
-writing their `dumps` file.  A task that fails (a worker lost, an exception) is retried by Dask
-(`retries`), and after that reported as that dump's error (exit 6), its files removed: no dump
-goes missing without a line that says so.
+order of the paths, as soon as the dumps before it have ended, a dump whose fingerprint the
+dataset already holds is refused and its files removed (or it replaces the old one with
+existing='replace'), the others are committed by writing their `dumps` file: Ctrl-C keeps
+every dump committed before it.  A task that fails (a worker lost, an exception) is retried by
+Dask (`retries`), and after that reported as that dump's error (exit 6), its files removed; with
+`--jobs` a lost worker is replaced and its dump reported so: no dump goes missing without a
+line that says so.
 """
 
 from __future__ import annotations
@@ -56,30 +58,39 @@ def load_dataset(
             (p, root, first + i, {**options, "instance": instance, "snapshot_id": ids[i]})
             for i, p in enumerate(paths)
         ]
-        done = [0]
+        outcomes: list[tuple | None] = [None] * len(tasks)
+        results: list[DumpResult] = []
 
         def ended(i: int, outcome: tuple) -> None:
-            done[0] += 1
+            outcomes[i] = outcome
             if on_task is not None:
-                on_task(tasks[i][0], done[0], len(tasks), outcome)
+                done = sum(o is not None for o in outcomes)
+                on_task(tasks[i][0], done, len(tasks), outcome)
+            # Settled (committed, or refused as a dump the dataset holds) in the order of the
+            # paths, as soon as the dumps before it are: the same dumps win as in a load one at
+            # a time, and Ctrl-C keeps every dump committed before it.
+            while len(results) < len(tasks):
+                k, ready = len(results), outcomes[len(results)]
+                if ready is None:
+                    break
+                path, _, dump_id, _ = tasks[k]
+                results.append(_settle(store.dataset, path, dump_id, ready, existing))
+                outcomes[k] = ("settled",)  # its bytes are not kept
+                if on_result is not None:
+                    on_result(results[k])
 
         if scheduler is not None:
             from .dask import run_tasks
 
-            staged = run_tasks(stage_dump, tasks, scheduler, retries=retries, on_done=ended)
+            run_tasks(stage_dump, tasks, scheduler, retries=retries, on_done=ended)
         else:
-            staged = _run_processes(tasks, jobs, on_done=ended)
-        results = []
-        for (path, _, dump_id, _), outcome in zip(tasks, staged):
-            result = _settle(store.dataset, path, dump_id, outcome, existing)
-            if on_result is not None:
-                on_result(result)
-            results.append(result)
+            _run_processes(tasks, jobs, on_done=ended)
+        assert len(results) == len(tasks)
         return results
     finally:
         # what a failed task, or this load interrupted, left of dumps not committed
         if first:
-            committed = {r["dump_id"] for r in store.dataset.dumps()}
+            committed = {r["dump_id"] for r in store.dataset.dumps(reread=True)}
             for _, _, dump_id, opts in tasks:
                 if dump_id not in committed:
                     store.dataset.remove_partitions(
@@ -167,28 +178,29 @@ class _Named:
         self.path = path
 
 
-def _run_processes(tasks: list, jobs: int, on_done=None) -> list[tuple]:
-    """Run stage_dump for each task in up to `jobs` worker processes; results in task order;
-    on_done(index, outcome) as each ends."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+def _run_processes(tasks: list, jobs: int, on_done: Callable[[int, tuple], None]) -> None:
+    """Run stage_dump for each task in up to `jobs` worker processes (the pool of `load --jobs`,
+    rdbscan/db/parallel.py: Ctrl-C kills them at once, they die with this process);
+    on_done(index, outcome) as each ends.  A task's exception, or its worker's death, is the
+    dump's error (the worker is replaced): the other dumps go on."""
+    from ..db.parallel import run_pool
 
-    ctx = multiprocessing.get_context("spawn")  # no fork: DuckDB and the writer thread
-    out: list[tuple] = [("error", "not run")] * len(tasks)
-    with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=ctx) as pool:
-        futures = [pool.submit(stage_dump, p, r, d, o) for p, r, d, o in tasks]
-        index = {f: i for i, f in enumerate(futures)}
-        try:
-            for f in as_completed(futures):
-                try:
-                    outcome = f.result()
-                except Exception as e:  # noqa: BLE001 - reported as the dump's error
-                    outcome = ("error", f"{type(e).__name__}: {e}")
-                out[index[f]] = outcome
-                if on_done is not None:
-                    on_done(index[f], outcome)
-        except BaseException:
-            for f in futures:
-                f.cancel()
-            raise
-    return out
+    def task(i: int) -> tuple:
+        return (stage_or_error, tasks[i])
+
+    run_pool(
+        jobs,
+        list(range(len(tasks))),
+        task,
+        on_done,
+        [t[0] for t in tasks],
+        lost=lambda i, why: on_done(i, ("error", why)),
+    )
+
+
+def stage_or_error(path: str, root: str, dump_id: int, options: dict) -> tuple:
+    """stage_dump, with an exception turned into the dump's outcome ("error", text)."""
+    try:
+        return stage_dump(path, root, dump_id, options)
+    except Exception as e:  # noqa: BLE001 - reported as the dump's error
+        return ("error", f"{type(e).__name__}: {e}")
