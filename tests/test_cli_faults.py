@@ -115,6 +115,32 @@ def test_missing_input_has_one_code_in_every_command(tmp_path):
         ), cmd
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["report", "-q", DUMP],  # rich's table: rich caught the error and exited 1
+        ["report", "-q", "-f", "json", DUMP],
+        ["sql", "DB", "SELECT key FROM keys"],  # click caught it and exited 1
+        ["query", "DB", "big_keys_top"],
+    ],
+)
+def test_output_to_a_closed_pipe_exits_0_quietly(tmp_path, args):
+    """`rdbscan report dump.rdb | head`: the reader closed the pipe before rdbscan wrote; no
+    line, exit 0 (a pipeline under `set -o pipefail` must not fail on it)."""
+    db = tmp_path / "x.duckdb"
+    assert rdbscan("load", "-q", DUMP, "-o", db).returncode == 0
+    args = [str(db) if a == "DB" else a for a in args]
+    read, write = os.pipe()
+    os.close(read)  # no reader: the first write fails with EPIPE
+    try:
+        p = subprocess.run(
+            [sys.executable, "-m", "rdbscan", *args], stdout=write, stderr=subprocess.PIPE
+        )
+    finally:
+        os.close(write)
+    assert (p.returncode, p.stderr) == (0, b"")
+
+
 def test_sql_error_is_a_usage_error(tmp_path):
     db = tmp_path / "x.duckdb"
     assert rdbscan("load", "-q", DUMP, "-o", db).returncode == 0

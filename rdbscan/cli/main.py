@@ -328,6 +328,8 @@ def _run(debug: bool) -> int:
     try:
         main.main(standalone_mode=False)
     except SystemExit as e:  # a command's own exit code
+        if e.code == 1 and _stdout_closed(e):  # how click and rich end on a closed pipe
+            return _closed_pipe_exit()
         return e.code if isinstance(e.code, int) else EXIT_OK if e.code is None else EXIT_INTERNAL
     except click.exceptions.Exit as e:
         return e.exit_code
@@ -339,9 +341,8 @@ def _run(debug: bool) -> int:
             return _interrupted()
         click.echo("rdbscan: aborted", err=True)
         return EXIT_INTERNAL
-    except BrokenPipeError:  # `rdbscan ... | head`: nothing more to say, and nowhere to say it
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_OK
+    except BrokenPipeError:
+        return _closed_pipe_exit()
     except KeyboardInterrupt:
         return _interrupted()
     except Exception as e:  # the promise: no traceback reaches a user without --debug
@@ -355,6 +356,30 @@ def _run(debug: bool) -> int:
                 f"please report it with the output of --debug)"
             )
         return EXIT_INTERNAL
+    return EXIT_OK
+
+
+def _stdout_closed(exit: SystemExit) -> bool:
+    """Whether the reader of standard output has closed it: click and rich catch that
+    BrokenPipeError themselves and exit 1 (rich from inside its handler, after it put
+    /dev/null in place of stdout; click after, stdout left as it was, which polls as an
+    error: a pipe without a reader)."""
+    if isinstance(exit.__context__, BrokenPipeError):
+        return True
+    try:
+        import select
+
+        poll = select.poll()
+        poll.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _, events in poll.poll(0))
+    except (AttributeError, OSError, ValueError):  # no poll (Windows), no descriptor
+        return False
+
+
+def _closed_pipe_exit() -> int:
+    """`rdbscan report ... | head`: the reader has what it wanted; nothing more to say, and
+    nowhere to say it (what is still buffered goes to /dev/null): exit 0."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return EXIT_OK
 
 

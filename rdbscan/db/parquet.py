@@ -365,7 +365,11 @@ class Dataset:
         ]
 
     def _read_dumps(self, path: str) -> list[dict]:
-        table = pq.read_table(path, filesystem=self.fs if self.remote else None)
+        # One file: ParquetFile, not read_table, which imports pyarrow.dataset the first time
+        # and takes an import that a Ctrl-C cut short for no pyarrow.dataset: it read the file
+        # another way and the KeyboardInterrupt was lost (`load -j 2 --parquet` never ended)
+        with self.fs.open(path, "rb") as fh:
+            table = pq.ParquetFile(fh).read()
         part = parse_partition(path[len(self.root) :])
         return [
             {**row, "dump_id": part["dump_id"], "instance": part["instance"]}
