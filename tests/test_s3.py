@@ -142,6 +142,37 @@ def test_missing_object_is_an_input_error(s3):
     assert "s3://dumps/nope.rdb: No such file or directory" in result.output
 
 
+def test_report_on_a_dump_over_http(s3):
+    """An http(s):// dump goes through fsspec's http file system (aiohttp, the [http] extra),
+    in ranged GET requests: moto serves a public-read object at its plain HTTP address, as any
+    web server or a bucket's public URL would."""
+    fs, _ = s3
+    fs.put(str(SAMPLES[2]), "dumps/public.rdb")
+    fs.chmod("dumps/public.rdb", "public-read")
+    url = f"{os.environ['AWS_ENDPOINT_URL_S3']}/dumps/public.rdb"
+    remote = _json_report(url)
+    assert remote["overview"]["dumps"][0]["path"] == url
+    assert remote["overview"]["keys"] == 584
+    assert _strip(remote) == _strip(_json_report(str(SAMPLES[2])))
+
+
+def test_a_refused_http_request_is_not_a_missing_file(s3):
+    """fsspec's http file system turns a 403 into FileNotFoundError: the line says what the
+    server answered (the object exists, it is private), not "No such file"."""
+    base = os.environ["AWS_ENDPOINT_URL_S3"]
+    private, missing = f"{base}/dumps/redis-7.4.1.rdb", f"{base}/dumps/nope.rdb"
+    result = _invoke("report", private, "-q")
+    assert (result.exit_code, result.output) == (
+        6,
+        f"rdbscan: error: {private}: the server answered HTTP 403 FORBIDDEN\n",
+    )
+    result = _invoke("report", missing, "-q")
+    assert (result.exit_code, result.output) == (
+        6,
+        f"rdbscan: error: {missing}: No such file or directory\n",
+    )
+
+
 def test_without_the_s3_extra_one_line_and_exit_2(tmp_path):
     """s3fs not importable: the URL's line names the extra to install; no traceback."""
     code = (

@@ -532,7 +532,15 @@ def _open_url(url: str) -> tuple[Any, int | None]:
         raw = fs.open(url, "rb", block_size=URL_BLOCK)
     except remote.UnsupportedURL as e:
         raise SourceError(str(e)) from None
-    except FileNotFoundError:
+    except FileNotFoundError as e:
+        # fsspec's http file system turns every failed request into FileNotFoundError: a
+        # refused one (401, 403) is not a missing object
+        status = getattr(e.__cause__, "status", None)
+        if isinstance(status, int) and status != 404:
+            reason = getattr(e.__cause__, "message", "")
+            raise SourceError(
+                f"{url}: the server answered HTTP {status} {reason}".rstrip()
+            ) from None
         raise SourceError(f"{url}: No such file or directory") from None
     except (OSError, ValueError) as e:  # no permission, no such bucket, a malformed URL
         raise SourceError(f"{url}: {e}") from None
