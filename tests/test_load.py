@@ -377,3 +377,24 @@ def test_a_dump_loaded_leaves_nothing_for_the_garbage_collector(tmp_path, monkey
         assert made[0]() is None  # freed when load_one returned, not by a collection
     finally:
         gc.enable()
+
+
+def test_a_quoted_pattern_is_expanded_in_name_order(tmp_path):
+    """`rdbscan load 'dumps/*.rdb'` (quoted, or from a program without a shell): rdbscan
+    expands it, sorted by name; a pattern that matches nothing is an input error (exit 6)."""
+    import shutil
+
+    (tmp_path / "in").mkdir()
+    shutil.copy(V70 / "lfu" / "dump.rdb", tmp_path / "in" / "b.rdb")
+    shutil.copy(V70 / "lru" / "dump.rdb", tmp_path / "in" / "a.rdb")
+    db = str(tmp_path / "x.duckdb")
+    runner = CliRunner()
+    ok = runner.invoke(main, ["load", "-q", "-j", "1", str(tmp_path / "in" / "*.rdb"), "-o", db])
+    assert ok.exit_code == 0, ok.output
+    con = duckdb.connect(db, read_only=True)
+    paths = [p for (p,) in con.execute("SELECT path FROM dumps ORDER BY dump_id").fetchall()]
+    con.close()
+    assert paths == [str(tmp_path / "in" / "a.rdb"), str(tmp_path / "in" / "b.rdb")]
+    pattern = str(tmp_path / "in" / "*.rdb.gz")
+    none = runner.invoke(main, ["load", "-q", pattern, "-o", db])
+    assert (none.exit_code, none.output) == (6, f"rdbscan: error: {pattern}: no file matches\n")

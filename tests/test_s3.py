@@ -173,6 +173,29 @@ def test_a_refused_http_request_is_not_a_missing_file(s3):
     )
 
 
+def test_a_quoted_pattern_loads_the_objects_it_matches(s3, tmp_path):
+    """`rdbscan load 's3://bucket/prefix/shard-*.rdb'`: the shell cannot expand it; rdbscan lists
+    the bucket (the pattern of docs/fleet.md), in the order of the names."""
+    fs, _ = s3
+    fs.put(str(SAMPLES[1]), "dumps/glob/shard-b.rdb")
+    fs.put(str(SAMPLES[0]), "dumps/glob/shard-a.rdb")
+    fs.pipe("dumps/glob/notes.txt", b"not a dump")
+    db = str(tmp_path / "x.duckdb")
+    load = _invoke("load", "-q", "s3://dumps/glob/shard-*.rdb", "-o", db)
+    assert load.exit_code == 0, load.output
+    import duckdb
+
+    con = duckdb.connect(db, read_only=True)
+    rows = con.execute("SELECT dump_id, path FROM dumps ORDER BY 1").fetchall()
+    con.close()
+    assert rows == [(1, "s3://dumps/glob/shard-a.rdb"), (2, "s3://dumps/glob/shard-b.rdb")]
+    none = _invoke("report", "-q", "s3://dumps/glob/*.rdb.gz")
+    assert (none.exit_code, none.output) == (
+        6,
+        "rdbscan: error: s3://dumps/glob/*.rdb.gz: no file matches\n",
+    )
+
+
 def test_without_the_s3_extra_one_line_and_exit_2(tmp_path):
     """s3fs not importable: the URL's line names the extra to install; no traceback."""
     code = (

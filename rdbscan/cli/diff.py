@@ -19,6 +19,7 @@ from ..errors import (
     CommandError,
 )
 from ..reports import diff as D
+from .fleet import expand_dumps
 from .options import delimiters_option, memory_limit_option
 from .output import make_progress, write_page
 from .report import _release_load_memory, _settings
@@ -289,10 +290,7 @@ def diff_cmd(
     load_code = 0
     ws = None
     try:
-        try:
-            old_specs, new_specs = D.expand(old_specs), D.expand(new_specs)
-        except D.DiffError as e:
-            raise CommandError(str(e), e.code) from None
+        old_specs, new_specs = expand_dumps(old_specs), expand_dumps(new_specs)
         sides = {"old": old_specs, "new": new_specs}
         dumps = {
             w: specs

@@ -9,7 +9,7 @@ from functools import partial
 
 import rdbscan
 
-from ..errors import EXIT_USAGE, CommandError
+from ..errors import EXIT_INPUT, EXIT_USAGE, CommandError
 from ..rdb import remote
 from .output import say
 
@@ -62,6 +62,18 @@ def say_task(path: str, done: int, total: int, outcome: tuple) -> None:
     else:
         r = outcome[1]
         say(f"rdbscan: [{done}/{total}] {r.path}: {r.keys:,} keys in {r.parse_seconds:.1f} s")
+
+
+def expand_dumps(paths) -> list[str]:
+    """The dumps named on the command line, quoted patterns expanded to the files or objects
+    they match (`'s3://backups/2026-11-24/shard-*.rdb.gz'`, rdb.remote.expand); one line and
+    exit 6 for a pattern that matches nothing, 2 for a URL whose file system is missing."""
+    try:
+        return remote.expand(paths)
+    except remote.NoMatch as e:
+        raise CommandError(str(e), EXIT_INPUT) from None
+    except remote.UnsupportedURL as e:
+        raise CommandError(str(e), EXIT_USAGE) from None
 
 
 def check_url(path: str) -> None:

@@ -198,7 +198,8 @@ def load(
 
     DUMPS are RDB files (or - for standard input), compressed or not (gzip, zstd, lz4, bzip2,
     xz), an AOF with an RDB preamble, Redis 7's appendonlydir/ or its .manifest, or a
-    replication capture ($EOF:... or $<length>).  Loading several dumps into one database
+    replication capture ($EOF:... or $<length>), or URLs (s3://, gs://, https://); a quoted
+    pattern ('s3://bucket/shard-*.rdb.gz') is expanded by rdbscan.  Loading several dumps into one database
     (the shards of a cluster) gives each its own dump_id.  A damaged dump keeps the rows read
     before the damage; its `dumps` row says complete = false, and the command exits with 4
     (5 when only the checksum does not match).  A dump the database already holds (same
@@ -214,15 +215,15 @@ def load(
         raise click.BadParameter(str(e), param_hint="--target") from None
     from ..db.load import summarize
     from ..db.outcome import outcome
+    from .fleet import expand_dumps, load_target
 
+    dumps = expand_dumps(dumps)
     jobs = jobs or os.cpu_count() or 1
     parallel = (jobs > 1 and len(dumps) > 1) or scheduler is not None
     if parallel and not quiet:
         click.echo(
             f"rdbscan: loading {len(dumps)} dumps, {min(jobs, len(dumps))} at a time", err=True
         )
-    from .fleet import load_target
-
     results = load_target(db_path, parquet_dir, scheduler, dumps, quiet, retries)(
         list(dumps),
         progress=None if parallel else make_progress(quiet),

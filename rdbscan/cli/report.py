@@ -223,6 +223,9 @@ def report_cmd(
 
     Example: rdbscan report dump.rdb --top 20 --fail-on big-keys,naming
     """
+    from .fleet import expand_dumps
+
+    sources = expand_dumps(sources)
     rules = RulesFile()
     try:
         if rules_path:

@@ -69,8 +69,10 @@ def schema_cmd(sources, out_path, fmt, min_keys, dump_id, delimiters, target, re
     """
     from ..errors import EXIT_USAGE, CommandError
     from ..reports.run import open_sources
+    from .fleet import expand_dumps
     from .output import make_progress, say
 
+    sources = expand_dumps(sources)
     if (
         out_path
         and os.path.lexists(out_path)

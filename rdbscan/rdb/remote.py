@@ -9,6 +9,8 @@ A local path never goes through here: the source layer opens it with open().
 
 from __future__ import annotations
 
+import glob
+import os
 import re
 
 _SCHEME = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]+)://")
@@ -72,3 +74,39 @@ def open_url(url: str, mode: str = "rb"):
     Its `size` (bytes) is known for reading when the server says it."""
     fs = filesystem(url)
     return fs, fs.open(url, mode)
+
+
+WILDCARDS = "*?["
+
+
+class NoMatch(Exception):
+    """A pattern that no file (or object) matches, or whose bucket cannot be listed."""
+
+
+def expand(patterns) -> list[str]:
+    """Quoted glob patterns (`'shard-*.rdb'`, `'s3://backups/2026-11-24/shard-*.rdb.gz'`) -> the
+    files or objects they match, sorted by name, through the URL's file system (s3://, gs://);
+    a name without wildcards, or one that exists as written, is kept as it is (`-`, `DB#2`,
+    an https:// URL: a web server lists nothing).  NoMatch for a pattern that matches nothing
+    or whose bucket cannot be listed; UnsupportedURL as filesystem()."""
+    out: list[str] = []
+    for p in patterns:
+        name = scheme(p)
+        if not any(c in p for c in WILDCARDS) or name in ("http", "https"):
+            out.append(p)
+            continue
+        if name is None:
+            if os.path.exists(local_path(p)):
+                out.append(p)
+                continue
+            found = sorted(glob.glob(local_path(p)))
+        else:
+            fs = filesystem(p)
+            try:
+                found = sorted(fs.unstrip_protocol(f) for f in fs.glob(p))
+            except Exception as e:  # the store's own errors: no credentials, no permission
+                raise NoMatch(f"{p}: cannot list the objects: {type(e).__name__}: {e}") from None
+        if not found:
+            raise NoMatch(f"{p}: no file matches")
+        out.extend(found)
+    return out

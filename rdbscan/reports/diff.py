@@ -17,7 +17,6 @@ import re
 import tempfile
 import time
 import uuid
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -676,23 +675,6 @@ def evaluate_fail_on(run: DiffRunner, diff: dict, rules: list[tuple[str, str]]) 
 
 
 # --- from the command line's arguments to two snapshots --------------------------------------
-
-
-def expand(patterns: Sequence[str]) -> list[str]:
-    """Glob patterns (quoted on the command line) -> files sorted by name; a name without
-    wildcards is kept as is (it may be `-`, or a database with #N)."""
-    import glob
-
-    out = []
-    for p in patterns:
-        if any(c in p for c in "*?[") and not os.path.exists(p):
-            found = sorted(glob.glob(p))
-            if not found:
-                raise DiffError(f"{p}: no file matches", EXIT_INPUT)
-            out.extend(found)
-        else:
-            out.append(p)
-    return out
 
 
 def is_database_spec(spec: str) -> bool:
