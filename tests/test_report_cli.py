@@ -311,3 +311,39 @@ def test_damaged_dump_reports_and_exits_4():
     rep = json.loads(res.stdout)
     assert rep["overview"]["complete"] is False
     assert 0 < rep["overview"]["keys"] < len(m.keys)
+
+
+def test_a_database_of_snapshots_reports_the_latest_not_their_sum(tmp_path):
+    """A history database (`load --instance` night after night, for `trend`): the report covers
+    the latest snapshot of each instance, and says so; it used to add the nights up (two nights
+    of 562 keys reported 1,124 keys, every big key twice).  Dumps loaded without --instance are
+    all covered, as before; --dump-id still picks any one dump."""
+    from report_truth import FIXTURES
+
+    night1 = FIXTURES / "redis-7.0.15" / "small" / "dump.rdb"  # aux ctime 2026-11-22 ...
+    night2 = FIXTURES / "redis-7.2.6" / "small" / "dump.rdb"  # ... a later ctime
+    shard = FIXTURES / "redis-6.2.16" / "small" / "dump.rdb"
+    db = str(tmp_path / "history.duckdb")
+    for args in ([night1], [night2]):
+        assert run("load", "-q", "--instance", "cache", *args, "-o", db).exit_code == 0
+    assert run("load", "-q", shard, "-o", db).exit_code == 0  # no instance: always covered
+    con = duckdb.connect(db, read_only=True)
+    ids = con.execute("SELECT dump_id, snapshot_id, keys FROM dumps ORDER BY 1").fetchall()
+    ctimes = con.execute("SELECT ctime FROM dumps ORDER BY dump_id").fetchall()
+    con.close()
+    assert ctimes[0] < ctimes[1]
+    (d1, s1, _), (d2, s2, k2), (d3, _, k3) = ids
+    out = run("report", "-q", "-f", "json", db)
+    assert out.exit_code == 0, out.output
+    o = json.loads(out.stdout)["overview"]
+    assert [d["dump_id"] for d in o["dumps"]] == [d2, d3]
+    assert o["keys"] == k2 + k3
+    assert (
+        "The database holds 2 snapshots of instance cache: the figures are those of the latest "
+        f"(snapshot {s2}), not their sum; `--dump-id N` reports a dump of another, `rdbscan "
+        "trend` and `rdbscan diff` compare them."
+    ) in o["notes"]
+    alone = json.loads(run("report", "-q", "-f", "json", db, "--dump-id", d1).stdout)["overview"]
+    assert [d["dump_id"] for d in alone["dumps"]] == [d1] and not any(
+        "snapshots of instance" in n for n in alone["notes"]
+    )

@@ -108,7 +108,8 @@ MAX_TOP = 100_000  # rows per list; DuckDB's arg_max(x, n) takes n below 1,000,0
     "--dump-id",
     type=int,
     default=0,
-    help="Report on one dump of a multi-dump database (default: all dumps together).",
+    help="Report on one dump of a multi-dump database (default: all dumps together, but of "
+    "an instance loaded night after night only its latest snapshot).",
 )
 @click.option(
     "--delimiters",
@@ -343,7 +344,12 @@ def queries_cmd(verbose):
     metavar="NAME=VALUE",
     help="Set a query parameter (see `rdbscan queries -v`). Repeatable.",
 )
-@click.option("--dump-id", type=int, default=0, help="Only this dump (default: all dumps).")
+@click.option(
+    "--dump-id",
+    type=int,
+    default=0,
+    help="Only this dump (default: all dumps, but of an instance only its latest snapshot).",
+)
 @delimiters_option
 @memory_limit_option
 @table_format_option

@@ -40,7 +40,11 @@ from .options import delimiters_option, memory_limit_option
     help="Leave out families with fewer keys (one-off keys).",
 )
 @click.option(
-    "--dump-id", type=int, default=0, help="Only this dump of a multi-dump database (default: all)."
+    "--dump-id",
+    type=int,
+    default=0,
+    help="Only this dump of a multi-dump database (default: all, but of an instance only its "
+    "latest snapshot).",
 )
 @delimiters_option
 @memory_limit_option

@@ -267,14 +267,50 @@ BASE_RELATIONS = {
 }
 
 
+# The dumps a report covers (docs/report.md, "What a report covers"): the one of --dump-id; else
+# every dump loaded without --instance and, of each instance, its latest snapshot (by snapshot
+# time, then id): a database of nightly snapshots (`load --instance`, for `trend`) is not summed.
+REPORTED_DUMPS = """
+SELECT d.dump_id FROM dumps AS d
+WHERE CASE WHEN $dump_id <> 0 THEN d.dump_id = $dump_id
+           ELSE d.instance IS NULL OR d.snapshot_id = (
+               SELECT arg_max(l.snapshot_id, (coalesce(l.snapshot_time, TIMESTAMP '1970-01-01'),
+                                              l.snapshot_id))
+               FROM dumps AS l WHERE l.instance = d.instance) END
+"""
+
+
+def reported_dumps(con, dump_id: int = 0) -> list[int]:
+    """The ids of the dumps a report covers (REPORTED_DUMPS), in order."""
+    rows = con.execute(REPORTED_DUMPS + " ORDER BY 1", {"dump_id": dump_id}).fetchall()
+    return [r[0] for r in rows]
+
+
+def left_out_snapshots(con, dump_id: int = 0) -> list[dict]:
+    """Per instance whose older snapshots the report leaves out: the instance, the snapshot
+    reported and how many snapshots the database holds of it (nothing with --dump-id)."""
+    if dump_id:
+        return []
+    rows = con.execute(
+        f"""SELECT instance, count(DISTINCT snapshot_id) AS snapshots,
+                   max(snapshot_id) FILTER (WHERE dump_id IN ({REPORTED_DUMPS})) AS reported
+            FROM dumps WHERE instance IS NOT NULL GROUP BY instance
+            HAVING count(DISTINCT snapshot_id) > 1 ORDER BY instance""",
+        {"dump_id": 0},
+    ).fetchall()
+    return [dict(instance=i, snapshots=n, reported=r) for i, n, r in rows]
+
+
 def create_snapshots(con, dump_id: int = 0) -> list[dict]:
-    """TEMP TABLE rsnap(dump_id, snapshot_ms, snapshot_source): the time TTLs are measured from.
+    """TEMP TABLE rsnap(dump_id, snapshot_ms, snapshot_source): the dumps the report covers
+    (REPORTED_DUMPS) and the time TTLs are measured from.
 
     aux ctime when the dump has it; else the dump file's mtime; else now.  Returns the rows.
     """
     rows = con.execute(
-        "SELECT dump_id, ctime, path FROM dumps WHERE ? = 0 OR dump_id = ? ORDER BY dump_id",
-        [dump_id, dump_id],
+        f"SELECT dump_id, ctime, path FROM dumps WHERE dump_id IN ({REPORTED_DUMPS}) "
+        f"ORDER BY dump_id",
+        {"dump_id": dump_id},
     ).fetchall()
     snaps = []
     for did, ctime, path in rows:

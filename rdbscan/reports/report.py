@@ -126,9 +126,10 @@ def open_database(path: str, read_only: bool = False) -> duckdb.DuckDBPyConnecti
 def query_values(con, options: ReportOptions) -> tuple[dict, dict]:
     """All query parameter values for a report, plus where the encoding thresholds came from."""
     dump = con.execute(
-        "SELECT server, server_version, rdb_version FROM dumps WHERE ? = 0 OR dump_id = ? "
+        "SELECT server, server_version, rdb_version FROM dumps "
+        f"WHERE dump_id IN ({querylib.REPORTED_DUMPS}) "
         "ORDER BY rdb_version DESC NULLS LAST, dump_id LIMIT 1",
-        [options.dump_id, options.dump_id],
+        {"dump_id": options.dump_id},
     ).fetchone()
     if dump is None:
         raise ValueError(

@@ -116,10 +116,11 @@ def held_outcome(con, dump_id: int, skip: set):
     """The outcome (rdbscan/db/outcome.py) of the dumps the database holds, but those in `skip`."""
     from ..db.load import result_from_row
     from ..db.outcome import outcome
+    from .querylib import REPORTED_DUMPS
 
     cur = con.execute(
-        "SELECT * EXCLUDE (aux) FROM dumps WHERE (? = 0 OR dump_id = ?) ORDER BY dump_id",
-        [dump_id, dump_id],
+        f"SELECT * EXCLUDE (aux) FROM dumps WHERE dump_id IN ({REPORTED_DUMPS}) ORDER BY dump_id",
+        {"dump_id": dump_id},
     )
     names = [d[0] for d in cur.description]
     return outcome(

@@ -211,9 +211,9 @@ def infer(con, options: InferOptions | None = None, source: str | None = None, w
     for r in rows("schema_placeholders"):
         slots.setdefault(r["pattern"], {})[r["position"]] = r
     dump = con.execute(
-        "SELECT server, server_version FROM dumps WHERE ? = 0 OR dump_id = ? "
+        f"SELECT server, server_version FROM dumps WHERE dump_id IN ({querylib.REPORTED_DUMPS}) "
         "ORDER BY dump_id LIMIT 1",
-        [options.dump_id, options.dump_id],
+        {"dump_id": options.dump_id},
     ).fetchone()
     related = relations(con, rows, warn) if options.relations else {}
     families = []

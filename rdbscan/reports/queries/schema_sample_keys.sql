@@ -10,7 +10,7 @@ FROM (SELECT dump_id, key, file_offset, pattern,
              row_number() OVER (PARTITION BY pattern ORDER BY dump_id, file_offset) AS n
       -- `keys`, not rkeys: the record offsets are not in rkeys
       FROM (SELECT *, key_family(key, family, delimiters := $delimiters) AS pattern FROM keys)
-      WHERE ($dump_id = 0 OR dump_id = $dump_id)
+      WHERE dump_id IN (SELECT dump_id FROM rsnap)
         AND type IN ('set', 'zset', 'list', 'hash') AND serialized_bytes <= $sample_bytes
         AND file_offset IS NOT NULL) AS k
 JOIN dumps AS d USING (dump_id)

@@ -47,6 +47,15 @@ def build(run: Runner, options: ReportOptions, meta: dict) -> dict:
             f"{fmt_bytes(sum(t['memory_bytes'] or 0 for t in lower))}) is a lower bound: their "
             "serialized size, as rdbscan does not read these module types (docs/modules.md)."
         )
+    from ..querylib import left_out_snapshots
+
+    for s in left_out_snapshots(run.con, options.dump_id):
+        notes.append(
+            f"The database holds {s['snapshots']} snapshots of instance {s['instance']}: the "
+            f"figures are those of the latest (snapshot {s['reported']}), not their sum; "
+            f"`--dump-id N` reports a dump of another, `rdbscan trend` and `rdbscan diff` "
+            f"compare them."
+        )
     used = sum(d["used_mem"] or 0 for d in dumps)
     total = sum(d["memory_total_bytes"] or 0 for d in dumps)
     gap = used - total if used and total and all(d["used_mem"] for d in dumps) else None
