@@ -108,6 +108,9 @@ def key(rdb_type: int, name: bytes | str, value: bytes) -> bytes:
 
 
 def _zl_entry(prev: int, e) -> bytes:
+    """One ziplist entry (rdb-format.md section 5.1): the previous entry's length, then the
+    narrowest encoding ziplist.c picks: immediates 0..12, int8/16/24/32/64, strings with a 1, 2
+    or 5-byte length (the 5-byte one from 16384 bytes)."""
     head = bytes([prev]) if prev < 254 else b"\xfe" + struct.pack("<I", prev)
     if isinstance(e, int):
         if 0 <= e <= 12:
@@ -116,12 +119,21 @@ def _zl_entry(prev: int, e) -> bytes:
             enc = b"\xfe" + struct.pack("<b", e)
         elif -32768 <= e <= 32767:
             enc = b"\xc0" + struct.pack("<h", e)
+        elif -(1 << 23) <= e < (1 << 23):
+            enc = b"\xf0" + struct.pack("<i", e)[:3]
+        elif -(1 << 31) <= e < (1 << 31):
+            enc = b"\xd0" + struct.pack("<i", e)
         else:
             enc = b"\xe0" + struct.pack("<q", e)
     else:
         if isinstance(e, str):
             e = e.encode()
-        enc = (bytes([len(e)]) if len(e) < 64 else bytes([0x40 | (len(e) >> 8), len(e) & 0xFF])) + e
+        if len(e) < 64:
+            enc = bytes([len(e)]) + e
+        elif len(e) < 16384:
+            enc = bytes([0x40 | (len(e) >> 8), len(e) & 0xFF]) + e
+        else:
+            enc = b"\x80" + struct.pack(">I", len(e)) + e
     return head + enc
 
 

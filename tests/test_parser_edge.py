@@ -65,6 +65,21 @@ def test_listpack_count_65535_is_counted_by_walking():
     assert recs[0].blob_bytes == len(lp)
 
 
+def test_ziplist_long_strings_and_wide_integers():
+    """rdbwriter's ziplist entries as ziplist.c writes them: a string of 16384 bytes or more
+    takes the 5-byte length (0x80, big-endian), integers the int24 and int32 encodings."""
+    strings = W.ziplist([b"a", b"x" * 16384, b"y" * 20000])
+    assert strings[10 + 3 + 1] == 0x80  # the second entry's encoding byte (after its prevlen)
+    wide = W.ziplist([8388607, -(1 << 31)])
+    assert (wide[11], wide[11 + 4 + 1]) == (0xF0, 0xD0)
+    body = W.key(10, "strings", W.string(strings)) + W.key(10, "wide", W.string(wide))
+    recs, _ = run(W.rdb(body, version=9))
+    assert [(r.key, r.encoding, r.length, r.max_elem, r.blob_bytes) for r in recs] == [
+        (b"strings", "ziplist", 3, 20000, len(strings)),
+        (b"wide", "ziplist", 2, 11, len(wide)),
+    ]
+
+
 def test_lzf_key_and_lzf_blob():
     lp = W.listpack(["member-with-a-long-name", 3, "m2", -5000])
     body = bytes([17]) + W.lzf_string(b"zset:" + b"k" * 40) + W.lzf_string(lp)

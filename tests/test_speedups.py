@@ -128,44 +128,6 @@ def _same(blob: bytes, members_only: bool = False) -> None:
         assert _outcome(fast, blob, members_only) == _outcome(ref, blob, members_only)
 
 
-def _zl_entry(prev: int, e) -> bytes:
-    head = bytes([prev]) if prev < 254 else b"\xfe" + struct.pack("<I", prev)
-    if isinstance(e, int):
-        if 0 <= e <= 12:
-            enc = bytes([0xF1 + e])
-        elif -128 <= e <= 127:
-            enc = b"\xfe" + struct.pack("<b", e)
-        elif -32768 <= e <= 32767:
-            enc = b"\xc0" + struct.pack("<h", e)
-        elif -(1 << 23) <= e < (1 << 23):
-            enc = b"\xf0" + struct.pack("<i", e)[:3]
-        elif -(1 << 31) <= e < (1 << 31):
-            enc = b"\xd0" + struct.pack("<i", e)
-        else:
-            enc = b"\xe0" + struct.pack("<q", e)
-    elif len(e) < 64:
-        enc = bytes([len(e)]) + e
-    elif len(e) < 16384:
-        enc = bytes([0x40 | (len(e) >> 8), len(e) & 0xFF]) + e
-    else:
-        enc = b"\x80" + struct.pack(">I", len(e)) + e
-    return head + enc
-
-
-def ziplist(entries) -> bytes:
-    body, prev = b"", 0
-    for e in entries:
-        ent = _zl_entry(prev, e)
-        body += ent
-        prev = len(ent)
-    total = 10 + len(body) + 1
-    return (
-        struct.pack("<IIH", total, 10 + len(body) - prev if entries else 10, len(entries))
-        + body
-        + b"\xff"
-    )
-
-
 ENTRY = st.one_of(
     st.integers(-(1 << 63), (1 << 63) - 1),
     st.integers(-5000, 5000),
@@ -177,7 +139,7 @@ ENTRY = st.one_of(
 @settings(max_examples=300, deadline=None)
 @given(st.lists(ENTRY, max_size=12), st.booleans())
 def test_walkers_agree_on_valid_blobs(entries, members_only):
-    lp, zl = W.listpack(entries), ziplist(entries)
+    lp, zl = W.listpack(entries), W.ziplist(entries)
     assert speedups.compiled.listpack_scan(lp, members_only) == blobs.listpack_scan(
         lp, members_only
     )
@@ -189,7 +151,7 @@ def test_walkers_agree_on_valid_blobs(entries, members_only):
 @settings(max_examples=1000, deadline=None)
 @given(st.lists(ENTRY, max_size=6), st.data())
 def test_walkers_agree_on_damaged_blobs(entries, data):
-    for blob in (W.listpack(entries), ziplist(entries)):
+    for blob in (W.listpack(entries), W.ziplist(entries)):
         b = bytearray(blob)
         for _ in range(data.draw(st.integers(1, 4))):
             i = data.draw(st.integers(0, len(b) - 1))
@@ -209,7 +171,7 @@ def test_walkers_agree_on_blobs_redis_refuses(entries, data):
     """Blobs that still read but that Redis's integrity checks refuse: a header count, a
     ziplist tail, a back-length or prevlen byte, the terminator; both walkers must name the
     same first problem and give the same figures."""
-    lp, zl = bytearray(W.listpack(entries)), bytearray(ziplist(entries))
+    lp, zl = bytearray(W.listpack(entries)), bytearray(W.ziplist(entries))
     what = data.draw(st.sampled_from(["count", "tail", "byte", "end"]))
     if what == "count":
         struct.pack_into("<H", lp, 4, data.draw(st.integers(0, 65535)))
@@ -395,7 +357,7 @@ def value_records(draw) -> bytes:
     if kind == "ziplist":
         t = draw(st.sampled_from([10, 12, 13]))
         entries = draw(st.lists(ELEMENT, max_size=8))
-        return head + W.key(t, name, wrap(ziplist(entries)))
+        return head + W.key(t, name, wrap(W.ziplist(entries)))
     if kind == "quicklist":  # 1 node (the compiled loop) or more; v2 packed / plain, or v1
         t = draw(st.sampled_from([14, 18, 18]))
         nodes = b""
@@ -403,7 +365,7 @@ def value_records(draw) -> bytes:
         for _ in range(n):
             entries = draw(st.lists(ELEMENT, max_size=6))
             container = draw(st.sampled_from([2, 2, 2, 1, 3])) if t == 18 else None
-            blob = W.listpack(entries) if t == 18 else ziplist(entries)
+            blob = W.listpack(entries) if t == 18 else W.ziplist(entries)
             nodes += (W.length(container) if container is not None else b"") + wrap(blob)
         return head + W.key(t, name, W.length(n) + nodes)
     members = draw(st.lists(st.binary(max_size=10), min_size=1, max_size=5))
