@@ -3,9 +3,11 @@ cap, LZF-compressed or not) walked as a stream, never held whole (docs/hostile-i
 
 A blob_source.BlobSource gives the walker the blob's bytes through a window: plain bytes read from
 the input in pieces, or LZF output decoded piece by piece (lzf_stream.LZFStream).  The walkers here are
-blobs.py's walkers rewritten over that window: the same counts, longest element, refusals
-(BlobRefused) and errors (BlobError), checked against them on every fixture blob and on
-generated ones cut into 7-byte pieces (tests/test_blob_stream.py).  listpack_stream_scan and
+blobs.py's walkers rewritten over that window, with the same decoding of an entry header
+(blobs._LP_SHORT and _lp_entry, blobs._zl_entry) and the same checks after the walk (_lp_end,
+_zl_end): the same counts, longest element, refusals (BlobRefused) and errors (BlobError),
+checked against them on every fixture blob and on generated ones cut into 7-byte pieces
+(tests/test_blob_stream.py).  listpack_stream_scan and
 ziplist_stream_scan have compiled twins (_speedups.pyx, picked by backend.py); the intset walk
 is vectorised per piece and the zipmap one (Redis <= 2.4) is Python only.
 
@@ -21,9 +23,9 @@ from operator import lt
 from struct import error as StructError
 
 from .blob_source import BlobSource
-from .blobs import _TEXT_LEN_13BIT, _backlen, _check_count_and_end, _decoded_backlen
+from .blobs import _LP_SHORT, _backlen, _decoded_backlen, _lp_end, _lp_entry, _zl_end, _zl_entry
 from .errors import BlobError, BlobRefused
-from .reader import I16, I32, I64, U32, U32BE, int_text_len
+from .reader import U32, int_text_len
 
 # Blobs up to this many bytes (uncompressed) are read whole and walked by the fast walkers;
 # longer ones stream.  Peak memory of a streamed blob: one input chunk (reader.CHUNK), one
@@ -40,7 +42,7 @@ STREAM_NODE_WHOLE_MAX = 8 << 20
 
 
 def listpack_stream_scan(src: BlobSource, members_only: bool = False) -> tuple[int, int]:
-    """blobs.listpack_scan over a BlobSource."""
+    """blobs.listpack_scan over a BlobSource (the same entry decoding, blobs._lp_entry)."""
     n = src.n
     if n < 7:
         raise BlobError(f"listpack of {n} bytes is shorter than its 7-byte minimum")
@@ -63,39 +65,9 @@ def listpack_stream_scan(src: BlobSource, members_only: bool = False) -> tuple[i
                 end = off + len(b)
             x = p - off
             c = b[x]
-            if p == last:
+            if p == last or c == 0xFF:
                 break
-            if c < 0x80:
-                ln = 1 if c < 10 else (2 if c < 100 else 3)
-                sz = 1
-            elif c < 0xC0:
-                ln = c & 0x3F
-                sz = 1 + ln
-            elif c < 0xE0:
-                ln = _TEXT_LEN_13BIT[((c & 0x1F) << 8) | b[x + 1]]
-                sz = 2
-            elif c < 0xF0:
-                ln = ((c & 0x0F) << 8) | b[x + 1]
-                sz = 2 + ln
-            elif c == 0xF0:
-                ln = U32.unpack_from(b, x + 1)[0]
-                sz = 5 + ln
-            elif c == 0xF1:
-                ln = len(str(I16.unpack_from(b, x + 1)[0]))
-                sz = 3
-            elif c == 0xF2:
-                ln = len(str(int.from_bytes(b[x + 1 : x + 4], "little", signed=True)))
-                sz = 4
-            elif c == 0xF3:
-                ln = len(str(I32.unpack_from(b, x + 1)[0]))
-                sz = 5
-            elif c == 0xF4:
-                ln = len(str(I64.unpack_from(b, x + 1)[0]))
-                sz = 9
-            elif c == 0xFF:
-                break
-            else:
-                raise BlobError(f"listpack entry at {p} has invalid encoding byte 0x{c:02x}")
+            ln, sz = _LP_SHORT[c] if c < 0xC0 else _lp_entry(b, x, p)
             q = p + sz + (1 if sz <= 127 else _backlen(sz))
             if q > last:
                 raise BlobError("listpack entry runs past the end of the blob")
@@ -113,20 +85,12 @@ def listpack_stream_scan(src: BlobSource, members_only: bool = False) -> tuple[i
             i += 1
     except (IndexError, StructError):
         raise BlobError("listpack entry runs past the end of the blob") from None
-    if p != last:
-        raise BlobError(f"listpack end marker at {p}, expected at {last}")
-    if bad is not None:
-        raise BlobRefused(
-            f"listpack entry at {bad[0]} has back-length {bad[1]}, not its size {bad[2]}",
-            "listpack back-length",
-            (i, mx),
-        )
-    _check_count_and_end("listpack", count, b[last - off], i, mx)
+    _lp_end(b, last - off, p, last, count, bad, i, mx)
     return i, mx
 
 
 def ziplist_stream_scan(src: BlobSource, members_only: bool = False) -> tuple[int, int]:
-    """blobs.ziplist_scan over a BlobSource."""
+    """blobs.ziplist_scan over a BlobSource (the same entry decoding, blobs._zl_entry)."""
     n = src.n
     if n < 11:
         raise BlobError(f"ziplist of {n} bytes is shorter than its 11-byte minimum")
@@ -150,75 +114,22 @@ def ziplist_stream_scan(src: BlobSource, members_only: bool = False) -> tuple[in
                 b, off = src.window(p, p + 16)
                 end = off + len(b)
             x = p - off
-            c = b[x]
-            if c == 0xFF or p == last:
+            if b[x] == 0xFF or p == last:
                 break
-            if c < 254:
-                q = p + 1
-            else:
-                c = U32.unpack_from(b, x + 1)[0]
-                q = p + 5
-            if c != prev and bad is None:
-                bad = (p, c, prev)
+            back, ln, size = _zl_entry(b, x, p)
+            if back != prev and bad is None:
+                bad = (p, back, prev)
             start = p
-            p = q
-            x = p - off
-            e = b[x]
-            t = e >> 6
-            if t == 0:
-                ln = e & 0x3F
-                p += 1 + ln
-            elif t == 1:
-                ln = ((e & 0x3F) << 8) | b[x + 1]
-                p += 2 + ln
-            elif e == 0x80:
-                ln = U32BE.unpack_from(b, x + 1)[0]
-                p += 5 + ln
-            elif e == 0xC0:
-                ln = int_text_len(I16.unpack_from(b, x + 1)[0])
-                p += 3
-            elif e == 0xD0:
-                ln = int_text_len(I32.unpack_from(b, x + 1)[0])
-                p += 5
-            elif e == 0xE0:
-                ln = int_text_len(I64.unpack_from(b, x + 1)[0])
-                p += 9
-            elif e == 0xF0:
-                ln = int_text_len(int.from_bytes(b[x + 1 : x + 4], "little", signed=True))
-                p += 4
-            elif e == 0xFE:
-                ln = int_text_len(b[x + 1] - 256 if b[x + 1] > 127 else b[x + 1])
-                p += 2
-            elif 0xF1 <= e <= 0xFD:
-                ln = 2 if e >= 0xFB else 1
-                p += 1
-            else:
-                raise BlobError(f"ziplist entry at {p} has invalid encoding byte 0x{e:02x}")
+            p += size
             if p > last:
                 raise BlobError("ziplist entry runs past the end of the blob")
-            prev = p - start
+            prev = size
             if ln > mx and (not members_only or not i & 1):
                 mx = ln
             i += 1
     except (IndexError, StructError):
         raise BlobError("ziplist entry runs past the end of the blob") from None
-    if p != last:
-        raise BlobError(f"ziplist end marker at {p}, expected at {last}")
-    if bad is not None:
-        raise BlobRefused(
-            f"ziplist entry at {bad[0]} has previous-entry length {bad[1]}, not {bad[2]}",
-            "ziplist previous length",
-            (i, mx),
-        )
-    if tail > last or (i and tail != start):
-        raise BlobRefused(
-            f"ziplist tail offset {tail} is not its last entry's offset {start}"
-            if i
-            else f"ziplist tail offset {tail} points past its end",
-            "ziplist tail",
-            (i, mx),
-        )
-    _check_count_and_end("ziplist", count, b[last - off], i, mx)
+    _zl_end(b, last - off, p, last, count, tail, start, bad, i, mx)
     return i, mx
 
 

@@ -55,6 +55,76 @@ def _decoded_backlen(b: bytes, q: int) -> int:
     return -1
 
 
+_Bad = tuple[int, int, int] | None  # the first entry a walk found wrong, and what it found
+
+
+# (length as text, size) of a listpack entry whose encoding byte alone says both, indexed by
+# that byte: a 7-bit integer (0xxxxxxx) or a string of up to 63 bytes (10xxxxxx).  The walkers
+# look these up themselves (most entries are these; a call per entry costs the pure-Python
+# load ~12%) and call _lp_entry for the others.
+_LP_SHORT = [
+    ((1 if c < 10 else (2 if c < 100 else 3)), 1) if c < 0x80 else (c & 0x3F, 1 + (c & 0x3F))
+    for c in range(0xC0)
+]
+
+
+def _lp_entry(b: bytes, x: int, p: int) -> tuple[int, int]:
+    """(length as text, size without its back-length) of the listpack entry whose encoding
+    byte is b[x], not 0xff (the caller's end); p is that byte's offset in the blob, for the
+    error.  With _LP_SHORT, the one decoding of an entry header that listpack_scan and
+    blob_stream.listpack_stream_scan share."""
+    c = b[x]
+    if c < 0xC0:
+        return _LP_SHORT[c]
+    if c < 0xE0:
+        return _TEXT_LEN_13BIT[((c & 0x1F) << 8) | b[x + 1]], 2
+    if c < 0xF0:
+        ln = ((c & 0x0F) << 8) | b[x + 1]
+        return ln, 2 + ln
+    if c == 0xF0:
+        ln = U32.unpack_from(b, x + 1)[0]
+        return ln, 5 + ln
+    if c == 0xF1:
+        return len(str(I16.unpack_from(b, x + 1)[0])), 3
+    if c == 0xF2:
+        return len(str(int.from_bytes(b[x + 1 : x + 4], "little", signed=True))), 4
+    if c == 0xF3:
+        return len(str(I32.unpack_from(b, x + 1)[0])), 5
+    if c == 0xF4:
+        return len(str(I64.unpack_from(b, x + 1)[0])), 9
+    raise BlobError(f"listpack entry at {p} has invalid encoding byte 0x{c:02x}")
+
+
+def _walk_end(
+    kind: str, p: int, last: int, bad: _Bad, wrong: tuple[str, str], i: int, mx: int
+) -> None:
+    """The first checks after a walk stopped at p: the end marker's place, then the first entry
+    found wrong (bad: its offset, what it holds, what it should hold; wrong: the refusal's text
+    as a str.format template, and its kind)."""
+    if p != last:
+        raise BlobError(f"{kind} end marker at {p}, expected at {last}")
+    if bad is not None:
+        raise BlobRefused(wrong[0].format(*bad), wrong[1], (i, mx))
+
+
+_LP_WRONG_BACKLEN = (
+    "listpack entry at {} has back-length {}, not its size {}",
+    "listpack back-length",
+)
+_ZL_WRONG_PREVLEN = (
+    "ziplist entry at {} has previous-entry length {}, not {}",
+    "ziplist previous length",
+)
+
+
+def _lp_end(b: bytes, y: int, p: int, last: int, count: int, bad: _Bad, i: int, mx: int) -> None:
+    """What listpack_scan and listpack_stream_scan check after the walk stopped at p: the end
+    marker's place, a wrong back-length (bad: its entry, the decoded one, the size), the
+    header's count; b[y] is the blob's last byte (read only where p is the last offset)."""
+    _walk_end("listpack", p, last, bad, _LP_WRONG_BACKLEN, i, mx)
+    _check_count_and_end("listpack", count, b[y], i, mx)
+
+
 def listpack_scan(b: bytes, members_only: bool = False) -> tuple[int, int]:
     """(number of entries, longest entry as text) of a listpack.  With members_only only the
     entries at even positions count for the longest (zset members, not scores).
@@ -71,39 +141,9 @@ def listpack_scan(b: bytes, members_only: bool = False) -> tuple[int, int]:
     try:
         while True:
             c = b[p]
-            if p == last:
-                break  # the terminator's place (0xff checked below)
-            if c < 0x80:
-                ln = 1 if c < 10 else (2 if c < 100 else 3)
-                sz = 1
-            elif c < 0xC0:
-                ln = c & 0x3F
-                sz = 1 + ln
-            elif c < 0xE0:
-                ln = _TEXT_LEN_13BIT[((c & 0x1F) << 8) | b[p + 1]]
-                sz = 2
-            elif c < 0xF0:
-                ln = ((c & 0x0F) << 8) | b[p + 1]
-                sz = 2 + ln
-            elif c == 0xF0:
-                ln = U32.unpack_from(b, p + 1)[0]
-                sz = 5 + ln
-            elif c == 0xF1:
-                ln = len(str(I16.unpack_from(b, p + 1)[0]))
-                sz = 3
-            elif c == 0xF2:
-                ln = len(str(int.from_bytes(b[p + 1 : p + 4], "little", signed=True)))
-                sz = 4
-            elif c == 0xF3:
-                ln = len(str(I32.unpack_from(b, p + 1)[0]))
-                sz = 5
-            elif c == 0xF4:
-                ln = len(str(I64.unpack_from(b, p + 1)[0]))
-                sz = 9
-            elif c == 0xFF:
-                break
-            else:
-                raise BlobError(f"listpack entry at {p} has invalid encoding byte 0x{c:02x}")
+            if p == last or c == 0xFF:
+                break  # the terminator's place (0xff checked below), or an early one
+            ln, sz = _LP_SHORT[c] if c < 0xC0 else _lp_entry(b, p, p)
             q = p + sz + (1 if sz <= 127 else _backlen(sz))
             if q > last:
                 raise BlobError("listpack entry runs past the end of the blob")
@@ -117,15 +157,7 @@ def listpack_scan(b: bytes, members_only: bool = False) -> tuple[int, int]:
             i += 1
     except (IndexError, StructError):
         raise BlobError("listpack entry runs past the end of the blob") from None
-    if p != last:
-        raise BlobError(f"listpack end marker at {p}, expected at {last}")
-    if bad is not None:
-        raise BlobRefused(
-            f"listpack entry at {bad[0]} has back-length {bad[1]}, not its size {bad[2]}",
-            "listpack back-length",
-            (i, mx),
-        )
-    _check_count_and_end("listpack", b[4] | (b[5] << 8), b[last], i, mx)
+    _lp_end(b, last, p, last, b[4] | (b[5] << 8), bad, i, mx)
     return i, mx
 
 
@@ -222,6 +254,72 @@ def listpack_entries(blob: bytes) -> list:
     return listpack_values(blob)
 
 
+def _zl_entry(b: bytes, x: int, p: int) -> tuple[int, int, int]:
+    """(previous entry's length, length as text, size) of the ziplist entry at b[x], whose
+    first byte is not 0xff (the caller's end); p is its offset in the blob, for the error.
+    The one decoding of an entry header that ziplist_scan and blob_stream.ziplist_stream_scan
+    share."""
+    prev = b[x]
+    if prev < 254:
+        h = 1
+    else:
+        prev = U32.unpack_from(b, x + 1)[0]
+        h = 5
+    x += h
+    e = b[x]
+    t = e >> 6
+    if t == 0:
+        ln = e & 0x3F
+        return prev, ln, h + 1 + ln
+    if t == 1:
+        ln = ((e & 0x3F) << 8) | b[x + 1]
+        return prev, ln, h + 2 + ln
+    if e == 0x80:
+        ln = U32BE.unpack_from(b, x + 1)[0]
+        return prev, ln, h + 5 + ln
+    if e == 0xC0:
+        return prev, int_text_len(I16.unpack_from(b, x + 1)[0]), h + 3
+    if e == 0xD0:
+        return prev, int_text_len(I32.unpack_from(b, x + 1)[0]), h + 5
+    if e == 0xE0:
+        return prev, int_text_len(I64.unpack_from(b, x + 1)[0]), h + 9
+    if e == 0xF0:
+        return prev, int_text_len(int.from_bytes(b[x + 1 : x + 4], "little", signed=True)), h + 4
+    if e == 0xFE:
+        return prev, int_text_len(b[x + 1] - 256 if b[x + 1] > 127 else b[x + 1]), h + 2
+    if 0xF1 <= e <= 0xFD:
+        return prev, 2 if e >= 0xFB else 1, h + 1  # immediates 0..12
+    raise BlobError(f"ziplist entry at {p + h} has invalid encoding byte 0x{e:02x}")
+
+
+def _zl_end(
+    b: bytes,
+    y: int,
+    p: int,
+    last: int,
+    count: int,
+    tail: int,
+    start: int,
+    bad: _Bad,
+    i: int,
+    mx: int,
+) -> None:
+    """What ziplist_scan and ziplist_stream_scan check after the walk stopped at p: the end
+    marker's place, a wrong prevlen (bad: its entry, the prevlen, the size before), the header's
+    tail (start: the last entry's offset) and count; b[y] is the blob's last byte (read only
+    where p is the last offset)."""
+    _walk_end("ziplist", p, last, bad, _ZL_WRONG_PREVLEN, i, mx)
+    if tail > last or (i and tail != start):
+        raise BlobRefused(
+            f"ziplist tail offset {tail} is not its last entry's offset {start}"
+            if i
+            else f"ziplist tail offset {tail} points past its end",
+            "ziplist tail",
+            (i, mx),
+        )
+    _check_count_and_end("ziplist", count, b[y], i, mx)
+
+
 def ziplist_scan(b: bytes, members_only: bool = False) -> tuple[int, int]:
     """(number of entries, longest entry as text) of a ziplist (docs/rdb-format.md section 5.1).
 
@@ -244,75 +342,22 @@ def ziplist_scan(b: bytes, members_only: bool = False) -> tuple[int, int]:
     bad = None  # the first entry whose prevlen is wrong: (position, prevlen, size)
     try:
         while True:
-            c = b[p]
-            if c == 0xFF or p == last:
+            if b[p] == 0xFF or p == last:
                 break
-            if c < 254:
-                q = p + 1
-            else:
-                c = U32.unpack_from(b, p + 1)[0]
-                q = p + 5
-            if c != prev and bad is None:
-                bad = (p, c, prev)
+            back, ln, size = _zl_entry(b, p, p)
+            if back != prev and bad is None:
+                bad = (p, back, prev)
             start = p
-            p = q
-            e = b[p]
-            t = e >> 6
-            if t == 0:
-                ln = e & 0x3F
-                p += 1 + ln
-            elif t == 1:
-                ln = ((e & 0x3F) << 8) | b[p + 1]
-                p += 2 + ln
-            elif e == 0x80:
-                ln = U32BE.unpack_from(b, p + 1)[0]
-                p += 5 + ln
-            elif e == 0xC0:
-                ln = int_text_len(I16.unpack_from(b, p + 1)[0])
-                p += 3
-            elif e == 0xD0:
-                ln = int_text_len(I32.unpack_from(b, p + 1)[0])
-                p += 5
-            elif e == 0xE0:
-                ln = int_text_len(I64.unpack_from(b, p + 1)[0])
-                p += 9
-            elif e == 0xF0:
-                ln = int_text_len(int.from_bytes(b[p + 1 : p + 4], "little", signed=True))
-                p += 4
-            elif e == 0xFE:
-                ln = int_text_len(b[p + 1] - 256 if b[p + 1] > 127 else b[p + 1])
-                p += 2
-            elif 0xF1 <= e <= 0xFD:
-                ln = 2 if e >= 0xFB else 1  # immediates 0..12
-                p += 1
-            else:
-                raise BlobError(f"ziplist entry at {p} has invalid encoding byte 0x{e:02x}")
+            p += size
             if p > last:
                 raise BlobError("ziplist entry runs past the end of the blob")
-            prev = p - start
+            prev = size
             if ln > mx and (not members_only or not i & 1):
                 mx = ln
             i += 1
     except (IndexError, StructError):
         raise BlobError("ziplist entry runs past the end of the blob") from None
-    if p != last:
-        raise BlobError(f"ziplist end marker at {p}, expected at {last}")
-    if bad is not None:
-        raise BlobRefused(
-            f"ziplist entry at {bad[0]} has previous-entry length {bad[1]}, not {bad[2]}",
-            "ziplist previous length",
-            (i, mx),
-        )
-    tail = U32.unpack_from(b, 4)[0]
-    if tail > last or (i and tail != start):
-        raise BlobRefused(
-            f"ziplist tail offset {tail} is not its last entry's offset {start}"
-            if i
-            else f"ziplist tail offset {tail} points past its end",
-            "ziplist tail",
-            (i, mx),
-        )
-    _check_count_and_end("ziplist", b[8] | (b[9] << 8), b[last], i, mx)
+    _zl_end(b, last, p, last, b[8] | (b[9] << 8), U32.unpack_from(b, 4)[0], start, bad, i, mx)
     return i, mx
 
 
