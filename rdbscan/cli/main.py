@@ -360,12 +360,12 @@ def _run(debug: bool) -> int:
     return EXIT_OK
 
 
-def _stdout_closed(exit: SystemExit) -> bool:
+def _stdout_closed(end: SystemExit) -> bool:
     """Whether the reader of standard output has closed it: click and rich catch that
     BrokenPipeError themselves and exit 1 (rich from inside its handler, after it put
     /dev/null in place of stdout; click after, stdout left as it was, which polls as an
     error: a pipe without a reader)."""
-    if isinstance(exit.__context__, BrokenPipeError):
+    if isinstance(end.__context__, BrokenPipeError):
         return True
     try:
         import select

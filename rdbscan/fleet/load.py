@@ -60,12 +60,13 @@ def load_dataset(
         ]
         outcomes: list[tuple | None] = [None] * len(tasks)
         results: list[DumpResult] = []
+        done = [0]
 
         def ended(i: int, outcome: tuple) -> None:
             outcomes[i] = outcome
+            done[0] += 1
             if on_task is not None:
-                done = sum(o is not None for o in outcomes)
-                on_task(tasks[i][0], done, len(tasks), outcome)
+                on_task(tasks[i][0], done[0], len(tasks), outcome)
             # Settled (committed, or refused as a dump the dataset holds) in the order of the
             # paths, as soon as the dumps before it are: the same dumps win as in a load one at
             # a time, and Ctrl-C keeps every dump committed before it.
