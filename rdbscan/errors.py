@@ -15,6 +15,8 @@ EXIT_CHECKSUM = 5  # read to the end, but the CRC64 does not match, --skip-bad l
 EXIT_INPUT = 6  # an input (dump or database) does not exist or cannot be read
 EXIT_DATABASE = 7  # the database cannot be created, opened or written
 EXIT_MEMORY = 8  # a query ran out of DuckDB's memory limit (--memory-limit) and could not spill
+EXIT_PARTIAL = 9  # rdbscan is older than a dump (or cannot read one of its types): read up to
+# the first record it does not know, the keys before it kept; the file is not damaged
 EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT): 128 + SIGINT, as shells report it
 EXIT_TERMINATED = 143  # SIGTERM (kill, timeout, systemd): 128 + SIGTERM
 
@@ -26,8 +28,8 @@ EXIT_CODES = {
     "an SQL error in a query you gave; `load`: a dump the database already holds, "
     "refused without `--replace` ([loading.md](loading.md))",
     EXIT_FINDINGS: "`report --fail-on`: findings exceed their thresholds (the report is still written)",
-    EXIT_DAMAGED: "a dump could not be read to its end (truncated, corrupt, unsupported version, not "
-    "an RDB file, damaged compressed data): the keys read before the damage are kept and "
+    EXIT_DAMAGED: "a dump could not be read to its end because it is damaged (truncated, corrupt, "
+    "not an RDB file, damaged compressed data): the keys read before the damage are kept and "
     "`dumps.complete` is false",
     EXIT_CHECKSUM: "every dump was read to its end, but one is damaged: its CRC64 does not match, "
     "`--skip-bad` left keys out, or values a Redis server refuses to load were kept and flagged "
@@ -43,6 +45,11 @@ EXIT_CODES = {
     "DuckDB's memory limit (128 MB unless `--memory-limit` or `RDBSCAN_MEMORY_LIMIT` sets "
     "another) and could not spill the rest to disk: nothing is written; run it again with a "
     "higher `--memory-limit`",
+    EXIT_PARTIAL: "partial: rdbscan is older than a dump, or meets a record it cannot read (a type "
+    "or opcode newer than it knows, a module value of Redis 4.0 release candidates, a VKCS "
+    "envelope of a newer version): the keys before that record are kept, `dumps.complete` is "
+    "false and `dumps.error_kind` is `unsupported`. The file is not damaged: upgrade rdbscan "
+    "([inputs.md](inputs.md#newer-dumps))",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C): dumps loaded completely before are kept; a running "
     "query (`sql`, `query`, `report`) is stopped",
     EXIT_TERMINATED: "terminated (SIGTERM, as `kill` or `timeout` send it): the same clean-up as "
@@ -59,6 +66,7 @@ EXIT_PRECEDENCE = (
     EXIT_USAGE,
     EXIT_INPUT,
     EXIT_DAMAGED,
+    EXIT_PARTIAL,
     EXIT_CHECKSUM,
     EXIT_FINDINGS,
     EXIT_OK,

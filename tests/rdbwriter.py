@@ -153,3 +153,86 @@ def intset(values, width: int = 2) -> bytes:
     """An intset (rdb-format.md section 5.3) of `values` in the order given."""
     fmt = {2: "<h", 4: "<i", 8: "<q"}[width]
     return struct.pack("<II", width, len(values)) + b"".join(struct.pack(fmt, v) for v in values)
+
+
+# -- the servers of late 2026 (docs/rdb-format.md sections 4.5-4.7) ------------------------------
+
+
+def array_value(elements: list[tuple[int, object]], insert_idx: int | None = None) -> bytes:
+    """Redis 8.8 type 28: elements as (index, value); ints and floats by their Python type,
+    strings of at most 7 bytes as small strings (tag 3), longer ones as SDS (tag 0)."""
+    out = length(len(elements)) + length(0 if insert_idx is None else 1)
+    if insert_idx is not None:
+        out += length(insert_idx)
+    for idx, v in elements:
+        out += length(idx)
+        if isinstance(v, bool) or not isinstance(v, (int, float, str, bytes)):
+            raise TypeError(v)
+        if isinstance(v, int):
+            out += length(1) + struct.pack("<q", v)
+        elif isinstance(v, float):
+            out += length(2) + struct.pack("<d", v)
+        else:
+            b = v.encode() if isinstance(v, str) else v
+            out += length(3 if len(b) <= 7 else 0) + string(b)
+    return out
+
+
+def template_sorted(names) -> list[bytes]:
+    """Field names in the order a template keeps them: by length, then bytes (sdscmplen)."""
+    bs = [n.encode() if isinstance(n, str) else n for n in names]
+    return sorted(bs, key=lambda b: (len(b), b))
+
+
+def hash_template(tid: int, names) -> bytes:
+    """Redis 8.10 opcode 242: one template record."""
+    names = template_sorted(names)
+    return b"\xf2" + length(tid) + length(len(names)) + b"".join(string(n) for n in names)
+
+
+def template_lp_ref(tid: int, values) -> bytes:
+    """Type 30's value: a listpack of the template id and the values (in template order)."""
+    return string(listpack([tid, *values]))
+
+
+def template_array_ref(tid: int, values) -> bytes:
+    """Type 32's value: the template id, then a string per value."""
+    return length(tid) + b"".join(string(v) for v in values)
+
+
+def template_self(names, values, array: bool, raw_names: bool = False) -> bytes:
+    """Types 29 (array=False) and 31: the names inline (a listpack, or raw with raw_names),
+    then the values as in 30 (with a leading id entry) or 32."""
+    names = template_sorted(names)
+    if raw_names:
+        out = length(1) + length(len(names)) + b"".join(string(n) for n in names)
+    else:
+        out = length(0) + string(listpack(names))
+    if array:
+        return out + b"".join(string(v) for v in values)
+    return out + string(listpack([0, *values]))
+
+
+def path_hash(paths: dict) -> bytes:
+    """Valkey 9.2 type 23: {path: {field: value}}."""
+    out = length(len(paths))
+    for p, fields in paths.items():
+        out += string(p) + length(len(fields))
+        for f, v in fields.items():
+            out += string(f) + string(v)
+    return out
+
+
+def resp_command(*args) -> bytes:
+    """A RESP multibulk, as Valkey 9.2's opcode 242 (UPDATE) carries it."""
+    parts = [a.encode() if isinstance(a, str) else a for a in args]
+    out = b"*%d\r\n" % len(parts)
+    for a in parts:
+        out += b"$%d\r\n" % len(a) + a + b"\r\n"
+    return out
+
+
+def relabel(data: bytes, magic: bytes) -> bytes:
+    """A dump with its 9-byte header replaced and its CRC64 written again."""
+    body = magic + data[9:-8]
+    return body + struct.pack("<Q", CRC.calc(body))

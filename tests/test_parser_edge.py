@@ -88,11 +88,14 @@ def test_lzf_key_and_lzf_blob():
     assert (recs[0].type, recs[0].length, recs[0].max_elem) == ("zset", 2, 23)
 
 
-def test_versions_refused_with_the_newest_supported():
-    with pytest.raises(UnsupportedError, match=r"RDB version 14.*newest rdbscan reads is 13"):
-        run(W.rdb(b"", version=14))
-    with pytest.raises(UnsupportedError, match="Valkey RDB version 81"):
-        run(W.rdb(b"", version=81, valkey=True))
+def test_newer_versions_are_read_on_and_impossible_ones_refused():
+    for version, valkey, known in ((16, False, 15), (82, True, 81)):
+        recs, info = run(W.rdb(W.key(0, "k", W.string("v")), version=version, valkey=valkey))
+        assert (len(recs), info.newer_than, info.checksum) == (1, known, "ok")
+    with pytest.raises(CorruptError, match="the VALKEY magic begins with version 80"):
+        run(W.rdb(b"", version=79, valkey=True))
+    with pytest.raises(CorruptError, match="RDB version 0: versions begin at 1"):
+        run(W.rdb(b"", version=0))
     with pytest.raises(NotRDBError, match="not an RDB file"):
         run(b"hello world, not a dump")
     recs, info = run(W.rdb(W.key(0, "k", W.string("v")), version=80, valkey=True))

@@ -14,7 +14,7 @@ import time
 import traceback
 from dataclasses import dataclass, field
 
-from ..model.memory import describe, target_quantum
+from ..model.memory import describe, select_profile, target_quantum, template_registry_cost
 from ..rdb.errors import RDBError
 from ..rdb.parser import TRAILING_HEAD, DumpInfo, parse
 from ..rdb.source import EOF_MARK, MAX_RATIO, Source, SourceError, describe_truncation, open_source
@@ -58,6 +58,10 @@ class DumpResult:
     cut: dict = field(default_factory=dict)  # counted, not kept (parser.MAX_KEPT_*): {kind: n}
     invalid_keys: int = 0  # keys whose value a Redis server refuses to load (keys.invalid)
     first_invalid: str | None = None  # the first of them, described
+    magic: str | None = None  # the header's magic and version ('REDIS0016')
+    # A dump newer than rdbscan: the newest version of its magic rdbscan knows, else None.
+    newer_than: int | None = None
+    hash_template_bytes: int | None = None  # Redis 8.10: the template registry's memory
     exception: BaseException | None = field(default=None, repr=False)  # for --debug
     traceback_text: str | None = field(default=None, repr=False)  # --debug, from a worker
 
@@ -244,12 +248,17 @@ def load_one(
             result.warnings.append(cut_warning(result.path, info.cut))
         result.invalid_keys = info.invalid_keys
         result.first_invalid = info.invalid[0] if info.invalid else None
+        result.magic = info.magic
+        result.newer_than = info.newer_than
         if info.invalid_keys:
             result.warnings.append(invalid_warning(result.path, info.invalid_keys, info.invalid[0]))
         result.parse_seconds = time.perf_counter() - started
         result.keys = info.keys
         result.checksum = info.checksum if info.complete else None
         result.bytes_read = info.bytes_read
+        if info.template_count:
+            prof = rows.profile or select_profile(info, target)
+            result.hash_template_bytes = int(template_registry_cost(info, prof))
         if rows.profile is not None:
             result.memory_profile = rows.profile.name
             result.memory_model = describe(rows.profile, info, target)
@@ -330,6 +339,9 @@ def result_from_row(row: dict) -> DumpResult:
         fingerprint=row.get("fingerprint"),
         cut=dict(row.get("cut") or {}),
         invalid_keys=row.get("invalid_keys") or 0,
+        error_kind=row.get("error_kind"),
+        magic=row.get("magic"),
+        newer_than=row.get("newer_than"),
     )
     if not result.complete and not result.error:  # a row written by an older rdbscan
         result.error = f"{result.path}: the load did not reach the end of the dump"
@@ -452,7 +464,12 @@ def _write_dump_row(
         else f"{info.checksum_computed:016x}",
         "complete": result.complete,
         "error": result.error,
+        "error_kind": result.error_kind,
         "error_offset": result.error_offset,
+        "newer_than": info.newer_than,
+        "hash_templates": info.template_count if info.template_count else None,
+        "hash_template_fields": info.template_fields if info.template_count else None,
+        "hash_template_bytes": result.hash_template_bytes,
         "keys": info.keys,
         "expires": stats[0],
         "memory_bytes": stats[1],

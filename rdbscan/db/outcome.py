@@ -12,7 +12,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..errors import EXIT_CHECKSUM, EXIT_DAMAGED, EXIT_INPUT, EXIT_OK, EXIT_USAGE, worst_exit
+from ..errors import (
+    EXIT_CHECKSUM,
+    EXIT_DAMAGED,
+    EXIT_INPUT,
+    EXIT_OK,
+    EXIT_PARTIAL,
+    EXIT_USAGE,
+    worst_exit,
+)
 
 
 @dataclass
@@ -38,6 +46,8 @@ def result_exit_code(r) -> int:
     if r.refused:
         return EXIT_USAGE
     if r.error:
+        if r.error_kind == "unsupported":  # rdbscan's limit, not damage to the file
+            return EXIT_PARTIAL
         return EXIT_INPUT if r.error_kind == "io" else EXIT_DAMAGED
     if r.checksum == "mismatch" or r.skipped_keys or getattr(r, "invalid_keys", 0):
         return EXIT_CHECKSUM
@@ -53,6 +63,7 @@ CUT_NAMES = {
     "databases": "databases' RESIZEDB sizes",
     "stream_groups": "stream consumer groups",
     "stream_consumers": "stream consumers",
+    "hash_templates": "hash templates (their hashes cannot be read)",
     "stream_nodes": "stream nodes over 8 MiB not decoded (their longest entry stands for their "
     "longest element)",
 }
@@ -74,6 +85,16 @@ def invalid_warning(path: str, n: int, first: str | None) -> str:
         f"server refuses to load (kept, flagged in keys.invalid)"
     )
     return line + (f"; first: {first}" if first else "")
+
+
+def newer_warning(path: str, magic: str | None, known: int) -> str:
+    """One line on a dump newer than rdbscan (read on: forward compatibility)."""
+    kind = "VALKEY" if (magic or "").startswith("VALKEY") else "RDB"
+    newest = f"VALKEY{known:03d}" if kind == "VALKEY" else f"REDIS{known:04d}"
+    return (
+        f"{path}: {magic} is newer than rdbscan knows (it reads up to {newest}): read on; the "
+        f"figures rest on the newest format rdbscan knows; upgrade rdbscan for an exact reading"
+    )
 
 
 def dump_warnings(r) -> list[str]:
@@ -101,6 +122,8 @@ def outcome(results, *, summary=None) -> Outcome:
             o.errors.append(r.refused)
             o.raise_code(result_exit_code(r))
             continue
+        if getattr(r, "newer_than", None) is not None:
+            o.warnings.append(newer_warning(r.path, r.magic, r.newer_than))
         o.warnings += r.warnings or dump_warnings(r)
         o.raise_code(result_exit_code(r))
         if r.error:

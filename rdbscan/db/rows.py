@@ -121,8 +121,9 @@ class RowBuilder:
 
     def reset(self) -> None:
         self.rows: list[tuple] = []
-        # the compiled batch: {row: INVALID_IDS code} of its keys that a server would refuse
-        self.invalid: dict[int, int] = {}
+        # the compiled batch: {row: (INVALID_IDS code, array highest index)} of its keys that
+        # a server would refuse or that are Redis 8.8 arrays (extras[9], extras[10])
+        self.invalid: dict[int, tuple] = {}
         self.key_bytes = 0  # of the pure-Python batch (the compiled one counts its own)
         self.streams: list[list] = [[] for _ in STREAMS_COLUMNS]
         self.groups: list[list] = [[] for _ in STREAM_GROUPS_COLUMNS]
@@ -271,10 +272,11 @@ class RowBuilder:
             digest,
             lpb,
             invalid,
+            rec.array_last,
         )
         if self.sink is not None:
-            if invalid is not None:
-                self.invalid[self.sink.n] = invalid
+            if invalid is not None or rec.array_last is not None:
+                self.invalid[self.sink.n] = (invalid, rec.array_last)
             self.sink.append(row)
         else:
             self.rows.append(row)
@@ -313,6 +315,7 @@ class RowBuilder:
                     g.entries_read,
                     g.consumer_count,
                     g.pending,
+                    g.nacked,
                 ),
             ):
                 col.append(value)
@@ -334,21 +337,28 @@ def _raw_key(text: str, key: bytes) -> bytes | None:
     return None if key.isascii() or text.encode() == key else key
 
 
+EXTRAS_FIXED = 8  # the extras every row that has any carries (the compiled batch writes these)
+
+
 def _extras(*values) -> list | None:
     """key_rows.extras: idle, freq, fields with TTL, earliest field expiry, int members, full
-    length and hash of a truncated key name, listpack bytes, invalid (the order in
-    store.KEYS_SCHEMA), None when the key has none of them."""
+    length and hash of a truncated key name, listpack bytes, invalid, an array's highest index
+    (the order in store.KEYS_SCHEMA), None when the key has none of them; the values after the
+    first EXTRAS_FIXED only up to the last one present."""
     if values.count(None) == len(values):
         return None
-    return list(values) if values[-1] is not None else list(values[:-1])
+    out = list(values)
+    while len(out) > EXTRAS_FIXED and out[-1] is None:
+        out.pop()
+    return out
 
 
-def _with_invalid(extras, invalid: dict[int, int]):
-    """A compiled batch's extras column with the invalid codes of the rows in `invalid` set
-    (rare: only batches that hold such keys are rebuilt, in Python)."""
+def _with_invalid(extras, invalid: dict[int, tuple]):
+    """A compiled batch's extras column with the invalid codes and array indexes of the rows in
+    `invalid` set (rare: only batches that hold such keys are rebuilt, in Python)."""
     rows = extras.to_pylist()
-    for i, code in invalid.items():
-        rows[i] = (rows[i] or [None] * 8) + [code]
+    for i, (code, last) in invalid.items():
+        rows[i] = (rows[i] or [None] * EXTRAS_FIXED) + ([code] if last is None else [code, last])
     return pa.array(rows, extras.type)
 
 
@@ -373,7 +383,7 @@ def _pure_columns(rows: list[tuple]) -> list:
         *c[7:13],
         c[15],
         c[16],
-        list(map(_extras, c[13], c[14], c[17], c[18], c[19], c[20], c[21], c[22], c[23])),
+        list(map(_extras, c[13], c[14], c[17], c[18], c[19], c[20], c[21], c[22], c[23], c[24])),
     ]
 
 

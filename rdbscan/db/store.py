@@ -50,8 +50,9 @@ KEYS_SCHEMA = pa.schema(
         ("slot", pa.int16()),
         ("file_offset", pa.int64()),
         # Values few keys have, as one list: [idle_seconds, lfu_freq, fields_with_ttl,
-        # min_field_expire_ms, int_members, key_length, key_hash, listpack_bytes, invalid]
-        # (invalid: constants.INVALID_IDS, only on keys that have it) (key_length and
+        # min_field_expire_ms, int_members, key_length, key_hash, listpack_bytes, invalid,
+        # array_last_index] (the last two only on keys that have them; invalid:
+        # constants.INVALID_IDS) (key_length and
         # key_hash: of a key name longer than rows.KEY_KEEP, of which key holds a prefix) (the view reads them by position; rows.py and
         # _speedups.KeyColumns._extras write them in this order), null when the key has none.  A
         # column of its own costs DuckDB about as much per key when it is null as when it is not.
@@ -88,6 +89,7 @@ STREAM_GROUPS_SCHEMA = pa.schema(
         ("entries_read", pa.int64()),
         ("consumers", pa.int32()),
         ("pending", pa.int64()),
+        ("nacked", pa.int64()),
     ]
 )
 STREAM_GROUPS_COLUMNS = STREAM_GROUPS_SCHEMA.names
@@ -147,6 +149,15 @@ ALTER TABLE dumps ADD COLUMN IF NOT EXISTS snapshot_source VARCHAR;
 ALTER TABLE dumps ADD COLUMN IF NOT EXISTS cut MAP(VARCHAR, BIGINT);
 -- Keys whose value a Redis server refuses to load though it reads (keys.invalid).
 ALTER TABLE dumps ADD COLUMN IF NOT EXISTS invalid_keys BIGINT;
+-- Dumps newer than rdbscan (docs/inputs.md "Newer dumps"): why a load stopped (truncated,
+-- corrupt, not-rdb: damage; unsupported: a limit of rdbscan), and the newest version of the
+-- dump's magic rdbscan knows when the dump is newer.
+ALTER TABLE dumps ADD COLUMN IF NOT EXISTS error_kind VARCHAR;
+ALTER TABLE dumps ADD COLUMN IF NOT EXISTS newer_than INTEGER;
+-- Redis 8.10 hash templates: how many, their fields, their memory (counted once per dump).
+ALTER TABLE dumps ADD COLUMN IF NOT EXISTS hash_templates BIGINT;
+ALTER TABLE dumps ADD COLUMN IF NOT EXISTS hash_template_fields BIGINT;
+ALTER TABLE dumps ADD COLUMN IF NOT EXISTS hash_template_bytes BIGINT;
 CREATE TABLE IF NOT EXISTS db_sizes (
     dump_id INTEGER, db INTEGER, resize_keys BIGINT, resize_expires BIGINT
 );
@@ -202,7 +213,10 @@ SELECT dump_id, db, key,
        CASE WHEN extras IS NOT NULL THEN extras[7] END AS key_hash,
        -- why a Redis server would refuse to load the value, though it reads (hostile-inputs.md)
        CASE WHEN extras IS NOT NULL AND len(extras) >= 9 THEN {invalid_list}[extras[9]] END
-           AS invalid
+           AS invalid,
+       -- Redis 8.8 arrays: the highest index (ARLEN is one more)
+       CASE WHEN extras IS NOT NULL AND len(extras) >= 10 THEN extras[10] END
+           AS array_last_index
 FROM key_rows;
 CREATE TABLE IF NOT EXISTS streams (
     dump_id INTEGER, db INTEGER, key VARCHAR, length BIGINT, listpacks BIGINT,
@@ -213,6 +227,8 @@ CREATE TABLE IF NOT EXISTS stream_groups (
     dump_id INTEGER, db INTEGER, key VARCHAR, group_name VARCHAR, last_delivered_id VARCHAR,
     entries_read BIGINT, consumers INTEGER, pending BIGINT
 );
+-- Redis 8.8 consumer groups' NACK zones (XNACK): the ids NACKed, NULL before RDB 14.
+ALTER TABLE stream_groups ADD COLUMN IF NOT EXISTS nacked BIGINT;
 """
 
 

@@ -22,7 +22,16 @@ from __future__ import annotations
 import functools
 import math
 
-from .memory import LISTPACKEX, QUICKLIST, ROBJ, Profile, sds_header, stream_cost
+from .memory import (
+    LISTPACKEX,
+    NEW_ENCODINGS,
+    QUICKLIST,
+    ROBJ,
+    Profile,
+    new_value_cost,
+    sds_header,
+    stream_cost,
+)
 
 HT_STRUCT = 72  # sizeof(hashtable) (hashtable.c), before its metadata
 HT_BUCKET = 64  # 1 + 7 hash bytes + 7 pointers
@@ -204,6 +213,8 @@ def _skiplist_node(prof: Profile, valkey9: bool, ln: int) -> float:
 
 def value_bytes(rec, prof: Profile) -> float:
     """The value's own allocations, the object excluded."""
+    if rec.encoding in NEW_ENCODINGS:
+        return new_value_cost(rec, prof, value_bytes)
     if prof.kv == "redis-8.2":
         # 8.2: the key moved into the object; the values are measured as in 8.0, except the
         # zset nodes (member inside the node, as in 8.6) and a 24-byte listpackEx.

@@ -231,6 +231,7 @@ class Profile:
         quicklist_node: int = 40,
         kv: str | None = None,
         newest: tuple[int, int] | None = None,
+        derived: bool = False,
         description: str = "",
     ):
         self.name = name
@@ -273,6 +274,10 @@ class Profile:
         # The newest server version this profile was checked against (its sources and dumps
         # with MEMORY USAGE); a newer dump is estimated with it and the report says so.
         self.newest = newest
+        # Derived from the server's sources where it differs from the profile before it, not
+        # yet checked against a live server's MEMORY USAGE (none can be run here): the report
+        # says so (describe).
+        self.derived = derived
         self.cluster = False
 
     # The size tables are built on first use (65,537 entries each): a command that never
@@ -470,6 +475,38 @@ def _profiles() -> dict[str, Profile]:
             kv="redis-8.6",
             description="Redis 8.6 (key, expiry and short values inside the object)",
         ),
+        # Redis 8.8 / 8.10: the 8.6 layout, plus sparse arrays (8.8) and hash templates (8.10),
+        # whose costs come from the sources (sparsearray.h; the hash-template design), not
+        # from a live server (docs/memory-model.md "Servers of late 2026").
+        "8.8": Profile(
+            "8.8",
+            hfe=True,
+            rehash={**rh_new, "zset": (1, REHASH_MIN)},
+            newest=(8, 8),
+            kv="redis-8.6",
+            derived=True,
+            description="Redis 8.8 (the 8.6 layout; sparse arrays from sparsearray.h)",
+        ),
+        "8.10": Profile(
+            "8.10",
+            hfe=True,
+            rehash={**rh_new, "zset": (1, REHASH_MIN)},
+            newest=(8, 10),
+            kv="redis-8.6",
+            derived=True,
+            description="Redis 8.10 (the 8.8 layout; hashes that use a template hold their "
+            "values only)",
+        ),
+        "valkey-9.2": Profile(
+            "valkey-9.2",
+            server="valkey",
+            rax_alloc=True,
+            hfe=True,
+            kv="valkey-9",
+            newest=(9, 2),
+            derived=True,
+            description="Valkey 9.2 (the 9.1 layout; sorted sets in a B+ tree)",
+        ),
         "valkey-8.1": Profile(
             "valkey-8.1",
             server="valkey",
@@ -520,6 +557,9 @@ TARGETS = (
     "valkey-8.0",
     "valkey-8.1",
     "valkey-9.0",
+    "8.8",
+    "8.10",
+    "valkey-9.2",
 )
 _ALIASES = {
     "3.0": "3.2",
@@ -541,6 +581,8 @@ def profile_for(server: str | None, version: tuple[int, int]) -> Profile:
     if server == "valkey":
         if version >= (255, 0):
             return PROFILES["valkey-8.1-dev"]
+        if version >= (9, 2):
+            return PROFILES["valkey-9.2"]
         if version >= (9, 0):
             return PROFILES["valkey-9.0"]
         if version >= (8, 1):
@@ -574,7 +616,11 @@ def profile_for(server: str | None, version: tuple[int, int]) -> Profile:
         return PROFILES["8.0"]
     if version < (8, 6):
         return PROFILES["8.2"]
-    return PROFILES["8.6"]
+    if version < (8, 8):
+        return PROFILES["8.6"]
+    if version < (8, 10):
+        return PROFILES["8.8"]
+    return PROFILES["8.10"]
 
 
 def parse_target(target: str) -> Profile:
@@ -649,6 +695,8 @@ def describe(prof: Profile, info, target: str | None = None) -> str:
         line += f" (--target {target})"
     elif prof.newest and version and version[:2] > prof.newest and version < (255, 0):
         line += f" for {server} {full or '.'.join(map(str, version))} (no exact profile)"
+    if prof.derived:
+        line += " (derived from the server's sources; not yet checked against a live server)"
     rounding = f"{prof.quantum}-byte allocator quantum"
     if prof.large_pages:
         rounding += ", large allocations in whole pages"
@@ -733,6 +781,8 @@ def value_cost(rec, prof: Profile) -> float:
     enc = rec.encoding
     typ = rec.type
     J = prof.j
+    if enc in NEW_ENCODINGS:
+        return ROBJ + new_value_cost(rec, prof)
     if typ == "string":
         n = rec.length
         if enc == "int":
@@ -807,6 +857,85 @@ def value_cost(rec, prof: Profile) -> float:
     if mod is not None:
         return ROBJ + module_value_bytes(mod, rec.serialized_bytes, J)[0]
     return ROBJ + rec.serialized_bytes
+
+
+# -- the servers of late 2026 (docs/memory-model.md "Servers of late 2026") ----------------------
+
+AR_HEADER = 80  # sizeof(redisArray): six 8-byte counters, four 4-byte ones, two pointers
+AR_SLICE = 32  # sizeof(arSlice): encoding, count and the dense/sparse layout union
+AR_SPARSE_KMAX = 10  # a slice of more elements than this is dense (AR_SPARSE_KMAX_DEFAULT)
+AR_DENSE_MIN = 8  # AR_SLICE_MIN_ALLOC: the smallest dense window
+AR_STRING_HEADER = 8  # an arString: its length, then the bytes (no terminator assumed)
+
+
+def array_cost(rec, prof: Profile) -> float:
+    """A Redis 8.8 sparse array (sparsearray.h): header, flat directory of slice pointers,
+    slices (sparse: offsets and values; dense: a power-of-two window of values), and the
+    strings of over 7 bytes (integers over 62 bits too) that do not fit a tagged word."""
+    J = prof.j
+    size: float = J(AR_HEADER)
+    slices = rec.nodes or {}
+    if slices:
+        size += J(8 * next_pow2(max(slices) + 1, 1))
+    for count, low, high in slices.values():
+        if count > AR_SPARSE_KMAX:
+            window = next_pow2(high - low + 1, AR_DENSE_MIN)
+            size += J(AR_SLICE + 8 * window)
+        else:
+            cap = next_pow2(count, 1)
+            size += J(AR_SLICE + 2 * cap + (-2 * cap) % 8 + 8 * cap)
+    for ln, cnt in (rec.elems or {}).items():
+        size += cnt * J(AR_STRING_HEADER + ln)
+    return size
+
+
+TEMPLATE_STRUCT = 32  # a template: id, field count, refcount, the names array (design doc)
+
+
+def template_hash_cost(rec, prof: Profile) -> float:
+    """A Redis 8.10 hash that uses a template: its values only (MEMORY USAGE leaves the shared
+    names out): the values' listpack, or an array of value pointers and their sds."""
+    J = prof.j
+    if rec.encoding == "template-listpack":
+        return J(rec.blob_bytes)
+    size: float = J(8 + 8 * rec.length)  # the template pointer, then one pointer per value
+    for ln, cnt in (rec.vals or {}).items():
+        size += cnt * prof.sds(ln)
+    return size
+
+
+def template_registry_cost(info, prof: Profile) -> float:
+    """The memory of a dump's hash templates, counted once (used_memory_hash_templates): per
+    template its struct and names array, per field name its sds."""
+    J = prof.j
+    size: float = info.template_count * J(TEMPLATE_STRUCT)
+    size += 8 * info.template_fields  # the names arrays' pointers
+    for ln, cnt in info.template_name_lens.items():
+        size += cnt * prof.sds(ln)
+    return size
+
+
+BTREE_SAVING = 24  # bytes per element a Valkey 9.2 B+ tree saves on the 9.1 skiplist (#4359)
+NEW_ENCODINGS = ("array", "template-listpack", "template-array", "btree", "pathhash")
+
+
+def new_value_cost(rec, prof: Profile, base=None) -> float:
+    """The value's own allocations for the encodings of the servers of late 2026; `base` is the
+    model's value_bytes for the encodings these derive from (a B+ tree from the skiplist, a
+    path hash from a hashtable hash)."""
+    enc = rec.encoding
+    if enc == "array":
+        return array_cost(rec, prof)
+    if enc.startswith("template-"):
+        return template_hash_cost(rec, prof)
+    import copy
+
+    twin = copy.copy(rec)
+    twin.encoding = "skiplist" if enc == "btree" else "hashtable"
+    cost = base(twin, prof) if base is not None else value_cost(twin, prof) - ROBJ
+    if enc == "btree":
+        cost -= BTREE_SAVING * rec.length
+    return cost
 
 
 def rax_cost(ids, count: int, prof: Profile) -> float:

@@ -132,7 +132,10 @@ class CollectionValues(ValueReader):
         rec.length = n
         rec.max_elem = mx
         rec.elems = hist
-        rec.encoding = "skiplist"
+        # Valkey 9.2 keeps sorted sets in a B+ tree (OBJECT ENCODING btree; same RDB types).
+        info = self.info
+        btree = info.server == "valkey" and (9, 2) <= info.version_tuple() < (255, 0)
+        rec.encoding = "btree" if btree else "skiplist"
 
     def v_hash(self, rec: KeyRecord) -> None:
         r = self.r

@@ -7,11 +7,15 @@ from __future__ import annotations
 
 import re
 
-# Newest RDB version this parser understands for each magic.
-RDB_VERSION_MAX = 13  # REDIS0001 .. REDIS0013
-VALKEY_RDB_VERSIONS = (80,)  # VALKEY080
+# Newest RDB version this parser knows for each magic (docs/rdb-format.md section 1.3).  A newer
+# version is read on (forward compatibility): the first type or opcode rdbscan does not know stops
+# the read as a limit of the tool (UnsupportedError), not as damage to the file.
+RDB_VERSION_MAX = 15  # REDIS0001 .. REDIS0015 (Redis 8.10)
+VALKEY_RDB_VERSIONS = (80, 81)  # VALKEY080 (Valkey 9.0, 9.1), VALKEY081 (Valkey 9.2)
+VALKEY_RDB_VERSION_MIN = 80  # the VALKEY magic begins with Valkey 9.0
 
 # Opcodes (rdb.h RDB_OPCODE_*), docs/rdb-format.md section 2.
+RDB_OPCODE_HASH_TEMPLATE = 242  # Redis RDB >= 15; Valkey (VALKEY >= 81): UPDATE (replication)
 RDB_OPCODE_KEY_META = 243  # Redis RDB >= 13; Valkey (VALKEY magic): SLOT_IMPORT
 RDB_OPCODE_SLOT_INFO = 244
 RDB_OPCODE_FUNCTION2 = 245
@@ -68,6 +72,24 @@ RDB_TYPE_HASH_LISTPACK_EX_PRE_GA = 23
 RDB_TYPE_HASH_METADATA = 24
 RDB_TYPE_HASH_LISTPACK_EX = 25
 RDB_TYPE_STREAM_LISTPACKS_4 = 26
+RDB_TYPE_STREAM_LISTPACKS_5 = 27  # Redis 8.8 (RDB 14): consumer groups with a NACK zone
+RDB_TYPE_ARRAY = 28  # Redis 8.8 (RDB 14): sparse array
+RDB_TYPE_HASH_TMPL_LP = 29  # Redis 8.10 (RDB 15): template hash, self-contained (DUMP form)
+RDB_TYPE_HASH_TMPL_LP_REF = 30  # Redis 8.10: template hash, listpack of values (save)
+RDB_TYPE_HASH_TMPL_ARRAY = 31  # Redis 8.10: template hash, self-contained (DUMP form)
+RDB_TYPE_HASH_TMPL_ARRAY_REF = 32  # Redis 8.10: template hash, array of values (save)
+RDB_TYPE_GCRA = 33  # Redis (ENABLE_GCRA builds only): not readable without its layout
+VALKEY_RDB_TYPE_PATH_HASH = 23  # Valkey 9.2 (VALKEY081); on REDIS magic: HASH_LISTPACK_EX_PRE_GA
+
+# The first RDB version that writes each type id (REDIS magic); an id above the version's own
+# set is damage in a dump of a known version and a limit of rdbscan in a newer one.
+TYPE_MIN_VERSION = {27: 14, 28: 14, 29: 15, 30: 15, 31: 15, 32: 15}
+
+# Sparse array element tags (Redis 8.8 t_array.c AR_RDB_TAG_*).
+ARRAY_TAG_SDS = 0
+ARRAY_TAG_INT = 1
+ARRAY_TAG_FLOAT = 2
+ARRAY_TAG_SMALLSTR = 3
 
 # Module value opcodes (docs/rdb-format.md section 6.2).
 RDB_MODULE_OPCODE_EOF = 0
@@ -109,6 +131,12 @@ TYPE_NAMES = {
     24: "hash",
     25: "hash",
     26: "stream",
+    27: "stream",
+    28: "array",
+    29: "hash",
+    30: "hash",
+    31: "hash",
+    32: "hash",
 }
 
 # redis-check-rdb's label of each type id, used in error messages.
@@ -139,6 +167,13 @@ RDB_TYPE_LABELS = {
     24: "hash-hashtable-md",
     25: "hash-listpack-md",
     26: "stream-v4",
+    27: "stream-v5",
+    28: "array",
+    29: "hash-template-listpack",
+    30: "hash-template-listpack-ref",
+    31: "hash-template-array",
+    32: "hash-template-array-ref",
+    33: "gcra",
 }
 
 # Encoding the writing server held the value in, by RDB type (docs/rdb-format.md section 7.3).  Strings and
@@ -167,6 +202,12 @@ TYPE_ENCODINGS = {
     24: "hashtable",
     25: "listpackex",
     26: "stream",
+    27: "stream",
+    28: "array",
+    29: "template-listpack",
+    30: "template-listpack",
+    31: "template-array",
+    32: "template-array",
 }
 
 # Table `key_rows` stores an encoding as its position in this tuple (`encoding_id`) and the view
@@ -189,6 +230,11 @@ ENCODING_NAMES = (
     "stream",
     "unknown",
     "module",
+    "array",  # Redis 8.8 sparse arrays
+    "template-listpack",  # Redis 8.10 hashes that use a template
+    "template-array",
+    "btree",  # Valkey 9.2 sorted sets (the skiplist's successor)
+    "pathhash",  # Valkey 9.2 path hashes
 )
 ENCODING_IDS = {name: i for i, name in enumerate(ENCODING_NAMES)}
 MODULE_ENCODING_ID = ENCODING_IDS["module"]
@@ -234,7 +280,10 @@ RDB_VERSION_SERVERS = {
     11: (7, 2),
     12: (7, 4),
     13: (8, 6),
+    14: (8, 8),
+    15: (8, 10),
     80: (9, 0),
+    81: (9, 2),
 }
 
 
@@ -244,4 +293,9 @@ def server_version(text: str | None, rdb_version: int | None) -> tuple[int, int]
     m = re.match(r"\s*(\d+)\.(\d+)", text or "")
     if m:
         return int(m.group(1)), int(m.group(2))
-    return RDB_VERSION_SERVERS.get(rdb_version or 0)
+    v = rdb_version or 0
+    if RDB_VERSION_MAX < v < VALKEY_RDB_VERSION_MIN:  # newer than rdbscan: the newest it knows
+        v = RDB_VERSION_MAX
+    elif v > max(VALKEY_RDB_VERSIONS):
+        v = max(VALKEY_RDB_VERSIONS)
+    return RDB_VERSION_SERVERS.get(v)

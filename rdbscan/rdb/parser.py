@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from ..model.kv import EMBED_KEYS, EMBED_VALUES, embed_table, kv_layout
 from . import blob_stream
 from . import constants as C
+from .array_values import ArrayValues
 from .backend import LZFStream
 from .collection_values import CollectionValues
 from .errors import CorruptError, NotRDBError, RDBError, TruncatedError, UnsupportedError
@@ -31,6 +32,7 @@ from .modules import module_type_name
 from .reader import I32, I64, U64, LZFError, Reader
 from .records import KeyRecord
 from .stream_values import StreamValues
+from .template_values import TemplateValues
 from .values import COUNT_MAX, LONG_MAX
 
 
@@ -93,6 +95,15 @@ class DumpInfo:
         self.invalid: list[str] = []  # the first few of them, described
         # Counted but not kept (the MAX_KEPT_* bounds): {kind: how many were left out}.
         self.cut: dict[str, int] = {}
+        # A version newer than rdbscan knows (read on: forward compatibility), else None:
+        # the newest version of the dump's magic that rdbscan knows.
+        self.newer_than: int | None = None
+        # Redis 8.10 hash templates: {id: field count} (bounded), and what all of them hold.
+        self.templates: dict[int, tuple[int, int]] = {}  # {id: (field count, longest name)}
+        self.template_count = 0
+        self.template_fields = 0
+        self.template_name_lens: dict[int, int] = {}
+        self.replication_commands = 0  # Valkey 9.2 opcode 242 (UPDATE): commands skipped
         self.slot_info_records = 0  # every slot-info record (slot_info keeps a sample)
         self.slot_info_keys = 0  # the sum of their key counts
         self._version_key: tuple | None = None  # version_tuple's memo
@@ -126,7 +137,9 @@ class DumpInfo:
         return self._version
 
 
-class _Parser(CollectionValues, FieldTTLValues, StreamValues, ModuleValues):
+class _Parser(
+    CollectionValues, FieldTTLValues, StreamValues, ModuleValues, TemplateValues, ArrayValues
+):
     def __init__(
         self,
         reader: Reader,
@@ -178,18 +191,21 @@ class _Parser(CollectionValues, FieldTTLValues, StreamValues, ModuleValues):
             )
         info.rdb_version = version
         if info.valkey_magic:
-            if version not in C.VALKEY_RDB_VERSIONS:
-                raise UnsupportedError(
-                    f"unsupported Valkey RDB version {version}: rdbscan reads VALKEY080 and "
-                    f"REDIS0001..REDIS{C.RDB_VERSION_MAX:04d}",
+            newest = max(C.VALKEY_RDB_VERSIONS)
+            if version < C.VALKEY_RDB_VERSION_MIN:
+                raise CorruptError(
+                    f"Valkey RDB version {version}: the VALKEY magic begins with version "
+                    f"{C.VALKEY_RDB_VERSION_MIN} (Valkey 9.0); older Valkey writes REDIS0011",
                     0,
                 )
-        elif not 1 <= version <= C.RDB_VERSION_MAX:
-            raise UnsupportedError(
-                f"unsupported RDB version {version}: the newest rdbscan reads is "
-                f"{C.RDB_VERSION_MAX} (Redis 8.6) and Valkey's 80",
-                0,
-            )
+        else:
+            newest = C.RDB_VERSION_MAX
+            if version < 1:
+                raise CorruptError("RDB version 0: versions begin at 1", 0)
+        if version > newest:
+            # Newer than rdbscan: read on; the first record it does not know stops the read
+            # as a limit of the tool, not damage (UnsupportedError; docs/rdb-format.md 1.4).
+            info.newer_than = newest
         r.pos = 9
 
     # -- the record loop -----------------------------------------------------------------
@@ -242,6 +258,14 @@ class _Parser(CollectionValues, FieldTTLValues, StreamValues, ModuleValues):
                     )
             t = r.buf[r.pos]
             r.pos += 1
+            if t == C.RDB_OPCODE_HASH_TEMPLATE and start is None:
+                # Redis 8.10 HASH_TEMPLATE / Valkey 9.2 UPDATE (decided by magic and version).
+                if not valkey and version >= 15:
+                    self.hash_template(off)
+                    continue
+                if valkey and version >= 81:
+                    self.skip_update_command(off)
+                    continue
             if t < 0xF3:
                 # A key: TYPE STR(key) VALUE.
                 if start is None:
@@ -252,15 +276,7 @@ class _Parser(CollectionValues, FieldTTLValues, StreamValues, ModuleValues):
                         # Key-scoped Redis Enterprise opcodes below 0xF3: one LEN, skipped.
                         r.length("Redis Enterprise opcode payload")
                         continue
-                    if t == C.RDB_TYPE_MODULE_PRE_GA:
-                        raise UnsupportedError(
-                            "value of type 6 (module, Redis 4.0 release-candidate format) "
-                            "cannot be skipped without its module; rdbscan cannot read "
-                            "past it",
-                            off,
-                            rdb_type=t,
-                        )
-                    raise CorruptError(f"invalid object type or opcode {t}", off)
+                    raise self.unknown_record(t, off, version, valkey)
                 self.rdb_type = t
                 self.key = None
                 buf, p = r.buf, r.pos
@@ -515,8 +531,70 @@ class _Parser(CollectionValues, FieldTTLValues, StreamValues, ModuleValues):
         layout = kv_layout(self.info.server, self.info.version_tuple())
         return embed_table(layout, self.quantum) if layout else b""
 
+    def unknown_record(self, t: int, off: int, version: int, valkey: bool) -> RDBError:
+        """The error for a type or opcode rdbscan cannot read: a limit of rdbscan (the dump is
+        newer than it, or holds a type whose layout is not public), or damage (an id no server
+        of the dump's version writes)."""
+        info = self.info
+        label = f"type {t}" if t != C.RDB_OPCODE_HASH_TEMPLATE else "opcode 242"
+        if t == C.RDB_TYPE_MODULE_PRE_GA:
+            return UnsupportedError(
+                "value of type 6 (module, Redis 4.0 release-candidate format) "
+                "cannot be skipped without its module; rdbscan cannot read "
+                "past it",
+                off,
+                rdb_type=t,
+            )
+        if info.newer_than is not None:
+            key = None
+            if t < C.RDB_OPCODE_HASH_TEMPLATE:  # a type byte: its key name follows
+                try:
+                    key, _ = self.r.string_head("key name", 1024)
+                except RDBError:
+                    key = None
+            return UnsupportedError(
+                f"{label} is not one rdbscan knows: the dump's RDB version {version} is "
+                f"newer than the {info.newer_than} rdbscan reads, so the read stops here "
+                f"(the file is not damaged; a newer rdbscan reads on)",
+                off,
+                key=key,
+                rdb_type=t,
+            )
+        if t == C.RDB_TYPE_GCRA and not valkey and version >= 14:
+            return UnsupportedError(
+                "type 33 (GCRA, a rate limiter of Redis builds with ENABLE_GCRA) has no "
+                "published layout: rdbscan cannot read past it (the file is not damaged)",
+                off,
+                rdb_type=t,
+            )
+        first = C.TYPE_MIN_VERSION.get(t)
+        if first is not None and not valkey and version < first:
+            return CorruptError(
+                f"{label} ({C.RDB_TYPE_LABELS[t]}) in an RDB version {version} file: Redis "
+                f"writes it from RDB version {first}",
+                off,
+            )
+        if t == C.RDB_OPCODE_HASH_TEMPLATE:
+            return CorruptError(
+                f"opcode 242 in an RDB version {version} file (Redis writes hash templates "
+                f"from RDB version 15, Valkey replicated commands from VALKEY081)",
+                off,
+            )
+        return CorruptError(f"invalid object type or opcode {t}", off)
+
     def handlers(self) -> dict:
         valkey = self.info.valkey_magic
+        version = self.info.rdb_version or 0
+        extra: dict = {}
+        if valkey and version >= 81:
+            extra[C.VALKEY_RDB_TYPE_PATH_HASH] = self.v_path_hash
+        elif not valkey:
+            if version >= 14:
+                extra[C.RDB_TYPE_STREAM_LISTPACKS_5] = self.v_stream
+                extra[C.RDB_TYPE_ARRAY] = self.v_array
+            if version >= 15:
+                for t in range(C.RDB_TYPE_HASH_TMPL_LP, C.RDB_TYPE_HASH_TMPL_ARRAY_REF + 1):
+                    extra[t] = self.v_hash_template
         return {
             C.RDB_TYPE_LIST: self.v_list_or_set,
             C.RDB_TYPE_SET: self.v_list_or_set,
@@ -542,6 +620,7 @@ class _Parser(CollectionValues, FieldTTLValues, StreamValues, ModuleValues):
             C.RDB_TYPE_HASH_METADATA: self.v_hash_ttl,
             C.RDB_TYPE_HASH_LISTPACK_EX: self.v_hash_listpack_ex,
             C.RDB_TYPE_STREAM_LISTPACKS_4: self.v_stream,
+            **extra,
         }
 
 

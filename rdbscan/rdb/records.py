@@ -38,6 +38,7 @@ class GroupInfo:
     pending_ids: list[bytes] | None  # None when there are too many to keep
     consumers: list[ConsumerInfo]  # the first ones (MAX_KEPT_CONSUMERS per stream)
     consumer_count: int = 0  # all of them
+    nacked: int | None = None  # Redis 8.8 (type 27): ids in the group's NACK zone
 
 
 @dataclass(slots=True)
@@ -56,6 +57,7 @@ class StreamInfo:
     tail_lp_bytes: int | None  # the last node's listpack, preallocated on a live server
     lp_unfilled: dict[int, int]  # {listpack bytes: count} of nodes closed before full
     group_count: int = 0  # every group (`groups` keeps the first MAX_KEPT_GROUPS)
+    nacked: int | None = None  # Redis 8.8 (type 27): NACKed ids of every group
 
 
 @dataclass(slots=True)
@@ -74,6 +76,7 @@ class KeyRecord:
     compact values)."""
 
     __slots__ = (
+        "array_last",
         "blob_bytes",
         "db",
         "elems",
@@ -128,8 +131,10 @@ class KeyRecord:
     field_ttls: FieldTTLs | None
     stream: StreamInfo | None
     module: ModuleInfo | None
+    array_last: int | None  # Redis 8.8 arrays: the highest index (ARLEN - 1)
 
     def __init__(self) -> None:
+        self.array_last = None
         self.elems = self.vals = self.nodes = None
         self.blob_bytes = 0
         self.int_members = None

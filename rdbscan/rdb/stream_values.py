@@ -115,7 +115,7 @@ class StreamValues(ValueReader):
         return 0, 0
 
     def v_stream(self, rec: KeyRecord) -> None:
-        """Streams, types 15/19/21/26 (docs/rdb-format.md section 5.7)."""
+        """Streams, types 15/19/21/26/27 (docs/rdb-format.md section 5.7)."""
         r = self.r
         t = rec.rdb_type
         n_lp = r.length("stream listpack count")
@@ -177,6 +177,7 @@ class StreamValues(ValueReader):
         consumers_total = 0
         consumers_kept = 0
         pending_total = 0
+        nacked_total: int | None = 0 if t >= C.RDB_TYPE_STREAM_LISTPACKS_5 else None
         info = self.info
         for _ in range(n_groups):
             name, _ = r.string_head("consumer group name", NAME_KEEP)
@@ -218,11 +219,20 @@ class StreamValues(ValueReader):
                 if keep_c:
                     consumers_kept += 1
                     consumers.append(ConsumerInfo(cname, seen, active, cpel, cids))
+            nacked = None
+            if nacked_total is not None:
+                # Redis 8.8 NACK zone: LEN count, then count 16-byte stream ids (XNACK).
+                nacked = r.length("group NACK count")
+                self.check_count(nacked, "group NACK zone", 16)
+                r.skip(16 * nacked, "group NACK ids")
+                nacked_total += nacked
             consumers_total += n_cons
             pending_total += pel
             if kept:
                 groups.append(
-                    GroupInfo(name, delivered, entries_read, pel, pel_ids, consumers, n_cons)
+                    GroupInfo(
+                        name, delivered, entries_read, pel, pel_ids, consumers, n_cons, nacked
+                    )
                 )
             else:  # counted in the stream's totals; its consumers are not kept either
                 info.cut["stream_consumers"] = info.cut.get("stream_consumers", 0) + n_cons
@@ -247,6 +257,7 @@ class StreamValues(ValueReader):
             tail_lp,
             lp_unfilled,
             n_groups,
+            nacked_total,
         )
 
     def skip_stream_idmp(self) -> None:

@@ -48,7 +48,20 @@ def build(report: dict, limit: int = MAX_FINDINGS) -> list[dict]:
     total_keys = o.get("keys") or 0
 
     # --- the dump itself ---------------------------------------------------------------------
-    if o.get("complete") is False:
+    if o.get("stopped_by") == "rdbscan":
+        out.append(
+            _finding(
+                "rdbscan-older-than-dump",
+                "warning",
+                "overview",
+                f"rdbscan is older than this dump: it read the {fmt_int(total_keys)} keys before "
+                f"the first record it does not know; the figures cover those keys. The file is "
+                f"not damaged.",
+                "upgrade rdbscan (pip install -U rdbscan) and run the report again",
+                keys=total_keys,
+            )
+        )
+    elif o.get("complete") is False:
         out.append(
             _finding(
                 "dump-incomplete",

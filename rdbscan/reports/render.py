@@ -250,7 +250,12 @@ def _doc_overview(o, report):
         (
             "Complete",
             (
-                "NO: the dump is damaged, figures are partial"
+                (
+                    "NO: rdbscan is older than the dump (the file is not damaged); figures are "
+                    "partial: upgrade rdbscan"
+                    if o.get("stopped_by") == "rdbscan"
+                    else "NO: the dump is damaged, figures are partial"
+                )
                 if not o.get("complete")
                 else f"read to the end, but {fmt_int(o['skipped_keys'])} damaged keys left out "
                 f"(--skip-bad)"

@@ -65,9 +65,30 @@ def build(run: Runner, options: ReportOptions, meta: dict) -> dict:
         advice.append(
             "A checksum mismatch means the file is damaged: do not restore it; take a new snapshot."
         )
-    if any(d["complete"] is False for d in dumps):
+    limited = [d for d in dumps if d["complete"] is False and d.get("error_kind") == "unsupported"]
+    if any(d["complete"] is False and d not in limited for d in dumps):
         advice.append(
             "The dump could not be read to the end: the figures cover only the keys before the damage."
+        )
+    if limited:
+        advice.append(
+            "rdbscan is older than the dump (or cannot read one of its records): the figures "
+            "cover the keys before the first record it does not know. The file is not damaged; "
+            "upgrade rdbscan to read all of it."
+        )
+    newer = [d for d in dumps if d.get("newer_than") is not None]
+    if newer and not limited:
+        notes.append(
+            f"{', '.join(sorted({d['magic'] for d in newer}))} is newer than rdbscan knows: it "
+            f"was read to its end, and the figures rest on the newest format rdbscan knows "
+            f"(upgrade rdbscan for an exact reading)."
+        )
+    templates = sum(d.get("hash_templates") or 0 for d in dumps)
+    if templates:
+        notes.append(
+            f"{templates:,} hash templates share the field names of the hashes that use them: "
+            f"{fmt_bytes(sum(d.get('hash_template_bytes') or 0 for d in dumps))} (estimate), "
+            f"counted once and not in any key's memory (Redis 8.10, docs/memory-model.md)."
         )
     skipped = sum(d["skipped_keys"] or 0 for d in dumps)
     tail = sum(d["tail_bytes"] or 0 for d in dumps)
@@ -103,6 +124,18 @@ def build(run: Runner, options: ReportOptions, meta: dict) -> dict:
         # (NULL: the parse stopped before the trailer)
         "checksum": ",".join(sorted({d["checksum"] or "not reached" for d in dumps})) or None,
         "complete": all(d["complete"] is not False for d in dumps),
+        # Why a dump was not read to its end: "damage" (truncated, corrupt, not an RDB file) or
+        # "rdbscan" (a limit of the tool: a dump newer than it); None when every dump was.
+        "stopped_by": (
+            "damage"
+            if any(d["complete"] is False and d not in limited for d in dumps)
+            else "rdbscan"
+            if limited
+            else None
+        ),
+        "newer_than_rdbscan": bool(newer),
+        "hash_templates": templates or None,
+        "hash_template_bytes": sum(d.get("hash_template_bytes") or 0 for d in dumps) or None,
         "skipped_keys": skipped,
         "tail_bytes": tail,
         "input": ",".join(inputs) or None,
