@@ -219,6 +219,33 @@ def test_key_inside_the_object_strings():
     assert estimate(num, r86) == 40  # + the expiry slot
 
 
+def test_redis82_embstr_counts_the_expiry():
+    """Redis 8.2 kvobjSet counts the expiry's 8 bytes in the 64-byte sum (8.6 leaves them out),
+    in cluster mode as standalone.  OBJECT ENCODING of Redis 8.2.3 (upstream build, 8-byte
+    quantum; the same standalone and with cluster-enabled yes) for SET k v, then EXPIRE:"""
+    from rdbscan.model.kv import string_embedded
+
+    measured = {  # (key length, value length, TTL): OBJECT ENCODING
+        (19, 22, False): "embstr",  # 16 + 19 + 3 + 4 + 22 = 64
+        (19, 22, True): "raw",  # + 8 = 72 (8.6 keeps it embstr)
+        (19, 14, True): "embstr",  # 16 + 19 + 3 + 8 + 4 + 14 = 64
+        (19, 15, True): "raw",
+        (18, 10, True): "embstr",
+        (16, 28, False): "raw",  # 67
+        (21, 20, True): "raw",
+        (25, 20, False): "raw",
+    }
+    for (klen, vlen, ttl), enc in measured.items():
+        got = string_embedded(klen, vlen, ttl, "redis-8.2", 8)
+        assert ("embstr" if got else "raw") == enc, (klen, vlen, ttl)
+    assert string_embedded(19, 22, True, "redis-8.6", 8)
+    # 16-byte quantum: the first allocation J16(16 + 13 + 4 + 4 = 37) = 48 keeps 11 bytes
+    # spare, room for the expiry: no re-creation
+    assert string_embedded(10, 4, True, "redis-8.2", 16)
+    # J16(16 + 13 + 4 + 30 = 63) = 64 keeps 1; re-created: 16 + 10 + 3 + 8 + 4 + 30 = 71 > 64
+    assert string_embedded(10, 30, True, "redis-8.2", 16) is False
+
+
 def test_key_inside_the_object_hashtables():
     """Valkey 8.1+ hashtable: 72-byte struct (80 in 9.x) and 64-byte buckets of 7."""
     from rdbscan.model.kv import hashtable_bytes, ht_buckets
@@ -387,7 +414,7 @@ def test_fixture_set_is_complete():
         "valkey-8.1.1",
         "valkey-9.1.2",
     } <= labels
-    assert sum(1 for d in FIXTURE_DUMPS if d.name == "cluster") == 4
+    assert sum(1 for d in FIXTURE_DUMPS if d.name == "cluster") == 5
 
 
 @pytest.mark.parametrize("dump", FIXTURE_DUMPS, ids=lambda d: str(d.relative_to(FIXTURES)))
