@@ -242,8 +242,10 @@ def _parsed_keys(path: Path) -> list:
     try:
         for rec in parse(src.stream, DumpInfo(), size=src.size, initial=src.initial):
             ttl = rec.field_ttls
-            # the view's type of a module value is its type name, the parser's `module`
-            typ = rec.encoding if rec.type == "module" else rec.type
+            # the view's type of a module value is its type name (the parser's encoding), and
+            # its encoding `raw`, as OBJECT ENCODING says
+            module = rec.type == "module"
+            typ = rec.encoding if module else rec.type
             # a key name longer than KEY_KEEP is stored as its first bytes (the fixtures' are
             # ASCII), with its full length
             out.append(
@@ -251,7 +253,7 @@ def _parsed_keys(path: Path) -> list:
                     rec.db,
                     rec.key[:KEY_KEEP],
                     typ,
-                    rec.encoding,
+                    "raw" if module else rec.encoding,
                     rec.rdb_type,
                     rec.key_length,
                     rec.idle,

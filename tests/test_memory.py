@@ -219,6 +219,33 @@ def test_key_inside_the_object_strings():
     assert estimate(num, r86) == 40  # + the expiry slot
 
 
+def test_redis82_embstr_counts_the_expiry():
+    """Redis 8.2 kvobjSet counts the expiry's 8 bytes in the 64-byte sum (8.6 leaves them out),
+    in cluster mode as standalone.  OBJECT ENCODING of Redis 8.2.3 (upstream build, 8-byte
+    quantum; the same standalone and with cluster-enabled yes) for SET k v, then EXPIRE:"""
+    from rdbscan.model.kv import string_embedded
+
+    measured = {  # (key length, value length, TTL): OBJECT ENCODING
+        (19, 22, False): "embstr",  # 16 + 19 + 3 + 4 + 22 = 64
+        (19, 22, True): "raw",  # + 8 = 72 (8.6 keeps it embstr)
+        (19, 14, True): "embstr",  # 16 + 19 + 3 + 8 + 4 + 14 = 64
+        (19, 15, True): "raw",
+        (18, 10, True): "embstr",
+        (16, 28, False): "raw",  # 67
+        (21, 20, True): "raw",
+        (25, 20, False): "raw",
+    }
+    for (klen, vlen, ttl), enc in measured.items():
+        got = string_embedded(klen, vlen, ttl, "redis-8.2", 8)
+        assert ("embstr" if got else "raw") == enc, (klen, vlen, ttl)
+    assert string_embedded(19, 22, True, "redis-8.6", 8)
+    # 16-byte quantum: the first allocation J16(16 + 13 + 4 + 4 = 37) = 48 keeps 11 bytes
+    # spare, room for the expiry: no re-creation
+    assert string_embedded(10, 4, True, "redis-8.2", 16)
+    # J16(16 + 13 + 4 + 30 = 63) = 64 keeps 1; re-created: 16 + 10 + 3 + 8 + 4 + 30 = 71 > 64
+    assert string_embedded(10, 30, True, "redis-8.2", 16) is False
+
+
 def test_key_inside_the_object_hashtables():
     """Valkey 8.1+ hashtable: 72-byte struct (80 in 9.x) and 64-byte buckets of 7."""
     from rdbscan.model.kv import hashtable_bytes, ht_buckets
@@ -387,7 +414,7 @@ def test_fixture_set_is_complete():
         "valkey-8.1.1",
         "valkey-9.1.2",
     } <= labels
-    assert sum(1 for d in FIXTURE_DUMPS if d.name == "cluster") == 4
+    assert sum(1 for d in FIXTURE_DUMPS if d.name == "cluster") == 5
 
 
 @pytest.mark.parametrize("dump", FIXTURE_DUMPS, ids=lambda d: str(d.relative_to(FIXTURES)))
@@ -434,7 +461,7 @@ def _newer_dump(tmp_path, version: str) -> str:
             None,
             "memory model: redis 8.10 profile for redis 8.12.0 (no exact profile) (derived "
             "from the server's sources; not yet checked against a live server), "
-            "8-byte allocator quantum (official builds; --target VERSION/16 for "
+            "8-byte allocator quantum (official builds; --target /16 for "
             "distribution packages)",
         ),
         (
@@ -442,13 +469,13 @@ def _newer_dump(tmp_path, version: str) -> str:
             None,
             "memory model: redis 8.8 profile (derived from the server's sources; not yet "
             "checked against a live server), 8-byte allocator quantum (official builds; "
-            "--target VERSION/16 for distribution packages)",
+            "--target /16 for distribution packages)",
         ),
         (
             "8.6.3",
             None,
             "memory model: redis 8.6 profile, 8-byte allocator quantum (official "
-            "builds; --target VERSION/16 for distribution packages)",
+            "builds; --target /16 for distribution packages)",
         ),
         (
             "8.6.3",
@@ -488,3 +515,212 @@ def test_dumps_table_and_report_name_the_model(tmp_path, version, target, line):
     assert overview["memory_model"] == line
     notes = [n for n in overview["notes"] if "memory model" in n.lower()]
     assert notes == ([line[0].upper() + line[1:] + "."] if "no exact" in line else [])
+
+
+# -- --target forms: the dump's own server, an allocator alone, another server ------------------
+
+SAMPLES = ROOT / "sample_dumps"
+OWN = "8-byte allocator quantum (official builds; --target /16 for distribution packages)"
+
+
+def _load_model(tmp_path, dump: Path, target):
+    """(dumps.memory_profile, dumps.memory_model, {key: (memory_bytes, memory_total_bytes)})."""
+    import duckdb
+
+    from rdbscan.db.load import load
+
+    db = str(tmp_path / f"t{abs(hash((str(dump), target)))}.duckdb")
+    [res] = load([str(dump)], db, target=target)
+    assert res.complete
+    con = duckdb.connect(db)
+    profile, model = con.execute("SELECT memory_profile, memory_model FROM dumps").fetchone()
+    mem = {
+        (d, bytes(k)): (m, t)
+        for d, k, m, t in con.execute(
+            "SELECT db, key_bytes, memory_bytes, memory_total_bytes FROM keys"
+        ).fetchall()
+    }
+    con.close()
+    return profile, model, mem
+
+
+@pytest.mark.parametrize(
+    "dump,target,profile,line",
+    [
+        ("valkey-8.0.1.rdb", None, "valkey-8.0", f"memory model: valkey 8.0 profile, {OWN}"),
+        # a bare version: the dump's own server's (valkey 8.0 here, not redis 8.0)
+        (
+            "valkey-8.0.1.rdb",
+            "8.0",
+            "valkey-8.0",
+            "memory model: valkey 8.0 profile (--target 8.0), 8-byte allocator quantum",
+        ),
+        (
+            "valkey-8.0.1.rdb",
+            "8.1/16",
+            "valkey-8.1/16",
+            "memory model: valkey 8.1 profile (--target 8.1/16), 16-byte allocator quantum",
+        ),
+        # the allocator alone: the dump's own profile
+        (
+            "valkey-8.0.1.rdb",
+            "/16",
+            "valkey-8.0/16",
+            "memory model: valkey 8.0 profile (--target /16), 16-byte allocator quantum",
+        ),
+        (
+            "valkey-8.0.1.rdb",
+            "/16p",
+            "valkey-8.0/16p",
+            "memory model: valkey 8.0 profile (--target /16p), 16-byte allocator quantum, "
+            "large allocations in whole pages",
+        ),
+        (
+            "valkey-8.0.1.rdb",
+            "/8",
+            "valkey-8.0",
+            "memory model: valkey 8.0 profile (--target /8), 8-byte allocator quantum",
+        ),
+        # another server's profile: allowed, and said
+        (
+            "valkey-8.0.1.rdb",
+            "redis-8.0",
+            "8.0",
+            "memory model: redis 8.0 profile (--target redis-8.0: a redis profile for a "
+            "valkey 8.0.1 dump), 8-byte allocator quantum",
+        ),
+        # no Valkey 6.2: a bare 6.2 can only be Redis's, and the line says so
+        (
+            "valkey-8.0.1.rdb",
+            "6.2",
+            "6.2",
+            "memory model: redis 6.2 profile (--target 6.2: a redis profile for a "
+            "valkey 8.0.1 dump), 8-byte allocator quantum",
+        ),
+        ("redis-7.4.1.rdb", None, "7.4", f"memory model: redis 7.4 profile, {OWN}"),
+        (
+            "redis-7.4.1.rdb",
+            "8.1",
+            "8.0",
+            "memory model: redis 8.0 profile (--target 8.1), 8-byte allocator quantum",
+        ),
+        (
+            "redis-7.4.1.rdb",
+            "/16",
+            "7.4/16",
+            "memory model: redis 7.4 profile (--target /16), 16-byte allocator quantum",
+        ),
+        (
+            "redis-7.4.1.rdb",
+            "valkey-8.1/16",
+            "valkey-8.1/16",
+            "memory model: valkey 8.1 profile (--target valkey-8.1/16: a valkey profile for a "
+            "redis 7.4.1 dump), 16-byte allocator quantum",
+        ),
+        (
+            "redis-7.4.1.rdb",
+            "9.1",
+            "valkey-9.0",
+            "memory model: valkey 9.0 profile (--target 9.1: a valkey profile for a redis "
+            "7.4.1 dump), 8-byte allocator quantum",
+        ),
+        (
+            "redis-6.2.16.rdb",
+            "/16+cluster",
+            "6.2/16",
+            "memory model: redis 6.2 profile (--target /16+cluster), 16-byte allocator quantum",
+        ),
+        (
+            "redis-7.4.1-cluster.rdb",
+            "/16",
+            "7.4/16",
+            "memory model: redis 7.4 profile (--target /16), 16-byte allocator quantum",
+        ),
+    ],
+)
+def test_target_forms_on_the_sample_dumps(tmp_path, dump, target, profile, line):
+    got_profile, model, _ = _load_model(tmp_path, SAMPLES / dump, target)
+    assert (got_profile, model) == (profile, line)
+
+
+def test_allocator_alone_is_the_own_profile_per_key(tmp_path):
+    """`/16` on a Valkey 8.0 dump: the same figures, key by key, as `valkey-8.0/16`."""
+    dump = SAMPLES / "valkey-8.0.1.rdb"
+    _, _, alone = _load_model(tmp_path, dump, "/16")
+    _, _, named = _load_model(tmp_path, dump, "valkey-8.0/16")
+    _, _, own = _load_model(tmp_path, dump, None)
+    assert alone == named and len(alone) == 562
+    assert alone != own  # the quantum did change figures
+
+
+def _median_error(mem, manifest: Path) -> float:
+    import json
+    import statistics
+
+    from manifest_compare import manifest_key
+
+    m = json.loads(manifest.read_text())
+    return statistics.median(
+        abs(mem[(e["db"], manifest_key(e))][0] - e["memory_usage"]) / e["memory_usage"]
+        for e in m["keys"]
+    )
+
+
+def test_bare_version_is_the_dumps_own_server(tmp_path):
+    """Valkey 8.1.1 (Debian's package, 16-byte quantum): `--target 8.1/16` is Valkey 8.1, key by
+    key, and as close to MEMORY USAGE (median 0.00 %); Redis 8.0's profile, which the bare
+    version used to pick, is 43.75 % off."""
+    d = FIXTURES / "valkey-8.1.1" / "small"
+    p_bare, line, bare = _load_model(tmp_path, d / "dump.rdb", "8.1/16")
+    p_named, _, named = _load_model(tmp_path, d / "dump.rdb", "valkey-8.1/16")
+    _, redis_line, redis = _load_model(tmp_path, d / "dump.rdb", "redis-8.0/16")
+    assert p_bare == p_named == "valkey-8.1/16"
+    assert bare == named and len(bare) == 562
+    assert line == "memory model: valkey 8.1 profile (--target 8.1/16), 16-byte allocator quantum"
+    assert redis_line == (
+        "memory model: redis 8.0 profile (--target redis-8.0/16: a redis profile for a "
+        "valkey 8.1.1 dump), 16-byte allocator quantum"
+    )
+    assert _median_error(bare, d / "manifest.json") == 0.0
+    assert round(_median_error(redis, d / "manifest.json"), 4) == 0.4375
+
+
+@pytest.mark.skipif(not os.environ.get("RDBSCAN_CORPUS"), reason="set RDBSCAN_CORPUS")
+def test_bare_version_is_the_dumps_own_server_whole_corpus(tmp_path):
+    """Every Valkey 8.1 dump of the corpus: `--target 8.1/16` = `--target valkey-8.1/16` per key
+    (memory_bytes and memory_total_bytes), both at a median error of 0 against MEMORY USAGE."""
+    root = Path(os.environ["RDBSCAN_CORPUS"]) / "valkey-8.1.1"
+    manifests = sorted(root.glob("*/manifest.json")) + sorted(root.glob("variants/*/manifest.json"))
+    assert len(manifests) >= 5
+    for m in manifests:
+        bare = _load_model(tmp_path, m.parent / "dump.rdb", "8.1/16")
+        named = _load_model(tmp_path, m.parent / "dump.rdb", "valkey-8.1/16")
+        assert bare[0] == named[0] and bare[0].startswith("valkey-8.1/16"), m
+        assert bare[2] == named[2], m
+        assert _median_error(bare[2], m) == 0.0, m
+
+
+@pytest.mark.parametrize("command", ["load", "report", "schema", "diff"])
+@pytest.mark.parametrize("target", ["8.0/12", "7", "9.9", "foo", "/", "8.1/16/16", " "])
+def test_bad_target_is_a_usage_error_before_loading(tmp_path, command, target):
+    """Checked once, by the option: exit 2 and one error line, no dump read (it used to be
+    reported as a damaged dump by report, schema and diff)."""
+    from click.testing import CliRunner
+
+    from rdbscan.cli.main import main
+
+    dump = str(SAMPLES / "redis-7.4.1.rdb")
+    args = {
+        "load": ["load", dump, "-o", str(tmp_path / "x.duckdb")],
+        "report": ["report", dump],
+        "schema": ["schema", dump],
+        "diff": ["diff", dump, dump],
+    }[command]
+    res = CliRunner().invoke(main, [*args, "--target", target])
+    assert res.exit_code == 2
+    errors = [ln for ln in res.output.splitlines() if ln.startswith("Error:")]
+    assert errors == [
+        f"Error: Invalid value for '--target': unknown memory target {target!r}: "
+        + memory.TARGET_ERROR
+    ]
+    assert "malformed" not in res.output and not (tmp_path / "x.duckdb").exists()

@@ -125,16 +125,18 @@ def test_module_keys_in_the_database_and_the_report(tmp_path):
     assert res.complete
     con = duckdb.connect(db)
     rows = {
-        k: (t, n, lb)
-        for k, t, n, lb in con.execute(
-            "SELECT key, type, length, memory_is_lower_bound FROM keys"
+        k: (t, e, n, lb)
+        for k, t, e, n, lb in con.execute(
+            "SELECT key, type, encoding, length, memory_is_lower_bound FROM keys"
         ).fetchall()
     }
     assert rows == {
-        e["key"]: (e["type"], e.get("length", 1), e["type"] == "graphdata") for e in m["keys"]
+        e["key"]: (e["type"], e["encoding"], e.get("length", 1), e["type"] == "graphdata")
+        for e in m["keys"]
     }
-    assert rows["graph:small"] == ("graphdata", 1, True)
-    assert rows["vs:beside-graph"] == ("vectorset", 1, False)
+    # TYPE is the module type's name, OBJECT ENCODING `raw` (the server's for module values)
+    assert rows["graph:small"] == ("graphdata", "raw", 1, True)
+    assert rows["vs:beside-graph"] == ("vectorset", "raw", 1, False)
     ser = dict(con.execute("SELECT key, serialized_bytes FROM keys").fetchall())
     mem = dict(con.execute("SELECT key, memory_bytes FROM keys").fetchall())
     assert all(mem[k] >= ser[k] for k in ("graph:small", "graph:chain"))
@@ -153,7 +155,23 @@ def test_module_keys_in_the_database_and_the_report(tmp_path):
     assert top["graph:chain"]["type"] == "graphdata"
     assert top["vs:beside-graph"]["memory_is_lower_bound"] is False
     text = render_markdown(report)
-    assert "| graph:chain | graphdata | 1 | >= 1.3 KiB |" in text
+    assert "| graphdata | 1 | graph:chain | raw | 1 | >= 1.3 KiB |" in text
+
+
+@pytest.mark.parametrize("name", [*VECTORSETS, "redis-8.2-falkordb"])
+def test_keys_view_type_and_encoding_as_the_server_says(tmp_path, name):
+    """TYPE and OBJECT ENCODING of every key of the dumps holding module values (the only
+    manifests with module keys): a module value is `raw`, under its module type's name."""
+    m = _manifest(name)
+    db = str(tmp_path / "m.duckdb")
+    load([str(LIVE / name / "dump.rdb")], db)
+    con = duckdb.connect(db)
+    got = {k: (t, e) for k, t, e in con.execute("SELECT key, type, encoding FROM keys").fetchall()}
+    con.close()
+    assert got == {e["key"]: (e["type"], e["encoding"]) for e in m["keys"]}
+    assert sum(1 for t, e in got.values() if t in ("vectorset", "graphdata") and e == "raw") == (
+        3 if name == "redis-8.2-falkordb" else 8
+    )
 
 
 def _vset_items(dim=2, count=2, quant=1, m=16, flags=0, vector=None, extra=b"", claimed=None):

@@ -9,7 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from manifest_compare import compare, manifest_key
+from manifest_compare import compare, grown_in_place, manifest_key
 
 from rdbscan.model.slots import key_slot
 
@@ -159,4 +159,57 @@ def test_whole_corpus():
         problems, _, _ = compare(str(m.parent / "dump.rdb"), str(m))
         if problems:
             failures[str(m)] = problems[:5]
+    assert failures == {}
+
+
+def _encoding_mismatches(manifest: Path) -> list:
+    """Keys whose encoding is not the server's OBJECT ENCODING, compared exactly (compare()
+    lets a short string read embstr for raw).  Strings grown in place (APPEND, SETRANGE,
+    SETBIT, PFADD) stay out: the server keeps them raw, which the dump does not show."""
+    m = json.loads(manifest.read_text())
+    _, _, recs = compare(str(manifest.parent / "dump.rdb"), str(manifest))
+    got = {(r.db, r.key): r.encoding for r in recs}
+    return [
+        (manifest_key(e), got[(e["db"], manifest_key(e))], e["encoding"])
+        for e in m["keys"]
+        if not grown_in_place(manifest_key(e)) and got[(e["db"], manifest_key(e))] != e["encoding"]
+    ]
+
+
+CLUSTER_FIXTURES = sorted(FIXTURES.glob("*/variants/cluster/manifest.json"))
+
+
+@pytest.mark.parametrize("manifest", CLUSTER_FIXTURES, ids=[m.parts[-4] for m in CLUSTER_FIXTURES])
+def test_cluster_dump_encodings_exact(manifest):
+    assert _encoding_mismatches(manifest) == []
+
+
+def test_redis82_cluster_hashtag_sessions_are_raw():
+    """Redis 8.2.3 in cluster mode: three sessions with a TTL whose key and value fill the
+    64-byte object exactly are raw (the expiry counts in 8.2, not in 8.6)."""
+    d = FIXTURES / "redis-8.2.3" / "variants" / "cluster"
+    m = json.loads((d / "manifest.json").read_text())
+    _, _, recs = compare(str(d / "dump.rdb"), str(d / "manifest.json"))
+    got = {r.key: r for r in recs}
+    for key, klen, vlen in (
+        (b"{user:42}:session:0", 19, 22),
+        (b"{user:42}:session:16", 20, 21),
+        (b"{user:7}:session:28", 19, 18),
+    ):
+        r = got[key]
+        assert (r.key_length, r.length, r.expire_ms is not None) == (klen, vlen, True)
+        assert r.encoding == "raw"
+    assert m["server"]["mode"] == "cluster" and len(recs) == m["key_count"] == 722
+
+
+@pytest.mark.skipif(
+    not os.environ.get("RDBSCAN_CORPUS"),
+    reason="set RDBSCAN_CORPUS to the shared dumps folder to walk the corpus",
+)
+def test_cluster_encodings_whole_corpus():
+    """Every cluster-mode dump of the corpus (Redis 7.0-8.6, Valkey 8.0-9.1): not one key
+    whose encoding differs from OBJECT ENCODING."""
+    manifests = sorted(Path(os.environ["RDBSCAN_CORPUS"]).glob("*/variants/cluster/manifest.json"))
+    assert len(manifests) >= 8
+    failures = {str(m): bad for m in manifests if (bad := _encoding_mismatches(m))}
     assert failures == {}

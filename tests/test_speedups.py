@@ -470,8 +470,9 @@ def test_record_loop_takes_the_common_keys():
 
 
 def test_batches_after_a_module_value(tmp_path):
-    """A module value's encoding (its type name) stays in the compiled batch's name table for
-    the batches after it, which hold no module value: every batch size gives the same rows."""
+    """A module value's type name (the parser's encoding for it) stays in the compiled batch's
+    name table for the batches after it, which hold no module value: every batch size gives
+    the same rows."""
     dump = str(
         FIXTURES / "public" / "redis-rdb-cli" / "src" / "test" / "resources" / "rct" / "all.rdb"
     )
@@ -484,7 +485,10 @@ def test_batches_after_a_module_value(tmp_path):
         tables.append(con.execute(KEY_SQL).fetchall())
         assert con.execute(
             "SELECT count(*) FROM keys WHERE type = 'hellotype' "
-            "AND encoding = 'hellotype' AND rdb_type = 7"
+            "AND encoding = 'raw' AND rdb_type = 7"
+        ).fetchone() == (1,)
+        assert con.execute(
+            "SELECT count(*) FROM key_rows WHERE module_type = 'hellotype'"
         ).fetchone() == (1,)
         con.close()
     assert tables[0] == tables[1] == tables[2]

@@ -20,7 +20,7 @@ from ..errors import (
 )
 from ..reports import diff as D
 from .fleet import expand_dumps
-from .options import delimiters_option, memory_limit_option
+from .options import checked_target, delimiters_option, memory_limit_option
 from .output import make_progress, write_page
 from .report import _release_load_memory, _settings
 
@@ -208,7 +208,10 @@ def _write_page(page: str, html_path: str | None, quiet: bool) -> None:
     "--set hash-max-listpack-entries=256. Repeatable.",
 )
 @click.option(
-    "--target", metavar="VERSION", help="Memory model used when loading dumps (see `rdbscan load`)."
+    "--target",
+    metavar="VERSION",
+    callback=checked_target,
+    help="Memory model used when loading dumps (see `rdbscan load`).",
 )
 @click.option(
     "-q", "--quiet", is_flag=True, help="No progress display and no load summary on standard error."

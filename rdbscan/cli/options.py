@@ -12,6 +12,21 @@ def nonempty_delimiters(ctx, param, value):
     return value
 
 
+def checked_target(ctx, param, value):
+    """`--target` of `load`, `report`, `schema` and `diff`, checked once, before any dump is
+    read: a spelling that names no memory profile is a usage error (exit 2), not a dump that
+    fails to load."""
+    if value is None:
+        return None
+    from ..model.memory import validate_target
+
+    try:
+        validate_target(value)
+    except ValueError as e:
+        raise click.BadParameter(str(e)) from None
+    return value
+
+
 # Key families for `query`, `schema`, `diff` and `trend` (`report` says more: its naming rules
 # use the delimiters too).
 delimiters_option = click.option(

@@ -17,6 +17,7 @@ from ..reports import report as rpt
 from ..reports.rules import RulesFile, load_rules
 from ..reports.run import open_report_database, release_load_memory, run_report
 from .options import (
+    checked_target,
     delimiters_option,
     memory_limit_option,
     nonempty_delimiters,
@@ -172,6 +173,7 @@ MAX_TOP = 100_000  # rows per list; DuckDB's arg_max(x, n) takes n below 1,000,0
 @click.option(
     "--target",
     metavar="VERSION",
+    callback=checked_target,
     help="Memory model used when loading a dump (see `rdbscan load`).",
 )
 @click.option(

@@ -9,7 +9,7 @@ import click
 
 from ..errors import EXIT_DAMAGED
 from ..reports import schema as sch
-from .options import delimiters_option, memory_limit_option
+from .options import checked_target, delimiters_option, memory_limit_option
 
 
 @click.command("schema")
@@ -51,6 +51,7 @@ from .options import delimiters_option, memory_limit_option
 @click.option(
     "--target",
     metavar="VERSION",
+    callback=checked_target,
     help="Memory model used when loading a dump (see `rdbscan load`).",
 )
 @click.option(

@@ -193,7 +193,9 @@ SELECT dump_id, db, key,
             ELSE coalesce(octet_length(key_raw), strlen(key)) END::INTEGER AS key_length,
        family, plain_key,
        CASE WHEN rdb_type IN (6, 7) THEN module_type ELSE {type_list}[rdb_type + 1] END AS type,
-       coalesce(module_type, {encoding_list}[encoding_id + 1]) AS encoding,
+       -- module values: what OBJECT ENCODING says of them (`raw`); type names the module type
+       CASE WHEN rdb_type IN (6, 7) THEN 'raw' ELSE {encoding_list}[encoding_id + 1] END
+           AS encoding,
        rdb_type, length, max_elem_bytes, serialized_bytes, memory_bytes, memory_total_bytes,
        expire_at_ms,
        -- (CASE: a third of the cost of extras[i] on the rows without extras, most of them)

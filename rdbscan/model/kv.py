@@ -61,12 +61,14 @@ def string_embedded(klen: int, vlen: int, ttl: bool, kv: str, quantum: int) -> b
     """Whether the writing server kept a string value of vlen bytes inside the key's object
     (OBJECT ENCODING embstr) rather than in its own sds (raw); the value was set first and a
     TTL added afterwards (SET, then EXPIRE; SET EX goes the same way)."""
-    if kv in ("redis-8.6", "redis-8.2"):
+    if kv == "redis-8.6":
         # kvobjSet: embed when robj + key + 3 + value + 4 fit a 64-byte cache line (the
         # expiry metadata is left out of the sum); the TTL re-embeds the same way.
         return vlen <= 44 and 16 + klen + 3 + 4 + vlen <= 64
-    if kv == "valkey-8.1":
-        # createStringObjectWithKeyAndExpire: robj + key + 3 + [8 expire] + 4 + value <= 64.
+    if kv in ("redis-8.2", "valkey-8.1"):
+        # Redis 8.2 kvobjSet / Valkey 8.1 createStringObjectWithKeyAndExpire:
+        # robj + key + 3 + [8 expire] + 4 + value <= 64.  Cluster mode changes nothing
+        # (measured on Redis 8.2.3: the same encodings standalone and in cluster mode).
         if vlen > 44 or 16 + klen + 3 + 4 + vlen > 64:
             return False
         if not ttl:

@@ -623,35 +623,87 @@ def profile_for(server: str | None, version: tuple[int, int]) -> Profile:
     return PROFILES["8.10"]
 
 
-def parse_target(target: str) -> Profile:
-    t = target.strip().lower()
+ALLOCATORS = ("8", "16", "16p")  # `--target .../16`: the allocator's quantum (p: pages)
+TARGET_ERROR = (
+    "expected a version (8.1: the dump's own server), a server and version (redis-8.0, "
+    "valkey-8.1; one of " + ", ".join(TARGETS) + ", 7.0-distro), an allocator (/8, /16, /16p) "
+    "or both (8.1/16), optionally +cluster"
+)
+# Valkey's release lines (it forked Redis 7.2.4): a bare version names Valkey only on these.
+VALKEY_LINES = ((7, 2), (8, 0), (8, 1), (9, 0), (9, 1), (9, 2))
+
+
+def _split_allocator(t: str) -> tuple[str, str | None]:
+    """('8.6', '16p') for '8.6/16p'; (t, None) without an allocator suffix."""
     base, sep, q = t.rpartition("/")
-    if sep and q in ("8", "16", "16p"):
-        return parse_target(base).with_quantum(int(q.rstrip("p")), q.endswith("p"))
+    return (base, q) if sep and q in ALLOCATORS else (t, None)
+
+
+def _named_family(t: str) -> tuple[str | None, str]:
+    """The server family a target names ('redis-8.0', 'valkey8.1') and the rest, normalised
+    ('valkey-8.1' keeps its prefix, as PROFILES and _ALIASES spell it); (None, t) for a bare
+    version ('8.1', '7.0-distro')."""
     for prefix in ("redis-", "redis"):
         if t.startswith(prefix) and t[len(prefix) :][:1].isdigit():
-            t = t[len(prefix) :]
-    t = (
-        t.replace("valkey", "valkey-").replace("--", "-")
-        if t.startswith("valkey") and not t.startswith("valkey-")
-        else t
-    )
+            rest = t[len(prefix) :]
+            return "redis", _ALIASES.get("redis-" + rest, rest)
+    if t.startswith("valkey"):
+        t = t.replace("valkey", "valkey-").replace("--", "-") if not t.startswith("valkey-") else t
+        return "valkey", t
+    return None, t
+
+
+def _family_profile(family: str, t: str) -> Profile | None:
+    """The profile of server `family` that the version `t` names (no family prefix for redis,
+    'valkey-' for valkey), or None if that server has no such version."""
     t = _ALIASES.get(t, t)
-    if t in PROFILES:
+    if t in PROFILES and PROFILES[t].server == family:
         return PROFILES[t]
     m = re.fullmatch(r"(valkey-)?(\d+)(?:\.(\d+))?(?:\.\d+)*", t)
-    if m and (m.group(3) is not None or m.group(1)):
-        major, minor = int(m.group(2)), int(m.group(3) or 0)
-        server = "valkey" if m.group(1) else "redis"
-        if server == "redis" and major > 8 or server == "valkey" and major > 9:
-            m = None
-        else:
-            return profile_for(server, (major, minor))
-    raise ValueError(
-        f"unknown memory target {target!r}: expected one of "
-        f"{', '.join(TARGETS)} (or 7.0-distro), optionally with an allocator "
-        f"suffix /8, /16 or /16p"
+    if not m or (family == "valkey") != bool(m.group(1)):
+        return None
+    if m.group(3) is None and family == "redis":
+        return None  # '7': which 7.x?
+    major, minor = int(m.group(2)), int(m.group(3) or 0)
+    if family == "redis" and major > 8 or family == "valkey" and major > 9:
+        return None
+    return profile_for(family, (major, minor))
+
+
+def _bare_profile(t: str, family: str) -> Profile | None:
+    """A version without a server ('8.1', '6.2', '7.0-distro'): the dump's own server's
+    version when that server has it (Valkey: VALKEY_LINES), else the other server's."""
+    t = _ALIASES.get(t, t)
+    m = re.fullmatch(r"(\d+)\.(\d+)(?:\.\d+)*", t)
+    valkey_has = m is not None and (int(m.group(1)), int(m.group(2))) in VALKEY_LINES
+    order = ("valkey", "redis") if family == "valkey" else ("redis", "valkey")
+    for fam in order:
+        if fam == "valkey" and not valkey_has:
+            continue
+        prof = _family_profile(fam, "valkey-" + t if fam == "valkey" else t)
+        if prof is not None:
+            return prof
+    return None
+
+
+def parse_target(target: str, server: str | None = None) -> Profile:
+    """The profile `--target` names for a dump written by `server` ('redis' or 'valkey'; None:
+    redis).  'redis-8.0', 'valkey-8.1' name their server; a bare version ('8.1', '8.1/16')
+    is the dump's own server's.  Raises ValueError for a spelling that names no profile (an
+    allocator alone, '/16', keeps the dump's profile: select_profile)."""
+    t = target.strip().lower()
+    base, q = _split_allocator(t)
+    if q is not None and _split_allocator(base)[1] is None:
+        return parse_target(base, server).with_quantum(int(q.rstrip("p")), q.endswith("p"))
+    family, rest = _named_family(t)
+    prof = (
+        _bare_profile(rest, "valkey" if server == "valkey" else "redis")
+        if family is None
+        else _family_profile(family, rest)
     )
+    if prof is None:
+        raise ValueError(f"unknown memory target {target!r}: {TARGET_ERROR}")
+    return prof
 
 
 def is_cluster(info) -> bool:
@@ -670,19 +722,33 @@ def split_target(target: str) -> tuple[str, bool]:
     return t, False
 
 
+def keeps_own_profile(target: str | None) -> bool:
+    """A target that names only an allocator ('/16', '/16p+cluster'): the dump's own profile."""
+    if not target:
+        return True
+    base = split_target(target)[0].strip().lower()
+    return base == "" or _split_allocator(base)[0] == ""
+
+
 def target_quantum(target: str | None) -> int:
-    """The allocator quantum a `--target` names (`8.6/16`: 16), else 8 (official builds)."""
+    """The allocator quantum a `--target` names (`8.6/16`, `/16`: 16), else 8 (official builds)."""
     if target:
-        base = split_target(target)[0]
-        if base.strip().lower().endswith(("/16", "/16p")):
-            return 16
+        q = _split_allocator(split_target(target)[0].strip().lower())[1]
+        if q is not None:
+            return int(q.rstrip("p"))
     return 8
+
+
+def dump_server(info) -> str:
+    """The server family that wrote a dump: 'valkey' or 'redis' (also when the dump does not
+    say: Redis before 4.0 wrote no redis-ver)."""
+    return "valkey" if getattr(info, "server", None) == "valkey" else "redis"
 
 
 def describe(prof: Profile, info, target: str | None = None) -> str:
     """The report's one line on the memory model: the profile, whether it is exact for the
-    dump's server, and the allocator rounding assumed."""
-    server = getattr(info, "server", None) or "redis"
+    dump's server (or another server's, by --target), and the allocator rounding assumed."""
+    server = dump_server(info)
     label = prof.name.split("/")[0].split("+")[0]
     if not label.startswith("valkey"):
         label = "redis " + label
@@ -690,38 +756,67 @@ def describe(prof: Profile, info, target: str | None = None) -> str:
         label = label.replace("-", " ", 1)
     line = f"memory model: {label} profile"
     version = info.version_tuple() if hasattr(info, "version_tuple") else None
-    full = getattr(info, "server_version", None)
+    full = getattr(info, "server_version", None) or (
+        ".".join(map(str, version[:2])) if version else None
+    )
     if target:
-        line += f" (--target {target})"
-    elif prof.newest and version and version[:2] > prof.newest and version < (255, 0):
-        line += f" for {server} {full or '.'.join(map(str, version))} (no exact profile)"
+        line += f" (--target {target}"
+        if prof.server != server:
+            line += f": a {prof.server} profile for a {server}{' ' + full if full else ''} dump"
+        line += ")"
+    own = keeps_own_profile(target)
+    if own and prof.newest and version and version[:2] > prof.newest and version < (255, 0):
+        line += f" for {server} {full} (no exact profile)"
     if prof.derived:
         line += " (derived from the server's sources; not yet checked against a live server)"
     rounding = f"{prof.quantum}-byte allocator quantum"
     if prof.large_pages:
         rounding += ", large allocations in whole pages"
     if prof.quantum == 8 and not target:
-        rounding += " (official builds; --target VERSION/16 for distribution packages)"
+        rounding += " (official builds; --target /16 for distribution packages)"
     return f"{line}, {rounding}"
 
 
 def validate_target(target: str | None) -> None:
-    """Raise ValueError (with the accepted values) if `--target` names no known profile."""
-    if target:
-        parse_target(split_target(target)[0])
+    """Raise ValueError (one line, with the accepted forms) if `--target` names no profile for
+    a dump of either server; called once, before any dump is read."""
+    if target is None:
+        return
+    base = split_target(target)[0]
+    if not target.strip():
+        raise ValueError(f"unknown memory target {target!r}: {TARGET_ERROR}")
+    if keeps_own_profile(target):
+        if base.strip() and _split_allocator(base.strip().lower())[1] is None:
+            raise ValueError(f"unknown memory target {target!r}: {TARGET_ERROR}")
+        return
+    errors = []
+    for server in ("redis", "valkey"):
+        try:
+            parse_target(base, server)
+        except ValueError as e:
+            errors.append(e)
+    if len(errors) == 2:
+        raise errors[0]
 
 
 def select_profile(info, target: str | None = None) -> Profile:
-    """The profile for a dump: `target` (e.g. '7.0', '6.2', 'valkey-8.0', '7.2+cluster') when
-    given, else the writing server's version from the dump's aux fields.  Raises ValueError
-    for an unknown target."""
+    """The profile for a dump: `target` when given ('7.0', '6.2', 'valkey-8.0', '8.1/16' (the
+    dump's own server's 8.1), '/16' (the dump's own profile, 16-byte quantum), '7.2+cluster'),
+    else the writing server's version from the dump's aux fields.  Raises ValueError for an
+    unknown target."""
     cluster = None
+    own = profile_for(getattr(info, "server", None), info.version_tuple())
     if target:
         t, forced = split_target(target)
         cluster = True if forced else None
-        prof = parse_target(t)
+        t = t.strip().lower()
+        if keeps_own_profile(target):
+            q = _split_allocator(t)[1]
+            prof = own if q is None else own.with_quantum(int(q.rstrip("p")), q.endswith("p"))
+        else:
+            prof = parse_target(t, dump_server(info))
     else:
-        prof = profile_for(getattr(info, "server", None), info.version_tuple())
+        prof = own
     if cluster is None:
         cluster = is_cluster(info)
     return prof.with_cluster() if cluster else prof
