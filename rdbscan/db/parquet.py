@@ -46,7 +46,6 @@ from .store import DDL, KEYS_SCHEMA, SCHEMA_VERSION, QueuedWriter, Store, StoreE
 
 DATASET_FILE = "_rdbscan_dataset.json"
 LOCK_FILE = "_rdbscan.lock"  # the writer's lock (DatasetLock)
-STAGING = "_staging"  # where rdbscan before direct writes staged a dump: removed by recover
 TABLES = ("keys", "streams", "stream_groups", "db_sizes", "slot_info", "dumps")
 NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"  # Hive's, pyarrow's and DuckDB's name for NULL
 ROWS_PER_FILE = 8_000_000  # a new part file after this many key rows (files of ~100-300 MB)
@@ -420,8 +419,8 @@ class Dataset:
 
     def recover(self) -> None:
         """What killed writers left (the lock is held: no other writer is running): the folders
-        of dumps without a `dumps` file, dumps a later dump with the same fingerprint replaced,
-        and the staging folder of older rdbscans."""
+        of dumps without a `dumps` file, and dumps a later dump with the same fingerprint
+        replaced."""
         committed = {r["dump_id"] for r in self._all_dumps()}
         for p in self._partition_dirs():
             if parse_partition(p[len(self.root) :]).get("dump_id") not in committed:
@@ -429,9 +428,6 @@ class Dataset:
         visible = {r["dump_id"] for r in self.dumps()}
         for dump_id in sorted(committed - visible):
             self.remove_dump(dump_id)
-        staging = _join(self.root, STAGING)
-        if self.fs.exists(staging):
-            self.fs.rm(staging, recursive=True)
 
 
 def _alive(pid: int) -> bool:

@@ -23,7 +23,9 @@ from .macros import MACROS  # created in every database (ad-hoc SQL too)
 # encoding_id, module_type and extras): half the work for DuckDB per key; family stored.
 # 3: plain_key stored (the naming rules' fast path).
 # 4: keys.listpack_bytes (extras[8]): a multi-node quicklist's entries as one listpack, uncompressed.
-SCHEMA_VERSION = 4
+# 5: the table definitions are whole (no ALTER TABLE migrations before the first release); dumps
+#    newer than rdbscan, hash templates, NACK zones, arrays (keys.array_last_index).
+SCHEMA_VERSION = 5
 
 # One row per key: the columns of table key_rows, which the loader writes, in the order it writes
 # them.  Queries read the view `keys` over it (DDL below), which computes key_bytes, key_length,
@@ -125,47 +127,48 @@ CREATE TABLE IF NOT EXISTS dumps (
     expires BIGINT,
     memory_bytes BIGINT,
     parse_seconds DOUBLE,
-    loaded_at TIMESTAMP
+    loaded_at TIMESTAMP,
+    -- Input handling: compression, framing, bytes after the RDB, --skip-bad count.
+    compression VARCHAR,
+    framing VARCHAR,
+    tail_bytes BIGINT,
+    skipped_keys BIGINT,
+    -- Memory model: the profile used and the capacity-planning sum, next to used_mem.
+    memory_profile VARCHAR,
+    memory_total_bytes BIGINT,
+    -- Identity of the loaded input (docs/loading.md): a second load of it is refused or replaces it.
+    fingerprint VARCHAR,
+    -- Today's servers: the profile and allocator rounding assumed, as the report says it.
+    memory_model VARCHAR,
+    -- Snapshots (docs/diff.md): the instance the dump is a snapshot of (`load --instance`), the
+    -- snapshot it belongs to (the dumps of one `load`: a cluster's shards), when it was taken.
+    instance VARCHAR,
+    snapshot_id INTEGER,
+    snapshot_ms BIGINT,
+    snapshot_source VARCHAR,
+    -- Hostile inputs: records counted but not kept (parser.MAX_KEPT_*), by kind.
+    cut MAP(VARCHAR, BIGINT),
+    -- Keys whose value a Redis server refuses to load though it reads (keys.invalid).
+    invalid_keys BIGINT,
+    -- Dumps newer than rdbscan (docs/inputs.md "Newer dumps"): why a load stopped (truncated,
+    -- corrupt, not-rdb: damage; unsupported: a limit of rdbscan), and the newest version of the
+    -- dump's magic rdbscan knows when the dump is newer.
+    error_kind VARCHAR,
+    newer_than INTEGER,
+    -- Redis 8.10 hash templates: how many, their fields, their memory (counted once per dump).
+    hash_templates BIGINT,
+    hash_template_fields BIGINT,
+    hash_template_bytes BIGINT
 );
--- Input handling: compression, framing, bytes after the RDB, --skip-bad count.
-ALTER TABLE dumps ADD COLUMN IF NOT EXISTS compression VARCHAR;
-ALTER TABLE dumps ADD COLUMN IF NOT EXISTS framing VARCHAR;
-ALTER TABLE dumps ADD COLUMN IF NOT EXISTS tail_bytes BIGINT;
-ALTER TABLE dumps ADD COLUMN IF NOT EXISTS skipped_keys BIGINT;
--- Memory model: the profile used and the capacity-planning sum, next to used_mem.
-ALTER TABLE dumps ADD COLUMN IF NOT EXISTS memory_profile VARCHAR;
-ALTER TABLE dumps ADD COLUMN IF NOT EXISTS memory_total_bytes BIGINT;
--- Identity of the loaded input (docs/loading.md): a second load of it is refused or replaces it.
-ALTER TABLE dumps ADD COLUMN IF NOT EXISTS fingerprint VARCHAR;
--- Today's servers: the profile and allocator rounding assumed, as the report says it.
-ALTER TABLE dumps ADD COLUMN IF NOT EXISTS memory_model VARCHAR;
--- Snapshots (docs/diff.md): the instance the dump is a snapshot of (`load --instance`), the
--- snapshot it belongs to (the dumps of one `load`: a cluster's shards), when it was taken.
-ALTER TABLE dumps ADD COLUMN IF NOT EXISTS instance VARCHAR;
-ALTER TABLE dumps ADD COLUMN IF NOT EXISTS snapshot_id INTEGER;
-ALTER TABLE dumps ADD COLUMN IF NOT EXISTS snapshot_ms BIGINT;
-ALTER TABLE dumps ADD COLUMN IF NOT EXISTS snapshot_source VARCHAR;
--- Hostile inputs: records counted but not kept (parser.MAX_KEPT_*), by kind.
-ALTER TABLE dumps ADD COLUMN IF NOT EXISTS cut MAP(VARCHAR, BIGINT);
--- Keys whose value a Redis server refuses to load though it reads (keys.invalid).
-ALTER TABLE dumps ADD COLUMN IF NOT EXISTS invalid_keys BIGINT;
--- Dumps newer than rdbscan (docs/inputs.md "Newer dumps"): why a load stopped (truncated,
--- corrupt, not-rdb: damage; unsupported: a limit of rdbscan), and the newest version of the
--- dump's magic rdbscan knows when the dump is newer.
-ALTER TABLE dumps ADD COLUMN IF NOT EXISTS error_kind VARCHAR;
-ALTER TABLE dumps ADD COLUMN IF NOT EXISTS newer_than INTEGER;
--- Redis 8.10 hash templates: how many, their fields, their memory (counted once per dump).
-ALTER TABLE dumps ADD COLUMN IF NOT EXISTS hash_templates BIGINT;
-ALTER TABLE dumps ADD COLUMN IF NOT EXISTS hash_template_fields BIGINT;
-ALTER TABLE dumps ADD COLUMN IF NOT EXISTS hash_template_bytes BIGINT;
 CREATE TABLE IF NOT EXISTS db_sizes (
     dump_id INTEGER, db INTEGER, resize_keys BIGINT, resize_expires BIGINT
 );
 CREATE TABLE IF NOT EXISTS slot_info (
-    dump_id INTEGER, slot INTEGER, keys BIGINT, expires BIGINT, source VARCHAR
+    dump_id INTEGER, slot INTEGER, keys BIGINT, expires BIGINT, source VARCHAR,
+    -- Valkey 9's fourth slot-info number (keys with hash-field TTLs in the slot); NULL when
+    -- not written.
+    keys_with_volatile_items BIGINT
 );
--- Valkey 9's fourth slot-info number (keys with hash-field TTLs in the slot); NULL when not written.
-ALTER TABLE slot_info ADD COLUMN IF NOT EXISTS keys_with_volatile_items BIGINT;
 CREATE TABLE IF NOT EXISTS key_rows (
     dump_id INTEGER,
     db INTEGER,
@@ -227,10 +230,10 @@ CREATE TABLE IF NOT EXISTS streams (
 );
 CREATE TABLE IF NOT EXISTS stream_groups (
     dump_id INTEGER, db INTEGER, key VARCHAR, group_name VARCHAR, last_delivered_id VARCHAR,
-    entries_read BIGINT, consumers INTEGER, pending BIGINT
+    entries_read BIGINT, consumers INTEGER, pending BIGINT,
+    -- Redis 8.8 consumer groups' NACK zones (XNACK): the ids NACKed, NULL before RDB 14.
+    nacked BIGINT
 );
--- Redis 8.8 consumer groups' NACK zones (XNACK): the ids NACKed, NULL before RDB 14.
-ALTER TABLE stream_groups ADD COLUMN IF NOT EXISTS nacked BIGINT;
 """
 
 

@@ -69,13 +69,6 @@ def filesystem(url: str):
         raise UnsupportedURL(f"{url}: unknown URL scheme {name}://") from None
 
 
-def open_url(url: str, mode: str = "rb"):
-    """A file object for `url`, read (or written) in blocks: never the whole object in memory.
-    Its `size` (bytes) is known for reading when the server says it."""
-    fs = filesystem(url)
-    return fs, fs.open(url, mode)
-
-
 WILDCARDS = "*?["
 
 
