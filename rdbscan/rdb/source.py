@@ -71,6 +71,7 @@ VKCS_FLAG_CHECKSUM = 0x01
 # Decompressed bytes behind the read position whose compressed block is remembered for error
 # lines (more than the largest item the parser holds, reader.MAX_ITEM).
 VKCS_KEEP = 2 << 30
+LZ4_OUT = 1 << 20  # decompressed bytes asked of the LZ4 decoder per call
 
 _MAGICS = (
     (b"\x1f\x8b", "gzip"),
@@ -394,7 +395,17 @@ class _VkcsFrame:
         self.ppos += len(piece)
         self.fed += len(piece)
         try:
-            data = self.dec.decompress(piece)
+            if self.codec == "lz4":
+                # Without max_length python-lz4 may keep part of a block's output until the
+                # next call (lost when the input ends there); with it, none is held back.
+                data = self.dec.decompress(piece, max_length=LZ4_OUT)
+                while not self.dec.needs_input and not self.dec.eof:
+                    more = self.dec.decompress(b"", max_length=LZ4_OUT)
+                    if not more:
+                        break
+                    data += more
+            else:
+                data = self.dec.decompress(piece)
         except self.errors as e:
             raise _CodecError(str(e)) from None
         if data:
