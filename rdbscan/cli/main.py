@@ -200,7 +200,7 @@ def load(
     """Load one or more RDB dumps into a DuckDB database, one row per key in `keys`.
 
     DUMPS are RDB files (or - for standard input), compressed or not (gzip, zstd, lz4, bzip2,
-    xz), an AOF with an RDB preamble, Redis 7's appendonlydir/ or its .manifest, or a
+    xz, Valkey 9.2's VKCS), an AOF with an RDB preamble, Redis 7's appendonlydir/ or its .manifest, or a
     replication capture ($EOF:... or $<length>), or URLs (s3://, gs://, https://); a quoted
     pattern ('s3://bucket/shard-*.rdb.gz') is expanded by rdbscan.  Loading several dumps into one database
     (the shards of a cluster) gives each its own dump_id.  A damaged dump keeps the rows read

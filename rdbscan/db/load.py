@@ -40,9 +40,9 @@ class DumpResult:
     parse_seconds: float = 0.0
     bytes_read: int = 0
     # Input handling: how the bytes arrived and what was left out.
-    compression: str | None = None  # gzip | zstd | lz4 | bzip2 | xz
+    compression: str | None = None  # gzip | zstd | lz4 | bzip2 | xz | vkcs-lz4 | vkcs-zstd
     framing: str | None = None  # rdb | aof-preamble | aof-dir | tar |
-    #                                 replication-eof | replication-length
+    #                     replication-eof | replication-length | replication-stream
     tail_bytes: int | None = None  # bytes after the RDB's checksum (an AOF tail)
     skipped_keys: int = 0  # values left out by skip_bad
     memory_profile: str | None = None  # memory model profile
@@ -217,7 +217,9 @@ def load_one(
             _finish_input(result, info, source)
         except RDBError as e:
             result.exception = e
-            where = f"{source.name if source else path}: {e.describe()}"
+            # In a VKCS file: the logical offset and the compressed block it comes from.
+            block = source.input_offset(e.offset) if source is not None else None
+            where = f"{source.name if source else path}: {e.describe(block)}"
             cut = describe_truncation(source) if source is not None else None
             if cut and e.kind == "truncated":
                 where += f" ({cut})"

@@ -18,9 +18,14 @@ class RDBError(Exception):
         self.key = key
         self.rdb_type = rdb_type
 
-    def describe(self) -> str:
-        """The error as one line without the file name: 'byte N: message (key ..., type ...)'."""
-        text = f"byte {self.offset}: {self.message}"
+    def describe(self, input_offset: int | None = None) -> str:
+        """The error as one line without the file name: 'byte N: message (key ..., type ...)'.
+        input_offset: where the compressed block holding byte N starts in the input (a VKCS
+        file), named after N."""
+        text = f"byte {self.offset}"
+        if input_offset is not None:
+            text += f" (compressed block at input byte {input_offset})"
+        text += f": {self.message}"
         ctx = []
         if self.key is not None:
             ctx.append("key " + repr(self.key.decode("utf-8", "backslashreplace"))[:120])

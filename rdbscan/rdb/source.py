@@ -7,6 +7,8 @@ What a user may hand us (docs/inputs.md):
   bytes (never by the file name) and decompressed as a stream.  Concatenated members/frames
   are read one after the other.  A compressed stream that ends early is read up to where it
   ends and the RDB parser then reports the truncation at the right RDB offset;
+* Valkey's whole-file compression (9.2, `rdbcompression lz4`): an 8-byte `VKCS` envelope and
+  one LZ4 or zstd frame, at the start of the input or of a replication payload (_VkcsFrame);
 * Redis 7's multi-part AOF: the `appendonlydir/` directory, its `*.manifest` file, or the
   data directory that holds `appendonlydir/` -- the base file of the manifest (`type b`) is
   read;
@@ -33,11 +35,13 @@ import os
 import re
 import shlex
 import sys
+from array import array
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any
 
 from . import remote
-from .errors import CorruptError, NotRDBError, TruncatedError
+from .errors import CorruptError, NotRDBError, TruncatedError, UnsupportedError
 
 # Decompression-bomb bound: the decompressed output may exceed MAX_RATIO times the
 # compressed bytes consumed only while it is below RATIO_FLOOR.  Real RDB files compress
@@ -55,6 +59,19 @@ MANIFEST_MAX = 1 << 20  # an AOF manifest larger than this is not a manifest
 # xz decoder memory: every preset fits (xz -9 / -9e need 65 MiB); a header asking for a larger
 # dictionary (up to 4 GiB) is refused before the decoder allocates it.
 XZ_MEMLIMIT = 128 << 20
+
+# Valkey's VKCS envelope (valkey-io/valkey src/compression_stream.h; docs/inputs.md): magic,
+# version, codec, flags (bit 0: the codec's checksums are on; the others reserved), stream kind.
+VKCS_MAGIC = b"VKCS"
+VKCS_ENVELOPE = 8
+VKCS_VERSION = 1
+VKCS_CODECS = {1: "lz4", 2: "zstd"}
+VKCS_KINDS = {0: "rdb", 1: "replication stream"}
+VKCS_FLAG_CHECKSUM = 0x01
+# Decompressed bytes behind the read position whose compressed block is remembered for error
+# lines (more than the largest item the parser holds, reader.MAX_ITEM).
+VKCS_KEEP = 2 << 30
+LZ4_OUT = 1 << 20  # decompressed bytes asked of the LZ4 decoder per call
 
 _MAGICS = (
     (b"\x1f\x8b", "gzip"),
@@ -75,8 +92,9 @@ class Source:
     name: str  # what to call the input in messages and in `dumps.path`
     stream: object  # binary stream with .read(n)
     size: int | None  # bytes of RDB data when known (None for pipes and compressed)
-    compression: str | None = None  # gzip | zstd | lz4 | bzip2 | xz
-    framing: str | None = None  # rdb | aof-dir | tar | replication-eof | -length
+    compression: str | None = None  # gzip | zstd | lz4 | bzip2 | xz | vkcs-lz4 | vkcs-zstd
+    # rdb | aof-dir | tar | replication-eof | replication-length | replication-stream
+    framing: str | None = None
     initial: bytes = b""  # bytes already read from `stream` that belong to the RDB
     notes: dict = field(default_factory=dict)
     _closers: list = field(default_factory=list, repr=False)
@@ -86,6 +104,14 @@ class Source:
         """Whether reading the pipe would return at once (data or its end) instead of waiting
         for more input; False for a regular file."""
         return self._pipe is not None and self._pipe.ready()
+
+    def input_offset(self, offset: int) -> int | None:
+        """Where in the input the compressed block holding byte `offset` of the RDB data starts
+        (a VKCS frame); None for other inputs, or when that block is no longer remembered."""
+        for obj in self._closers:
+            if isinstance(obj, _Decompressed) and isinstance(obj.inner, _VkcsFrame):
+                return obj.inner.input_offset(offset + obj.rdb_base)
+        return None
 
     def close(self) -> None:
         for c in reversed(self._closers):
@@ -252,6 +278,196 @@ class _ZstdReader:
         pass
 
 
+class _VkcsFrame:
+    """The one codec frame of a VKCS envelope, then what follows it, as it is.
+
+    The frame is fed to its decoder a block at a time (the frame header, then each block with
+    its header and checksum, read from the LZ4 and zstd frame formats), so every decompressed
+    byte is known to come out of the block that starts at input byte P: error lines name it
+    (Source.input_offset).  A block's output is bounded by the format (LZ4: 4 MiB, zstd: 128
+    KiB).  A frame whose structure does not parse is fed in small slices and the decoder's own
+    error ends it.  Valkey writes one frame per envelope: bytes after it are not decompressed
+    (an `$EOF:` mark, or bytes the RDB parser counts as trailing)."""
+
+    def __init__(self, codec: str, raw, base: int):
+        self.codec = codec
+        self.raw = raw
+        self.base = base  # input offset of the frame's first byte
+        if codec == "lz4":
+            import lz4.frame
+
+            self.dec: Any = lz4.frame.LZ4FrameDecompressor()
+            self.errors: tuple = (RuntimeError, ValueError)
+        else:
+            import zstandard
+
+            self.dec = zstandard.ZstdDecompressor().decompressobj()
+            self.errors = (zstandard.ZstdError,)
+        self.pending = b""  # input bytes read and not yet fed: pending[ppos:]
+        self.ppos = 0
+        self.raw_ended = False
+        self.fed = 0  # frame bytes given to the decoder
+        self.stage: str | None = "header"  # what starts at `fed`: header | block | None (unknown)
+        self.last = False  # the block being fed is the frame's last
+        self.block_crc = self.content_crc = False
+        self.unit_start = 0  # frame offset of the header or block being fed
+        self.unit_end: int | None = None  # where it ends, None when not known
+        self.out: list[bytes] = []  # decompressed pieces not yet returned
+        self.produced = 0  # decompressed bytes so far
+        self.ends = array("q")  # decompressed end of each block fed ...
+        self.starts = array("q")  # ... and the frame offset where it starts
+        self.forgotten = 0  # decompressed bytes before the first remembered block
+        self.frame_done = False
+        self.frame_out = 0  # decompressed size of the frame, once done
+        self.truncated = False
+
+    # -- the frame's structure ----------------------------------------------------------
+    def _have(self, n: int) -> bytes | None:
+        """The next n input bytes without consuming them, or None when the input ends first."""
+        while len(self.pending) - self.ppos < n:
+            more = b"" if self.raw_ended else self.raw.read(RAW_BLOCK)
+            if not more:
+                self.raw_ended = True
+                return None
+            self.pending = self.pending[self.ppos :] + more
+            self.ppos = 0
+        return self.pending[self.ppos : self.ppos + n]
+
+    def _unit_size(self) -> int | None:
+        """Size of the header or block starting at `fed`; None when it cannot be known."""
+        if self.codec == "lz4":
+            if self.stage == "header":  # magic, FLG, BD, [content size], [dictionary id], HC
+                b = self._have(5)
+                if b is None or b[:4] != b"\x04\x22\x4d\x18":
+                    return None
+                flg = b[4]
+                self.block_crc, self.content_crc = bool(flg & 0x10), bool(flg & 0x04)
+                self.stage = "block"
+                return 7 + (8 if flg & 0x08 else 0) + (4 if flg & 0x01 else 0)
+            b = self._have(4)  # block size (0: the end mark), data, [block checksum]
+            if b is None:
+                return None
+            size = int.from_bytes(b, "little")
+            if size == 0:
+                self.last = True
+                return 4 + (4 if self.content_crc else 0)
+            return 4 + (size & 0x7FFFFFFF) + (4 if self.block_crc else 0)
+        if self.stage == "header":  # magic, descriptor, [window], [dictionary id], [size]
+            b = self._have(5)
+            if b is None or b[:4] != b"\x28\xb5\x2f\xfd":
+                return None
+            fhd = b[4]
+            single = bool(fhd & 0x20)
+            self.content_crc = bool(fhd & 0x04)
+            self.stage = "block"
+            return (
+                5
+                + (0 if single else 1)
+                + (0, 1, 2, 4)[fhd & 3]
+                + ((1 if single else 0), 2, 4, 8)[fhd >> 6]
+            )
+        b = self._have(3)  # block header: last flag, type, size; an RLE block holds one byte
+        if b is None:
+            return None
+        h = int.from_bytes(b, "little")
+        self.last = bool(h & 1)
+        size = 1 if (h >> 1) & 3 == 1 else h >> 3
+        return 3 + size + (4 if self.last and self.content_crc else 0)
+
+    # -- decoding -----------------------------------------------------------------------
+    def _step(self) -> None:
+        """Feed the decoder once: up to the end of the current header or block."""
+        if self.unit_end is None:
+            size = self._unit_size() if self.stage is not None else None
+            self.unit_start = self.fed
+            if size is None:
+                self.stage = None  # feed slices; the decoder finds what is wrong
+            else:
+                self.unit_end = self.fed + size
+        if self.ppos >= len(self.pending):
+            self.pending = b"" if self.raw_ended else self.raw.read(RAW_BLOCK)
+            self.ppos = 0
+            if not self.pending:  # the input ends inside the frame
+                self.raw_ended = self.truncated = True
+                return
+        step = ZSTD_SLICE if self.unit_end is None else min(self.unit_end - self.fed, RAW_BLOCK)
+        piece = self.pending[self.ppos : self.ppos + step]
+        self.ppos += len(piece)
+        self.fed += len(piece)
+        try:
+            if self.codec == "lz4":
+                # Without max_length python-lz4 may keep part of a block's output until the
+                # next call (lost when the input ends there); with it, none is held back.
+                data = self.dec.decompress(piece, max_length=LZ4_OUT)
+                while not self.dec.needs_input and not self.dec.eof:
+                    more = self.dec.decompress(b"", max_length=LZ4_OUT)
+                    if not more:
+                        break
+                    data += more
+            else:
+                data = self.dec.decompress(piece)
+        except self.errors as e:
+            raise _CodecError(str(e)) from None
+        if data:
+            self.out.append(data)
+            self.produced += len(data)
+        if self.unit_end is not None and self.fed >= self.unit_end:
+            self._remember()
+            self.unit_end = None
+            if self.last:
+                self.stage = None
+        if self.dec.eof:
+            rest = self.dec.unused_data
+            if rest:  # the structure was misread: the decoder knows where the frame ends
+                self.pending = rest + self.pending[self.ppos :]
+                self.ppos = 0
+                self.fed -= len(rest)
+            self.frame_done = True
+            self.frame_out = self.produced
+
+    def _remember(self) -> None:
+        self.ends.append(self.produced)
+        self.starts.append(self.unit_start)
+        if len(self.ends) >= 1 << 16:  # drop the blocks far behind the read position
+            k = bisect_right(self.ends, self.produced - VKCS_KEEP)
+            if k:
+                self.forgotten = self.ends[k - 1]
+                del self.ends[:k]
+                del self.starts[:k]
+
+    def read(self, n: int = -1) -> bytes:
+        """At most n bytes (some as soon as a block has been decoded)."""
+        n = 1 << 20 if n < 0 else n
+        while not self.out and not self.frame_done and not self.truncated:
+            self._step()
+        if self.out:
+            data = b"".join(self.out) if len(self.out) > 1 else self.out[0]
+            self.out = [data[n:]] if len(data) > n else []
+            return data[:n]
+        if self.truncated:
+            return b""
+        if self.ppos < len(self.pending):  # after the frame: the input as it is
+            data = self.pending[self.ppos : self.ppos + n]
+            self.ppos += len(data)
+            return data
+        return b"" if self.raw_ended else self.raw.read(n)
+
+    def input_offset(self, logical: int) -> int | None:
+        """Input offset of the block that decompressed byte `logical` comes from (after the
+        frame: of that byte itself)."""
+        if logical < self.forgotten:
+            return None
+        if self.frame_done and logical >= self.frame_out:
+            return self.base + self.fed + (logical - self.frame_out)
+        i = bisect_right(self.ends, logical)
+        if i < len(self.ends):
+            return self.base + self.starts[i]
+        return self.base + (self.unit_start if self.unit_end is not None else self.fed)
+
+    def close(self) -> None:
+        pass
+
+
 class _CodecError(Exception):
     pass
 
@@ -268,15 +484,19 @@ def _codec_errors() -> tuple:
 class _Decompressed:
     """Decompressed stream with the ratio bound and errors turned into RDBErrors."""
 
-    def __init__(self, kind: str, raw, max_ratio: int | None, ratio_floor: int):
+    def __init__(self, kind: str, raw, max_ratio: int | None, ratio_floor: int, *, base: int = 0):
         self.kind = kind
         self.counter = _Counting(raw)
         self.max_ratio = max_ratio
         self.ratio_floor = ratio_floor
         self.produced = 0
+        self.rdb_base = 0  # decompressed bytes before the RDB data (a replication header)
         self.truncated = False
         self.ended = False
-        if kind == "gzip":
+        self.failure: DecompressionError | None = None  # raised at the next read
+        if kind.startswith("vkcs-"):  # base: input offset of the frame (after the envelope)
+            self.inner: Any = _VkcsFrame(kind[5:], self.counter, base)
+        elif kind == "gzip":
             import gzip
 
             self.inner = gzip.GzipFile(fileobj=self.counter, mode="rb")  # type: ignore[call-overload]
@@ -310,6 +530,8 @@ class _Decompressed:
             raise ValueError(kind)
 
     def read(self, n: int = -1) -> bytes:
+        if self.failure is not None:
+            raise self.failure
         if self.ended:
             return b""
         n = 1 << 20 if n < 0 else n
@@ -333,19 +555,28 @@ class _Decompressed:
             self.ended = True
         except _codec_errors() as e:
             msg = str(e) or type(e).__name__
+            offset = max(self.produced + have - self.rdb_base, 0)
             if "Memory usage limit" in msg:
-                raise DecompressionError(
+                failure = DecompressionError(
                     f"{self.kind} data needs more than {XZ_MEMLIMIT >> 20} MiB of decoder memory "
                     f"(its dictionary is too large); refused before allocating it (decompress "
                     f"it yourself and pipe it to `rdbscan load -`)",
-                    self.produced + have,
-                ) from None
-            raise DecompressionError(
-                f"{self.kind} data is corrupt after {self.counter.count} compressed bytes: {msg}",
-                self.produced + have,
-            ) from None
+                    offset,
+                )
+            else:
+                # A VKCS error line names the input offset of the block (Source.input_offset).
+                after = (
+                    ""
+                    if self.kind.startswith("vkcs-")
+                    else f" after {self.counter.count} compressed bytes"
+                )
+                failure = DecompressionError(f"{self.kind} data is corrupt{after}: {msg}", offset)
+            if not parts:
+                raise failure from None
+            # What decompressed before the damage is handed over first: the keys in it are read.
+            self.failure = failure
         data = b"".join(parts) if len(parts) != 1 else parts[0]
-        if isinstance(self.inner, _ZstdReader) and self.inner.truncated:
+        if getattr(self.inner, "truncated", False):  # _ZstdReader, _VkcsFrame
             self.truncated = True
         self.produced += len(data)
         if (
@@ -357,7 +588,7 @@ class _Decompressed:
                 f"{self.kind} input expands more than {self.max_ratio}:1 "
                 f"({self.counter.count} compressed bytes gave {self.produced}); refusing a "
                 f"likely decompression bomb (--allow-ratio reads it anyway)",
-                self.produced,
+                max(self.produced - self.rdb_base, 0),
             )
         return data
 
@@ -386,6 +617,8 @@ def _peek(raw, n: int) -> bytes:
 
 
 def detect_compression(head: bytes) -> str | None:
+    if head.startswith(VKCS_MAGIC):
+        return "vkcs"
     for magic, kind in _MAGICS:
         if head.startswith(magic):
             return kind
@@ -552,20 +785,10 @@ def _unwrap(src: Source, max_ratio: int | None, ratio_floor: int) -> None:
     raw = src.stream
     head = _peek(raw, PEEK)
     kind = detect_compression(head)
+    dec = None  # the decompressor in front of the framings, if any
     if kind:
-        dec = _Decompressed(kind, _Prefixed(head, raw), max_ratio, ratio_floor)
-        src._closers.append(dec)
-        src.compression = kind
-        src.notes["compressed_bytes"] = src.size
-        src.size = None
+        dec, head = _decompress(src, kind, raw, head, 0, max_ratio, ratio_floor)
         raw = dec
-        head = _peek(raw, PEEK)
-        if detect_compression(head):
-            raise NotRDBError(
-                f"{kind} data holds another compressed stream "
-                f"({detect_compression(head)}); decompress it first",
-                0,
-            )
     if _is_tar(head):
         raw, head = _open_tar(src, _Prefixed(head, raw))
     # Replication framings.
@@ -614,6 +837,16 @@ def _unwrap(src: Source, max_ratio: int | None, ratio_floor: int) -> None:
         src.size -= skipped
     if skipped:
         src.notes["header_bytes"] = skipped
+    if dec is not None:
+        dec.rdb_base = skipped  # the parser's offsets start after the replication header
+    if head.startswith(VKCS_MAGIC):  # a VKCS file in a replication payload or a tar member
+        if dec is not None:
+            raise NotRDBError(
+                f"{dec.kind} data holds another compressed stream (vkcs); decompress it first",
+                skipped,
+            )
+        front = src.notes.get("tar_offset", 0) + skipped
+        raw, head = _decompress(src, "vkcs", raw, head, front, max_ratio, ratio_floor)
     if head.startswith(b"*") and head[1:2].isdigit():
         raise NotRDBError(
             "an append-only file of RESP commands without an RDB preamble "
@@ -627,9 +860,77 @@ def _unwrap(src: Source, max_ratio: int | None, ratio_floor: int) -> None:
             0,
         )
     if src.framing is None:
-        src.framing = "rdb"
+        # what a diskless replica receives (VKCS stream kind 1), without a `$` header in it
+        replication = src.notes.get("vkcs_kind") == VKCS_KINDS[1]
+        src.framing = "replication-stream" if replication else "rdb"
     src.stream = raw
     src.initial = head
+
+
+def _decompress(
+    src: Source, kind: str, raw, head: bytes, front: int, max_ratio: int | None, ratio_floor: int
+) -> tuple[_Decompressed, bytes]:
+    """`raw` (`head` peeked from it, at input offset `front`) decompressed: the decompressor
+    and the first bytes it gives."""
+    base = front
+    if kind == "vkcs":
+        head = _vkcs_envelope(src, raw, head, front)
+        kind = src.notes["vkcs_codec"]
+        head = head[VKCS_ENVELOPE:]
+        base += VKCS_ENVELOPE
+    dec = _Decompressed(kind, _Prefixed(head, raw), max_ratio, ratio_floor, base=base)
+    src._closers.append(dec)
+    src.compression = kind
+    src.notes["compressed_bytes"] = src.size
+    src.size = None
+    head = _peek(dec, PEEK)
+    inner = detect_compression(head)
+    if inner:
+        raise NotRDBError(
+            f"{kind} data holds another compressed stream ({inner}); decompress it first", 0
+        )
+    return dec, head
+
+
+def _vkcs_envelope(src: Source, raw, head: bytes, front: int) -> bytes:
+    """Check the 8-byte VKCS envelope at the start of `head` (input offset `front`) and note
+    what it says; returns `head`, topped up to hold the envelope.  An envelope from a newer
+    Valkey (another version, codec, flag or stream kind) is a limit of rdbscan, not damage."""
+    if len(head) < VKCS_ENVELOPE:
+        head += _peek(raw, VKCS_ENVELOPE - len(head))
+        if len(head) < VKCS_ENVELOPE:
+            raise TruncatedError(
+                f"the input ends inside the VKCS envelope, after {len(head)} of its "
+                f"{VKCS_ENVELOPE} bytes",
+                front + len(head),
+            )
+    version, codec, flags, kind = head[4], head[5], head[6], head[7]
+    if version != VKCS_VERSION:
+        raise UnsupportedError(
+            f"VKCS envelope version {version}: rdbscan reads version {VKCS_VERSION}", front + 4
+        )
+    if codec not in VKCS_CODECS:
+        raise UnsupportedError(
+            f"VKCS envelope codec {codec}: rdbscan reads codecs 1 (LZ4) and 2 (zstd)", front + 5
+        )
+    if flags & ~VKCS_FLAG_CHECKSUM:
+        raise UnsupportedError(
+            f"VKCS envelope flags 0x{flags:02x}: reserved bits are set (rdbscan reads bit 0, "
+            f"the codec checksum, only)",
+            front + 6,
+        )
+    if kind not in VKCS_KINDS:
+        raise UnsupportedError(
+            f"VKCS stream kind {kind}: rdbscan reads kinds 0 (RDB) and 1 (replication stream)",
+            front + 7,
+        )
+    src.notes.update(
+        vkcs_codec=f"vkcs-{VKCS_CODECS[codec]}",
+        vkcs_checksum=bool(flags & VKCS_FLAG_CHECKSUM),
+        vkcs_kind=VKCS_KINDS[kind],
+        vkcs_offset=front,
+    )
+    return head
 
 
 def _open_tar(src: Source, raw):
@@ -656,6 +957,7 @@ def _open_tar(src: Source, raw):
         raise CorruptError(f"tar archive is unreadable: {e}", 0) from None
     src.framing = "tar"
     src.notes["tar_member"] = chosen.name
+    src.notes["tar_offset"] = chosen.offset_data
     src.name = f"{src.name}:{chosen.name}"
     src.size = chosen.size
     src._closers.append(tar)
