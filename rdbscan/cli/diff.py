@@ -16,6 +16,7 @@ from ..errors import (
     EXIT_DATABASE,
     EXIT_FINDINGS,
     EXIT_INPUT,
+    EXIT_PARTIAL,
     CommandError,
 )
 from ..reports import diff as D
@@ -80,12 +81,14 @@ def _load_sides(
             ids[what].append(r.dump_id)
         if r.error:
             click.echo(f"rdbscan: error: {r.error}", err=True)
+            limit = r.error_kind == "unsupported"  # rdbscan is older than the dump
+            why = "rdbscan stopped at a record it does not know" if limit else "the damage"
             click.echo(
                 f"rdbscan: not compared: the {what} snapshot could not be read to the end, and the "
-                f"keys after the damage would show as {'removed' if what == 'new' else 'added'}",
+                f"keys after {why} would show as {'removed' if what == 'new' else 'added'}",
                 err=True,
             )
-            sys.exit(EXIT_DAMAGED)
+            sys.exit(EXIT_PARTIAL if limit else EXIT_DAMAGED)
         if r.checksum == "mismatch":
             click.echo(
                 f"rdbscan: error: {r.path}: CRC64 checksum mismatch; the file is damaged (every key "

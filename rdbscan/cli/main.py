@@ -205,7 +205,8 @@ def load(
     pattern ('s3://bucket/shard-*.rdb.gz') is expanded by rdbscan.  Loading several dumps into one database
     (the shards of a cluster) gives each its own dump_id.  A damaged dump keeps the rows read
     before the damage; its `dumps` row says complete = false, and the command exits with 4
-    (5 when only the checksum does not match).  A dump the database already holds (same
+    (5 when only the checksum does not match).  A dump newer than rdbscan is read on up to the
+    first record rdbscan does not know (exit 9: partial, the file is not damaged).  A dump the database already holds (same
     file contents, whatever the path) is refused with exit 2 unless --replace.
 
     Example: rdbscan load shard1.rdb shard2.rdb -o cluster.duckdb

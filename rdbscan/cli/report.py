@@ -222,7 +222,8 @@ def report_cmd(
     the report covers the one loaded before (--replace loads it again).  Exit codes
     (docs/exit-codes.md): 0 ok, 3 findings over --fail-on thresholds, 4 damaged dump (the
     report covers the keys read), 5 checksum mismatch or keys left out by --skip-bad, 6 an
-    input missing or unreadable, as `rdbscan load` says.
+    input missing or unreadable, 9 a dump newer than rdbscan read up to the first record it
+    does not know (not damaged), as `rdbscan load` says.
 
     Example: rdbscan report dump.rdb --top 20 --fail-on big-keys,naming
     """
