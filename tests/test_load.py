@@ -20,6 +20,7 @@ from rdbscan.db.store import SCHEMA_VERSION
 from rdbscan.model.slots import key_slot
 
 FIXTURES = Path(__file__).parent / "fixtures"
+SAMPLE = Path(__file__).parent.parent / "sample_dumps" / "redis-7.4.1.rdb"
 V70 = FIXTURES / "redis-7.0.15" / "variants"
 
 
@@ -404,3 +405,20 @@ def test_a_quoted_pattern_is_expanded_in_name_order(tmp_path):
     pattern = str(tmp_path / "in" / "*.rdb.gz")
     none = runner.invoke(main, ["load", "-q", pattern, "-o", db])
     assert (none.exit_code, none.output) == (6, f"rdbscan: error: {pattern}: no file matches\n")
+
+
+def test_a_load_that_commits_nothing_leaves_no_new_database(tmp_path):
+    """A failed load into a new file used to leave an empty database of 0.8-43 MB (issue 27)."""
+    db = tmp_path / "new.duckdb"
+    [r] = load([str(tmp_path / "missing.rdb")], str(db))
+    assert r.error_kind == "io" and not db.exists() and not (tmp_path / "new.duckdb.wal").exists()
+    bad = tmp_path / "bad.rdb"
+    bad.write_bytes(b"not a dump at all")
+    [r] = load([str(bad)], str(db))
+    assert r.error_kind == "not-rdb" and not db.exists()
+    # A database that existed before keeps what it holds, even when this load adds nothing.
+    load([str(SAMPLE)], str(db))
+    load([str(bad)], str(db))
+    assert duckdb.connect(str(db), read_only=True).execute(
+        "SELECT count(*) FROM dumps"
+    ).fetchone() == (1,)

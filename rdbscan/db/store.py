@@ -7,6 +7,7 @@ batches; `executemany` is never used (it is ~1000x slower).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import threading
@@ -317,6 +318,9 @@ class Store:
     def __init__(self, path: str):
         self.path = path
         check_ours(path)
+        # A file this store creates is removed again by close() when no dump was committed to
+        # it (a load that failed or was interrupted leaves no empty database behind).
+        self.created = not os.path.exists(path) or os.path.getsize(path) == 0
         # The loader only appends: a small buffer pool keeps peak memory flat however many
         # keys the dump has (DuckDB writes finished row groups to the file).  64 MB: peak RSS
         # of a whole load 265-290 MB on 1 M-key dumps, 128 MB: 335-380 MB, same speed.
@@ -460,7 +464,17 @@ class Store:
             self._insert(table, pa.table({f"c{i}": list(col) for i, col in enumerate(zip(*rows))}))
 
     def close(self) -> None:
+        empty = False
+        if self.created:
+            try:
+                empty = self.run("SELECT count(*) FROM dumps")[0][0] == 0
+            except duckdb.Error:
+                empty = False
         self.con.close()
+        if empty:
+            for name in (self.path, self.path + ".wal"):
+                with contextlib.suppress(OSError):
+                    os.remove(name)
 
 
 def arrow_batch(schema: pa.Schema, columns: list) -> pa.RecordBatch:
