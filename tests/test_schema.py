@@ -488,3 +488,49 @@ def test_schema_of_dump_files(tmp_path):
         and "not an RDB file" in res.output
         and not res.stdout.startswith("# rdbscan")
     )
+
+
+def test_schema_output_that_cannot_be_written_is_refused_before_loading(tmp_path):
+    """`schema -o` into a read-only directory: one line, exit 7, before any dump is read (it
+    was exit 2 with a raw '[Errno 30] ... .rdbscan-schema-...' after the whole load)."""
+    import os
+    import subprocess
+    import sys
+
+    src, ro = tmp_path / "src", tmp_path / "ro"
+    src.mkdir()
+    ro.mkdir()
+    mounted = (
+        subprocess.run(
+            ["mount", "--bind", "-o", "ro", str(src), str(ro)], capture_output=True
+        ).returncode
+        == 0
+    )
+    if not mounted:
+        ro.chmod(0o555)
+    try:
+        if os.access(ro, os.W_OK):
+            pytest.skip("no read-only directory can be made here (root without mount)")
+        p = subprocess.run(
+            [sys.executable, "-m", "rdbscan", "schema", "missing.rdb", "-o", str(ro / "s.toml")],
+            capture_output=True,
+            text=True,
+        )
+    finally:
+        if mounted:
+            subprocess.run(["umount", str(ro)])
+        ro.chmod(0o755)
+    assert (p.returncode, p.stderr) == (
+        7,
+        f"rdbscan: error: {ro / 's.toml'}: cannot be written (its directory is read-only or "
+        f"not yours)\n",
+    )
+    p = subprocess.run(
+        [sys.executable, "-m", "rdbscan", "schema", "x.rdb", "-o", str(tmp_path / "no/s.toml")],
+        capture_output=True,
+        text=True,
+    )
+    assert (p.returncode, p.stderr) == (
+        7,
+        f"rdbscan: error: {tmp_path / 'no/s.toml'}: its directory does not exist\n",
+    )

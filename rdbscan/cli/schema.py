@@ -72,7 +72,7 @@ def schema_cmd(sources, out_path, fmt, min_keys, dump_id, delimiters, target, re
 
     Example: rdbscan schema dump.rdb -o keyschema.toml
     """
-    from ..errors import EXIT_USAGE, CommandError
+    from ..errors import EXIT_DATABASE, EXIT_USAGE, CommandError
     from ..reports.run import open_sources
     from .fleet import expand_dumps
     from .output import make_progress, say
@@ -88,6 +88,15 @@ def schema_cmd(sources, out_path, fmt, min_keys, dump_id, delimiters, target, re
             "overwriting it (choose another -o, or remove the file)",
             EXIT_USAGE,
         )
+    if out_path:  # checked before the dumps are read, not after
+        where = os.path.dirname(os.path.abspath(out_path))
+        if not os.path.isdir(where):
+            raise CommandError(f"{out_path}: its directory does not exist", EXIT_DATABASE)
+        if not os.access(where, os.W_OK):
+            raise CommandError(
+                f"{out_path}: cannot be written (its directory is read-only or not yours)",
+                EXIT_DATABASE,
+            )
     with open_sources(
         sources,
         dump_id=dump_id,
@@ -120,8 +129,10 @@ def schema_cmd(sources, out_path, fmt, min_keys, dump_id, delimiters, target, re
     if out_path:
         try:
             sch.write_output(out_path, text)
-        except (sch.SchemaOutputError, OSError) as e:
+        except sch.SchemaOutputError as e:
             raise CommandError(str(e), EXIT_USAGE) from None
+        except OSError as e:  # a full disk, a read-only file system: the machine, exit 7
+            raise CommandError(f"{out_path}: {e.strerror or e}", EXIT_DATABASE) from None
         if not quiet:
             click.echo(
                 f"rdbscan: schema of {len(result['families'])} families written to {out_path}",

@@ -204,6 +204,9 @@ def open_sources(
                 tell(line)
             code = done.code
             release_load_memory()
+            if not os.path.exists(path):  # nothing was committed: the load removed the file
+                yield Opened(None, path, loaded, code, False)
+                return
         con = open_report_database(path)
         try:
             held = held_outcome(con, dump_id, skip={r.dump_id for r in loaded})
