@@ -455,3 +455,17 @@ def test_corpus_relabelled_gives_the_same_rows_and_memory(tmp_path, path, magic)
         "memory_total_bytes, expire_at_ms FROM keys ORDER BY db, key_bytes"
     )
     assert con_a.execute(q).fetchall() == con_b.execute(q).fetchall()
+
+
+def test_the_streams_section_counts_nacked_ids(tmp_path):
+    path = tmp_path / "s.rdb"
+    path.write_bytes(redis88(W.key(27, "mystream", xnack_stream())))
+    from rdbscan.reports.report import ReportOptions
+
+    report = rdbscan.report([str(path)], ReportOptions(sections=("overview", "streams")))
+    [item] = report["streams"]["items"]
+    assert (item["pending"], item["nacked"], item["group_details"]) == (
+        4,
+        2,
+        ["mygroup (1 consumers, 4 pending, 2 nacked)"],
+    )
