@@ -198,6 +198,14 @@ def _many_keys_dump(n: int) -> bytes:
     return W.rdb(body, aux={"redis-ver": "7.2.4", "ctime": "1700000000"})
 
 
+def _existing_database(path) -> None:
+    """An rdbscan database that exists before the load under test (a load that commits nothing
+    removes a database file it created itself: tests/test_load.py)."""
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE rdbscan_meta (name VARCHAR PRIMARY KEY, value VARCHAR)")
+    con.close()
+
+
 @pytest.mark.parametrize(
     "sig, code, line",
     [("SIGINT", 130, "rdbscan: interrupted"), ("SIGTERM", 143, "rdbscan: terminated")],
@@ -212,6 +220,7 @@ def test_ctrl_c_during_load_leaves_nothing_and_ids_are_not_reused(tmp_path, sig,
 
     data = _many_keys_dump(150_000)
     db = tmp_path / "i.duckdb"
+    _existing_database(db)
     proc = subprocess.Popen(
         [sys.executable, "-m", "rdbscan", "load", "-q", "-", "-o", str(db)],
         stdin=subprocess.PIPE,
@@ -277,6 +286,7 @@ def test_a_failure_before_the_dumps_row_keeps_no_key_row(tmp_path, monkeypatch):
     from rdbscan.db import store as store_mod
 
     db = tmp_path / "f.duckdb"
+    _existing_database(db)
 
     def broken(self, row):
         raise RuntimeError("disk full while writing the dumps row")
@@ -295,6 +305,7 @@ def test_killed_load_is_removed_by_the_next_open(tmp_path):
     from rdbscan.db.store import Store
 
     db = tmp_path / "k.duckdb"
+    _existing_database(db)
     s = Store(str(db))
     did = s.allocate_dump_ids(1)
     s.begin_load(did)
