@@ -20,6 +20,8 @@ Usage:
 A crash (an unexpected exception, a hang over --timeout seconds, a MemoryError under the
 --max-memory address-space limit) is written to the crashes directory with its traceback
 and counted; the exit status is 1 if any crash was found.
+
+(Here, beside tests/test_fuzz.py, which imports it; `python bench/fuzz.py` runs its main.)
 """
 
 from __future__ import annotations

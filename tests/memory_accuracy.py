@@ -19,6 +19,8 @@ Cluster dumps of Redis 7.0/7.2 carry no cluster marker, so the operator has to s
 (`--target 7.0+cluster`); this script does that for dumps whose manifest says
 `server.mode = cluster`, as an operator would.  Damaged dumps are compared on the keys read
 before the damage.
+
+(Here, beside tests/test_memory.py, which imports it; `python bench/memory_accuracy.py` runs its main.)
 """
 
 from __future__ import annotations
