@@ -17,6 +17,7 @@ from pathlib import Path
 import lzf
 import pytest
 import rdbwriter as W
+from common import FIXTURE_DUMPS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -26,8 +27,7 @@ from rdbscan.rdb.long_names import KEY_KEEP, LongName
 from rdbscan.rdb.parser import DumpInfo, parse
 from rdbscan.rdb.records import KeyRecord
 
-FIXTURES = Path(__file__).parent / "fixtures"
-DUMPS = sorted(str(p) for p in FIXTURES.rglob("*") if p.suffix in (".rdb", ".aof"))
+DUMPS = FIXTURE_DUMPS
 
 # (whole-blob walker, its streamed twins)
 STREAMED = [
@@ -189,6 +189,7 @@ def test_every_fixture_reads_the_same_streamed():
     assert compare_fixtures((False, True)) > 20_000
 
 
+@pytest.mark.subprocess
 def test_every_fixture_reads_the_same_streamed_in_pure_python():
     code = (
         "import sys; sys.path.insert(0, sys.argv[1]); from rdbscan.rdb import backend; "

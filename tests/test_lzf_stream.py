@@ -7,9 +7,9 @@ the header's length, an instruction cut at the end)."""
 from __future__ import annotations
 
 import io
-from pathlib import Path
 
 import lzf
+from common import FIXTURES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,8 +18,6 @@ from rdbscan.rdb import backend, lzf_stream
 TWINS = [lzf_stream.LZFStream]
 if backend.compiled is not None:
     TWINS.append(backend.compiled.LZFStream)
-
-FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def whole(data: bytes, ulen: int):

@@ -3,16 +3,14 @@ sequential load (same dump_ids, rows, errors), damaged dumps included."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
+from common import FIXTURES, run_cli
 
 from rdbscan import load
 
 ROOT = Path(__file__).parent.parent
-FIXTURES = ROOT / "tests" / "fixtures"
 DUMPS = [str(p) for p in sorted((ROOT / "sample_dumps").glob("*.rdb"))] + [
     str(
         FIXTURES
@@ -62,11 +60,7 @@ def test_parallel_load_equals_sequential(tmp_path):
 
 def test_cli_jobs_exit_code_and_summary(tmp_path):
     db = str(tmp_path / "cli.duckdb")
-    p = subprocess.run(
-        [sys.executable, "-m", "rdbscan", "load", *DUMPS, "-o", db, "-j", "2"],
-        capture_output=True,
-        text=True,
-    )
+    p = run_cli("load", *DUMPS, "-o", db, "-j", "2")
     assert p.returncode == 4
     assert "loading 6 dumps, 2 at a time" in p.stderr
     assert "corrupt_ziplist.rdb" in p.stderr and "Traceback" not in p.stderr

@@ -9,11 +9,11 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from common import FIXTURES
 from manifest_compare import compare, manifest_key
 
 from rdbscan.model.slots import key_slot
 
-FIXTURES = Path(__file__).parent / "fixtures"
 DAMAGED = {"truncated", "corrupt-value", "corrupt-type", "aof-preamble"}
 
 

@@ -30,23 +30,6 @@ SMALL = [
 ]
 
 
-@pytest.fixture(scope="session")
-def loaded(tmp_path_factory):
-    """rel fixture dir -> path of a DuckDB database with that dump loaded (cached per session)."""
-    cache = {}
-
-    def get(rel: str) -> str:
-        if rel not in cache:
-            m = manifest(rel)
-            db = tmp_path_factory.mktemp("rep") / "r.duckdb"
-            res = load([str(m.dump)], str(db))
-            assert res[0].complete, res[0].error
-            cache[rel] = str(db)
-        return cache[rel]
-
-    return get
-
-
 def build(db: str, **kw) -> dict:
     con = rpt.open_database(db)
     try:

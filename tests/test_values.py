@@ -11,10 +11,9 @@ from pathlib import Path
 import duckdb
 import pytest
 import rdbwriter as W
-from click.testing import CliRunner
+from common import run_cli
 
 from rdbscan.api import load
-from rdbscan.cli.main import main
 from rdbscan.errors import EXIT_FINDINGS
 from rdbscan.reports import report as rpt
 from rdbscan.reports.rules import load_rules
@@ -26,10 +25,8 @@ COLLECTIONS = ("list", "set", "zset", "hash", "stream")
 
 
 @pytest.fixture(scope="module")
-def db(tmp_path_factory):
-    path = str(tmp_path_factory.mktemp("values") / "v.duckdb")
-    load([str(HERE / "dump.rdb")], path)
-    return path
+def db(loaded):
+    return loaded(HERE / "dump.rdb")
 
 
 def _report(path: str, **options) -> dict:
@@ -243,21 +240,18 @@ def test_type_name_rule_is_opt_in_and_exact(db, tmp_path):
     assert got["memory_bytes"] == sum(KEYS[k]["memory"] for k in want)
     assert "type-name" not in on["config"]["disabled"]
     assert on["keys"] - off["keys"] == 3  # none of them breaks another rule
-    res = CliRunner().invoke(
-        main,
-        [
-            "report",
-            db,
-            "--rules",
-            str(rules),
-            "--section",
-            "naming",
-            "-q",
-            "-f",
-            "json",
-            "--fail-on",
-            "naming:type-name=2",
-        ],
+    res = run_cli(
+        "report",
+        db,
+        "--rules",
+        str(rules),
+        "--section",
+        "naming",
+        "-q",
+        "-f",
+        "json",
+        "--fail-on",
+        "naming:type-name=2",
     )
     assert res.exit_code == EXIT_FINDINGS, res.output
     assert json.loads(res.stdout)["fail_on"]["checks"][0]["value"] == 3
