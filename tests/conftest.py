@@ -2,7 +2,10 @@
 
 Tiers (markers registered in pyproject.toml):
 - `slow`: left out of the default run (`python -m pytest`, a few minutes); `--runslow` runs
-  them too (what .ci/run runs), and a slow test named on the command line runs anyway.
+  them too (what .ci/run runs), and a slow test named by its node id runs anyway. A test is
+  slow when it takes more than ~1.5 s on the shared 2-core machine (a fifth of the tests, two
+  thirds of the time of a full run: campaigns of generated inputs, every-byte cuts, loads of
+  every fixture, full reports through the command line, processes signalled or killed).
 - `backend`: its result depends on the parser backend (the compiled core or the pure-Python
   path). Every test outside PARSER_INDEPENDENT gets it here, so that a new test module runs
   on both paths until it is listed there; .ci/run's pure-Python pass runs `-m backend` only.

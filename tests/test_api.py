@@ -33,6 +33,7 @@ def _steady(doc: dict) -> dict:
     return doc
 
 
+@pytest.mark.slow
 def test_report_of_a_dump_is_the_cli_json():
     dump = str(manifest(REL).dump)
     res = run_cli("report", dump, "-q", "-f", "json")
@@ -75,6 +76,7 @@ def test_the_temporary_database_is_removed(tmp_path, monkeypatch):
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_run_report_tells_the_load_and_decides_the_exit_code(tmp_path):
     dump = str(manifest(REL).dump)
     said: list[str] = []
@@ -89,6 +91,7 @@ def test_run_report_tells_the_load_and_decides_the_exit_code(tmp_path):
     assert res.exit_code == run.exit_code
 
 
+@pytest.mark.slow
 def test_a_truncated_dump_reports_the_keys_read_and_exits_4(tmp_path):
     data = manifest(REL).dump.read_bytes()
     cut = tmp_path / "cut.rdb"
@@ -101,6 +104,7 @@ def test_a_truncated_dump_reports_the_keys_read_and_exits_4(tmp_path):
     assert run_cli("report", cut, "-q", "-f", "json").exit_code == EXIT_DAMAGED
 
 
+@pytest.mark.slow
 def test_nothing_read_is_no_report_and_exit_4(tmp_path):
     junk = tmp_path / "junk.rdb"
     junk.write_bytes(b"not an rdb file at all")

@@ -95,6 +95,7 @@ def _blobs(entries) -> list:
     ]
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(ENTRY, max_size=14), st.integers(1, 20), st.booleans())
 def test_valid_blobs_walk_the_same_streamed(entries, piece, members_only):
@@ -103,6 +104,7 @@ def test_valid_blobs_walk_the_same_streamed(entries, piece, members_only):
         same_both_ways(blob, piece, members_only)
 
 
+@pytest.mark.slow
 @settings(max_examples=1000, deadline=None)
 @given(st.lists(ENTRY, max_size=8), st.data())
 def test_damaged_and_refused_blobs_walk_the_same_streamed(entries, data):
@@ -182,6 +184,7 @@ def compare_fixtures(skip_bads) -> int:
     return seen
 
 
+@pytest.mark.slow
 def test_every_fixture_reads_the_same_streamed():
     """Every fixture dump (listpacks, ziplists, intsets, zipmaps, LZF or not, quicklist nodes,
     the damaged ones of Redis's own tests, with and without --skip-bad) read with every blob
@@ -189,6 +192,7 @@ def test_every_fixture_reads_the_same_streamed():
     assert compare_fixtures((False, True)) > 20_000
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_every_fixture_reads_the_same_streamed_in_pure_python():
     code = (

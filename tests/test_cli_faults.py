@@ -73,6 +73,7 @@ def test_output_that_is_not_a_database_is_left_alone(tmp_path):
     )
 
 
+@pytest.mark.slow
 def test_html_file_that_cannot_be_written(tmp_path, loaded):
     db = tmp_path / "x.duckdb"
     copy_db(loaded(DUMP), db)
@@ -109,6 +110,7 @@ def test_missing_input_has_one_code_in_every_command(tmp_path):
         ), cmd
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 @pytest.mark.parametrize(
     "args",
@@ -172,6 +174,7 @@ def test_read_only_directory(tmp_path):
         )
 
 
+@pytest.mark.slow
 def test_html_on_a_read_only_file_system(tmp_path, loaded):
     db = tmp_path / "x.duckdb"
     copy_db(loaded(DUMP), db)
@@ -224,6 +227,7 @@ def test_locked_database(tmp_path, loaded):
         holder.communicate("")
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_closed_stdin(tmp_path):
     for cmd in (["load", "-", "-o", tmp_path / "x.duckdb"], ["report", "-q", "-"]):
@@ -301,6 +305,7 @@ def test_interrupted_report_exits_130(tmp_path, monkeypatch, capsys):
     assert capsys.readouterr().err.endswith("rdbscan: interrupted\n")
 
 
+@pytest.mark.slow
 def test_apostrophe_in_output_path_with_jobs(tmp_path):
     out = tmp_path / "it's here" / "o'brien.duckdb"
     out.parent.mkdir()
@@ -370,6 +375,7 @@ def _group_gone(pgid: int) -> bool:
     return False
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_ctrl_c_with_jobs_keeps_finished_dumps(tmp_path):
     """The stuck dump is first, the small one second: the small one is copied as soon as it is
@@ -390,6 +396,7 @@ def test_ctrl_c_with_jobs_keeps_finished_dumps(tmp_path):
     con.close()
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_ctrl_c_with_jobs_into_a_dataset_keeps_the_dumps_committed(tmp_path):
     """`load -j 2 SMALL STUCK --parquet DS`: SMALL is committed as soon as it is loaded (dumps
@@ -451,6 +458,7 @@ def _reader_of(parent: int, path: Path) -> int:
     raise AssertionError(f"no child of {parent} has {path} open")
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_a_worker_killed_in_a_load_into_a_dataset_is_that_dumps_error(tmp_path):
@@ -483,6 +491,7 @@ def test_a_worker_killed_in_a_load_into_a_dataset_is_that_dumps_error(tmp_path):
     assert {p.name for p in ds.glob("*/*/*/dump_id=*")} == {"dump_id=2"}
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_kill_9_of_parent_ends_workers_and_next_load_cleans_up(tmp_path):
     proc, out, fd = _parallel_load_with_a_stuck_dump(tmp_path)

@@ -136,6 +136,7 @@ def _corrupt_one_listpack(data: bytes) -> tuple[bytes, bytes, int]:
     raise AssertionError("no listpack value found")
 
 
+@pytest.mark.slow
 def test_skip_bad_skips_a_damaged_blob(tmp_path):
     data = SMALL.read_bytes()
     bad, key, off = _corrupt_one_listpack(data)
@@ -213,6 +214,7 @@ def _check_cut(data: bytes, cut: int, end: int, known: bool) -> None:
     assert cut >= end, f"cut at {cut} parsed although the RDB ends at {end}"
 
 
+@pytest.mark.slow
 def test_cut_every_byte_of_small_fixtures():
     files = _small_public_fixtures()
     assert len(files) >= 50
@@ -231,6 +233,7 @@ def test_cut_every_byte_of_small_fixtures():
     assert cuts >= 20_000
 
 
+@pytest.mark.slow
 def test_cut_a_real_dump_at_spread_offsets():
     # Every byte of the small fixtures above; here a real 370 KB dump at ~850 offsets
     # (each parse reads up to the cut, so this is the slow one).
@@ -246,6 +249,7 @@ def test_cut_a_real_dump_at_spread_offsets():
         _check_cut(data, cut, n, known=False)
 
 
+@pytest.mark.slow
 def test_cut_files_through_the_cli_never_show_a_traceback(tmp_path):
     data = SMALL.read_bytes()
     for i, cut in enumerate([9, 300, 4097, 100_000, 250_001, len(data) - 9, len(data) - 1]):
@@ -373,6 +377,7 @@ def test_stream_listpack_with_negative_counts(entries, skip_bad):
             _parse_stream(data, True)
 
 
+@pytest.mark.slow
 def test_listpack_of_millions_of_entries_is_refused_not_decoded():
     from rdbscan.rdb import blobs
 

@@ -49,6 +49,7 @@ def _tables(path: str) -> list:
         con.close()
 
 
+@pytest.mark.slow
 def test_cluster_load_equals_the_single_machine_load(cluster, tmp_path):
     _, client = cluster
     here, there = str(tmp_path / "here"), str(tmp_path / "there")
@@ -69,6 +70,7 @@ def test_cluster_load_equals_the_single_machine_load(cluster, tmp_path):
     assert not (tmp_path / "there" / "_staging").exists()  # written in place
 
 
+@pytest.mark.slow
 def test_cli_dask_with_a_missing_dump(cluster, tmp_path):
     c, _ = cluster
     ds = tmp_path / "ds"
@@ -132,6 +134,7 @@ def test_a_failing_task_is_retried_then_reported(cluster, tmp_path):
         dataset.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("retries", [None, 0, 3])
 def test_cli_retries(cluster, tmp_path, monkeypatch, retries):
     """`load --dask ... --retries N`: a task that fails N times is loaded on its last run; one
@@ -166,6 +169,7 @@ def test_retries_without_dask_is_a_usage_error(tmp_path):
     assert result.exit_code == 2 and "--retries goes with --dask" in result.output
 
 
+@pytest.mark.slow
 def test_dask_missing_is_one_line_exit_2(tmp_path, monkeypatch):
     import builtins
 

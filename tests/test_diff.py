@@ -137,6 +137,7 @@ def test_every_key_classified_as_scripted(pair_changes):
                 assert pair_changes[(db, k)] == "changed"
 
 
+@pytest.mark.slow
 def test_totals_per_db_and_type(pair, pair_memory):
     old, new, _ = truth("pair")
     mem_old, mem_new = pair_memory
@@ -425,6 +426,7 @@ def test_family_ttl_changes(pair):
     assert 7190000 < got["user:{id}:profile"]["new_median_ttl_ms"] <= 7200000
 
 
+@pytest.mark.slow
 def test_fail_on_rules_and_exit_code(pair_dbs):
     args = ["diff", *pair_dbs, "-q", "-f", "json"]
     res = run_cli(*args, "--fail-on", "growth=20%,family-growth=10%,new-big-keys,lost-ttl=0")
@@ -461,6 +463,7 @@ def test_fail_on_rules_and_exit_code(pair_dbs):
     assert run_cli(*args, "--fail-on", "lost-ttl=5%").exit_code == 2
 
 
+@pytest.mark.slow
 def test_cluster_as_a_whole(tmp_path_factory):
     """Two shards per snapshot, keys of slots 7000-8191 moved between them: the cluster diff
     is the keyspace diff, and moved keys are unchanged."""
@@ -517,6 +520,7 @@ def test_cluster_as_a_whole(tmp_path_factory):
     assert res.exit_code == 2 and "quote patterns" in res.output
 
 
+@pytest.mark.slow
 def test_databases_as_inputs(tmp_path, pair_dbs):
     old_db, new_db = pair_dbs
     from_dumps = json.loads(
@@ -562,6 +566,7 @@ def test_output_database_keeps_both_snapshots(tmp_path):
     assert json.loads(again.stdout)["keys"] == json.loads(first.stdout)["keys"]
 
 
+@pytest.mark.slow
 def test_damaged_dump_is_not_compared(tmp_path):
     cut = tmp_path / "cut.rdb"
     data = (FIX / "new.rdb").read_bytes()
@@ -587,6 +592,7 @@ def test_text_and_markdown(pair_dbs):
     assert md.startswith("# rdbscan diff\n") and "## Totals" in md and "| family |" in md
 
 
+@pytest.mark.slow
 def test_load_instance_records_snapshots(tmp_path):
     db = tmp_path / "h.duckdb"
     res = run_cli(
@@ -665,6 +671,7 @@ def _regression(xs, ys):
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
 
 
+@pytest.mark.slow
 def test_trend_follows_families_over_snapshots(history):
     res = run_cli("trend", history, "--instance", "cache-1", "-f", "json", "--top", "0")
     assert res.exit_code == 0, res.output
@@ -728,6 +735,7 @@ def test_trend_follows_families_over_snapshots(history):
     assert run_cli("trend", history, "--instance", "nope").exit_code == 2
 
 
+@pytest.mark.slow
 def test_diff_picks_snapshots_of_a_history(history, pair_dbs):
     def keys_of(*args):
         res = run_cli("diff", history, *args, "-f", "json")
@@ -781,6 +789,7 @@ def test_same_dump_on_both_sides():
     )
 
 
+@pytest.mark.slow
 def test_one_dump_a_side_is_loaded_apart_with_the_same_diff():
     """With one dump a side and -j 2 each side is loaded into a database of its own (nothing
     copied, db/parallel.load_each); -j 1 loads both into one.  The diffs are the same."""

@@ -245,6 +245,7 @@ def test_names_from_the_dump_are_escaped(tmp_path):
 # --- the trend page ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_trend_page_draws_each_family_over_the_snapshots(history, tmp_path):
     out = tmp_path / "t.html"
     res = run_cli("trend", history, "--html", out, "-f", "json")
@@ -286,6 +287,7 @@ def test_trend_page_draws_each_family_over_the_snapshots(history, tmp_path):
 # --- in a real browser ------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.browser
 @pytest.mark.skipif(
     not CHROMIUM and __import__("os").environ.get("RDBSCAN_REQUIRE_BROWSER") != "1",

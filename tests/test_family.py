@@ -142,12 +142,14 @@ def test_split_key_families(con):
     ] == want[:4] + ["a#b:7"]
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(keys=st.lists(KEYS, min_size=1, max_size=40))
 def test_fast_family_is_key_pattern_generated(con, keys):
     _check(con, keys)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(speedups.compiled is None, reason="compiled speedups not built")
 @settings(max_examples=2000, deadline=None)
 @given(key=KEYS | st.binary(max_size=20))
@@ -156,6 +158,7 @@ def test_compiled_twins(key):
     assert speedups.compiled.plain_key(key) == plain_key(key)
 
 
+@pytest.mark.slow
 def test_family_and_plain_key_columns_in_loaded_databases(fixtures_db):
     """Every fixture's keys: family = key_pattern(key) and plain_key = the regex, whether the
     loader (compiled) or the INSERT (the fallback, and the pure-Python path) set them."""
@@ -226,6 +229,7 @@ def test_plain_key_is_the_regex(con):
     ) == (True, False, False, False, True)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(keys=st.lists(KEYS, min_size=1, max_size=40))
 def test_plain_key_is_the_regex_generated(con, keys):

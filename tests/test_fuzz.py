@@ -115,6 +115,7 @@ def test_damaged_gzip_streams(seed, cut, flip):
         sys.stdin = old
 
 
+@pytest.mark.slow
 def test_harness_short_run_finds_nothing():
     ok, errors, n, crashes = fuzz.worker((0, 3000, 11, "", 5.0, 0))
     assert n == 3000 and ok + errors == n

@@ -27,6 +27,7 @@ from rdbscan.rdb.long_names import LongName
 FAST = [c for c in hostile.CASES if c.fast]
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 @pytest.mark.parametrize("case", FAST, ids=[c.name for c in FAST])
 def test_hostile_input_meets_its_bound(case, tmp_path):
@@ -278,6 +279,7 @@ def test_eof_capture_on_a_pipe_ending_at_its_mark_warns_nothing(tmp_path):
 # -- decompression bounds (issue 15, "Memory and time") ---------------------------------------
 
 
+@pytest.mark.slow
 def test_decompression_bomb_is_one_line_and_allow_ratio_reads_it(tmp_path):
     """gzip expanding ~1000:1: `load` refuses it past RATIO_FLOOR with one line naming the
     file, the byte offset and the way out, exit 4, the 100 keys read before kept; `report

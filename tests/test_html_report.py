@@ -87,6 +87,7 @@ def test_critical_big_keys_come_first(dbs):
     assert first["memory_bytes"] == rep["big_keys"]["critical_memory_bytes"]
 
 
+@pytest.mark.slow
 def test_cold_findings_from_lfu_and_lru_data(dbs):
     rep = _report(dbs[LFU], max_freq=0)
     m = manifest(LFU)
@@ -106,6 +107,7 @@ def test_cold_findings_from_lfu_and_lru_data(dbs):
     )
 
 
+@pytest.mark.slow
 def test_text_report_opens_with_the_findings_in_25_lines(tmp_path):
     """An 80x25 terminal shows the summary line and every finding before anything else."""
     dump = FIXTURES / SAMPLE / "dump.rdb"
@@ -162,6 +164,7 @@ def _embedded(page: str) -> dict:
     return json.loads(m.group(1))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rel", [SAMPLE, CLUSTER, LFU])
 def test_html_is_self_contained_and_holds_the_json_report(dbs, rel, tmp_path):
     out = tmp_path / "r.html"
@@ -216,6 +219,7 @@ def test_html_names_from_the_dump_are_escaped():
     assert _embedded(page)["findings"][0]["message"] == "key </script><script>alert(1)</script>"
 
 
+@pytest.mark.slow
 def test_html_never_overwrites_a_file_it_did_not_write(dbs, tmp_path):
     mine = tmp_path / "notes.html"
     mine.write_text("<html>my notes</html>")
@@ -265,6 +269,7 @@ def _browser(url: str, tmp_path, *extra: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.browser
 @pytest.mark.skipif(
     not CHROMIUM and os.environ.get("RDBSCAN_REQUIRE_BROWSER") != "1",

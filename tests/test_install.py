@@ -64,6 +64,7 @@ def test_pure_python_switch_binds_the_reference_walkers():
     assert out.stdout.split() == ["function", "function", "pure", "Python"]
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 @needs_compiled
 def test_stale_compiled_module_falls_back_with_one_warning(tmp_path):

@@ -225,6 +225,7 @@ def test_a_value_redis_refuses_is_kept_and_flagged(tmp_path, name, t, value, kin
     assert f": {problem} while reading key 'bad', type {t} " in line
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 @pytest.mark.parametrize("name,t,value,kind,problem", ALL, ids=[c[0] for c in ALL])
 def test_pure_python_path_flags_the_same(tmp_path, name, t, value, kind, problem):

@@ -179,6 +179,7 @@ EXPECTED_FAILURES = {
 }
 
 
+@pytest.mark.slow
 def test_every_public_fixture_loads_or_fails_in_one_line(tmp_path):
     assert len(PUBLIC) >= 140
     db = str(tmp_path / "p.duckdb")
@@ -255,6 +256,7 @@ def _parsed_keys(path: Path) -> list:
     return out
 
 
+@pytest.mark.slow
 def test_view_columns_read_as_the_parser_saw_them(fixtures_db):
     """The view `keys` computes key_bytes, key_length, type, encoding and the extras columns
     from what table key_rows stores (key_raw, rdb_type, encoding_id, module_type, extras):

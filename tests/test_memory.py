@@ -387,6 +387,7 @@ def test_memory_usage_bounds(dump):
     _check(dump)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not os.environ.get("RDBSCAN_CORPUS"), reason="set RDBSCAN_CORPUS")
 def test_memory_usage_bounds_whole_corpus():
     root = Path(os.environ["RDBSCAN_CORPUS"])

@@ -57,6 +57,7 @@ def _strip(value, drop=LOAD_TIMINGS):
     return value
 
 
+@pytest.mark.slow
 def test_dataset_holds_the_database_rows(tmp_path):
     dumps = SAMPLES + [CORRUPT]
     db, ds = str(tmp_path / "db.duckdb"), str(tmp_path / "ds")
@@ -80,6 +81,7 @@ def test_dataset_holds_the_database_rows(tmp_path):
         con_ds.close()
 
 
+@pytest.mark.slow
 def test_layout_hive_partitions_zstd(tmp_path):
     ds = tmp_path / "ds"
     result = run_cli("load", SAMPLES[1], SAMPLES[2], "--parquet", str(ds), "--instance", "eu/1 a")
@@ -115,6 +117,7 @@ def test_layout_hive_partitions_zstd(tmp_path):
     con_ds.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dump", SAMPLES, ids=lambda p: Path(p).name)
 def test_report_over_dataset_is_the_database_report(tmp_path, dump):
     db, ds = str(tmp_path / "db.duckdb"), str(tmp_path / "ds")
@@ -128,6 +131,7 @@ def test_report_over_dataset_is_the_database_report(tmp_path, dump):
     assert _strip(a) == _strip(b)
 
 
+@pytest.mark.slow
 def test_report_over_several_dumps_loaded_in_parallel(tmp_path):
     db, ds = str(tmp_path / "db.duckdb"), str(tmp_path / "ds")
     assert run_cli("load", *SAMPLES, "-q", "-j", "1", "-o", db).exit_code == 0
@@ -174,6 +178,7 @@ def test_never_writes_into_a_users_directory(tmp_path):
     assert afile.read_bytes() == b"x"
 
 
+@pytest.mark.slow
 def test_missing_input_leaves_no_partition(tmp_path):
     ds = tmp_path / "ds"
     result = run_cli("load", str(tmp_path / "nope.rdb"), SAMPLES[0], "--parquet", str(ds))
@@ -195,6 +200,7 @@ def test_output_options_usage_errors(tmp_path):
     assert dask.exit_code == 2 and "--parquet" in dask.output
 
 
+@pytest.mark.slow
 def test_diff_over_a_dataset_is_the_database_diff(tmp_path):
     db, ds = str(tmp_path / "db.duckdb"), str(tmp_path / "ds")
     pair = [SAMPLES[2], SAMPLES[3]]  # redis 7.4 and valkey 8.0 saved from the same script
@@ -228,6 +234,7 @@ def _files(ds: Path) -> dict:
     return {str(p.relative_to(ds)): p.read_bytes() for p in sorted(ds.rglob("*")) if p.is_file()}
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 @pytest.mark.parametrize("where", ["_PartFiles.close", "Dataset.publish"])
 def test_a_killed_writer_leaves_no_visible_dump(tmp_path, where):
@@ -267,6 +274,7 @@ def test_a_killed_writer_leaves_no_visible_dump(tmp_path, where):
         con.close()
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_a_replace_killed_before_removing_the_old_dump_counts_once(tmp_path):
     """--replace commits the new dump, then removes the old one: killed in between, the

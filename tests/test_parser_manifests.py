@@ -146,6 +146,7 @@ def test_streams_and_hash_field_ttls():
     assert checked >= 20
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(
     not os.environ.get("RDBSCAN_CORPUS"),
     reason="set RDBSCAN_CORPUS to the shared dumps folder to walk the corpus",

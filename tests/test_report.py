@@ -44,6 +44,7 @@ def r70(loaded):
     return build(loaded("redis-7.0.15/small"), top=1000)
 
 
+@pytest.mark.slow
 def test_report_on_a_read_only_database(loaded, r70):
     """A database opened read-only (locked by another process, a read-only file): the macros,
     the naming check's helper macros and tables and every base relation are TEMP objects, and

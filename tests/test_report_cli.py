@@ -22,6 +22,7 @@ def db(loaded):
     return loaded(REL)
 
 
+@pytest.mark.slow
 def test_report_json_contract_from_dump(tmp_path):
     """Given a dump, report loads it into a temporary database, reports, and removes it."""
     m = manifest(REL)
@@ -69,6 +70,7 @@ def test_report_output_database_kept(tmp_path):
     assert con.execute("SELECT count(*) FROM keys").fetchone()[0] == len(manifest(REL).keys)
 
 
+@pytest.mark.slow
 def test_report_text_and_markdown(db):
     res = run_cli("report", db)
     assert res.exit_code == 0, res.output
@@ -94,6 +96,7 @@ def test_report_text_and_markdown(db):
     assert "user:{id}:profile" in md.stdout
 
 
+@pytest.mark.slow
 def test_fail_on_exit_codes(db):
     m = manifest(REL)
     n_big = sum(1 for k in m.keys if big_key_rules(k))
@@ -133,6 +136,7 @@ def test_fail_on_exit_codes(db):
     assert bad.exit_code == 2 and "unknown rule" in bad.output and "Traceback" not in bad.output
 
 
+@pytest.mark.slow
 def test_rules_file(db, tmp_path):
     m = manifest(REL)
     rules = tmp_path / "rules.toml"
@@ -308,6 +312,7 @@ def test_damaged_dump_reports_and_exits_4():
     assert 0 < rep["overview"]["keys"] < len(m.keys)
 
 
+@pytest.mark.slow
 def test_a_database_of_snapshots_reports_the_latest_not_their_sum(tmp_path):
     """A history database (`load --instance` night after night, for `trend`): the report covers
     the latest snapshot of each instance, and says so; it used to add the nights up (two nights

@@ -189,6 +189,7 @@ def _ttl_keyspace(herd: bool) -> tuple[bytes, list[int]]:
     return W.rdb(b"".join(parts), version=11, aux=AUX_72), expires
 
 
+@pytest.mark.slow
 def test_herd_flagged_with_its_count_and_random_ttls_are_not(tmp_path):
     data, expires = _ttl_keyspace(herd=True)
     rep = _report(_load(tmp_path, data, "herd"), sections=("ttl",))
@@ -248,6 +249,7 @@ def test_critical_big_keys_are_listed_first(tmp_path):
 # --- wording and units -------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_fail_on_messages_compare_like_with_like(tmp_path):
     body = W.key(0, "UPPER:key", W.string(b"x" * 100)) + W.key(0, "lower:key", W.string(b"y"))
     path = tmp_path / "w.rdb"

@@ -76,6 +76,7 @@ def _json_report(*args) -> dict:
     return json.loads(result.stdout)
 
 
+@pytest.mark.slow
 def test_report_on_a_dump_in_s3(s3, tmp_path):
     remote = _json_report("s3://dumps/valkey-8.0.1.rdb.gz")
     (tmp_path / "valkey-8.0.1.rdb.gz").write_bytes(s3[1])  # the same object, on a local disk
@@ -86,6 +87,7 @@ def test_report_on_a_dump_in_s3(s3, tmp_path):
     assert _strip(remote) == _strip(local)
 
 
+@pytest.mark.slow
 def test_dataset_in_s3_equals_the_local_database(s3, tmp_path):
     fs, _ = s3
     urls = ["s3://dumps/redis-7.4.1.rdb", "s3://dumps/valkey-8.0.1.rdb.gz"]
@@ -139,6 +141,7 @@ def test_missing_object_is_an_input_error(s3):
     assert "s3://dumps/nope.rdb: No such file or directory" in result.output
 
 
+@pytest.mark.slow
 def test_report_on_a_dump_over_http(s3):
     """An http(s):// dump goes through fsspec's http file system (aiohttp, the [http] extra),
     in ranged GET requests: moto serves a public-read object at its plain HTTP address, as any
@@ -153,6 +156,7 @@ def test_report_on_a_dump_over_http(s3):
     assert _strip(remote) == _strip(_json_report(str(SAMPLES[2])))
 
 
+@pytest.mark.slow
 def test_a_refused_http_request_is_not_a_missing_file(s3):
     """fsspec's http file system turns a 403 into FileNotFoundError: the line says what the
     server answered (the object exists, it is private), not "No such file"."""
@@ -170,6 +174,7 @@ def test_a_refused_http_request_is_not_a_missing_file(s3):
     )
 
 
+@pytest.mark.slow
 def test_a_quoted_pattern_loads_the_objects_it_matches(s3, tmp_path):
     """`rdbscan load 's3://bucket/prefix/shard-*.rdb'`: the shell cannot expand it; rdbscan lists
     the bucket (the pattern of docs/fleet.md), in the order of the names."""
@@ -193,6 +198,7 @@ def test_a_quoted_pattern_loads_the_objects_it_matches(s3, tmp_path):
     )
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_without_the_s3_extra_one_line_and_exit_2(tmp_path):
     """s3fs not importable: the URL's line names the extra to install; no traceback."""
@@ -214,6 +220,7 @@ def test_without_the_s3_extra_one_line_and_exit_2(tmp_path):
         assert len(lines) == 1 and "pip install 'rdbscan[s3]'" in lines[0], proc.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_a_killed_writer_in_s3_leaves_no_visible_dump(s3, tmp_path):
     """Objects are written straight to their final keys, the `dumps` object last (the commit
@@ -247,6 +254,7 @@ def test_a_killed_writer_in_s3_leaves_no_visible_dump(s3, tmp_path):
     assert _strip(both, ties) == _strip(_json_report(db), ties)
 
 
+@pytest.mark.slow
 def test_a_second_writer_in_s3_is_refused(s3):
     """The lock object, created only if absent (If-None-Match: *): a second writer is refused
     in one line naming the holder (exit 7), and the bucket is left as it was."""

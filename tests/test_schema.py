@@ -165,6 +165,7 @@ def test_markdown_table(loaded):
     )
 
 
+@pytest.mark.slow
 def test_toml_and_json_round_trip(loaded, tmp_path):
     db = loaded("redis-7.4.1/small")
     out = tmp_path / "keyschema.toml"
@@ -181,6 +182,7 @@ def test_toml_and_json_round_trip(loaded, tmp_path):
     )
 
 
+@pytest.mark.slow
 def test_never_overwrites_a_users_file_and_keeps_what_the_team_wrote(loaded, tmp_path):
     db = loaded("redis-7.4.1/small")
     mine = tmp_path / "mine.toml"
@@ -336,6 +338,7 @@ def test_hand_written_schema_yields_exactly_its_mistakes(loaded, tmp_path):
     assert sum(undocumented.values()) == truth["undocumented"]
 
 
+@pytest.mark.slow
 def test_inferred_schema_checks_clean_against_its_dump(loaded, tmp_path):
     """Every key lands in its own family's pattern: nothing undocumented, no declared family
     without keys, and type breaks only for the keys of a family's minority types."""
@@ -350,6 +353,7 @@ def test_inferred_schema_checks_clean_against_its_dump(loaded, tmp_path):
     assert s["keys_documented"] == s["keys"] == 584
 
 
+@pytest.mark.slow
 def test_report_cli_schema_and_fail_on(loaded, tmp_path):
     db = loaded("redis-7.4.1/small")
     path = tmp_path / "keyschema.toml"
@@ -446,6 +450,7 @@ def test_sizes_and_durations():
     assert sch.parse_duration_ms("500ms") == 500 and sch.parse_duration_ms("30m") == 1_800_000
 
 
+@pytest.mark.slow
 def test_schema_of_dump_files(tmp_path):
     dump = str(manifest("redis-7.4.1/small").dump)
     res = run_cli("schema", dump, "-q", "-f", "json", "--min-keys", "50")

@@ -9,6 +9,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 import tomllib
 from common import run_cli
 
@@ -32,6 +33,7 @@ HOLDERS = {
 }
 
 
+@pytest.mark.slow
 def test_relations_are_the_families_holding_book_names(tmp_path):
     dump = tmp_path / "dump.rdb"
     shutil.copy(VALUES / "dump.rdb", dump)

@@ -8,6 +8,7 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 import tomllib
 from common import run_cli
 
@@ -18,6 +19,7 @@ VALUES = Path(__file__).parent / "fixtures" / "values"
 KEYS = json.loads((VALUES / "truth.json").read_text())["keys"]
 
 
+@pytest.mark.slow
 def test_split_key_patterns_and_check(tmp_path):
     db = str(tmp_path / "v.duckdb")
     load([str(VALUES / "dump.rdb")], db)

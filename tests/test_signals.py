@@ -38,6 +38,7 @@ def _wait_for_cpu(proc: subprocess.Popen, seconds: float) -> None:
     raise AssertionError(f"the process used less than {seconds} s of CPU (exit {proc.poll()})")
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_a_running_sql_query(tmp_path, sample_db):
     """DuckDB went on with a query after Ctrl-C (it swallowed the KeyboardInterrupt): `sql`
     ran the query to its end.  Now every open connection is interrupted: exit 130 at once."""

@@ -55,6 +55,7 @@ def test_fixture_set_is_large():
     assert len(DUMPS) >= 150
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("chunk", [reader.CHUNK, 257])
 def test_compiled_rows_equal_pure_python_rows(
     fixtures_db, pure_fixtures_db, tmp_path, monkeypatch, chunk
@@ -71,6 +72,7 @@ def test_compiled_rows_equal_pure_python_rows(
         assert got == want
 
 
+@pytest.mark.slow
 def test_only_the_empty_keys_of_redis_tests_are_flagged_invalid(pure_fixtures_db):
     """Every fixture value a real server wrote passes the integrity checks keys.invalid
     stands for (a finding must be right); the one fixture flagged is Redis's own test file of
@@ -126,6 +128,7 @@ ENTRY = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(ENTRY, max_size=12), st.booleans())
 def test_walkers_agree_on_valid_blobs(entries, members_only):
@@ -138,6 +141,7 @@ def test_walkers_agree_on_valid_blobs(entries, members_only):
     assert speedups.compiled.ziplist_scan(zl)[0] == len(entries)
 
 
+@pytest.mark.slow
 @settings(max_examples=1000, deadline=None)
 @given(st.lists(ENTRY, max_size=6), st.data())
 def test_walkers_agree_on_damaged_blobs(entries, data):
@@ -155,6 +159,7 @@ def test_walkers_agree_on_damaged_blobs(entries, data):
             _same(x, True)
 
 
+@pytest.mark.slow
 @settings(max_examples=1000, deadline=None)
 @given(st.lists(ENTRY, max_size=8), st.data())
 def test_walkers_agree_on_blobs_redis_refuses(entries, data):
@@ -368,6 +373,7 @@ def value_records(draw) -> bytes:
     )
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(
     st.lists(value_records(), max_size=25),
@@ -459,6 +465,7 @@ def test_record_loop_takes_the_common_keys():
     )
 
 
+@pytest.mark.slow
 def test_batches_after_a_module_value(tmp_path):
     """A module value's encoding (its type name) stays in the compiled batch's name table for
     the batches after it, which hold no module value: every batch size gives the same rows."""
@@ -508,6 +515,7 @@ def _lzf_tokens(data) -> tuple[bytes, int]:
     return bytes(payload), out
 
 
+@pytest.mark.slow
 @settings(max_examples=1000, deadline=None)
 @given(LZF_TEXT, st.data())
 def test_lzf_length_check_twin(text, data):

@@ -104,6 +104,7 @@ def test_sample_dump_keys(tmp_path):
     assert res.complete and res.keys == SAMPLE_KEYS
 
 
+@pytest.mark.slow
 def test_report_twice_into_one_database_gives_the_same_report(tmp_path):
     db = tmp_path / "x.duckdb"
     code1, _, first = _report_json(SAMPLE, "-o", db)
@@ -115,6 +116,7 @@ def test_report_twice_into_one_database_gives_the_same_report(tmp_path):
     assert _counts(db) == (1, SAMPLE_KEYS, SAMPLE_KEYS, 0)
 
 
+@pytest.mark.slow
 def test_report_same_dump_twice_counts_it_once(tmp_path):
     code, _, doc = _report_json(SAMPLE, SAMPLE)
     assert code == 0 and doc["overview"]["keys"] == SAMPLE_KEYS
@@ -125,6 +127,7 @@ def test_report_same_dump_twice_counts_it_once(tmp_path):
     assert len(doc["overview"]["dumps"]) == 1
 
 
+@pytest.mark.slow
 def test_second_load_is_refused_and_replace_replaces(tmp_path):
     db = tmp_path / "x.duckdb"
     assert run_cli("load", "-q", SAMPLE, "-o", db).returncode == 0
@@ -148,6 +151,7 @@ def test_second_load_is_refused_and_replace_replaces(tmp_path):
     assert _counts(db2) == (1, SAMPLE_KEYS, SAMPLE_KEYS, 0)
 
 
+@pytest.mark.slow
 def test_shards_and_other_snapshots_load_side_by_side(tmp_path):
     db = tmp_path / "c.duckdb"
     res = run_cli("load", "-q", SAMPLE, CLUSTER, "-o", db)
@@ -163,6 +167,7 @@ def test_shards_and_other_snapshots_load_side_by_side(tmp_path):
     assert _q(db, "SELECT count(*) FROM dumps") == [(3,)]
 
 
+@pytest.mark.slow
 def test_loads_from_stdin_are_identified_by_content(tmp_path):
     db = tmp_path / "s.duckdb"
     data = SAMPLE.read_bytes()
@@ -180,6 +185,7 @@ def _many_keys_dump(n: int) -> bytes:
     return W.rdb(body, aux={"redis-ver": "7.2.4", "ctime": "1700000000"})
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 @pytest.mark.parametrize(
     "sig, code, line",
@@ -236,6 +242,7 @@ def test_ctrl_c_during_load_leaves_nothing_and_ids_are_not_reused(tmp_path, sig,
 # --- key rows and the dumps row commit together ---------------------------------------------
 
 
+@pytest.mark.slow
 def test_replication_header_overflow_then_second_load_counts_right(tmp_path):
     """`$<19 digits>` before an RDB on stdin (file_size beyond BIGINT) used to commit key rows
     without a dumps row, and the next load reused the dump id and counted both."""
@@ -291,6 +298,7 @@ def test_killed_load_is_removed_by_the_next_open(tmp_path):
 # --- what is not an RDB, or not there -------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["png", "empty", "directory"])
 def test_non_rdb_input_prints_only_the_error(tmp_path, kind):
     path = tmp_path / f"input.{kind}"
@@ -314,6 +322,7 @@ def test_non_rdb_input_prints_only_the_error(tmp_path, kind):
         assert _counts(db) == (0, 0, 0, 0)
 
 
+@pytest.mark.slow
 def test_report_on_a_database_with_an_incomplete_dump_exits_4(tmp_path):
     data = SAMPLE.read_bytes()
     cut = tmp_path / "cut.rdb"
@@ -332,6 +341,7 @@ def test_report_on_a_database_with_an_incomplete_dump_exits_4(tmp_path):
 # --- report says what load says -------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_report_shows_skip_bad_and_exits_as_load(tmp_path):
     from test_damaged import SMALL, _corrupt_one_listpack
 
@@ -347,6 +357,7 @@ def test_report_shows_skip_bad_and_exits_as_load(tmp_path):
     assert "1 damaged keys left out" in rep.stdout
 
 
+@pytest.mark.slow
 def test_report_shows_trailing_bytes_as_load_does(tmp_path):
     path = tmp_path / "tail.rdb"
     path.write_bytes(SAMPLE.read_bytes() + b"not part of the RDB\n")
@@ -363,6 +374,7 @@ def test_report_shows_trailing_bytes_as_load_does(tmp_path):
     assert "20 bytes not read" in rep_db.stdout
 
 
+@pytest.mark.slow
 def test_report_on_a_database_without_dumps_says_so(tmp_path):
     """A database whose only load was killed (kill -9: nothing of it committed) or emptied, and
     `--dump-id` naming no dump: `report` printed nothing and exited 4."""

@@ -147,6 +147,7 @@ def _compressible_truth(keys: dict, min_bytes: int) -> dict:
     return fams
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dump,keys", [("dump.rdb", "keys"), ("lfu.rdb", "lfu_keys")])
 def test_compressible_values_match_the_server(tmp_path, dump, keys):
     """dump.rdb has an LRU idle time in every record, lfu.rdb an LFU counter; some keys a TTL."""
@@ -217,6 +218,7 @@ def _type_named(key: str) -> set[str]:
     return set(re.split("[:#]", key.lower())) & {"string", "hash", "list", "set", "zset", "stream"}
 
 
+@pytest.mark.slow
 def test_type_name_rule_is_opt_in_and_exact(db, tmp_path):
     want = sorted(k for k, t in KEYS.items() if _type_named(k) and t["type"] not in _type_named(k))
     assert want == ["app:hash:6", "cfg:colors:string", "tags:set:1"]
