@@ -1,10 +1,98 @@
+"""The suite's tiers and its shared setup.
+
+Tiers (markers registered in pyproject.toml):
+- `slow`: left out of the default run (`python -m pytest`, a few minutes); `--runslow` runs
+  them too (what .ci/run runs), and a slow test named by its node id runs anyway. A test is
+  slow when it takes more than ~1.5 s on the shared 2-core machine (a fifth of the tests, two
+  thirds of the time of a full run: campaigns of generated inputs, every-byte cuts, loads of
+  every fixture, full reports through the command line, processes signalled or killed).
+- `backend`: its result depends on the parser backend (the compiled core or the pure-Python
+  path). Every test outside PARSER_INDEPENDENT gets it here, so that a new test module runs
+  on both paths until it is listed there; .ci/run's pure-Python pass runs `-m backend` only.
+- `subprocess`: starts `rdbscan` (or Python) in a child process; `browser`: drives a headless
+  Chromium; `network`: talks to a server on a local port (moto's S3, a Dask cluster). These
+  select (`-m subprocess`) or leave out (`-m "not browser"`) what a machine lacks.
+
+Shared setup (session-wide, each made once): `cli` (the one in-process runner of the command
+line, tests/common.py), `loaded` (a fixture dump -> a database holding it), `sample_db`,
+`fixtures_db` and `pure_fixtures_db` (every fixture dump loaded by this process's backend,
+and by the pure-Python path). They are read, never changed: a test that writes copies one
+(common.copy_db)."""
+
+import os
 import signal
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
+
+from common import FIXTURE_DUMPS, FIXTURES, ROOT, run_cli  # noqa: E402
+
+# Test modules whose results do not depend on the parser backend (reports, diff, HTML, object
+# storage, docs, static checks): they read databases or files that the twin tests
+# (test_speedups.py, test_blob_stream.py, ...) hold equal on both paths.
+PARSER_INDEPENDENT = {
+    "test_api.py",
+    "test_dask.py",
+    "test_diff.py",
+    "test_diff_html.py",
+    "test_docs.py",
+    "test_escaping.py",
+    "test_facts_once.py",
+    "test_hot_keys.py",
+    "test_html_report.py",
+    "test_layers.py",
+    "test_memory_limit.py",
+    "test_report.py",
+    "test_report_cli.py",
+    "test_report_fastpaths.py",
+    "test_report_findings.py",
+    "test_report_gap.py",
+    "test_s3.py",
+    "test_schema.py",
+    "test_schema_split.py",
+    "test_values.py",
+}
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--runslow", action="store_true", help="run the tests marked slow too (as .ci/run does)"
+    )
+
+
+def _named(config) -> set[str]:
+    """The node ids named on the command line (`tests/test_x.py::test_y`), as pytest writes
+    them."""
+    out = set()
+    for arg in config.args:
+        path, sep, rest = arg.partition("::")
+        if sep:
+            try:
+                path = Path(path).resolve().relative_to(config.rootpath).as_posix()
+            except ValueError:
+                pass
+            out.add(f"{path}::{rest}")
+    return out
+
+
+def pytest_collection_modifyitems(config, items):
+    runslow, named = config.getoption("runslow"), _named(config)
+    keep, slow = [], []
+    for item in items:
+        if item.path.name not in PARSER_INDEPENDENT:
+            item.add_marker(pytest.mark.backend)
+        chosen = any(item.nodeid == n or item.nodeid.startswith((n + "[", n + "::")) for n in named)
+        if item.get_closest_marker("slow") and not (runslow or chosen):
+            slow.append(item)
+        else:
+            keep.append(item)
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = keep
 
 
 @pytest.fixture(autouse=True)
@@ -17,3 +105,66 @@ def _default_sigint():
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     yield
+
+
+@pytest.fixture(scope="session")
+def cli():
+    """`cli("report", "-q", DUMP)`: the command line in this process, as a user sees it
+    (tests/common.py run_cli: exit code, stdout, stderr)."""
+    return run_cli
+
+
+@pytest.fixture(scope="session")
+def loaded(tmp_path_factory):
+    """A fixture dump -> the path of a database that holds it, loaded once a session. The dump
+    is a folder under tests/fixtures that holds dump.rdb ("redis-7.0.15/small") or a file."""
+    from rdbscan.db.load import load
+
+    cache: dict[str, str] = {}
+
+    def get(dump) -> str:
+        path = FIXTURES / dump / "dump.rdb" if (FIXTURES / dump).is_dir() else Path(dump)
+        key = str(path.resolve())
+        if key not in cache:
+            db = tmp_path_factory.mktemp("loaded") / "d.duckdb"
+            [res] = load([str(path)], str(db))
+            assert res.complete, res.error
+            cache[key] = str(db)
+        return cache[key]
+
+    return get
+
+
+@pytest.fixture(scope="session")
+def sample_db(loaded) -> str:
+    """sample_dumps/redis-7.4.1.rdb (584 keys) loaded; read it, don't change it."""
+    return loaded(ROOT / "sample_dumps" / "redis-7.4.1.rdb")
+
+
+@pytest.fixture(scope="session")
+def fixtures_db(tmp_path_factory) -> str:
+    """Every fixture dump (common.FIXTURE_DUMPS) loaded into one database by this process's
+    backend; read it, don't change it."""
+    from rdbscan.db.load import load
+
+    db = str(tmp_path_factory.mktemp("fixtures") / "all.duckdb")
+    load(FIXTURE_DUMPS, db)
+    return db
+
+
+@pytest.fixture(scope="session")
+def pure_fixtures_db(tmp_path_factory, request) -> str:
+    """The same load on the pure-Python path (a child process with RDBSCAN_PURE_PYTHON=1);
+    fixtures_db itself when this process runs that path."""
+    from rdbscan.rdb import backend
+
+    if backend.compiled is None:
+        return request.getfixturevalue("fixtures_db")
+    db = str(tmp_path_factory.mktemp("pure") / "pure.duckdb")
+    code = (
+        "import sys; from rdbscan.rdb import backend; assert backend.compiled is None; "
+        "from rdbscan.db.load import load; load(sys.argv[2:], sys.argv[1])"
+    )
+    env = {**os.environ, "RDBSCAN_PURE_PYTHON": "1"}
+    subprocess.run([sys.executable, "-c", code, db, *FIXTURE_DUMPS], check=True, env=env)
+    return db

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-FIXTURES = Path(__file__).parent / "fixtures"
+from common import FIXTURES
 
 
 @dataclass

@@ -8,11 +8,10 @@ import os
 import tempfile
 
 import pytest
-from click.testing import CliRunner
+from common import run_cli
 from report_truth import manifest
 
 import rdbscan
-from rdbscan.cli.main import main
 from rdbscan.errors import EXIT_DAMAGED, EXIT_FINDINGS, EXIT_INPUT, EXIT_USAGE, CommandError
 from rdbscan.reports.render import render_json
 from rdbscan.reports.report import ReportOptions, parse_fail_on
@@ -34,13 +33,10 @@ def _steady(doc: dict) -> dict:
     return doc
 
 
-def _cli(*args):
-    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
-
-
+@pytest.mark.slow
 def test_report_of_a_dump_is_the_cli_json():
     dump = str(manifest(REL).dump)
-    res = _cli("report", dump, "-q", "-f", "json")
+    res = run_cli("report", dump, "-q", "-f", "json")
     assert res.exit_code == 0, res.output
     from_cli = _steady(res.stdout)
     from_api = _steady(rdbscan.report([dump]))
@@ -58,7 +54,7 @@ def test_report_of_a_database_and_of_its_dumps_agree(tmp_path):
     again = rdbscan.report(db, options)  # the database: nothing loaded again
     assert _steady(again) == _steady(first)
     assert set(first) >= {"overview", "big_keys"} and "ttl" not in first
-    res = _cli(
+    res = run_cli(
         "report",
         db,
         "-q",
@@ -80,6 +76,7 @@ def test_the_temporary_database_is_removed(tmp_path, monkeypatch):
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_run_report_tells_the_load_and_decides_the_exit_code(tmp_path):
     dump = str(manifest(REL).dump)
     said: list[str] = []
@@ -90,10 +87,11 @@ def test_run_report_tells_the_load_and_decides_the_exit_code(tmp_path):
     assert big > 0  # so the check fails: exit 3, as `rdbscan report --fail-on big-keys=0`
     assert run.failed_checks() == [f"big-keys {big} > 0"]
     assert run.exit_code == EXIT_FINDINGS
-    res = _cli("report", dump, "-q", "-f", "json", "--fail-on", "big-keys=0")
+    res = run_cli("report", dump, "-q", "-f", "json", "--fail-on", "big-keys=0")
     assert res.exit_code == run.exit_code
 
 
+@pytest.mark.slow
 def test_a_truncated_dump_reports_the_keys_read_and_exits_4(tmp_path):
     data = manifest(REL).dump.read_bytes()
     cut = tmp_path / "cut.rdb"
@@ -103,9 +101,10 @@ def test_a_truncated_dump_reports_the_keys_read_and_exits_4(tmp_path):
     assert run.report is not None and run.report["overview"]["complete"] is False
     assert 0 < run.report["overview"]["keys"] < len(manifest(REL).keys)
     assert any(m.startswith(f"rdbscan: error: {cut}") for m in run.messages)
-    assert _cli("report", cut, "-q", "-f", "json").exit_code == EXIT_DAMAGED
+    assert run_cli("report", cut, "-q", "-f", "json").exit_code == EXIT_DAMAGED
 
 
+@pytest.mark.slow
 def test_nothing_read_is_no_report_and_exit_4(tmp_path):
     junk = tmp_path / "junk.rdb"
     junk.write_bytes(b"not an rdb file at all")
@@ -115,7 +114,7 @@ def test_nothing_read_is_no_report_and_exit_4(tmp_path):
     with pytest.raises(CommandError) as e:
         rdbscan.report([str(junk)])
     assert e.value.code == EXIT_DAMAGED and str(junk) in e.value.message
-    assert _cli("report", junk, "-q").exit_code == EXIT_DAMAGED
+    assert run_cli("report", junk, "-q").exit_code == EXIT_DAMAGED
 
 
 def test_user_mistakes_are_command_errors(tmp_path):

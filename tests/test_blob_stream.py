@@ -17,6 +17,7 @@ from pathlib import Path
 import lzf
 import pytest
 import rdbwriter as W
+from common import FIXTURE_DUMPS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -26,8 +27,7 @@ from rdbscan.rdb.long_names import KEY_KEEP, LongName
 from rdbscan.rdb.parser import DumpInfo, parse
 from rdbscan.rdb.records import KeyRecord
 
-FIXTURES = Path(__file__).parent / "fixtures"
-DUMPS = sorted(str(p) for p in FIXTURES.rglob("*") if p.suffix in (".rdb", ".aof"))
+DUMPS = FIXTURE_DUMPS
 
 # (whole-blob walker, its streamed twins)
 STREAMED = [
@@ -95,6 +95,7 @@ def _blobs(entries) -> list:
     ]
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(ENTRY, max_size=14), st.integers(1, 20), st.booleans())
 def test_valid_blobs_walk_the_same_streamed(entries, piece, members_only):
@@ -103,6 +104,7 @@ def test_valid_blobs_walk_the_same_streamed(entries, piece, members_only):
         same_both_ways(blob, piece, members_only)
 
 
+@pytest.mark.slow
 @settings(max_examples=1000, deadline=None)
 @given(st.lists(ENTRY, max_size=8), st.data())
 def test_damaged_and_refused_blobs_walk_the_same_streamed(entries, data):
@@ -182,6 +184,7 @@ def compare_fixtures(skip_bads) -> int:
     return seen
 
 
+@pytest.mark.slow
 def test_every_fixture_reads_the_same_streamed():
     """Every fixture dump (listpacks, ziplists, intsets, zipmaps, LZF or not, quicklist nodes,
     the damaged ones of Redis's own tests, with and without --skip-bad) read with every blob
@@ -189,6 +192,8 @@ def test_every_fixture_reads_the_same_streamed():
     assert compare_fixtures((False, True)) > 20_000
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_every_fixture_reads_the_same_streamed_in_pure_python():
     code = (
         "import sys; sys.path.insert(0, sys.argv[1]); from rdbscan.rdb import backend; "

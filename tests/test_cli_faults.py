@@ -14,22 +14,16 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from common import FIXTURES, copy_db, run_cli
 
 from rdbscan import errors
 from rdbscan.errors import EXIT_DATABASE, EXIT_INPUT, EXIT_INTERRUPTED, EXIT_USAGE, exit_code_table
 
 ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = Path(__file__).parent / "fixtures"
 DUMP = str(FIXTURES / "redis-7.0.15" / "small" / "dump.rdb")
 DUMP_B = str(FIXTURES / "redis-6.2.16" / "small" / "dump.rdb")
 DUMP_C = str(FIXTURES / "redis-7.2.6" / "small" / "dump.rdb")
 NULL_PART = "instance=__HIVE_DEFAULT_PARTITION__"  # a dump loaded without --instance
-
-
-def rdbscan(*args, **kw) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "rdbscan", *map(str, args)], capture_output=True, text=True, **kw
-    )
 
 
 def test_docs_page_is_the_table_in_errors_py():
@@ -50,7 +44,7 @@ def test_exit_codes_are_defined_in_errors_py_only():
 def test_output_directory_that_does_not_exist(tmp_path):
     out = tmp_path / "no" / "such" / "x.duckdb"
     for cmd in (["load", "-q", DUMP], ["report", "-q", DUMP]):
-        p = rdbscan(*cmd, "-o", out)
+        p = run_cli(*cmd, "-o", out)
         assert (p.returncode, p.stderr, p.stdout) == (
             EXIT_DATABASE,
             f"rdbscan: error: {out}: its directory does not exist\n",
@@ -62,7 +56,7 @@ def test_output_that_is_not_a_database_is_left_alone(tmp_path):
     notes = tmp_path / "notes.txt"
     notes.write_text("my notes\n")
     for cmd in (["load", "-q", DUMP], ["report", "-q", DUMP]):
-        p = rdbscan(*cmd, "-o", notes)
+        p = run_cli(*cmd, "-o", notes)
         assert (p.returncode, p.stderr, p.stdout) == (
             EXIT_DATABASE,
             f"rdbscan: error: {notes}: not a DuckDB database (for -o: give a new file "
@@ -71,7 +65,7 @@ def test_output_that_is_not_a_database_is_left_alone(tmp_path):
         )
     assert notes.read_text() == "my notes\n"
     assert sorted(os.listdir(tmp_path)) == ["notes.txt"]
-    p = rdbscan("sql", notes, "SELECT 1")
+    p = run_cli("sql", notes, "SELECT 1")
     assert (p.returncode, p.stderr) == (
         EXIT_DATABASE,
         f"rdbscan: error: {notes}: not a DuckDB database (for -o: give a new file "
@@ -79,11 +73,12 @@ def test_output_that_is_not_a_database_is_left_alone(tmp_path):
     )
 
 
-def test_html_file_that_cannot_be_written(tmp_path):
+@pytest.mark.slow
+def test_html_file_that_cannot_be_written(tmp_path, loaded):
     db = tmp_path / "x.duckdb"
-    assert rdbscan("load", "-q", DUMP, "-o", db).returncode == 0
+    copy_db(loaded(DUMP), db)
     out = tmp_path / "no" / "such" / "r.html"
-    p = rdbscan("report", "-q", db, "--html", out)
+    p = run_cli("report", "-q", db, "--html", out)
     assert (p.returncode, p.stderr, p.stdout) == (
         EXIT_DATABASE,
         f"rdbscan: error: {out}: its directory does not exist\n",
@@ -91,7 +86,7 @@ def test_html_file_that_cannot_be_written(tmp_path):
     )
     mine = tmp_path / "notes.html"
     mine.write_text("my notes\n")
-    p = rdbscan("report", "-q", db, "--html", mine)
+    p = run_cli("report", "-q", db, "--html", mine)
     assert (p.returncode, p.stderr) == (
         EXIT_DATABASE,
         f"rdbscan: error: {mine}: exists and is not an rdbscan HTML report; not overwritten\n",
@@ -105,16 +100,18 @@ def test_missing_input_has_one_code_in_every_command(tmp_path):
         ["load", "-q", "missing.rdb", "-o", tmp_path / "x.duckdb"],
         ["report", "-q", "missing.rdb"],
     ):
-        p = rdbscan(*cmd, cwd=tmp_path)
+        p = run_cli(*cmd, cwd=tmp_path)
         assert (p.returncode, p.stderr) == want, cmd
     for cmd in (["sql", "missing.duckdb", "SELECT 1"], ["query", "missing.duckdb", "big_keys"]):
-        p = rdbscan(*cmd, cwd=tmp_path)
+        p = run_cli(*cmd, cwd=tmp_path)
         assert (p.returncode, p.stderr) == (
             EXIT_INPUT,
             "rdbscan: error: missing.duckdb: No such file or directory\n",
         ), cmd
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     "args",
     [
@@ -124,11 +121,11 @@ def test_missing_input_has_one_code_in_every_command(tmp_path):
         ["query", "DB", "big_keys_top"],
     ],
 )
-def test_output_to_a_closed_pipe_exits_0_quietly(tmp_path, args):
+def test_output_to_a_closed_pipe_exits_0_quietly(tmp_path, loaded, args):
     """`rdbscan report dump.rdb | head`: the reader closed the pipe before rdbscan wrote; no
     line, exit 0 (a pipeline under `set -o pipefail` must not fail on it)."""
     db = tmp_path / "x.duckdb"
-    assert rdbscan("load", "-q", DUMP, "-o", db).returncode == 0
+    copy_db(loaded(DUMP), db)
     args = [str(db) if a == "DB" else a for a in args]
     read, write = os.pipe()
     os.close(read)  # no reader: the first write fails with EPIPE
@@ -141,10 +138,10 @@ def test_output_to_a_closed_pipe_exits_0_quietly(tmp_path, args):
     assert (p.returncode, p.stderr) == (0, b"")
 
 
-def test_sql_error_is_a_usage_error(tmp_path):
+def test_sql_error_is_a_usage_error(tmp_path, loaded):
     db = tmp_path / "x.duckdb"
-    assert rdbscan("load", "-q", DUMP, "-o", db).returncode == 0
-    p = rdbscan("sql", db, "SELEC 1")
+    copy_db(loaded(DUMP), db)
+    p = run_cli("sql", db, "SELEC 1")
     assert p.returncode == EXIT_USAGE and p.stderr.startswith(
         'rdbscan: error: SQL error: Parser Error: syntax error at or near "SELEC"'
     )
@@ -170,18 +167,19 @@ def _mounted_tmpfs(path: Path, options: str):
 
 def test_read_only_directory(tmp_path):
     with _mounted_tmpfs(tmp_path / "ro", "ro,size=1m") as ro:
-        p = rdbscan("load", "-q", DUMP, "-o", ro / "x.duckdb")
+        p = run_cli("load", "-q", DUMP, "-o", ro / "x.duckdb")
         assert (p.returncode, p.stderr) == (
             EXIT_DATABASE,
             f"rdbscan: error: {ro / 'x.duckdb'}: the file system is read-only\n",
         )
 
 
-def test_html_on_a_read_only_file_system(tmp_path):
+@pytest.mark.slow
+def test_html_on_a_read_only_file_system(tmp_path, loaded):
     db = tmp_path / "x.duckdb"
-    assert rdbscan("load", "-q", DUMP, "-o", db).returncode == 0
+    copy_db(loaded(DUMP), db)
     with _mounted_tmpfs(tmp_path / "ro", "ro,size=1m") as ro:
-        p = rdbscan("report", "-q", db, "--html", ro / "r.html")
+        p = run_cli("report", "-q", db, "--html", ro / "r.html")
         assert (p.returncode, p.stderr) == (
             EXIT_DATABASE,
             f"rdbscan: error: {ro / 'r.html'}: the file system is read-only\n",
@@ -190,7 +188,7 @@ def test_html_on_a_read_only_file_system(tmp_path):
 
 def test_full_disk(tmp_path):
     with _mounted_tmpfs(tmp_path / "full", "size=100k") as full:
-        p = rdbscan("load", "-q", DUMP, "-o", full / "x.duckdb")
+        p = run_cli("load", "-q", DUMP, "-o", full / "x.duckdb")
         assert p.returncode == EXIT_DATABASE, p.stderr
         assert re.fullmatch(
             rf"rdbscan: error: {re.escape(str(full))}/x\.duckdb(\.wal)?: the disk is "
@@ -199,9 +197,10 @@ def test_full_disk(tmp_path):
         ), p.stderr
 
 
-def test_locked_database(tmp_path):
+@pytest.mark.subprocess
+def test_locked_database(tmp_path, loaded):
     db = tmp_path / "x.duckdb"
-    assert rdbscan("load", "-q", DUMP, "-o", db).returncode == 0
+    copy_db(loaded(DUMP), db)
     holder = subprocess.Popen(
         [
             sys.executable,
@@ -221,13 +220,15 @@ def test_locked_database(tmp_path):
             f"or use another file\n"
         )
         for cmd in (["load", "-q", DUMP, "-o", db], ["sql", db, "SELECT 1"], ["report", db]):
-            p = rdbscan(*cmd)
+            p = run_cli(*cmd)
             assert p.returncode == EXIT_DATABASE, (cmd, p.stderr)
             assert p.stderr.startswith("rdbscan: error: ") and p.stderr.endswith(want), p.stderr
     finally:
         holder.communicate("")
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_closed_stdin(tmp_path):
     for cmd in (["load", "-", "-o", tmp_path / "x.duckdb"], ["report", "-q", "-"]):
         p = subprocess.run(
@@ -241,12 +242,12 @@ def test_closed_stdin(tmp_path):
         assert p.stderr.startswith("rdbscan: error: <stdin>: standard input is closed\n"), p.stderr
 
 
-def test_invalid_regex_in_rules_file(tmp_path):
+def test_invalid_regex_in_rules_file(tmp_path, loaded):
     db = tmp_path / "x.duckdb"
-    assert rdbscan("load", "-q", DUMP, "-o", db).returncode == 0
+    copy_db(loaded(DUMP), db)
     rules = tmp_path / "rules.toml"
     rules.write_text('[rules.disallowed-chars]\nallowed = "z-a"\n')
-    p = rdbscan("report", db, "--rules", rules)
+    p = run_cli("report", db, "--rules", rules)
     assert (p.returncode, p.stderr, p.stdout) == (
         EXIT_USAGE,
         f"rdbscan: error: {rules}: rules.disallowed-chars.allowed: 'z-a' is not a "
@@ -274,15 +275,15 @@ def test_invalid_regex_in_rules_file(tmp_path):
         ),
     ],
 )
-def test_out_of_range_settings(tmp_path, args, line):
+def test_out_of_range_settings(tmp_path, loaded, args, line):
     db = tmp_path / "x.duckdb"
-    assert rdbscan("load", "-q", DUMP, "-o", db).returncode == 0
-    p = rdbscan("report", db, *args)
+    copy_db(loaded(DUMP), db)
+    p = run_cli("report", db, *args)
     assert (p.returncode, p.stderr) == (EXIT_USAGE, line)
 
 
 def test_out_of_range_top(tmp_path):
-    p = rdbscan("report", DUMP, "--top", "99999999999999999999")
+    p = run_cli("report", DUMP, "--top", "99999999999999999999")
     assert p.returncode == EXIT_USAGE
     assert p.stderr.endswith(
         "Error: Invalid value for '--top': 99999999999999999999 is not in the range 1<=x<=100000.\n"
@@ -304,11 +305,12 @@ def test_interrupted_report_exits_130(tmp_path, monkeypatch, capsys):
     assert capsys.readouterr().err.endswith("rdbscan: interrupted\n")
 
 
+@pytest.mark.slow
 def test_apostrophe_in_output_path_with_jobs(tmp_path):
     out = tmp_path / "it's here" / "o'brien.duckdb"
     out.parent.mkdir()
     # (DUMP is dump 2 already: loading it again would be refused, so two other dumps)
-    p = rdbscan("load", "-q", "-j", "2", DUMP_B, DUMP_C, "-o", out)
+    p = run_cli("load", "-q", "-j", "2", DUMP_B, DUMP_C, "-o", out)
     assert (p.returncode, p.stderr) == (0, "")
     con = duckdb.connect(str(out), read_only=True)
     assert con.execute("SELECT dump_id, complete FROM dumps ORDER BY 1").fetchall() == [
@@ -373,6 +375,8 @@ def _group_gone(pgid: int) -> bool:
     return False
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_ctrl_c_with_jobs_keeps_finished_dumps(tmp_path):
     """The stuck dump is first, the small one second: the small one is copied as soon as it is
     loaded, and Ctrl-C (SIGINT to the process group, as a terminal sends it) ends the load
@@ -392,6 +396,8 @@ def test_ctrl_c_with_jobs_keeps_finished_dumps(tmp_path):
     con.close()
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_ctrl_c_with_jobs_into_a_dataset_keeps_the_dumps_committed(tmp_path):
     """`load -j 2 SMALL STUCK --parquet DS`: SMALL is committed as soon as it is loaded (dumps
     are committed in the order of the paths, each once those before it have ended), and Ctrl-C
@@ -430,7 +436,7 @@ def test_ctrl_c_with_jobs_into_a_dataset_keeps_the_dumps_committed(tmp_path):
     tables = ["db_sizes", "dumps", "keys", "stream_groups", "streams"]
     folders = sorted((p.parts[-4], p.name) for p in ds.glob("*/*/*/dump_id=*"))
     assert folders == [(t, "dump_id=1") for t in tables]  # nothing of the stuck dump 2
-    p = rdbscan("sql", ds, "SELECT count(*) AS n FROM keys", "-f", "csv")
+    p = run_cli("sql", ds, "SELECT count(*) AS n FROM keys", "-f", "csv")
     assert (p.returncode, p.stdout) == (0, "n\n562\n")
 
 
@@ -452,6 +458,8 @@ def _reader_of(parent: int, path: Path) -> int:
     raise AssertionError(f"no child of {parent} has {path} open")
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_a_worker_killed_in_a_load_into_a_dataset_is_that_dumps_error(tmp_path):
     """`load -j 2 STUCK SMALL --parquet DS` and the worker reading STUCK killed (as the kernel's
@@ -483,6 +491,8 @@ def test_a_worker_killed_in_a_load_into_a_dataset_is_that_dumps_error(tmp_path):
     assert {p.name for p in ds.glob("*/*/*/dump_id=*")} == {"dump_id=2"}
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_kill_9_of_parent_ends_workers_and_next_load_cleans_up(tmp_path):
     proc, out, fd = _parallel_load_with_a_stuck_dump(tmp_path)
     try:
@@ -495,7 +505,7 @@ def test_kill_9_of_parent_ends_workers_and_next_load_cleans_up(tmp_path):
         True
     ]
     # (DUMP is dump 2 already: loading it again would be refused, so two other dumps)
-    p = rdbscan("load", "-q", "-j", "2", DUMP_B, DUMP_C, "-o", out)
+    p = run_cli("load", "-q", "-j", "2", DUMP_B, DUMP_C, "-o", out)
     assert (p.returncode, p.stderr) == (0, "")
     assert os.listdir(out.parent) == ["x.duckdb"]
     con = duckdb.connect(str(out), read_only=True)
@@ -507,6 +517,7 @@ def test_kill_9_of_parent_ends_workers_and_next_load_cleans_up(tmp_path):
     con.close()
 
 
+@pytest.mark.subprocess
 def test_double_ctrl_c_exits_130_with_a_consistent_database(tmp_path):
     """Two Ctrl-C in a row while a load runs: the second one must not cut the clean-up short
     (it ended in a C++ terminate, exit 134)."""
@@ -546,7 +557,7 @@ def test_double_ctrl_c_exits_130_with_a_consistent_database(tmp_path):
 def test_empty_delimiters_are_a_usage_error_everywhere(command):
     """`--delimiters ""` is refused the same way by every command that takes it (one check,
     on the option, where report, query and the others each had their own or none)."""
-    res = rdbscan(*command, "--delimiters", "")
+    res = run_cli(*command, "--delimiters", "")
     assert res.returncode == EXIT_USAGE
     assert (
         res.stderr.splitlines()[-1] == "Error: Invalid value for '--delimiters': must not be empty"

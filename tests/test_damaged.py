@@ -8,31 +8,23 @@ import io
 import json
 import resource
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
 import pytest
 import rdbwriter as W
+from common import FIXTURES, run_cli
 
 from rdbscan.db.load import load
 from rdbscan.rdb.errors import CorruptError, RDBError, TruncatedError
 from rdbscan.rdb.parser import DumpInfo, parse
 
-FIXTURES = Path(__file__).parent / "fixtures"
 V70 = FIXTURES / "redis-7.0.15" / "variants"
 SMALL = FIXTURES / "redis-7.0.15" / "small" / "dump.rdb"
 
 
 def _manifest(name: str) -> dict:
     return json.loads((V70 / name / "manifest.json").read_text())
-
-
-def _cli(*args, stdin: bytes | None = None):
-    return subprocess.run(
-        [sys.executable, "-m", "rdbscan", *args], input=stdin, capture_output=True, timeout=300
-    )
 
 
 def _q(db: Path, sql: str):
@@ -49,8 +41,8 @@ def test_truncated_variant(tmp_path):
     c = m["corruption"]
     path = V70 / "truncated" / "dump.rdb"
     db = tmp_path / "t.duckdb"
-    proc = _cli("load", str(path), "-o", str(db))
-    err = proc.stderr.decode()
+    proc = run_cli("load", str(path), "-o", str(db))
+    err = proc.stderr
     assert proc.returncode == 4
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in err
@@ -69,8 +61,8 @@ def test_truncated_variant(tmp_path):
 
 def test_truncated_variant_debug_shows_traceback(tmp_path):
     path = V70 / "truncated" / "dump.rdb"
-    proc = _cli("--debug", "load", str(path), "-o", str(tmp_path / "t.duckdb"))
-    err = proc.stderr.decode()
+    proc = run_cli("--debug", "load", str(path), "-o", str(tmp_path / "t.duckdb"))
+    err = proc.stderr
     assert proc.returncode == 4
     assert "Traceback" in err and "TruncatedError" in err
     assert "389 keys read" in err
@@ -79,8 +71,8 @@ def test_truncated_variant_debug_shows_traceback(tmp_path):
 def test_truncated_variant_compressed_through_stdin(tmp_path):
     c = _manifest("truncated")["corruption"]
     payload = gzip.compress((V70 / "truncated" / "dump.rdb").read_bytes())
-    proc = _cli("load", "-", "-o", str(tmp_path / "t.duckdb"), stdin=payload)
-    err = proc.stderr.decode()
+    proc = run_cli("load", "-", "-o", str(tmp_path / "t.duckdb"), input=payload)
+    err = proc.stderr
     assert proc.returncode == 4 and "Traceback" not in err
     assert f"<stdin>: byte {c['value_data_offset']}:" in err and "389 keys read" in err
 
@@ -89,8 +81,8 @@ def test_corrupt_type_variant(tmp_path):
     c = _manifest("corrupt-type")["corruption"]
     path = V70 / "corrupt-type" / "dump.rdb"
     db = tmp_path / "c.duckdb"
-    proc = _cli("load", str(path), "-o", str(db))
-    err = proc.stderr.decode()
+    proc = run_cli("load", str(path), "-o", str(db))
+    err = proc.stderr
     assert proc.returncode == 4
     assert err.count("\n") == 1 and "Traceback" not in err
     assert f"byte {c['offset']}:" in err and f"type or opcode {c['new_byte']}" in err
@@ -103,8 +95,8 @@ def test_corrupt_value_variant(tmp_path):
     m = _manifest("corrupt-value")
     path = V70 / "corrupt-value" / "dump.rdb"
     db = tmp_path / "v.duckdb"
-    proc = _cli("load", str(path), "-o", str(db))
-    err = proc.stderr.decode()
+    proc = run_cli("load", str(path), "-o", str(db))
+    err = proc.stderr
     assert proc.returncode == 5
     assert "checksum mismatch" in err and "Traceback" not in err
     stored, computed = _q(db, "SELECT checksum_stored, checksum_computed FROM dumps")[0]
@@ -117,9 +109,9 @@ def test_corrupt_value_variant(tmp_path):
 
 
 def test_missing_file_and_directory(tmp_path):
-    proc = _cli("load", str(tmp_path / "nope.rdb"), "-o", str(tmp_path / "x.duckdb"))
-    assert proc.returncode == 6 and b"Traceback" not in proc.stderr  # EXIT_INPUT
-    assert b"nope.rdb" in proc.stderr
+    proc = run_cli("load", str(tmp_path / "nope.rdb"), "-o", str(tmp_path / "x.duckdb"))
+    assert proc.returncode == 6 and "Traceback" not in proc.stderr  # EXIT_INPUT
+    assert "nope.rdb" in proc.stderr
 
 
 # -- --skip-bad ------------------------------------------------------------------------------
@@ -144,6 +136,7 @@ def _corrupt_one_listpack(data: bytes) -> tuple[bytes, bytes, int]:
     raise AssertionError("no listpack value found")
 
 
+@pytest.mark.slow
 def test_skip_bad_skips_a_damaged_blob(tmp_path):
     data = SMALL.read_bytes()
     bad, key, off = _corrupt_one_listpack(data)
@@ -152,14 +145,14 @@ def test_skip_bad_skips_a_damaged_blob(tmp_path):
     total = sum(1 for _ in parse(io.BytesIO(data), DumpInfo(), size=len(data)))
 
     db = tmp_path / "a.duckdb"
-    proc = _cli("load", str(path), "-o", str(db))
-    err = proc.stderr.decode()
+    proc = run_cli("load", str(path), "-o", str(db))
+    err = proc.stderr
     assert proc.returncode == 4 and "Traceback" not in err
     assert f"byte {off}:" in err and repr(key.decode()) in err
 
     db2 = tmp_path / "b.duckdb"
-    proc = _cli("load", "--skip-bad", str(path), "-o", str(db2))
-    err = proc.stderr.decode()
+    proc = run_cli("load", "--skip-bad", str(path), "-o", str(db2))
+    err = proc.stderr
     assert proc.returncode == 5, err
     assert "1 damaged keys skipped" in err and repr(key.decode()) in err
     assert "Traceback" not in err
@@ -221,6 +214,7 @@ def _check_cut(data: bytes, cut: int, end: int, known: bool) -> None:
     assert cut >= end, f"cut at {cut} parsed although the RDB ends at {end}"
 
 
+@pytest.mark.slow
 def test_cut_every_byte_of_small_fixtures():
     files = _small_public_fixtures()
     assert len(files) >= 50
@@ -239,6 +233,7 @@ def test_cut_every_byte_of_small_fixtures():
     assert cuts >= 20_000
 
 
+@pytest.mark.slow
 def test_cut_a_real_dump_at_spread_offsets():
     # Every byte of the small fixtures above; here a real 370 KB dump at ~850 offsets
     # (each parse reads up to the cut, so this is the slow one).
@@ -254,13 +249,14 @@ def test_cut_a_real_dump_at_spread_offsets():
         _check_cut(data, cut, n, known=False)
 
 
+@pytest.mark.slow
 def test_cut_files_through_the_cli_never_show_a_traceback(tmp_path):
     data = SMALL.read_bytes()
     for i, cut in enumerate([9, 300, 4097, 100_000, 250_001, len(data) - 9, len(data) - 1]):
         path = tmp_path / f"cut{i}.rdb"
         path.write_bytes(data[:cut])
-        proc = _cli("load", str(path), "-o", str(tmp_path / f"cut{i}.duckdb"))
-        err = proc.stderr.decode()
+        proc = run_cli("load", str(path), "-o", str(tmp_path / f"cut{i}.duckdb"))
+        err = proc.stderr
         assert proc.returncode == 4, err
         assert "Traceback" not in err and err.count("\n") == 1
         assert "unexpected end of input" in err and "keys read" in err
@@ -381,6 +377,7 @@ def test_stream_listpack_with_negative_counts(entries, skip_bad):
             _parse_stream(data, True)
 
 
+@pytest.mark.slow
 def test_listpack_of_millions_of_entries_is_refused_not_decoded():
     from rdbscan.rdb import blobs
 

@@ -7,15 +7,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from common import run_cli
 
 import rdbscan
-from rdbscan.cli.main import main
 from rdbscan.db.outcome import outcome
 from rdbscan.db.parquet import Dataset
 from rdbscan.fleet.dask import run_tasks
 from rdbscan.fleet.load import _settle
 from rdbscan.reports.dataset import open_dataset
+
+pytestmark = pytest.mark.network  # a local Dask cluster of two worker processes
 
 distributed = pytest.importorskip("dask.distributed")  # the [dask] extra, part of [test]
 
@@ -48,6 +49,7 @@ def _tables(path: str) -> list:
         con.close()
 
 
+@pytest.mark.slow
 def test_cluster_load_equals_the_single_machine_load(cluster, tmp_path):
     _, client = cluster
     here, there = str(tmp_path / "here"), str(tmp_path / "there")
@@ -68,23 +70,13 @@ def test_cluster_load_equals_the_single_machine_load(cluster, tmp_path):
     assert not (tmp_path / "there" / "_staging").exists()  # written in place
 
 
+@pytest.mark.slow
 def test_cli_dask_with_a_missing_dump(cluster, tmp_path):
     c, _ = cluster
     ds = tmp_path / "ds"
     missing = str(tmp_path / "gone.rdb")
-    result = CliRunner().invoke(
-        main,
-        [
-            "load",
-            "--dask",
-            c.scheduler_address,
-            SAMPLES[0],
-            missing,
-            SAMPLES[1],
-            "--parquet",
-            str(ds),
-        ],
-        catch_exceptions=False,
+    result = run_cli(
+        "load", "--dask", c.scheduler_address, SAMPLES[0], missing, SAMPLES[1], "--parquet", str(ds)
     )
     assert result.exit_code == 6, result.output
     assert f"{missing}: No such file or directory" in result.output
@@ -98,9 +90,7 @@ def test_cli_dask_with_a_missing_dump(cluster, tmp_path):
     finally:
         con.close()
     # the same dumps again: refused by the client, which settles identity in path order
-    again = CliRunner().invoke(
-        main, ["load", "--dask", c.scheduler_address, SAMPLES[0], "--parquet", str(ds)]
-    )
+    again = run_cli("load", "--dask", c.scheduler_address, SAMPLES[0], "--parquet", str(ds))
     assert again.exit_code == 2 and "already loaded" in again.output
 
 
@@ -144,6 +134,7 @@ def test_a_failing_task_is_retried_then_reported(cluster, tmp_path):
         dataset.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("retries", [None, 0, 3])
 def test_cli_retries(cluster, tmp_path, monkeypatch, retries):
     """`load --dask ... --retries N`: a task that fails N times is loaded on its last run; one
@@ -157,7 +148,7 @@ def test_cli_retries(cluster, tmp_path, monkeypatch, retries):
         monkeypatch.setattr("rdbscan.fleet.load.stage_dump", _flaky(tries, fails))
         ds = str(tmp_path / f"ds-{fails}")
         args = ["load", "--dask", c.scheduler_address, *option, SAMPLES[1], SAMPLES[3]]
-        result = CliRunner().invoke(main, [*args, "--parquet", ds], catch_exceptions=False)
+        result = run_cli(*args, "--parquet", ds)
         assert result.exit_code == code, result.output
         assert len(list(tries.iterdir())) == n + 1  # the first run and N retries at most
         con = open_dataset(ds)
@@ -174,12 +165,11 @@ def test_cli_retries(cluster, tmp_path, monkeypatch, retries):
 
 
 def test_retries_without_dask_is_a_usage_error(tmp_path):
-    result = CliRunner().invoke(
-        main, ["load", SAMPLES[0], "--retries", "2", "--parquet", str(tmp_path / "d")]
-    )
+    result = run_cli("load", SAMPLES[0], "--retries", "2", "--parquet", str(tmp_path / "d"))
     assert result.exit_code == 2 and "--retries goes with --dask" in result.output
 
 
+@pytest.mark.slow
 def test_dask_missing_is_one_line_exit_2(tmp_path, monkeypatch):
     import builtins
 
@@ -191,8 +181,8 @@ def test_dask_missing_is_one_line_exit_2(tmp_path, monkeypatch):
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_dask)
-    result = CliRunner().invoke(
-        main, ["load", "--dask", "tcp://127.0.0.1:1", SAMPLES[0], "--parquet", str(tmp_path / "d")]
+    result = run_cli(
+        "load", "--dask", "tcp://127.0.0.1:1", SAMPLES[0], "--parquet", str(tmp_path / "d")
     )
     assert result.exit_code == 2
     assert "pip install 'rdbscan[dask]'" in result.output

@@ -13,19 +13,14 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from click.testing import CliRunner
+from common import run_cli
 
-from rdbscan.cli.main import main
 from rdbscan.db.load import load
 from rdbscan.reports import diff as D
 
 FIX = Path(__file__).parent / "fixtures" / "diff"
 TRUTH = json.loads((FIX / "changes.json").read_text())
 COLLECTIONS = ("list", "set", "zset", "hash", "stream")
-
-
-def run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
 
 
 def family(key: str) -> str:
@@ -87,7 +82,7 @@ def key_memory(path) -> dict:
 
 @pytest.fixture(scope="module")
 def pair(tmp_path_factory):
-    res = run("diff", FIX / "old.rdb", FIX / "new.rdb", "-f", "json", "-q", "--top", "1000")
+    res = run_cli("diff", FIX / "old.rdb", FIX / "new.rdb", "-f", "json", "-q", "--top", "1000")
     assert res.exit_code == 0, res.output
     return json.loads(res.stdout)
 
@@ -142,6 +137,7 @@ def test_every_key_classified_as_scripted(pair_changes):
                 assert pair_changes[(db, k)] == "changed"
 
 
+@pytest.mark.slow
 def test_totals_per_db_and_type(pair, pair_memory):
     old, new, _ = truth("pair")
     mem_old, mem_new = pair_memory
@@ -237,7 +233,7 @@ def test_families_ranked_with_keys_added_removed_changed(pair, pair_memory):
 
 def test_top_cuts_lists_not_counts(pair, pair_dbs):
     f = pair["families"]
-    res = run("diff", *pair_dbs, "-f", "json", "--top", "3")
+    res = run_cli("diff", *pair_dbs, "-f", "json", "--top", "3")
     short = json.loads(res.stdout)
     assert [r["pattern"] for r in short["families"]["items"]] == [
         r["pattern"] for r in f["items"][:3]
@@ -430,22 +426,23 @@ def test_family_ttl_changes(pair):
     assert 7190000 < got["user:{id}:profile"]["new_median_ttl_ms"] <= 7200000
 
 
+@pytest.mark.slow
 def test_fail_on_rules_and_exit_code(pair_dbs):
     args = ["diff", *pair_dbs, "-q", "-f", "json"]
-    res = run(*args, "--fail-on", "growth=20%,family-growth=10%,new-big-keys,lost-ttl=0")
+    res = run_cli(*args, "--fail-on", "growth=20%,family-growth=10%,new-big-keys,lost-ttl=0")
     assert res.exit_code == 3
     checks = {c["rule"]: c for c in json.loads(res.stdout)["fail_on"]["checks"]}
     assert all(c["failed"] for c in checks.values())
     assert checks["new-big-keys"]["value"] == 2 and checks["lost-ttl"]["value"] == 9
     assert "exceeds --fail-on" in res.stderr
     # thresholds above what the change measures pass
-    d = json.loads(run(*args).stdout)
+    d = json.loads(run_cli(*args).stdout)
     growth = d["totals"]["all"]["memory_growth"] * 100
-    res = run(*args, "--fail-on", f"growth={growth + 1:.0f}%,new-big-keys=2,lost-ttl=9")
+    res = run_cli(*args, "--fail-on", f"growth={growth + 1:.0f}%,new-big-keys=2,lost-ttl=9")
     assert res.exit_code == 0, res.output
-    res = run(*args, "--fail-on", f"growth={d['totals']['all']['delta_memory_bytes']}")
+    res = run_cli(*args, "--fail-on", f"growth={d['totals']['all']['delta_memory_bytes']}")
     assert res.exit_code == 0
-    res = run(*args, "--fail-on", f"growth={d['totals']['all']['delta_memory_bytes'] - 1}")
+    res = run_cli(*args, "--fail-on", f"growth={d['totals']['all']['delta_memory_bytes'] - 1}")
     assert res.exit_code == 3
     # family-growth in %: families in both snapshots only; in bytes: new ones too
     fams = d["families"]["items"]
@@ -456,20 +453,21 @@ def test_fail_on_rules_and_exit_code(pair_dbs):
         and f["old_memory_bytes"]
         and f["delta_memory_bytes"] > 0.5 * f["old_memory_bytes"]
     ]
-    res = run(*args, "--fail-on", "family-growth=50%")
+    res = run_cli(*args, "--fail-on", "family-growth=50%")
     c = json.loads(res.stdout)["fail_on"]["checks"][0]
     assert c["value"] == len(over) and set(c["families"]) == set(over[:10])
     bigger = [f["pattern"] for f in fams if f["delta_memory_bytes"] > 30000]
-    res = run(*args, "--fail-on", "family-growth=30000")
+    res = run_cli(*args, "--fail-on", "family-growth=30000")
     assert json.loads(res.stdout)["fail_on"]["checks"][0]["value"] == len(bigger) == 6
-    assert run(*args, "--fail-on", "nope").exit_code == 2
-    assert run(*args, "--fail-on", "lost-ttl=5%").exit_code == 2
+    assert run_cli(*args, "--fail-on", "nope").exit_code == 2
+    assert run_cli(*args, "--fail-on", "lost-ttl=5%").exit_code == 2
 
 
+@pytest.mark.slow
 def test_cluster_as_a_whole(tmp_path_factory):
     """Two shards per snapshot, keys of slots 7000-8191 moved between them: the cluster diff
     is the keyspace diff, and moved keys are unchanged."""
-    res = run(
+    res = run_cli(
         "diff",
         "--old",
         FIX / "shard*-old.rdb",
@@ -511,7 +509,7 @@ def test_cluster_as_a_whole(tmp_path_factory):
     by = {r["pattern"]: (r["added"], r["removed"], r["changed"]) for r in d["keys"]["by_family"]}
     assert by["user:{id}:profile"] == (20, 0, 10) and by["legacy:{id}"] == (0, 30, 0)
     # unquoted patterns expanded by the shell leave extra arguments: a clear usage error
-    res = run(
+    res = run_cli(
         "diff",
         "--old",
         FIX / "shard1-old.rdb",
@@ -522,12 +520,13 @@ def test_cluster_as_a_whole(tmp_path_factory):
     assert res.exit_code == 2 and "quote patterns" in res.output
 
 
+@pytest.mark.slow
 def test_databases_as_inputs(tmp_path, pair_dbs):
     old_db, new_db = pair_dbs
     from_dumps = json.loads(
-        run("diff", FIX / "old.rdb", FIX / "new.rdb", "-f", "json", "-q").stdout
+        run_cli("diff", FIX / "old.rdb", FIX / "new.rdb", "-f", "json", "-q").stdout
     )
-    res = run("diff", old_db, new_db, "-f", "json")
+    res = run_cli("diff", old_db, new_db, "-f", "json")
     assert res.exit_code == 0, res.output
     from_dbs = json.loads(res.stdout)
     for part in ("totals", "families", "keys", "ttl"):
@@ -536,17 +535,17 @@ def test_databases_as_inputs(tmp_path, pair_dbs):
     both = tmp_path / "both.duckdb"
     load([str(FIX / "old.rdb")], str(both))
     load([str(FIX / "new.rdb")], str(both))
-    res = run("diff", f"{both}#1", f"{both}#2", "-f", "json")
+    res = run_cli("diff", f"{both}#1", f"{both}#2", "-f", "json")
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["keys"] == from_dumps["keys"]
-    res = run("diff", both, new_db)
+    res = run_cli("diff", both, new_db)
     assert res.exit_code == 2 and "holds 2 snapshots" in res.output
     # a dump on one side, a database on the other
-    res = run("diff", old_db, FIX / "new.rdb", "-f", "json", "-q")
+    res = run_cli("diff", old_db, FIX / "new.rdb", "-f", "json", "-q")
     assert res.exit_code == 0 and json.loads(res.stdout)["keys"] == from_dumps["keys"]
-    assert run("diff", old_db, new_db, "-o", tmp_path / "x.duckdb").exit_code == 2
+    assert run_cli("diff", old_db, new_db, "-o", tmp_path / "x.duckdb").exit_code == 2
     before = both.read_bytes()
-    res = run("diff", FIX / "old.rdb", FIX / "new.rdb", "-o", both, "-q")
+    res = run_cli("diff", FIX / "old.rdb", FIX / "new.rdb", "-o", both, "-q")
     assert (res.exit_code, res.stderr) == (
         7,
         f"rdbscan: error: {both}: exists; give a new file to -o (or diff the databases "
@@ -558,21 +557,24 @@ def test_databases_as_inputs(tmp_path, pair_dbs):
 def test_output_database_keeps_both_snapshots(tmp_path):
     out = tmp_path / "kept.duckdb"
     # -j 1: the sides loaded one after the other (the other tests load them at once)
-    first = run("diff", FIX / "old.rdb", FIX / "new.rdb", "-o", out, "-f", "json", "-q", "-j", "1")
+    first = run_cli(
+        "diff", FIX / "old.rdb", FIX / "new.rdb", "-o", out, "-f", "json", "-q", "-j", "1"
+    )
     assert first.exit_code == 0
-    again = run("diff", out, "-f", "json")  # its two snapshots: the last two
+    again = run_cli("diff", out, "-f", "json")  # its two snapshots: the last two
     assert again.exit_code == 0, again.output
     assert json.loads(again.stdout)["keys"] == json.loads(first.stdout)["keys"]
 
 
+@pytest.mark.slow
 def test_damaged_dump_is_not_compared(tmp_path):
     cut = tmp_path / "cut.rdb"
     data = (FIX / "new.rdb").read_bytes()
     cut.write_bytes(data[: len(data) // 2])
-    res = run("diff", FIX / "old.rdb", cut, "-q")
+    res = run_cli("diff", FIX / "old.rdb", cut, "-q")
     assert res.exit_code == 4
     assert "not compared" in res.stderr and res.stdout == ""
-    res = run("diff", FIX / "old.rdb", tmp_path / "missing.rdb", "-q")
+    res = run_cli("diff", FIX / "old.rdb", tmp_path / "missing.rdb", "-q")
     assert (res.exit_code, res.stderr) == (
         6,
         f"rdbscan: error: {tmp_path / 'missing.rdb'}: no such file\n",
@@ -580,19 +582,20 @@ def test_damaged_dump_is_not_compared(tmp_path):
 
 
 def test_text_and_markdown(pair_dbs):
-    res = run("diff", *pair_dbs)
+    res = run_cli("diff", *pair_dbs)
     assert res.exit_code == 0
     out = res.stdout
     for heading in ("Snapshots", "Totals", "Families", "Keys", "Expiry"):
         assert re.search(rf"^{heading} ─", out, re.M), heading
     assert "hash-max-listpack-entries 512" in out and "legacy:{id}" in out
-    md = run("diff", *pair_dbs, "-f", "markdown").stdout
+    md = run_cli("diff", *pair_dbs, "-f", "markdown").stdout
     assert md.startswith("# rdbscan diff\n") and "## Totals" in md and "| family |" in md
 
 
+@pytest.mark.slow
 def test_load_instance_records_snapshots(tmp_path):
     db = tmp_path / "h.duckdb"
-    res = run(
+    res = run_cli(
         "load",
         "-q",
         "--instance",
@@ -609,7 +612,7 @@ def test_load_instance_records_snapshots(tmp_path):
     import os
 
     os.utime(legacy, (1700000000, 1700000000))
-    assert run("load", "-q", "--instance", "old-box", legacy, "-o", db).exit_code == 0
+    assert run_cli("load", "-q", "--instance", "old-box", legacy, "-o", db).exit_code == 0
     con = duckdb.connect(str(db), read_only=True)
     rows = con.execute(
         "SELECT dump_id, instance, snapshot_id, snapshot_ms, snapshot_source, ctime FROM dumps "
@@ -624,7 +627,7 @@ def test_load_instance_records_snapshots(tmp_path):
 def test_json_contract_documented(pair_dbs):
     """Every field of the JSON output is named in docs/diff.md."""
     doc = (Path(__file__).parent.parent / "docs" / "diff.md").read_text()
-    res = run(
+    res = run_cli(
         "diff", *pair_dbs, "-f", "json", "--fail-on", "growth,family-growth,new-big-keys,lost-ttl"
     )
     d = json.loads(res.stdout)
@@ -643,7 +646,7 @@ def test_json_contract_documented(pair_dbs):
 
     missing = {p for k, p in names(d) if not re.search(rf"[`\s.]{re.escape(k)}[`\s,.[]", doc)}
     assert not missing
-    t = json.loads(run("trend", pair_dbs[1], "-f", "json").stdout)
+    t = json.loads(run_cli("trend", pair_dbs[1], "-f", "json").stdout)
     assert t["rdbscan_trend"] == 1
     missing = {p for k, p in names(t) if not re.search(rf"[`\s.]{re.escape(k)}[`\s,.[]", doc)}
     assert not missing
@@ -655,10 +658,11 @@ def history(tmp_path_factory):
     db = tmp_path_factory.mktemp("history") / "history.duckdb"
     for snap in TRUTH["history"]["snapshots"]:
         assert (
-            run("load", "-q", "--instance", "cache-1", FIX / snap["file"], "-o", db).exit_code == 0
+            run_cli("load", "-q", "--instance", "cache-1", FIX / snap["file"], "-o", db).exit_code
+            == 0
         )
     for f in ("old.rdb", "new.rdb"):
-        assert run("load", "-q", "--instance", "other", FIX / f, "-o", db).exit_code == 0
+        assert run_cli("load", "-q", "--instance", "other", FIX / f, "-o", db).exit_code == 0
     return db
 
 
@@ -667,8 +671,9 @@ def _regression(xs, ys):
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
 
 
+@pytest.mark.slow
 def test_trend_follows_families_over_snapshots(history):
-    res = run("trend", history, "--instance", "cache-1", "-f", "json", "--top", "0")
+    res = run_cli("trend", history, "--instance", "cache-1", "-f", "json", "--top", "0")
     assert res.exit_code == 0, res.output
     t = json.loads(res.stdout)
     assert [i["instance"] for i in t["instances"]] == ["cache-1"]
@@ -710,33 +715,34 @@ def test_trend_follows_families_over_snapshots(history):
     assert inst["memory_per_day"] == pytest.approx(_regression(days, total), rel=1e-6)
     # --top, --from/--to, every instance, text
     top1 = json.loads(
-        run("trend", history, "--instance", "cache-1", "-f", "json", "--top", "1").stdout
+        run_cli("trend", history, "--instance", "cache-1", "-f", "json", "--top", "1").stdout
     )
     assert [f["pattern"] for f in top1["instances"][0]["families"]] == ["events:{id}"]
     assert top1["instances"][0]["families_total"] == 4
     window = json.loads(
-        run(
+        run_cli(
             "trend", history, "--instance", "cache-1", "--from", "2", "--to", "3", "-f", "json"
         ).stdout
     )
     assert [s["snapshot_id"] for s in window["instances"][0]["snapshots"]] == [2, 3]
-    both = json.loads(run("trend", history, "-f", "json").stdout)
+    both = json.loads(run_cli("trend", history, "-f", "json").stdout)
     assert [i["instance"] for i in both["instances"]] == ["cache-1", "other"]
     assert [s["keys"] for s in both["instances"][1]["snapshots"]] == [
         len(Side(TRUTH["pair"][w]["keys"]).rows) for w in ("old", "new")
     ]
-    text = run("trend", history).stdout
+    text = run_cli("trend", history).stdout
     assert "Instance cache-1" in text and "events:{id}" in text
-    assert run("trend", history, "--instance", "nope").exit_code == 2
+    assert run_cli("trend", history, "--instance", "nope").exit_code == 2
 
 
+@pytest.mark.slow
 def test_diff_picks_snapshots_of_a_history(history, pair_dbs):
     def keys_of(*args):
-        res = run("diff", history, *args, "-f", "json")
+        res = run_cli("diff", history, *args, "-f", "json")
         assert res.exit_code == 0, res.output
         return json.loads(res.stdout)
 
-    res = run("diff", history)
+    res = run_cli("diff", history)
     assert res.exit_code == 2 and "several instances" in res.output
     last = keys_of("--instance", "cache-1")
     assert (last["old"]["snapshot_id"], last["new"]["snapshot_id"]) == (3, 4)
@@ -760,16 +766,18 @@ def test_diff_picks_snapshots_of_a_history(history, pair_dbs):
     by_time = keys_of("--instance", "cache-1", "--from", when)
     assert (by_time["old"]["snapshot_id"], by_time["new"]["snapshot_id"]) == (1, 4)
     other = keys_of("--instance", "other")
-    assert other["keys"] == json.loads(run("diff", *pair_dbs, "-f", "json").stdout)["keys"]
-    assert run("diff", history, "--instance", "cache-1", "--from", "9").exit_code == 2
-    assert run("diff", history, "--instance", "cache-1", "--from", "4", "--to", "4").exit_code == 2
-    assert run("diff", FIX / "old.rdb", FIX / "new.rdb", "--from", "1").exit_code == 2
+    assert other["keys"] == json.loads(run_cli("diff", *pair_dbs, "-f", "json").stdout)["keys"]
+    assert run_cli("diff", history, "--instance", "cache-1", "--from", "9").exit_code == 2
+    assert (
+        run_cli("diff", history, "--instance", "cache-1", "--from", "4", "--to", "4").exit_code == 2
+    )
+    assert run_cli("diff", FIX / "old.rdb", FIX / "new.rdb", "--from", "1").exit_code == 2
 
 
 def test_same_dump_on_both_sides():
     """A dump given as old and new is loaded once (the loader knows it by its fingerprint) and
     compares equal to itself."""
-    res = run("diff", FIX / "old.rdb", FIX / "old.rdb", "-f", "json", "-q")
+    res = run_cli("diff", FIX / "old.rdb", FIX / "old.rdb", "-f", "json", "-q")
     assert res.exit_code == 0, res.output
     d = json.loads(res.stdout)
     assert d["old"]["dump_ids"] == d["new"]["dump_ids"] == [1]
@@ -781,11 +789,12 @@ def test_same_dump_on_both_sides():
     )
 
 
+@pytest.mark.slow
 def test_one_dump_a_side_is_loaded_apart_with_the_same_diff():
     """With one dump a side and -j 2 each side is loaded into a database of its own (nothing
     copied, db/parallel.load_each); -j 1 loads both into one.  The diffs are the same."""
-    apart = run("diff", FIX / "old.rdb", FIX / "new.rdb", "-f", "json", "-q", "-j", "2")
-    one = run("diff", FIX / "old.rdb", FIX / "new.rdb", "-f", "json", "-q", "-j", "1")
+    apart = run_cli("diff", FIX / "old.rdb", FIX / "new.rdb", "-f", "json", "-q", "-j", "2")
+    one = run_cli("diff", FIX / "old.rdb", FIX / "new.rdb", "-f", "json", "-q", "-j", "1")
     assert apart.exit_code == one.exit_code == 0, apart.output + one.output
     a, b = json.loads(apart.stdout), json.loads(one.stdout)
     assert (a["old"]["dump_ids"], a["new"]["dump_ids"]) == ([1], [1])

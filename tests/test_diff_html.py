@@ -13,19 +13,14 @@ import re
 
 import pytest
 import rdbwriter as W
-from click.testing import CliRunner
+from common import run_cli
 from test_diff import FIX, TRUTH, expected_changes, family, truth
 from test_html_report import _FETCHABLE, CHROMIUM, _browser
 
-from rdbscan.cli.main import main
 from rdbscan.db.load import load
 from rdbscan.reports import html as rhtml
 
 SPAN = 580 - 190 - 190 - 10  # the bar charts' bar area (html.pair_bars / stacked_bars)
-
-
-def run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
 
 
 def embedded(page: str, what: str) -> dict:
@@ -75,7 +70,7 @@ def pair_dbs(tmp_path_factory):
 def pair_page(pair_dbs, tmp_path_factory):
     out = tmp_path_factory.mktemp("page") / "diff.html"
     args = ("diff", *pair_dbs, "--top", "1000", "--fail-on", "growth=20%,lost-ttl=0")
-    res = run(*args, "-q", "--html", out, "-f", "json")
+    res = run_cli(*args, "-q", "--html", out, "-f", "json")
     assert res.exit_code == 3, res.output  # the checks fail; the page is written all the same
     return out.read_text(), json.loads(res.stdout)
 
@@ -84,7 +79,7 @@ def pair_page(pair_dbs, tmp_path_factory):
 def history(tmp_path_factory):
     db = tmp_path_factory.mktemp("history") / "history.duckdb"
     for snap in TRUTH["history"]["snapshots"]:
-        res = run("load", "-q", "--instance", "cache-1", FIX / snap["file"], "-o", db)
+        res = run_cli("load", "-q", "--instance", "cache-1", FIX / snap["file"], "-o", db)
         assert res.exit_code == 0, res.output
     return db
 
@@ -185,36 +180,36 @@ def test_diff_charts_carry_the_figures(pair_page):
 
 def test_diff_format_html_and_output_files(pair_dbs, tmp_path):
     # --format html: the page on stdout, or to -o FILE.html
-    res = run("diff", *pair_dbs, "-q", "--format", "html")
+    res = run_cli("diff", *pair_dbs, "-q", "--format", "html")
     assert res.exit_code == 0 and res.stdout.startswith("<!DOCTYPE html>")
     out = tmp_path / "d.html"
-    assert run("diff", *pair_dbs, "-q", "--format", "html", "-o", out).exit_code == 0
+    assert run_cli("diff", *pair_dbs, "-q", "--format", "html", "-o", out).exit_code == 0
     assert embedded(out.read_text(), "diff")["keys"] == embedded(res.stdout, "diff")["keys"]
     # a file rdbscan did not write is refused before any work (from dumps: nothing loaded)
     mine = tmp_path / "notes.html"
     mine.write_text("<html>my notes</html>")
-    res = run("diff", FIX / "old.rdb", FIX / "new.rdb", "--html", mine)
+    res = run_cli("diff", FIX / "old.rdb", FIX / "new.rdb", "--html", mine)
     assert (res.exit_code, res.output) == (
         7,
         f"rdbscan: error: {mine}: exists and is not an rdbscan HTML report; not overwritten\n",
     )
     assert mine.read_text() == "<html>my notes</html>"
-    res = run("diff", *pair_dbs, "-q", "--html", tmp_path / "missing" / "d.html")
+    res = run_cli("diff", *pair_dbs, "-q", "--html", tmp_path / "missing" / "d.html")
     assert res.exit_code == 7 and "its directory does not exist" in res.output
     # a page it wrote is replaced; --html goes with any --format
     out.write_text(out.read_text().replace('"added":', '"stale":'))
-    res = run("diff", *pair_dbs, "-q", "--html", out, "-f", "markdown")
+    res = run_cli("diff", *pair_dbs, "-q", "--html", out, "-f", "markdown")
     assert res.exit_code == 0 and res.stdout.startswith("# rdbscan diff\n")
     assert '"stale":' not in out.read_text() and embedded(out.read_text(), "diff")["keys"]
 
 
 def test_diff_text_opens_with_the_verdict(pair_dbs):
-    out = run("diff", *pair_dbs, "--fail-on", "new-big-keys").stdout
+    out = run_cli("diff", *pair_dbs, "--fail-on", "new-big-keys").stdout
     lines = [ln for ln in out.splitlines() if ln.strip()]
     assert lines[0].startswith("Verdict: memory +1.8 MiB (+1561.8%) to 1.9 MiB, keys +20 to 374")
     assert lines[1].startswith("CRIT --fail-on new-big-keys failed: 2 keys (threshold 0)")
     assert out.index("Verdict:") < out.index("Snapshots ─")
-    md = run("diff", *pair_dbs, "-f", "markdown").stdout
+    md = run_cli("diff", *pair_dbs, "-f", "markdown").stdout
     assert md.startswith("# rdbscan diff\n\n## Verdict: memory +1.8 MiB")
 
 
@@ -236,7 +231,7 @@ def test_names_from_the_dump_are_escaped(tmp_path):
     (tmp_path / "old.rdb").write_bytes(_dump(old))
     (tmp_path / "new.rdb").write_bytes(_dump(new))
     out = tmp_path / "d.html"
-    res = run("diff", tmp_path / "old.rdb", tmp_path / "new.rdb", "-q", "--html", out)
+    res = run_cli("diff", tmp_path / "old.rdb", tmp_path / "new.rdb", "-q", "--html", out)
     assert res.exit_code == 0, res.output
     page = out.read_text()
     self_contained(page)
@@ -250,9 +245,10 @@ def test_names_from_the_dump_are_escaped(tmp_path):
 # --- the trend page ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_trend_page_draws_each_family_over_the_snapshots(history, tmp_path):
     out = tmp_path / "t.html"
-    res = run("trend", history, "--html", out, "-f", "json")
+    res = run_cli("trend", history, "--html", out, "-f", "json")
     assert res.exit_code == 0, res.output
     page = out.read_text()
     self_contained(page)
@@ -284,13 +280,15 @@ def test_trend_page_draws_each_family_over_the_snapshots(history, tmp_path):
     assert re.findall(r"memory \(estimate\) at #\d+ [^<]*?\d\d:\d\d: ([^<]*)</title>", mem) == [
         rhtml.fmt_bytes(s["memory_bytes"]) for s in js["instances"][0]["snapshots"]
     ]
-    res = run("trend", history, "--format", "html")
+    res = run_cli("trend", history, "--format", "html")
     assert res.exit_code == 0 and embedded(res.stdout, "trend")["instances"] == js["instances"]
 
 
 # --- in a real browser ------------------------------------------------------------------------
 
 
+@pytest.mark.slow
+@pytest.mark.browser
 @pytest.mark.skipif(
     not CHROMIUM and __import__("os").environ.get("RDBSCAN_REQUIRE_BROWSER") != "1",
     reason="no chromium (apt-get install chromium); .ci/run installs it",
@@ -300,7 +298,7 @@ def test_pages_in_headless_chromium(what, pair_dbs, history, tmp_path):
     assert CHROMIUM, "RDBSCAN_REQUIRE_BROWSER=1 but no chromium on PATH"
     out = tmp_path / f"{what}.html"
     args = ("diff", *pair_dbs, "-q") if what == "diff" else ("trend", history)
-    assert run(*args, "--html", out).exit_code == 0
+    assert run_cli(*args, "--html", out).exit_code == 0
     page = out.read_text()
     res = _browser(out.as_uri(), tmp_path, "--dump-dom")
     assert res.returncode == 0, res.stderr[-2000:]

@@ -7,15 +7,12 @@ from __future__ import annotations
 
 import io
 import json
-import subprocess
-import sys
 import tarfile
 
 import pytest
 import rdbwriter as W
-from click.testing import CliRunner
+from common import run_cli
 
-from rdbscan.cli.main import main
 from rdbscan.db.load import load
 from rdbscan.reports.render import escape_text, fmt_key
 
@@ -55,11 +52,6 @@ def evil(tmp_path_factory):
     return dump, db
 
 
-def run(*args):
-    res = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
-    return res
-
-
 def test_escape_text():
     assert (
         escape_text("a\x1b[31mb\x07\n\t\x7f\x9b\u202e\u200b\ufeffé€")
@@ -72,7 +64,7 @@ def test_escape_text():
 
 def test_text_report(evil):
     dump, db = evil
-    res = run("report", db)
+    res = run_cli("report", db)
     assert res.exit_code == 0, res.output
     out = res.stdout
     assert not [c for c in RAW if c in out]
@@ -93,7 +85,7 @@ def test_text_report(evil):
 
 def test_markdown_report(evil):
     dump, db = evil
-    out = run("report", db, "-f", "markdown").stdout
+    out = run_cli("report", db, "-f", "markdown").stdout
     assert not [c for c in RAW if c in out]
     lines = out.splitlines()
     assert "- **Server:** redis 7.2.4\\\\x1b\\[2J\\\\x1b\\[H" in lines
@@ -105,7 +97,7 @@ def test_markdown_report(evil):
 
 def test_json_report_keeps_exact_strings(evil):
     dump, db = evil
-    rep = json.loads(run("report", db, "-f", "json", "--top", "50").stdout)
+    rep = json.loads(run_cli("report", db, "-f", "json", "--top", "50").stdout)
     assert rep["overview"]["server_version"] == VER
     patterns = {p["pattern"] for p in rep["patterns"]["items"]}
     assert {
@@ -119,7 +111,7 @@ def test_json_report_keeps_exact_strings(evil):
 
 def test_sql_table_shows_markup_literally(evil):
     dump, db = evil
-    res = run(
+    res = run_cli(
         "sql",
         db,
         "SELECT key FROM keys WHERE key IN ('[/]', '[link=https://evil.example]"
@@ -138,27 +130,27 @@ def test_sql_table_shows_markup_literally(evil):
         "(4 rows)\n"
     )
     # a column named like markup
-    res = run("sql", db, "SELECT 1 AS \"[bold]x[/]\", '\x1b[2J' AS y")
+    res = run_cli("sql", db, "SELECT 1 AS \"[bold]x[/]\", '\x1b[2J' AS y")
     assert res.stdout.splitlines()[1] == "┃ [bold]x[/] ┃ y       ┃"
     assert res.stdout.splitlines()[3] == "│ 1          │ \\x1b[2J │"
 
 
 def test_sql_records_csv_and_json(evil):
     dump, db = evil
-    res = run("sql", db, "SELECT key, repeat('x', 90) AS pad FROM keys WHERE key LIKE 'big%'")
+    res = run_cli("sql", db, "SELECT key, repeat('x', 90) AS pad FROM keys WHERE key LIKE 'big%'")
     assert res.stdout == (f"-[ row 1 ]\nkey  big\\x1b[5m:1\npad  {'x' * 90}\n(1 row)\n")
     assert (
-        run("sql", db, "SELECT key FROM keys WHERE key LIKE 'big%'", "-f", "csv").stdout
+        run_cli("sql", db, "SELECT key FROM keys WHERE key LIKE 'big%'", "-f", "csv").stdout
         == "key\n" + BIG.decode() + "\n"
     )
     assert json.loads(
-        run("sql", db, "SELECT key FROM keys WHERE key LIKE 'big%'", "-f", "json").stdout
+        run_cli("sql", db, "SELECT key FROM keys WHERE key LIKE 'big%'", "-f", "json").stdout
     ) == [{"key": BIG.decode()}]
 
 
 def test_query_table(evil):
     dump, db = evil
-    out = run("query", db, "big_keys").stdout
+    out = run_cli("query", db, "big_keys").stdout
     assert not [c for c in RAW if c in out]
     assert "big\\x1b[5m:1" in out
 
@@ -174,18 +166,10 @@ def test_tar_member_name_on_stderr(tmp_path):
     tar.write_bytes(buf.getvalue() + b"trailing")  # a tar with bytes after it: still one dump
     cut = tmp_path / "cut.tar"
     cut.write_bytes(buf.getvalue()[: 512 + len(data) - 100])
-    p = subprocess.run(
-        [sys.executable, "-m", "rdbscan", "load", "-q", str(cut), "-o", str(tmp_path / "x.duckdb")],
-        capture_output=True,
-        text=True,
-    )
+    p = run_cli("load", "-q", cut, "-o", tmp_path / "x.duckdb")
     assert p.returncode == 4
     assert p.stderr.startswith(f"rdbscan: error: {cut}:dump\\x1b[2J.rdb: byte ")
     assert "\x1b" not in p.stderr
-    p = subprocess.run(
-        [sys.executable, "-m", "rdbscan", "load", str(tar), "-o", str(tmp_path / "y.duckdb")],
-        capture_output=True,
-        text=True,
-    )
+    p = run_cli("load", tar, "-o", tmp_path / "y.duckdb")
     assert p.returncode == 0, p.stderr
     assert p.stderr.startswith(f"{tar}:dump\\x1b[2J.rdb: 37 keys, checksum ok, ")

@@ -5,7 +5,6 @@ stand in for, and the columns in loaded databases."""
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import duckdb
 import pyarrow as pa
@@ -14,11 +13,9 @@ from family_reference import FAMILY_MAX_KEY, PLAIN_KEY_REGEX, fast_family, plain
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rdbscan.db.load import load
 from rdbscan.db.macros import MACROS
 from rdbscan.rdb import backend as speedups
 
-FIXTURES = Path(__file__).parent / "fixtures"
 # Characters that decide key_pattern's paths: delimiters, braces, digits, '-', hex letters,
 # a space, a newline, DEL, a marker character, and bytes that are not UTF-8.
 ALPHABET = [
@@ -145,12 +142,14 @@ def test_split_key_families(con):
     ] == want[:4] + ["a#b:7"]
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(keys=st.lists(KEYS, min_size=1, max_size=40))
 def test_fast_family_is_key_pattern_generated(con, keys):
     _check(con, keys)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(speedups.compiled is None, reason="compiled speedups not built")
 @settings(max_examples=2000, deadline=None)
 @given(key=KEYS | st.binary(max_size=20))
@@ -159,13 +158,11 @@ def test_compiled_twins(key):
     assert speedups.compiled.plain_key(key) == plain_key(key)
 
 
-def test_family_and_plain_key_columns_in_loaded_databases(tmp_path):
+@pytest.mark.slow
+def test_family_and_plain_key_columns_in_loaded_databases(fixtures_db):
     """Every fixture's keys: family = key_pattern(key) and plain_key = the regex, whether the
     loader (compiled) or the INSERT (the fallback, and the pure-Python path) set them."""
-    dumps = sorted(str(p) for p in FIXTURES.rglob("*") if p.suffix in (".rdb", ".aof"))
-    db = str(tmp_path / "f.duckdb")
-    load(dumps, db)
-    c = duckdb.connect(db, read_only=True)
+    c = duckdb.connect(fixtures_db, read_only=True)
     keys, wrong, nulls = c.execute(
         "SELECT count(*), count(*) FILTER (WHERE family IS DISTINCT FROM key_pattern(key)), "
         "count(*) FILTER (WHERE family IS NULL) FROM keys"
@@ -232,6 +229,7 @@ def test_plain_key_is_the_regex(con):
     ) == (True, False, False, False, True)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(keys=st.lists(KEYS, min_size=1, max_size=40))
 def test_plain_key_is_the_regex_generated(con, keys):

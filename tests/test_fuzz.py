@@ -1,4 +1,5 @@
-"""Brief fuzzing in the test suite (the long run is `python bench/fuzz.py --iterations N`):
+"""Brief fuzzing in the test suite (the long run is `python bench/fuzz.py --iterations N`, the
+harness tests/fuzz.py):
 mutated fixtures either parse or raise an RDBError -- no other exception, no hang."""
 
 from __future__ import annotations
@@ -6,18 +7,14 @@ from __future__ import annotations
 import gzip
 import io
 import sys
-from pathlib import Path
 
+import fuzz  # tests/fuzz.py: the harness of the long run (bench/fuzz.py)
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rdbscan.rdb.errors import RDBError
 from rdbscan.rdb.parser import DumpInfo, parse
-
-ROOT = Path(__file__).parent.parent
-sys.path.insert(0, str(ROOT / "bench"))
-import fuzz  # noqa: E402  (bench/fuzz.py: the long-running harness)
 
 SEEDS = fuzz.load_seeds()
 
@@ -118,6 +115,7 @@ def test_damaged_gzip_streams(seed, cut, flip):
         sys.stdin = old
 
 
+@pytest.mark.slow
 def test_harness_short_run_finds_nothing():
     ok, errors, n, crashes = fuzz.worker((0, 3000, 11, "", 5.0, 0))
     assert n == 3000 and ok + errors == n

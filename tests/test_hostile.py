@@ -1,4 +1,4 @@
-"""Hostile inputs (issue 15, docs/hostile-inputs.md): the fast cases of bench/hostile.py, each
+"""Hostile inputs (issue 15, docs/hostile-inputs.md): the fast cases of tests/hostile.py, each
 loaded by `rdbscan load` in a child process, must meet their bound (exit code, rows kept, what
 is stored, peak RSS under 300 MB).  Times are the benchmark's (bench/hostile.py), not asserted
 here.  Plus the details of how a long key name is stored, in both row paths."""
@@ -11,8 +11,10 @@ import sys
 from pathlib import Path
 
 import duckdb
+import hostile  # tests/hostile.py: the cases and their harness (bench/hostile.py)
 import pytest
 import rdbwriter as W
+from common import run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -22,12 +24,11 @@ from rdbscan.errors import EXIT_DAMAGED
 from rdbscan.model.slots import key_slot
 from rdbscan.rdb.long_names import LongName
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
-import hostile  # noqa: E402
-
 FAST = [c for c in hostile.CASES if c.fast]
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.parametrize("case", FAST, ids=[c.name for c in FAST])
 def test_hostile_input_meets_its_bound(case, tmp_path):
     r = hostile.run(case, tmp_path)
@@ -87,6 +88,7 @@ def test_long_key_names_are_stored_as_prefix_length_and_hash(tmp_path):
     assert rows[0][5] != rows[1][5] and rows[0][2] == rows[1][2]
 
 
+@pytest.mark.subprocess
 def test_long_key_names_stored_alike_by_both_row_paths(tmp_path):
     import subprocess
 
@@ -219,6 +221,7 @@ def test_tar_header_overstating_its_member_keeps_the_rows(tmp_path):
     assert got == 368 and result.complete
 
 
+@pytest.mark.subprocess
 def test_eof_capture_followed_by_a_live_stream_stops_at_the_rdb_end(tmp_path):
     """`redis-cli --replica | rdbscan load -`: the payload, its mark, then replication
     commands on a pipe that stays open.  The load ends at the RDB's end with every row."""
@@ -259,17 +262,10 @@ def test_eof_capture_followed_by_a_live_stream_stops_at_the_rdb_end(tmp_path):
 def test_eof_capture_on_a_pipe_ending_at_its_mark_warns_nothing(tmp_path):
     """The same capture on a pipe that ends right after the mark: nothing followed it, so
     no "stopped after the mark" warning and no tail bytes."""
-    import subprocess
-
     mark = b"0123456789abcdef0123456789abcdef01234567"
     db = tmp_path / "ended.duckdb"
-    proc = subprocess.run(
-        [sys.executable, "-m", "rdbscan", "load", "-", "-o", str(db)],
-        input=b"$EOF:" + mark + b"\r\n" + _many_keys_rdb() + mark,
-        capture_output=True,
-        timeout=300,
-    )
-    err = proc.stderr.decode()
+    proc = run_cli("load", "-", "-o", db, input=b"$EOF:" + mark + b"\r\n" + _many_keys_rdb() + mark)
+    err = proc.stderr
     assert proc.returncode == 0, err
     assert "warning" not in err and "stopped after" not in err
     con = duckdb.connect(str(db), read_only=True)
@@ -283,24 +279,20 @@ def test_eof_capture_on_a_pipe_ending_at_its_mark_warns_nothing(tmp_path):
 # -- decompression bounds (issue 15, "Memory and time") ---------------------------------------
 
 
+@pytest.mark.slow
 def test_decompression_bomb_is_one_line_and_allow_ratio_reads_it(tmp_path):
     """gzip expanding ~1000:1: `load` refuses it past RATIO_FLOOR with one line naming the
     file, the byte offset and the way out, exit 4, the 100 keys read before kept; `report
     --allow-ratio` reads all 101 keys."""
     import re
-    import subprocess
 
     from rdbscan.rdb import source
 
     assert (source.MAX_RATIO, source.RATIO_FLOOR) == (200, 16 << 20)
     bomb = hostile._gzip_bomb(100, 32 << 20)(tmp_path)
     db = tmp_path / "refused.duckdb"
-    proc = subprocess.run(
-        [sys.executable, "-m", "rdbscan", "load", str(bomb), "-o", str(db), "-q"],
-        capture_output=True,
-        timeout=300,
-    )
-    err = proc.stderr.decode()
+    proc = run_cli("load", bomb, "-o", db, "-q")
+    err = proc.stderr
     assert proc.returncode == EXIT_DAMAGED, err
     assert re.fullmatch(
         rf"rdbscan: error: {re.escape(str(bomb))}: byte (\d+): gzip input expands more than "
@@ -316,24 +308,8 @@ def test_decompression_bomb_is_one_line_and_allow_ratio_reads_it(tmp_path):
     )
     con.close()
     db2 = tmp_path / "allowed.duckdb"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "rdbscan",
-            "report",
-            str(bomb),
-            "-o",
-            str(db2),
-            "-q",
-            "--allow-ratio",
-            "-f",
-            "json",
-        ],
-        capture_output=True,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr.decode()
+    proc = run_cli("report", bomb, "-o", db2, "-q", "--allow-ratio", "-f", "json")
+    assert proc.returncode == 0, proc.stderr
     con = duckdb.connect(str(db2), read_only=True)
     assert con.execute("SELECT count(*) FROM keys").fetchone()[0] == 101
     con.close()

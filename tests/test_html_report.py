@@ -16,11 +16,9 @@ import subprocess
 
 import duckdb
 import pytest
-from click.testing import CliRunner
+from common import run_cli
 from report_truth import FIXTURES, big_key_rules, manifest
 
-from rdbscan.cli.main import main
-from rdbscan.db.load import load
 from rdbscan.reports import html as rhtml
 from rdbscan.reports import report as rpt
 
@@ -30,19 +28,9 @@ LRU = "redis-7.0.15/variants/lru"
 CLUSTER = "redis-7.4.1/variants/cluster"
 
 
-def run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
-
-
 @pytest.fixture(scope="module")
-def dbs(tmp_path_factory):
-    out = {}
-    for rel in (SAMPLE, LFU, LRU, CLUSTER):
-        path = tmp_path_factory.mktemp("html") / "d.duckdb"
-        res = load([str(manifest(rel).dump)], str(path))
-        assert res[0].complete
-        out[rel] = str(path)
-    return out
+def dbs(loaded):
+    return {rel: loaded(rel) for rel in (SAMPLE, LFU, LRU, CLUSTER)}
 
 
 def _report(db, **kw):
@@ -99,6 +87,7 @@ def test_critical_big_keys_come_first(dbs):
     assert first["memory_bytes"] == rep["big_keys"]["critical_memory_bytes"]
 
 
+@pytest.mark.slow
 def test_cold_findings_from_lfu_and_lru_data(dbs):
     rep = _report(dbs[LFU], max_freq=0)
     m = manifest(LFU)
@@ -118,27 +107,18 @@ def test_cold_findings_from_lfu_and_lru_data(dbs):
     )
 
 
+@pytest.mark.slow
 def test_text_report_opens_with_the_findings_in_25_lines(tmp_path):
     """An 80x25 terminal shows the summary line and every finding before anything else."""
     dump = FIXTURES / SAMPLE / "dump.rdb"
-    res = subprocess.run(
-        ["rdbscan", "report", str(dump), "-q"],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "COLUMNS": "80", "LINES": "25"},
-    )
+    res = run_cli("report", dump, "-q", env={"COLUMNS": "80", "LINES": "25"})
     assert res.returncode == 0, res.stderr
     lines = res.stdout.splitlines()
     first = [ln for ln in lines if ln.strip()][0]
     assert first.startswith("Findings: redis 7.4.1, 584 keys")
-    rep = json.loads(
-        subprocess.run(
-            ["rdbscan", "report", str(dump), "-q", "--format", "json"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-    )
+    json_res = run_cli("report", dump, "-q", "--format", "json")
+    assert json_res.exit_code == 0, json_res.stderr
+    rep = json.loads(json_res.stdout)
     overview = next(i for i, ln in enumerate(lines) if ln.startswith("Overview"))
     assert overview <= 25
     block = " ".join(" ".join(ln.split()) for ln in lines[:overview])
@@ -184,17 +164,18 @@ def _embedded(page: str) -> dict:
     return json.loads(m.group(1))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rel", [SAMPLE, CLUSTER, LFU])
 def test_html_is_self_contained_and_holds_the_json_report(dbs, rel, tmp_path):
     out = tmp_path / "r.html"
-    res = run("report", dbs[rel], "-q", "--format", "html", "-o", out)
+    res = run_cli("report", dbs[rel], "-q", "--format", "html", "-o", out)
     assert res.exit_code == 0, res.output
     page = out.read_text()
     assert "http://" not in page and "https://" not in page
     assert not _FETCHABLE.search(page)
     assert page.count("<script") == 2 and "<link" not in page and "<img" not in page
     data = _embedded(page)
-    js = json.loads(run("report", dbs[rel], "-q", "--format", "json").stdout)
+    js = json.loads(run_cli("report", dbs[rel], "-q", "--format", "json").stdout)
     for name in rpt.SECTIONS + ("findings",):
         assert data[name] == js[name], name
     # the charts: the family tree's first level adds up to the whole keyspace
@@ -238,19 +219,20 @@ def test_html_names_from_the_dump_are_escaped():
     assert _embedded(page)["findings"][0]["message"] == "key </script><script>alert(1)</script>"
 
 
+@pytest.mark.slow
 def test_html_never_overwrites_a_file_it_did_not_write(dbs, tmp_path):
     mine = tmp_path / "notes.html"
     mine.write_text("<html>my notes</html>")
-    res = run("report", dbs[SAMPLE], "-q", "--html", mine)
+    res = run_cli("report", dbs[SAMPLE], "-q", "--html", mine)
     assert (res.exit_code, res.output) == (
         7,
         f"rdbscan: error: {mine}: exists and is not an rdbscan HTML report; not overwritten\n",
     )
     assert mine.read_text() == "<html>my notes</html>"
     ours = tmp_path / "r.html"
-    assert run("report", dbs[SAMPLE], "-q", "--html", ours).exit_code == 0
+    assert run_cli("report", dbs[SAMPLE], "-q", "--html", ours).exit_code == 0
     first = ours.read_text()
-    assert run("report", dbs[SAMPLE], "-q", "--html", ours, "--format", "json").exit_code == 0
+    assert run_cli("report", dbs[SAMPLE], "-q", "--html", ours, "--format", "json").exit_code == 0
     assert _embedded(ours.read_text())["overview"] == _embedded(first)["overview"]
 
 
@@ -287,6 +269,8 @@ def _browser(url: str, tmp_path, *extra: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
+@pytest.mark.browser
 @pytest.mark.skipif(
     not CHROMIUM and os.environ.get("RDBSCAN_REQUIRE_BROWSER") != "1",
     reason="no chromium (apt-get install chromium); .ci/run installs it",
@@ -295,7 +279,7 @@ def _browser(url: str, tmp_path, *extra: str) -> subprocess.CompletedProcess:
 def test_html_in_headless_chromium(dbs, rel, tmp_path):
     assert CHROMIUM, "RDBSCAN_REQUIRE_BROWSER=1 but no chromium on PATH"
     out = tmp_path / "r.html"
-    assert run("report", dbs[rel], "-q", "--html", out).exit_code == 0
+    assert run_cli("report", dbs[rel], "-q", "--html", out).exit_code == 0
     data = _embedded(out.read_text())
     res = _browser(out.as_uri(), tmp_path, "--dump-dom")
     assert res.returncode == 0, res.stderr[-2000:]

@@ -10,7 +10,6 @@ import io
 import json
 import lzma
 import shutil
-import subprocess
 import sys
 import tarfile
 from pathlib import Path
@@ -20,14 +19,12 @@ import lz4.frame
 import pytest
 import rdbwriter as W
 import zstandard
-from click.testing import CliRunner
+from common import FIXTURES, run_cli
 
-from rdbscan.cli.main import main
 from rdbscan.db.load import load
 from rdbscan.rdb import source as S
 from rdbscan.rdb.parser import DumpInfo, parse
 
-FIXTURES = Path(__file__).parent / "fixtures"
 SMALL = FIXTURES / "redis-7.0.15" / "small" / "dump.rdb"
 AOF62 = FIXTURES / "redis-6.2.16" / "variants" / "aof-preamble"
 AOF70 = FIXTURES / "redis-7.0.15" / "variants" / "aof-preamble"
@@ -74,13 +71,6 @@ def plain_rows(tmp_path_factory):
     return rows
 
 
-def _run_cli(args, stdin: bytes | None = None):
-    """The installed entry point, in a subprocess (real pipes, real exit codes)."""
-    return subprocess.run(
-        [sys.executable, "-m", "rdbscan", *args], input=stdin, capture_output=True, timeout=300
-    )
-
-
 @pytest.mark.parametrize("kind", sorted(COMPRESSORS))
 def test_compressed_files_give_identical_rows(tmp_path, plain_rows, kind):
     data = SMALL.read_bytes()
@@ -125,9 +115,9 @@ def test_stdin_gives_identical_rows(tmp_path, plain_rows, kind):
     data = SMALL.read_bytes()
     payload = data if kind is None else COMPRESSORS[kind](data)
     db = tmp_path / "s.duckdb"
-    proc = _run_cli(["load", "-", "-o", str(db)], stdin=payload)
-    assert proc.returncode == 0, proc.stderr.decode()
-    assert b"Traceback" not in proc.stderr
+    proc = run_cli("load", "-", "-o", str(db), input=payload)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
     assert _rows(db) == plain_rows
     assert _dump_row(db, "path, compression, file_size, complete") == ("<stdin>", kind, None, True)
 
@@ -196,10 +186,10 @@ def test_aof_preamble_single_file_62(tmp_path):
 def test_aof_preamble_through_stdin(tmp_path):
     m = json.loads((AOF62 / "manifest.json").read_text())
     db = tmp_path / "a.duckdb"
-    proc = _run_cli(
-        ["load", "-", "-o", str(db)], stdin=gzip.compress((AOF62 / "appendonly.aof").read_bytes())
+    proc = run_cli(
+        "load", "-", "-o", str(db), input=gzip.compress((AOF62 / "appendonly.aof").read_bytes())
     )
-    assert proc.returncode == 0, proc.stderr.decode()
+    assert proc.returncode == 0, proc.stderr
     assert _dump_row(db, "keys, framing, tail_bytes") == (
         m["key_count"],
         "aof-preamble",
@@ -224,9 +214,9 @@ def test_aof_dir_70(tmp_path, which):
 
 def test_aof_without_preamble_is_a_clear_error(tmp_path):
     incr = AOF70 / "appendonlydir" / "appendonly.aof.2.incr.aof"
-    proc = _run_cli(["load", str(incr), "-o", str(tmp_path / "x.duckdb")])
+    proc = run_cli("load", str(incr), "-o", str(tmp_path / "x.duckdb"))
     assert proc.returncode == 4
-    err = proc.stderr.decode()
+    err = proc.stderr
     assert "without an RDB preamble" in err and "Traceback" not in err
 
 
@@ -291,9 +281,9 @@ def test_replication_framings(tmp_path, plain_rows, name):
     assert _rows(db) == plain_rows
     # The same through a pipe, compressed.
     db2 = tmp_path / "r2.duckdb"
-    proc = _run_cli(["load", "-", "-o", str(db2)], stdin=gzip.compress(payload))
-    assert proc.returncode == 0, proc.stderr.decode()
-    assert b"warning" not in proc.stderr
+    proc = run_cli("load", "-", "-o", str(db2), input=gzip.compress(payload))
+    assert proc.returncode == 0, proc.stderr
+    assert "warning" not in proc.stderr
     assert _rows(db2) == plain_rows
 
 
@@ -394,8 +384,8 @@ def test_corrupt_compressed_data_is_an_rdb_error(tmp_path, kind):
         comp[i] ^= 0x5A
     path = tmp_path / "bad.bin"
     path.write_bytes(bytes(comp))
-    proc = _run_cli(["load", str(path), "-o", str(tmp_path / "x.duckdb")])
-    err = proc.stderr.decode()
+    proc = run_cli("load", str(path), "-o", str(tmp_path / "x.duckdb"))
+    err = proc.stderr
     # zstd and lz4 frames without content checksums may decode garbage: then the RDB parser
     # or its CRC64 notices.  Either way: one line, no traceback, exit 4 or 5.
     assert proc.returncode in (4, 5), err
@@ -426,7 +416,7 @@ def test_compressed_stream_inside_compressed_stream(tmp_path):
 
 
 def test_cli_names_compression_in_help():
-    out = CliRunner().invoke(main, ["load", "--help"]).output
+    out = run_cli("load", "--help").output
     assert "--skip-bad" in out and "gzip" in out
 
 

@@ -44,6 +44,7 @@ def _probe(env_extra: dict | None = None, pythonpath: str | None = None):
     )
 
 
+@pytest.mark.subprocess
 @needs_compiled
 def test_cli_process_binds_the_compiled_walkers():
     out = _probe()
@@ -56,12 +57,15 @@ def test_cli_process_binds_the_compiled_walkers():
     assert out.stderr == ""
 
 
+@pytest.mark.subprocess
 def test_pure_python_switch_binds_the_reference_walkers():
     out = _probe({"RDBSCAN_PURE_PYTHON": "1"})
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["function", "function", "pure", "Python"]
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 @needs_compiled
 def test_stale_compiled_module_falls_back_with_one_warning(tmp_path):
     """A copy of the package whose .pyx changed after the build (`git pull` on an editable

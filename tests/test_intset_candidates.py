@@ -8,10 +8,9 @@ import re
 from pathlib import Path
 
 import duckdb
-from click.testing import CliRunner
+from common import run_cli
 from manifest_compare import compare, manifest_key
 
-from rdbscan.cli.main import main
 from rdbscan.db.load import load
 
 D = Path(__file__).parent / "fixtures" / "redis-7.4.1" / "small"
@@ -53,10 +52,9 @@ def test_intset_candidates_follow_the_threshold(tmp_path):
     }
     con.close()
     assert all_int == {"set:int:n513"}
-    runner = CliRunner()
 
     def intsets(*params):
-        out = runner.invoke(main, ["query", db, "encoding_candidates", "-f", "json", *params])
+        out = run_cli("query", db, "encoding_candidates", "-f", "json", *params)
         assert out.exit_code == 0, out.output
         return {r["key"] for r in json.loads(out.output) if r["target_encoding"] == "intset"}
 

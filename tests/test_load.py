@@ -5,21 +5,18 @@ from __future__ import annotations
 
 import base64
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import duckdb
 import pytest
-from click.testing import CliRunner
+from common import FIXTURE_DUMPS, FIXTURES, run_cli
 
-from rdbscan.cli.main import main
 from rdbscan.db.load import load
 from rdbscan.db.rows import KEY_KEEP
 from rdbscan.db.store import SCHEMA_VERSION
 from rdbscan.model.slots import key_slot
 
-FIXTURES = Path(__file__).parent / "fixtures"
 SAMPLE = Path(__file__).parent.parent / "sample_dumps" / "redis-7.4.1.rdb"
 V70 = FIXTURES / "redis-7.0.15" / "variants"
 
@@ -107,11 +104,10 @@ def test_several_dumps_share_one_database(tmp_path):
 
 
 def test_load_command_exit_codes(tmp_path):
-    runner = CliRunner()
     db = str(tmp_path / "x.duckdb")
-    ok = runner.invoke(main, ["load", "-q", str(V70 / "nochecksum" / "dump.rdb"), "-o", db])
+    ok = run_cli("load", "-q", str(V70 / "nochecksum" / "dump.rdb"), "-o", db)
     assert ok.exit_code == 0
-    bad = runner.invoke(main, ["load", "-q", str(V70 / "corrupt-value" / "dump.rdb"), "-o", db])
+    bad = run_cli("load", "-q", str(V70 / "corrupt-value" / "dump.rdb"), "-o", db)
     assert bad.exit_code == 5
     assert "checksum mismatch" in bad.output
     con = duckdb.connect(db, read_only=True)
@@ -119,7 +115,7 @@ def test_load_command_exit_codes(tmp_path):
         "SELECT checksum, complete, keys FROM dumps ORDER BY dump_id"
     ).fetchall() == [("disabled", True, 562), ("mismatch", True, 562)]
     con.close()
-    cut = runner.invoke(main, ["load", "-q", str(V70 / "truncated" / "dump.rdb"), "-o", db])
+    cut = run_cli("load", "-q", str(V70 / "truncated" / "dump.rdb"), "-o", db)
     assert cut.exit_code == 4
     con = duckdb.connect(db, read_only=True)
     row = con.execute(
@@ -152,7 +148,7 @@ def test_aux_numbers_a_column_cannot_hold_read_as_null(tmp_path):
         None,
     )
     con.close()
-    res = CliRunner().invoke(main, ["report", db, "-f", "json"])
+    res = run_cli("report", db, "-f", "json")
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["overview"]["snapshot_source"] == "file-mtime"
 
@@ -160,9 +156,8 @@ def test_aux_numbers_a_column_cannot_hold_read_as_null(tmp_path):
 def test_sql_command_formats(tmp_path):
     db = str(tmp_path / "s.duckdb")
     load([str(FIXTURES / "redis-7.0.15" / "small" / "dump.rdb")], db)
-    runner = CliRunner()
     q = "SELECT type, count(*) AS n FROM keys WHERE db = 15 GROUP BY 1 ORDER BY 1"
-    out = runner.invoke(main, ["sql", db, q, "--format", "json"])
+    out = run_cli("sql", db, q, "--format", "json")
     assert out.exit_code == 0
     got = json.loads(out.output)
     m = _manifest(FIXTURES / "redis-7.0.15" / "small")
@@ -171,9 +166,9 @@ def test_sql_command_formats(tmp_path):
         if e["db"] == 15:
             want[e["type"]] = want.get(e["type"], 0) + 1
     assert got == [{"type": t, "n": n} for t, n in sorted(want.items())]
-    out = runner.invoke(main, ["sql", db, q, "-f", "csv"])
+    out = run_cli("sql", db, q, "-f", "csv")
     assert out.output.splitlines()[:2] == ["type,n", "hash,1"]
-    out = runner.invoke(main, ["sql", db, "SELEC nonsense"])
+    out = run_cli("sql", db, "SELEC nonsense")
     assert out.exit_code == 2 and "SQL error" in out.output
 
 
@@ -184,6 +179,7 @@ EXPECTED_FAILURES = {
 }
 
 
+@pytest.mark.slow
 def test_every_public_fixture_loads_or_fails_in_one_line(tmp_path):
     assert len(PUBLIC) >= 140
     db = str(tmp_path / "p.duckdb")
@@ -218,11 +214,7 @@ def test_every_public_fixture_loads_or_fails_in_one_line(tmp_path):
 def test_cli_errors_are_one_line_without_traceback(tmp_path, data, message):
     f = tmp_path / "in.rdb"
     f.write_bytes(data)
-    p = subprocess.run(
-        [sys.executable, "-m", "rdbscan", "load", str(f), "-o", str(tmp_path / "o.duckdb")],
-        capture_output=True,
-        text=True,
-    )
+    p = run_cli("load", f, "-o", tmp_path / "o.duckdb")
     assert p.returncode == 4
     assert p.stderr.count("\n") == 1 and message in p.stderr
     assert "Traceback" not in p.stderr
@@ -271,14 +263,13 @@ def _parsed_keys(path: Path) -> list:
     return out
 
 
-def test_view_columns_read_as_the_parser_saw_them(tmp_path):
+@pytest.mark.slow
+def test_view_columns_read_as_the_parser_saw_them(fixtures_db):
     """The view `keys` computes key_bytes, key_length, type, encoding and the extras columns
     from what table key_rows stores (key_raw, rdb_type, encoding_id, module_type, extras):
     every fixture's keys read back as the parser's KeyRecords had them."""
-    dumps = sorted(p for p in FIXTURES.rglob("*") if p.suffix in (".rdb", ".aof"))
-    db = str(tmp_path / "g.duckdb")
-    load([str(p) for p in dumps], db)
-    con = duckdb.connect(db, read_only=True)
+    dumps = [Path(p) for p in FIXTURE_DUMPS]
+    con = duckdb.connect(fixtures_db, read_only=True)
     got = {}
     for path, *row in con.execute(
         "SELECT d.path, k.db, k.key_bytes, k.type, k.encoding, k.rdb_type, k.key_length, "
@@ -332,15 +323,9 @@ def test_database_of_another_schema_is_refused_in_one_line(tmp_path):
         f"schema {SCHEMA_VERSION}: "
         f"load the dumps into a new database file"
     )
-    p = subprocess.run(
-        [sys.executable, "-m", "rdbscan", "load", "-q", dump, "-o", db],
-        capture_output=True,
-        text=True,
-    )
+    p = run_cli("load", "-q", dump, "-o", db)
     assert (p.returncode, p.stderr) == (7, f"rdbscan: error: {want}\n")
-    p = subprocess.run(
-        [sys.executable, "-m", "rdbscan", "report", db], capture_output=True, text=True
-    )
+    p = run_cli("report", db)
     assert (p.returncode, p.stderr) == (7, f"rdbscan: error: {want}\n")
     con = duckdb.connect(db, read_only=True)  # left as it was
     assert con.execute("SELECT count(*) FROM keys").fetchone() == (0,)
@@ -395,15 +380,14 @@ def test_a_quoted_pattern_is_expanded_in_name_order(tmp_path):
     shutil.copy(V70 / "lfu" / "dump.rdb", tmp_path / "in" / "b.rdb")
     shutil.copy(V70 / "lru" / "dump.rdb", tmp_path / "in" / "a.rdb")
     db = str(tmp_path / "x.duckdb")
-    runner = CliRunner()
-    ok = runner.invoke(main, ["load", "-q", "-j", "1", str(tmp_path / "in" / "*.rdb"), "-o", db])
+    ok = run_cli("load", "-q", "-j", "1", str(tmp_path / "in" / "*.rdb"), "-o", db)
     assert ok.exit_code == 0, ok.output
     con = duckdb.connect(db, read_only=True)
     paths = [p for (p,) in con.execute("SELECT path FROM dumps ORDER BY dump_id").fetchall()]
     con.close()
     assert paths == [str(tmp_path / "in" / "a.rdb"), str(tmp_path / "in" / "b.rdb")]
     pattern = str(tmp_path / "in" / "*.rdb.gz")
-    none = runner.invoke(main, ["load", "-q", pattern, "-o", db])
+    none = run_cli("load", "-q", pattern, "-o", db)
     assert (none.exit_code, none.output) == (6, f"rdbscan: error: {pattern}: no file matches\n")
 
 

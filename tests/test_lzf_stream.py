@@ -7,9 +7,10 @@ the header's length, an instruction cut at the end)."""
 from __future__ import annotations
 
 import io
-from pathlib import Path
 
 import lzf
+import pytest
+from common import FIXTURES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,8 +19,6 @@ from rdbscan.rdb import backend, lzf_stream
 TWINS = [lzf_stream.LZFStream]
 if backend.compiled is not None:
     TWINS.append(backend.compiled.LZFStream)
-
-FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def whole(data: bytes, ulen: int):
@@ -66,6 +65,7 @@ def _sample() -> bytes:
     return b"".join(parts)
 
 
+@pytest.mark.slow
 def test_every_cut_point_of_a_payload_with_every_instruction_kind():
     data = _sample()[:40000]
     comp = lzf.compress(data)
@@ -100,6 +100,7 @@ def test_random_data_any_pieces(raw, repeat, data):
     check(comp, len(payload) + data.draw(st.integers(-5, 5)), cuts)  # header length wrong
 
 
+@pytest.mark.slow
 @settings(max_examples=1000, deadline=None)
 @given(st.binary(min_size=1, max_size=2000), st.data())
 def test_corrupt_payloads_are_refused_as_whole_decompression_refuses_them(raw, data):
@@ -154,6 +155,7 @@ def _lzf_strings_in_fixtures() -> list:
     return found
 
 
+@pytest.mark.slow
 def test_real_payloads():
     """LZF strings as Redis wrote them in the fixture dumps, cut every few bytes."""
     payloads = _lzf_strings_in_fixtures()

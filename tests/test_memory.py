@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import random
 from pathlib import Path
 
+import memory_accuracy as accuracy  # tests/memory_accuracy.py (bench/memory_accuracy.py)
 import pytest
+from common import FIXTURES
 
 from rdbscan.model import memory
 from rdbscan.model.estimate import estimate
@@ -21,15 +22,6 @@ from rdbscan.model.memory import (
     sds_header,
     select_profile,
 )
-
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = Path(__file__).parent / "fixtures"
-
-_spec = importlib.util.spec_from_file_location(
-    "memory_accuracy", ROOT / "bench" / "memory_accuracy.py"
-)
-accuracy = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(accuracy)
 
 MEDIAN_MAX, P95_MAX, TOTAL_MAX = 0.01, 0.05, 0.02
 
@@ -422,6 +414,7 @@ def test_memory_usage_bounds(dump):
     _check(dump)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not os.environ.get("RDBSCAN_CORPUS"), reason="set RDBSCAN_CORPUS")
 def test_memory_usage_bounds_whole_corpus():
     root = Path(os.environ["RDBSCAN_CORPUS"])

@@ -4,16 +4,13 @@ query that runs out of it ends with (exit 8, docs/exit-codes.md), through the re
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
+from common import FIXTURES, run_cli
 
 from rdbscan.db import connections
 from rdbscan.errors import EXIT_MEMORY, EXIT_OK, EXIT_USAGE
 
-FIXTURES = Path(__file__).parent / "fixtures"
 DUMP = str(FIXTURES / "redis-7.0.15" / "small" / "dump.rdb")
 OLD = str(FIXTURES / "diff" / "old.rdb")
 NEW = str(FIXTURES / "diff" / "new.rdb")
@@ -22,23 +19,9 @@ NEW = str(FIXTURES / "diff" / "new.rdb")
 GREEDY = "SELECT sum(len(l)) FROM (SELECT list(range) AS l FROM range(30000000))"
 
 
-def rdbscan(*args, env=None) -> subprocess.CompletedProcess:
-    full = {k: v for k, v in os.environ.items() if k != connections.MEMORY_LIMIT_ENV}
-    full.update(env or {})
-    return subprocess.run(
-        [sys.executable, "-m", "rdbscan", *map(str, args)],
-        capture_output=True,
-        text=True,
-        env=full,
-    )
-
-
 @pytest.fixture(scope="module")
-def db(tmp_path_factory) -> str:
-    path = str(tmp_path_factory.mktemp("memlimit") / "s.duckdb")
-    p = rdbscan("load", "-q", DUMP, "-o", path)
-    assert p.returncode == EXIT_OK, p.stderr
-    return path
+def db(loaded) -> str:
+    return loaded(DUMP)
 
 
 @pytest.fixture(autouse=True)
@@ -80,7 +63,7 @@ def test_sizes_refused(text, why):
 
 
 def test_out_of_memory_is_one_line_and_exit_8(db):
-    p = rdbscan("sql", db, GREEDY, "--memory-limit", "16MB")
+    p = run_cli("sql", db, GREEDY, "--memory-limit", "16MB")
     assert p.returncode == EXIT_MEMORY
     assert p.stdout == ""
     assert len(p.stderr.splitlines()) == 1
@@ -95,10 +78,10 @@ def test_out_of_memory_is_one_line_and_exit_8(db):
 
 
 def test_the_environment_variable_sets_the_limit_and_the_option_wins(db):
-    p = rdbscan("sql", db, GREEDY, env={connections.MEMORY_LIMIT_ENV: "16MB"})
+    p = run_cli("sql", db, GREEDY, env={connections.MEMORY_LIMIT_ENV: "16MB"})
     assert p.returncode == EXIT_MEMORY
     assert "at its 16MB limit" in p.stderr
-    p = rdbscan(
+    p = run_cli(
         "sql",
         db,
         GREEDY,
@@ -125,13 +108,13 @@ def test_the_environment_variable_sets_the_limit_and_the_option_wins(db):
 )
 def test_every_query_command_takes_the_option(db, command):
     command = [db if a == "DB" else a for a in command]
-    p = rdbscan(*command, "--memory-limit", "lots")
+    p = run_cli(*command, "--memory-limit", "lots")
     assert p.returncode == EXIT_USAGE
     assert p.stderr.endswith(
         "Error: Invalid value for '--memory-limit': 'lots' is not a size (examples: 512MB, "
         "2GB, 1GiB)\n"
     )
-    p = rdbscan(*command, env={connections.MEMORY_LIMIT_ENV: "lots"})
+    p = run_cli(*command, env={connections.MEMORY_LIMIT_ENV: "lots"})
     assert p.returncode == EXIT_USAGE
     assert p.stderr.endswith(
         "Error: RDBSCAN_MEMORY_LIMIT: 'lots' is not a size (examples: 512MB, 2GB, 1GiB)\n"

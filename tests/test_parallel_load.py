@@ -3,16 +3,15 @@ sequential load (same dump_ids, rows, errors), damaged dumps included."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
+import pytest
+from common import FIXTURES, run_cli
 
 from rdbscan import load
 
 ROOT = Path(__file__).parent.parent
-FIXTURES = ROOT / "tests" / "fixtures"
 DUMPS = [str(p) for p in sorted((ROOT / "sample_dumps").glob("*.rdb"))] + [
     str(
         FIXTURES
@@ -42,6 +41,7 @@ def _tables(db: str) -> list:
         con.close()
 
 
+@pytest.mark.slow
 def test_parallel_load_equals_sequential(tmp_path):
     for d in DUMPS:
         assert Path(d).exists(), d
@@ -60,13 +60,10 @@ def test_parallel_load_equals_sequential(tmp_path):
     assert not list(tmp_path.glob(".rdbscan-parts-*"))
 
 
+@pytest.mark.slow
 def test_cli_jobs_exit_code_and_summary(tmp_path):
     db = str(tmp_path / "cli.duckdb")
-    p = subprocess.run(
-        [sys.executable, "-m", "rdbscan", "load", *DUMPS, "-o", db, "-j", "2"],
-        capture_output=True,
-        text=True,
-    )
+    p = run_cli("load", *DUMPS, "-o", db, "-j", "2")
     assert p.returncode == 4
     assert "loading 6 dumps, 2 at a time" in p.stderr
     assert "corrupt_ziplist.rdb" in p.stderr and "Traceback" not in p.stderr
@@ -77,6 +74,7 @@ def test_cli_jobs_exit_code_and_summary(tmp_path):
     )
 
 
+@pytest.mark.slow
 def test_a_file_named_twice_keeps_the_first_id(tmp_path):
     """The same file twice in one parallel load: loaded once, by its first mention, so both name
     dump 1 (existing='reuse') or the second is refused (the default), as in a sequential load;
@@ -95,6 +93,7 @@ def test_a_file_named_twice_keeps_the_first_id(tmp_path):
             assert _tables(db)[1][0][0] == 1 and len(_tables(db)[1]) == 2
 
 
+@pytest.mark.slow
 def test_load_each_writes_one_database_per_dump_equal_to_a_load_of_it_alone(tmp_path):
     """db/parallel.load_each (diff's two sides): each dump into a new database of its own, as
     dump 1, the tables a sequential load of that dump alone gives; nothing else is written."""
@@ -117,11 +116,11 @@ def test_load_each_writes_one_database_per_dump_equal_to_a_load_of_it_alone(tmp_
     ]
 
 
+@pytest.mark.slow
 def test_a_worker_that_dies_is_reported_and_replaced():
     """run_pool with `lost`: the task of a worker that died is reported, a new worker takes the
     next tasks, the others end normally; without `lost` the death is an error naming its dump."""
     import pool_tasks
-    import pytest
 
     from rdbscan.db.parallel import WorkerLost, run_pool
 

@@ -11,16 +11,14 @@ from pathlib import Path
 import duckdb
 import pyarrow.parquet as pq
 import pytest
-from click.testing import CliRunner
+from common import FIXTURES, run_cli
 from killed_writer import killed_load
 
 import rdbscan
-from rdbscan.cli.main import main
 from rdbscan.db.parquet import Dataset
 from rdbscan.reports.dataset import open_dataset
 
 ROOT = Path(__file__).parent.parent
-FIXTURES = ROOT / "tests" / "fixtures"
 SAMPLES = [str(p) for p in sorted((ROOT / "sample_dumps").glob("*.rdb"))]
 CORRUPT = str(
     FIXTURES / "public" / "redis-tests-assets" / "tests" / "assets" / "corrupt_ziplist.rdb"
@@ -59,10 +57,7 @@ def _strip(value, drop=LOAD_TIMINGS):
     return value
 
 
-def _invoke(*args):
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
-
-
+@pytest.mark.slow
 def test_dataset_holds_the_database_rows(tmp_path):
     dumps = SAMPLES + [CORRUPT]
     db, ds = str(tmp_path / "db.duckdb"), str(tmp_path / "ds")
@@ -86,9 +81,10 @@ def test_dataset_holds_the_database_rows(tmp_path):
         con_ds.close()
 
 
+@pytest.mark.slow
 def test_layout_hive_partitions_zstd(tmp_path):
     ds = tmp_path / "ds"
-    result = _invoke("load", SAMPLES[1], SAMPLES[2], "--parquet", str(ds), "--instance", "eu/1 a")
+    result = run_cli("load", SAMPLES[1], SAMPLES[2], "--parquet", str(ds), "--instance", "eu/1 a")
     assert result.exit_code == 0, result.output
     part = "instance=eu%2F1%20a/snapshot=1/dump_id=2"
     files = sorted(str(p.relative_to(ds)) for p in ds.rglob("*.parquet"))
@@ -109,7 +105,7 @@ def test_layout_hive_partitions_zstd(tmp_path):
     ).fetchall()
     assert rows == [("eu/1 a", 1, 1, 722), ("eu/1 a", 1, 2, 584)]
     # a dump loaded without --instance: Hive's NULL partition, read back as NULL
-    assert _invoke("load", SAMPLES[0], "--parquet", str(ds)).exit_code == 0
+    assert run_cli("load", SAMPLES[0], "--parquet", str(ds)).exit_code == 0
     con_ds = open_dataset(str(ds))
     assert con_ds.execute(
         "SELECT dump_id, instance, snapshot_id FROM dumps ORDER BY 1"
@@ -121,25 +117,27 @@ def test_layout_hive_partitions_zstd(tmp_path):
     con_ds.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dump", SAMPLES, ids=lambda p: Path(p).name)
 def test_report_over_dataset_is_the_database_report(tmp_path, dump):
     db, ds = str(tmp_path / "db.duckdb"), str(tmp_path / "ds")
-    assert _invoke("load", dump, "-q", "-o", db).exit_code == 0
-    assert _invoke("load", dump, "-q", "--parquet", ds).exit_code == 0
-    from_db = _invoke("report", db, "-q", "--format", "json", "--top", "50")
-    from_ds = _invoke("report", ds, "-q", "--format", "json", "--top", "50")
+    assert run_cli("load", dump, "-q", "-o", db).exit_code == 0
+    assert run_cli("load", dump, "-q", "--parquet", ds).exit_code == 0
+    from_db = run_cli("report", db, "-q", "--format", "json", "--top", "50")
+    from_ds = run_cli("report", ds, "-q", "--format", "json", "--top", "50")
     assert from_db.exit_code == from_ds.exit_code == 0, from_ds.output
     a, b = json.loads(from_db.stdout), json.loads(from_ds.stdout)
     assert a["overview"]["keys"] > 500
     assert _strip(a) == _strip(b)
 
 
+@pytest.mark.slow
 def test_report_over_several_dumps_loaded_in_parallel(tmp_path):
     db, ds = str(tmp_path / "db.duckdb"), str(tmp_path / "ds")
-    assert _invoke("load", *SAMPLES, "-q", "-j", "1", "-o", db).exit_code == 0
-    assert _invoke("load", *SAMPLES, "-q", "-j", "2", "--parquet", ds).exit_code == 0
-    a = json.loads(_invoke("report", db, "-q", "--format", "json").stdout)
-    b = json.loads(_invoke("report", ds, "-q", "--format", "json").stdout)
+    assert run_cli("load", *SAMPLES, "-q", "-j", "1", "-o", db).exit_code == 0
+    assert run_cli("load", *SAMPLES, "-q", "-j", "2", "--parquet", ds).exit_code == 0
+    a = json.loads(run_cli("report", db, "-q", "--format", "json").stdout)
+    b = json.loads(run_cli("report", ds, "-q", "--format", "json").stdout)
     # Documented ties (docs/queries.md): a family's largest key or example is one of the keys
     # of equal memory; which one follows the order DuckDB's threads meet them.
     ties = LOAD_TIMINGS | {"largest_key", "largest_key_without_ttl", "example"}
@@ -149,13 +147,13 @@ def test_report_over_several_dumps_loaded_in_parallel(tmp_path):
 
 def test_second_load_refused_then_replaced(tmp_path):
     ds = tmp_path / "ds"
-    assert _invoke("load", SAMPLES[2], "--parquet", str(ds)).exit_code == 0
+    assert run_cli("load", SAMPLES[2], "--parquet", str(ds)).exit_code == 0
     before = sorted(p for p in ds.rglob("*") if p.is_file())
-    again = _invoke("load", SAMPLES[2], "--parquet", str(ds))
+    again = run_cli("load", SAMPLES[2], "--parquet", str(ds))
     assert again.exit_code == 2
     assert "already loaded in" in again.output and "as dump 1" in again.output
     assert sorted(p for p in ds.rglob("*") if p.is_file()) == before
-    replaced = _invoke("load", SAMPLES[2], "--replace", "--parquet", str(ds))
+    replaced = run_cli("load", SAMPLES[2], "--replace", "--parquet", str(ds))
     assert replaced.exit_code == 0
     con = open_dataset(str(ds))
     try:
@@ -170,19 +168,20 @@ def test_never_writes_into_a_users_directory(tmp_path):
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "notes.txt").write_text("keep")
-    result = _invoke("load", SAMPLES[0], "--parquet", str(mine))
+    result = run_cli("load", SAMPLES[0], "--parquet", str(mine))
     assert result.exit_code == 7
     assert "not an rdbscan dataset" in result.output
     assert sorted(p.name for p in mine.iterdir()) == ["notes.txt"]
     afile = tmp_path / "file.parquet"
     afile.write_bytes(b"x")
-    assert _invoke("load", SAMPLES[0], "--parquet", str(afile)).exit_code == 7
+    assert run_cli("load", SAMPLES[0], "--parquet", str(afile)).exit_code == 7
     assert afile.read_bytes() == b"x"
 
 
+@pytest.mark.slow
 def test_missing_input_leaves_no_partition(tmp_path):
     ds = tmp_path / "ds"
-    result = _invoke("load", str(tmp_path / "nope.rdb"), SAMPLES[0], "--parquet", str(ds))
+    result = run_cli("load", str(tmp_path / "nope.rdb"), SAMPLES[0], "--parquet", str(ds))
     assert result.exit_code == 6
     con = open_dataset(str(ds))
     try:
@@ -194,20 +193,21 @@ def test_missing_input_leaves_no_partition(tmp_path):
 
 
 def test_output_options_usage_errors(tmp_path):
-    assert _invoke("load", SAMPLES[0]).exit_code == 2
-    both = _invoke("load", SAMPLES[0], "-o", str(tmp_path / "x.duckdb"), "--parquet", str(tmp_path))
+    assert run_cli("load", SAMPLES[0]).exit_code == 2
+    both = run_cli("load", SAMPLES[0], "-o", str(tmp_path / "x.duckdb"), "--parquet", str(tmp_path))
     assert both.exit_code == 2 and "not both" in both.output
-    dask = _invoke("load", SAMPLES[0], "-o", str(tmp_path / "x.duckdb"), "--dask", "tcp://x:1")
+    dask = run_cli("load", SAMPLES[0], "-o", str(tmp_path / "x.duckdb"), "--dask", "tcp://x:1")
     assert dask.exit_code == 2 and "--parquet" in dask.output
 
 
+@pytest.mark.slow
 def test_diff_over_a_dataset_is_the_database_diff(tmp_path):
     db, ds = str(tmp_path / "db.duckdb"), str(tmp_path / "ds")
     pair = [SAMPLES[2], SAMPLES[3]]  # redis 7.4 and valkey 8.0 saved from the same script
-    assert _invoke("load", *pair, "-q", "-j", "1", "-o", db).exit_code == 0
-    assert _invoke("load", *pair, "-q", "--parquet", ds).exit_code == 0
-    a = _invoke("diff", f"{db}#1", f"{db}#2", "--format", "json")
-    b = _invoke("diff", f"{ds}#1", f"{ds}#2", "--format", "json")
+    assert run_cli("load", *pair, "-q", "-j", "1", "-o", db).exit_code == 0
+    assert run_cli("load", *pair, "-q", "--parquet", ds).exit_code == 0
+    a = run_cli("diff", f"{db}#1", f"{db}#2", "--format", "json")
+    b = run_cli("diff", f"{ds}#1", f"{ds}#2", "--format", "json")
     assert a.exit_code == b.exit_code == 0, b.output
     da, dbb = json.loads(a.stdout), json.loads(b.stdout)
     assert dbb["old"]["label"] == f"{ds}#1" and dbb["new"]["database"] == ds
@@ -217,8 +217,8 @@ def test_diff_over_a_dataset_is_the_database_diff(tmp_path):
 
 def test_sql_on_a_dataset(tmp_path):
     ds = str(tmp_path / "ds")
-    assert _invoke("load", SAMPLES[2], "-q", "--parquet", ds).exit_code == 0
-    result = _invoke(
+    assert run_cli("load", SAMPLES[2], "-q", "--parquet", ds).exit_code == 0
+    result = run_cli(
         "sql",
         ds,
         "SELECT count(*) AS n, sum(memory_bytes) = (SELECT memory_bytes FROM dumps) "
@@ -234,14 +234,16 @@ def _files(ds: Path) -> dict:
     return {str(p.relative_to(ds)): p.read_bytes() for p in sorted(ds.rglob("*")) if p.is_file()}
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.parametrize("where", ["_PartFiles.close", "Dataset.publish"])
 def test_a_killed_writer_leaves_no_visible_dump(tmp_path, where):
     """Killed while its `keys` file is half written (no Parquet footer yet), or with every file
     written but the `dumps` one (the commit mark): readers do not see the dump (nor open its
     files); the next load removes them, and the lock died with the process."""
     db, ds = str(tmp_path / "db.duckdb"), tmp_path / "ds"
-    assert _invoke("load", SAMPLES[0], "-q", "-o", db).exit_code == 0
-    assert _invoke("load", SAMPLES[0], "-q", "--parquet", str(ds)).exit_code == 0
+    assert run_cli("load", SAMPLES[0], "-q", "-o", db).exit_code == 0
+    assert run_cli("load", SAMPLES[0], "-q", "--parquet", str(ds)).exit_code == 0
     killed_load(where, SAMPLES[1], "--parquet", str(ds))
     left = sorted(str(p.relative_to(ds)) for p in ds.glob("*/*/*/dump_id=2/*"))
     assert "keys/instance=__HIVE_DEFAULT_PARTITION__/snapshot=2/dump_id=2/part-00000.parquet" in (
@@ -254,9 +256,9 @@ def test_a_killed_writer_leaves_no_visible_dump(tmp_path, where):
     finally:
         con_db.close()
         con_ds.close()
-    report = _invoke("report", str(ds), "-q", "--format", "json")
+    report = run_cli("report", str(ds), "-q", "--format", "json")
     assert report.exit_code == 0 and json.loads(report.stdout)["overview"]["keys"] == 561
-    again = _invoke("load", SAMPLES[1], "-q", "--parquet", str(ds))
+    again = run_cli("load", SAMPLES[1], "-q", "--parquet", str(ds))
     assert again.exit_code == 0, again.output
     assert not list(ds.glob("*/*/*/dump_id=2"))  # the killed writer's files are gone
     con = open_dataset(str(ds))
@@ -272,12 +274,14 @@ def test_a_killed_writer_leaves_no_visible_dump(tmp_path, where):
         con.close()
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_a_replace_killed_before_removing_the_old_dump_counts_once(tmp_path):
     """--replace commits the new dump, then removes the old one: killed in between, the
     dataset holds two dumps of one fingerprint; readers count the later one only, and the next
     load removes the earlier."""
     ds = tmp_path / "ds"
-    assert _invoke("load", SAMPLES[2], "-q", "--parquet", str(ds)).exit_code == 0
+    assert run_cli("load", SAMPLES[2], "-q", "--parquet", str(ds)).exit_code == 0
     killed_load("Dataset.remove_dump", SAMPLES[2], "--replace", "--parquet", str(ds))
     assert list(ds.glob("dumps/*/*/dump_id=1/*.parquet")) and list(
         ds.glob("dumps/*/*/dump_id=2/*.parquet")
@@ -288,7 +292,7 @@ def test_a_replace_killed_before_removing_the_old_dump_counts_once(tmp_path):
         assert con.execute("SELECT dump_id, count(*) FROM keys GROUP BY 1").fetchall() == [(2, 584)]
     finally:
         con.close()
-    assert _invoke("load", SAMPLES[0], "-q", "--parquet", str(ds)).exit_code == 0
+    assert run_cli("load", SAMPLES[0], "-q", "--parquet", str(ds)).exit_code == 0
     assert not list(ds.glob("*/*/*/dump_id=1"))
 
 
@@ -296,11 +300,11 @@ def test_a_second_writer_is_refused_and_writes_nothing(tmp_path):
     """One writer per dataset: while a load holds the dataset's lock (here: this test), another
     load is refused with one line (exit 7, as for a database another process holds)."""
     ds = tmp_path / "ds"
-    assert _invoke("load", SAMPLES[0], "-q", "--parquet", str(ds)).exit_code == 0
+    assert run_cli("load", SAMPLES[0], "-q", "--parquet", str(ds)).exit_code == 0
     writer = Dataset(str(ds), create=True)  # holds the lock, as a running load does
     before = _files(ds)
     try:
-        second = _invoke("load", SAMPLES[1], "--parquet", str(ds))
+        second = run_cli("load", SAMPLES[1], "--parquet", str(ds))
         assert second.exit_code == 7, second.output
         lines = second.output.strip().splitlines()
         assert len(lines) == 1 and "another process holds it" in lines[0], second.output
@@ -309,10 +313,10 @@ def test_a_second_writer_is_refused_and_writes_nothing(tmp_path):
         fresh = tmp_path / "fresh"  # a dataset being created is locked as well
         first = Dataset(str(fresh), create=True)
         try:
-            refused = _invoke("load", SAMPLES[1], "-q", "--parquet", str(fresh))
+            refused = run_cli("load", SAMPLES[1], "-q", "--parquet", str(fresh))
             assert refused.exit_code == 7, refused.output
         finally:
             first.close()
     finally:
         writer.close()
-    assert _invoke("load", SAMPLES[1], "-q", "--parquet", str(ds)).exit_code == 0
+    assert run_cli("load", SAMPLES[1], "-q", "--parquet", str(ds)).exit_code == 0

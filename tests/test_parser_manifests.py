@@ -9,11 +9,11 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from common import FIXTURES
 from manifest_compare import compare, grown_in_place, manifest_key
 
 from rdbscan.model.slots import key_slot
 
-FIXTURES = Path(__file__).parent / "fixtures"
 DAMAGED = {"truncated", "corrupt-value", "corrupt-type", "aof-preamble"}
 
 
@@ -146,6 +146,7 @@ def test_streams_and_hash_field_ttls():
     assert checked >= 20
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(
     not os.environ.get("RDBSCAN_CORPUS"),
     reason="set RDBSCAN_CORPUS to the shared dumps folder to walk the corpus",

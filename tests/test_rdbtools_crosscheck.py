@@ -4,17 +4,15 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
+from common import FIXTURES
 
 from rdbscan.rdb.long_names import KEY_KEEP
 from rdbscan.rdb.parser import DumpInfo, parse
 
 rdbtools = pytest.importorskip("rdbtools")
 from rdbtools import RdbCallback, RdbParser  # noqa: E402
-
-FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def _k(key) -> bytes:

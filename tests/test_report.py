@@ -30,23 +30,6 @@ SMALL = [
 ]
 
 
-@pytest.fixture(scope="session")
-def loaded(tmp_path_factory):
-    """rel fixture dir -> path of a DuckDB database with that dump loaded (cached per session)."""
-    cache = {}
-
-    def get(rel: str) -> str:
-        if rel not in cache:
-            m = manifest(rel)
-            db = tmp_path_factory.mktemp("rep") / "r.duckdb"
-            res = load([str(m.dump)], str(db))
-            assert res[0].complete, res[0].error
-            cache[rel] = str(db)
-        return cache[rel]
-
-    return get
-
-
 def build(db: str, **kw) -> dict:
     con = rpt.open_database(db)
     try:
@@ -61,6 +44,7 @@ def r70(loaded):
     return build(loaded("redis-7.0.15/small"), top=1000)
 
 
+@pytest.mark.slow
 def test_report_on_a_read_only_database(loaded, r70):
     """A database opened read-only (locked by another process, a read-only file): the macros,
     the naming check's helper macros and tables and every base relation are TEMP objects, and

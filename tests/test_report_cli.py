@@ -9,31 +9,24 @@ import re
 
 import duckdb
 import pytest
-from click.testing import CliRunner
+from common import run_cli
 from report_truth import big_key_rules, manifest, naming_violations
 
-from rdbscan.cli.main import main
-from rdbscan.db.load import load
 from rdbscan.reports.querylib import bundled_queries, queries_dir
 
 REL = "redis-7.0.15/small"
 
 
 @pytest.fixture(scope="module")
-def db(tmp_path_factory):
-    path = tmp_path_factory.mktemp("cli") / "small.duckdb"
-    load([str(manifest(REL).dump)], str(path))
-    return str(path)
+def db(loaded):
+    return loaded(REL)
 
 
-def run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
-
-
+@pytest.mark.slow
 def test_report_json_contract_from_dump(tmp_path):
     """Given a dump, report loads it into a temporary database, reports, and removes it."""
     m = manifest(REL)
-    res = run("report", m.dump, "--format", "json", "-q")
+    res = run_cli("report", m.dump, "--format", "json", "-q")
     assert res.exit_code == 0, res.output
     rep = json.loads(res.stdout)
     o = rep["overview"]
@@ -69,7 +62,7 @@ def test_report_json_contract_from_dump(tmp_path):
 
 def test_report_output_database_kept(tmp_path):
     out = tmp_path / "kept.duckdb"
-    res = run(
+    res = run_cli(
         "report", manifest(REL).dump, "-o", out, "--format", "json", "-q", "--section", "overview"
     )
     assert res.exit_code == 0
@@ -77,8 +70,9 @@ def test_report_output_database_kept(tmp_path):
     assert con.execute("SELECT count(*) FROM keys").fetchone()[0] == len(manifest(REL).keys)
 
 
+@pytest.mark.slow
 def test_report_text_and_markdown(db):
-    res = run("report", db)
+    res = run_cli("report", db)
     assert res.exit_code == 0, res.output
     for heading in (
         "Overview",
@@ -95,49 +89,54 @@ def test_report_text_and_markdown(db):
     assert "user:{id}:profile" in res.stdout
     assert "What to do:" in res.stdout
     assert "Traceback" not in res.output
-    md = run("report", db, "--format", "markdown")
+    md = run_cli("report", db, "--format", "markdown")
     assert md.exit_code == 0
     assert md.stdout.startswith("# rdbscan report")
     assert "## Big keys" in md.stdout and "| rule |" in md.stdout
     assert "user:{id}:profile" in md.stdout
 
 
+@pytest.mark.slow
 def test_fail_on_exit_codes(db):
     m = manifest(REL)
     n_big = sum(1 for k in m.keys if big_key_rules(k))
     n_upper = len(naming_violations(m.keys)["uppercase"])
     assert n_big > 0 and n_upper > 0
-    res = run("report", db, "--fail-on", "big-keys", "--format", "json")
+    res = run_cli("report", db, "--fail-on", "big-keys", "--format", "json")
     assert res.exit_code == 3
     checks = json.loads(res.stdout)["fail_on"]["checks"]
     assert checks[0]["value"] == n_big and checks[0]["failed"]
     assert "findings exceed" in res.stderr
     assert (
-        run("report", db, "--fail-on", f"big-keys={n_big}", "--section", "overview").exit_code == 0
+        run_cli("report", db, "--fail-on", f"big-keys={n_big}", "--section", "overview").exit_code
+        == 0
     )
     assert (
-        run(
+        run_cli(
             "report", db, "--fail-on", f"naming:uppercase={n_upper - 1}", "--section", "overview"
         ).exit_code
         == 3
     )
     assert (
-        run(
+        run_cli(
             "report", db, "--fail-on", f"naming:uppercase={n_upper}", "--section", "overview"
         ).exit_code
         == 0
     )
     # share of memory without TTL: nearly all memory in this fixture
     assert (
-        run("report", db, "--fail-on", "no-ttl-share=99.9%", "--section", "overview").exit_code == 0
+        run_cli("report", db, "--fail-on", "no-ttl-share=99.9%", "--section", "overview").exit_code
+        == 0
     )
     assert (
-        run("report", db, "--fail-on", "no-ttl-share=50%", "--section", "overview").exit_code == 3
+        run_cli("report", db, "--fail-on", "no-ttl-share=50%", "--section", "overview").exit_code
+        == 3
     )
-    bad = run("report", db, "--fail-on", "bogus")
+    bad = run_cli("report", db, "--fail-on", "bogus")
     assert bad.exit_code == 2 and "unknown rule" in bad.output and "Traceback" not in bad.output
 
 
+@pytest.mark.slow
 def test_rules_file(db, tmp_path):
     m = manifest(REL)
     rules = tmp_path / "rules.toml"
@@ -145,7 +144,7 @@ def test_rules_file(db, tmp_path):
         "[rules.uppercase]\nenabled = false\n\n[rules.max-length]\nmax_bytes = 100\n\n"
         "[big-keys]\ncollection_length = 500\n\n[fail-on]\nnaming = 1000000\n"
     )
-    res = run("report", db, "--rules", rules, "--format", "json", "--top", "100")
+    res = run_cli("report", db, "--rules", rules, "--format", "json", "--top", "100")
     assert res.exit_code == 0, res.output
     rep = json.loads(res.stdout)
     got = {r["rule"]: r["keys"] for r in rep["naming"]["rules"]}
@@ -158,7 +157,7 @@ def test_rules_file(db, tmp_path):
     assert rep["fail_on"]["checks"][0]["rule"] == "naming" and not rep["fail_on"]["failed"]
     bad = tmp_path / "bad.toml"
     bad.write_text("[rules.no-such-rule]\nenabled = false\n")
-    res = run("report", db, "--rules", bad)
+    res = run_cli("report", db, "--rules", bad)
     assert res.exit_code == 2 and "unknown naming rule" in res.output
 
 
@@ -167,7 +166,7 @@ def test_config_file_and_set(db, tmp_path):
     conf.write_text(
         '# test\nhash-max-ziplist-entries 1024\nzset-max-listpack-value "128"\nmaxmemory 1gb\n'
     )
-    res = run(
+    res = run_cli(
         "report",
         db,
         "--config",
@@ -188,12 +187,12 @@ def test_config_file_and_set(db, tmp_path):
     assert e["thresholds"]["hash-max-listpack-value"] == 128
     assert e["threshold_sources"]["hash-max-listpack-entries"].startswith("config ")
     assert "hash:n513" in {c["key"] for c in e["candidates"]}
-    res = run("report", db, "--set", "no-such-setting=1")
+    res = run_cli("report", db, "--set", "no-such-setting=1")
     assert res.exit_code == 2 and "no-such-setting" in res.output
 
 
 def test_queries_listing_and_headers():
-    res = run("queries")
+    res = run_cli("queries")
     assert res.exit_code == 0
     names = [line.split()[0] for line in res.stdout.splitlines()]
     files = sorted(p.stem for p in queries_dir().glob("*.sql") if not p.stem.startswith("_"))
@@ -203,34 +202,34 @@ def test_queries_listing_and_headers():
         assert text.startswith(f"-- name: {q.name}\n-- answers: "), q.name
         assert "-- params:" in text, q.name
         assert q.used_params <= set(q.params) | {"dump_id", "delimiters"}, q.name
-    verbose = run("queries", "-v")
+    verbose = run_cli("queries", "-v")
     assert "--param top=" in verbose.stdout
 
 
 def test_query_command(db):
     m = manifest(REL)
-    res = run("query", db, "big_keys", "--param", "top=1", "--format", "json")
+    res = run_cli("query", db, "big_keys", "--param", "top=1", "--format", "json")
     assert res.exit_code == 0, res.output
     rows = json.loads(res.stdout)
     assert len(rows) == 1
-    res = run("query", db, "big_keys_summary", "--param", "collection_length=100", "-f", "json")
+    res = run_cli("query", db, "big_keys_summary", "--param", "collection_length=100", "-f", "json")
     got = {r["rule"]: r["keys"] for r in json.loads(res.stdout)}
     assert got["big-collection"] == sum(
         1 for k in m.keys if "big-collection" in big_key_rules(k, coll_len=100)
     )
-    res = run("query", db, "naming_rules", "-f", "csv")
+    res = run_cli("query", db, "naming_rules", "-f", "csv")
     assert res.exit_code == 0 and res.stdout.startswith("rule,description,keys")
-    assert run("query", db, "nope").exit_code == 2
-    bad = run("query", db, "big_keys", "--param", "nope=1")
+    assert run_cli("query", db, "nope").exit_code == 2
+    bad = run_cli("query", db, "big_keys", "--param", "nope=1")
     assert bad.exit_code == 2 and "nope" in bad.output
 
 
 def test_wide_results_print_one_block_per_row(db):
-    """big_keys has 18 columns: in 80 characters (CliRunner is not a terminal) a table of them
+    """big_keys has 18 columns: in 80 characters (run_cli is not a terminal) a table of them
     is unreadable, so each row prints as a block of `column  value` lines; a narrow result
     stays a table."""
-    want = json.loads(run("query", db, "big_keys", "-p", "top=2", "-f", "json").stdout)
-    res = run("query", db, "big_keys", "-p", "top=2")
+    want = json.loads(run_cli("query", db, "big_keys", "-p", "top=2", "-f", "json").stdout)
+    res = run_cli("query", db, "big_keys", "-p", "top=2")
     assert res.exit_code == 0, res.output
     lines = res.stdout.splitlines()
     assert lines[0].startswith("-[ row 1 ]") and lines[-1] == f"({len(want)} rows)"
@@ -238,7 +237,7 @@ def test_wide_results_print_one_block_per_row(db):
     first = dict(re.match(r"(\S+)\s+(.*)$", ln).groups() for ln in lines[1 : 1 + len(want[0])])
     assert list(first) == list(want[0])
     assert first["key"] == want[0]["key"] and first["memory_bytes"] == str(want[0]["memory_bytes"])
-    narrow = run("sql", db, "SELECT type, count(*) AS n FROM keys GROUP BY ALL ORDER BY n DESC")
+    narrow = run_cli("sql", db, "SELECT type, count(*) AS n FROM keys GROUP BY ALL ORDER BY n DESC")
     assert "┃ type" in narrow.stdout and "-[ row" not in narrow.stdout
 
 
@@ -249,7 +248,7 @@ def test_query_own_sql_file(db, tmp_path):
         "--   depth (1)   prefix depth\n"
         "SELECT key_prefix(pattern, $depth) AS prefix, count(*) AS keys FROM rkeys GROUP BY 1 ORDER BY 2 DESC\n"
     )
-    res = run("query", db, sql, "-p", "depth=1", "-f", "json")
+    res = run_cli("query", db, sql, "-p", "depth=1", "-f", "json")
     assert res.exit_code == 0, res.output
     rows = {r["prefix"]: r["keys"] for r in json.loads(res.stdout)}
     assert rows["user"] == sum(1 for k in manifest(REL).keys if k.raw.startswith(b"user:"))
@@ -296,23 +295,24 @@ def test_macros_in_loaded_database(db):
 
 
 def test_errors_are_one_line(tmp_path):
-    res = run("report", tmp_path / "missing.rdb")
+    res = run_cli("report", tmp_path / "missing.rdb")
     assert res.exit_code == 6 and "No such file or directory" in res.output
     empty = tmp_path / "x.duckdb"
     duckdb.connect(str(empty)).execute("CREATE TABLE t(a INT)").close()
-    res = run("report", empty)
+    res = run_cli("report", empty)
     assert res.exit_code == 7 and "not an rdbscan database" in res.output
 
 
 def test_damaged_dump_reports_and_exits_4():
     m = manifest("redis-7.0.15/variants/truncated")
-    res = run("report", m.dump, "--format", "json", "-q", "--section", "overview")
+    res = run_cli("report", m.dump, "--format", "json", "-q", "--section", "overview")
     assert res.exit_code == 4
     rep = json.loads(res.stdout)
     assert rep["overview"]["complete"] is False
     assert 0 < rep["overview"]["keys"] < len(m.keys)
 
 
+@pytest.mark.slow
 def test_a_database_of_snapshots_reports_the_latest_not_their_sum(tmp_path):
     """A history database (`load --instance` night after night, for `trend`): the report covers
     the latest snapshot of each instance, and says so; it used to add the nights up (two nights
@@ -325,15 +325,15 @@ def test_a_database_of_snapshots_reports_the_latest_not_their_sum(tmp_path):
     shard = FIXTURES / "redis-6.2.16" / "small" / "dump.rdb"
     db = str(tmp_path / "history.duckdb")
     for args in ([night1], [night2]):
-        assert run("load", "-q", "--instance", "cache", *args, "-o", db).exit_code == 0
-    assert run("load", "-q", shard, "-o", db).exit_code == 0  # no instance: always covered
+        assert run_cli("load", "-q", "--instance", "cache", *args, "-o", db).exit_code == 0
+    assert run_cli("load", "-q", shard, "-o", db).exit_code == 0  # no instance: always covered
     con = duckdb.connect(db, read_only=True)
     ids = con.execute("SELECT dump_id, snapshot_id, keys FROM dumps ORDER BY 1").fetchall()
     ctimes = con.execute("SELECT ctime FROM dumps ORDER BY dump_id").fetchall()
     con.close()
     assert ctimes[0] < ctimes[1]
     (d1, s1, _), (d2, s2, k2), (d3, _, k3) = ids
-    out = run("report", "-q", "-f", "json", db)
+    out = run_cli("report", "-q", "-f", "json", db)
     assert out.exit_code == 0, out.output
     o = json.loads(out.stdout)["overview"]
     assert [d["dump_id"] for d in o["dumps"]] == [d2, d3]
@@ -343,7 +343,9 @@ def test_a_database_of_snapshots_reports_the_latest_not_their_sum(tmp_path):
         f"(snapshot {s2}), not their sum; `--dump-id N` reports a dump of another, `rdbscan "
         "trend` and `rdbscan diff` compare them."
     ) in o["notes"]
-    alone = json.loads(run("report", "-q", "-f", "json", db, "--dump-id", d1).stdout)["overview"]
+    alone = json.loads(run_cli("report", "-q", "-f", "json", db, "--dump-id", d1).stdout)[
+        "overview"
+    ]
     assert [d["dump_id"] for d in alone["dumps"]] == [d1] and not any(
         "snapshots of instance" in n for n in alone["notes"]
     )

@@ -94,6 +94,7 @@ def _keys_for_patterns(n: int, seed: int) -> list[str]:
     return sorted(keys)
 
 
+@pytest.mark.slow
 def test_key_pattern_fast_paths_match_the_passes():
     con = duckdb.connect()
     macros.create_macros(con)

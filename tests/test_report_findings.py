@@ -13,16 +13,14 @@ import duckdb
 import lzf
 import pytest
 import rdbwriter as W
-from click.testing import CliRunner
+from common import FIXTURES, run_cli
 from rich.console import Console
 
-from rdbscan.cli.main import main
 from rdbscan.db.load import load
 from rdbscan.reports import render
 from rdbscan.reports import report as rpt
 
 ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = ROOT / "tests" / "fixtures"
 SNAPSHOT_S = 1_700_000_000  # aux ctime of the generated dumps
 AUX_72 = {"redis-ver": "7.2.4", "ctime": str(SNAPSHOT_S)}
 
@@ -191,6 +189,7 @@ def _ttl_keyspace(herd: bool) -> tuple[bytes, list[int]]:
     return W.rdb(b"".join(parts), version=11, aux=AUX_72), expires
 
 
+@pytest.mark.slow
 def test_herd_flagged_with_its_count_and_random_ttls_are_not(tmp_path):
     data, expires = _ttl_keyspace(herd=True)
     rep = _report(_load(tmp_path, data, "herd"), sections=("ttl",))
@@ -250,21 +249,19 @@ def test_critical_big_keys_are_listed_first(tmp_path):
 # --- wording and units -------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_fail_on_messages_compare_like_with_like(tmp_path):
     body = W.key(0, "UPPER:key", W.string(b"x" * 100)) + W.key(0, "lower:key", W.string(b"y"))
     path = tmp_path / "w.rdb"
     path.write_bytes(W.rdb(body, version=11, aux=AUX_72))
-    res = CliRunner().invoke(
-        main,
-        [
-            "report",
-            str(path),
-            "-q",
-            "--format",
-            "json",
-            "--fail-on",
-            "no-ttl-share=30%,naming:uppercase,no-ttl-share=0.5",
-        ],
+    res = run_cli(
+        "report",
+        str(path),
+        "-q",
+        "--format",
+        "json",
+        "--fail-on",
+        "no-ttl-share=30%,naming:uppercase,no-ttl-share=0.5",
     )
     assert res.exit_code == rpt.EXIT_FINDINGS
     assert res.stderr.strip().splitlines()[-1] == (

@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import duckdb
-from click.testing import CliRunner
+from common import FIXTURES, run_cli
 
-from rdbscan.cli.main import main
 from rdbscan.db.load import load
-
-FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def test_overview_gap_to_used_mem(tmp_path):
@@ -23,7 +19,7 @@ def test_overview_gap_to_used_mem(tmp_path):
     used = int(con.execute("SELECT map_extract(aux, 'used-mem')[1] FROM dumps").fetchone()[0])
     total = con.execute("SELECT sum(memory_total_bytes) FROM keys").fetchone()[0]
     con.close()
-    out = CliRunner().invoke(main, ["report", db, "--format", "json", "--section", "overview"])
+    out = run_cli("report", db, "--format", "json", "--section", "overview")
     assert out.exit_code == 0, out.output
     o = json.loads(out.output)["overview"]
     assert (o["used_mem"], o["memory_total_bytes"], o["used_mem_gap"]) == (

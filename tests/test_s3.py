@@ -11,13 +11,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from common import run_cli
 from killed_writer import killed_load
 
 import rdbscan
-from rdbscan.cli.main import main
 from rdbscan.db.load import ProgressHook
 from rdbscan.db.parquet import Dataset
+
+pytestmark = pytest.mark.network  # moto's S3 server and an HTTP server on local ports
 
 s3fs = pytest.importorskip("s3fs")  # the [s3] extra, part of [test]
 moto_server = pytest.importorskip("moto.server")
@@ -69,16 +70,13 @@ def _strip(value, drop=DROP_PATH):
     return value
 
 
-def _invoke(*args):
-    return CliRunner().invoke(main, list(args), catch_exceptions=False)
-
-
 def _json_report(*args) -> dict:
-    result = _invoke("report", *args, "-q", "--format", "json")
+    result = run_cli("report", *args, "-q", "--format", "json")
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)
 
 
+@pytest.mark.slow
 def test_report_on_a_dump_in_s3(s3, tmp_path):
     remote = _json_report("s3://dumps/valkey-8.0.1.rdb.gz")
     (tmp_path / "valkey-8.0.1.rdb.gz").write_bytes(s3[1])  # the same object, on a local disk
@@ -89,10 +87,11 @@ def test_report_on_a_dump_in_s3(s3, tmp_path):
     assert _strip(remote) == _strip(local)
 
 
+@pytest.mark.slow
 def test_dataset_in_s3_equals_the_local_database(s3, tmp_path):
     fs, _ = s3
     urls = ["s3://dumps/redis-7.4.1.rdb", "s3://dumps/valkey-8.0.1.rdb.gz"]
-    load = _invoke("load", *urls, "-q", "--parquet", "s3://fleet/nightly/")
+    load = run_cli("load", *urls, "-q", "--parquet", "s3://fleet/nightly/")
     assert load.exit_code == 0, load.output
     names = fs.find("fleet/nightly")
     assert "fleet/nightly/_rdbscan_dataset.json" in names
@@ -105,14 +104,14 @@ def test_dataset_in_s3_equals_the_local_database(s3, tmp_path):
     db = str(tmp_path / "local.duckdb")
     packed = tmp_path / "valkey-8.0.1.rdb.gz"
     packed.write_bytes(s3[1])  # the same objects, on a local disk
-    assert _invoke("load", str(SAMPLES[2]), str(packed), "-q", "-j", "1", "-o", db).exit_code == 0
+    assert run_cli("load", str(SAMPLES[2]), str(packed), "-q", "-j", "1", "-o", db).exit_code == 0
     from_s3 = _json_report("s3://fleet/nightly")
     assert from_s3["overview"]["keys"] == 584 + 562
     # which of several keys of equal memory a family names is documented as any (test_parquet.py)
     ties = DROP_PATH | {"largest_key", "largest_key_without_ttl", "example"}
     assert _strip(from_s3, ties) == _strip(_json_report(db), ties)
     # a second load of the same dumps is refused, and nothing in the bucket changes
-    again = _invoke("load", urls[0], "-q", "--parquet", "s3://fleet/nightly")
+    again = run_cli("load", urls[0], "-q", "--parquet", "s3://fleet/nightly")
     assert again.exit_code == 2 and "already loaded in s3://fleet/nightly" in again.output
     assert fs.find("fleet/nightly") == names
 
@@ -137,11 +136,12 @@ def test_progress_counts_the_objects_bytes(s3):
 
 
 def test_missing_object_is_an_input_error(s3):
-    result = _invoke("report", "s3://dumps/nope.rdb", "-q")
+    result = run_cli("report", "s3://dumps/nope.rdb", "-q")
     assert result.exit_code == 6
     assert "s3://dumps/nope.rdb: No such file or directory" in result.output
 
 
+@pytest.mark.slow
 def test_report_on_a_dump_over_http(s3):
     """An http(s):// dump goes through fsspec's http file system (aiohttp, the [http] extra),
     in ranged GET requests: moto serves a public-read object at its plain HTTP address, as any
@@ -156,23 +156,25 @@ def test_report_on_a_dump_over_http(s3):
     assert _strip(remote) == _strip(_json_report(str(SAMPLES[2])))
 
 
+@pytest.mark.slow
 def test_a_refused_http_request_is_not_a_missing_file(s3):
     """fsspec's http file system turns a 403 into FileNotFoundError: the line says what the
     server answered (the object exists, it is private), not "No such file"."""
     base = os.environ["AWS_ENDPOINT_URL_S3"]
     private, missing = f"{base}/dumps/redis-7.4.1.rdb", f"{base}/dumps/nope.rdb"
-    result = _invoke("report", private, "-q")
+    result = run_cli("report", private, "-q")
     assert (result.exit_code, result.output) == (
         6,
         f"rdbscan: error: {private}: the server answered HTTP 403 FORBIDDEN\n",
     )
-    result = _invoke("report", missing, "-q")
+    result = run_cli("report", missing, "-q")
     assert (result.exit_code, result.output) == (
         6,
         f"rdbscan: error: {missing}: No such file or directory\n",
     )
 
 
+@pytest.mark.slow
 def test_a_quoted_pattern_loads_the_objects_it_matches(s3, tmp_path):
     """`rdbscan load 's3://bucket/prefix/shard-*.rdb'`: the shell cannot expand it; rdbscan lists
     the bucket (the pattern of docs/fleet.md), in the order of the names."""
@@ -181,7 +183,7 @@ def test_a_quoted_pattern_loads_the_objects_it_matches(s3, tmp_path):
     fs.put(str(SAMPLES[0]), "dumps/glob/shard-a.rdb")
     fs.pipe("dumps/glob/notes.txt", b"not a dump")
     db = str(tmp_path / "x.duckdb")
-    load = _invoke("load", "-q", "s3://dumps/glob/shard-*.rdb", "-o", db)
+    load = run_cli("load", "-q", "s3://dumps/glob/shard-*.rdb", "-o", db)
     assert load.exit_code == 0, load.output
     import duckdb
 
@@ -189,13 +191,15 @@ def test_a_quoted_pattern_loads_the_objects_it_matches(s3, tmp_path):
     rows = con.execute("SELECT dump_id, path FROM dumps ORDER BY 1").fetchall()
     con.close()
     assert rows == [(1, "s3://dumps/glob/shard-a.rdb"), (2, "s3://dumps/glob/shard-b.rdb")]
-    none = _invoke("report", "-q", "s3://dumps/glob/*.rdb.gz")
+    none = run_cli("report", "-q", "s3://dumps/glob/*.rdb.gz")
     assert (none.exit_code, none.output) == (
         6,
         "rdbscan: error: s3://dumps/glob/*.rdb.gz: no file matches\n",
     )
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_without_the_s3_extra_one_line_and_exit_2(tmp_path):
     """s3fs not importable: the URL's line names the extra to install; no traceback."""
     code = (
@@ -216,6 +220,8 @@ def test_without_the_s3_extra_one_line_and_exit_2(tmp_path):
         assert len(lines) == 1 and "pip install 'rdbscan[s3]'" in lines[0], proc.stderr
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_a_killed_writer_in_s3_leaves_no_visible_dump(s3, tmp_path):
     """Objects are written straight to their final keys, the `dumps` object last (the commit
     mark): a writer killed before it leaves objects readers ignore, and its lock object; the
@@ -223,7 +229,7 @@ def test_a_killed_writer_in_s3_leaves_no_visible_dump(s3, tmp_path):
     process gone), removes the objects and loads the dump."""
     fs, packed = s3
     urls = ["s3://dumps/redis-7.4.1.rdb", "s3://dumps/valkey-8.0.1.rdb.gz"]
-    assert _invoke("load", urls[0], "-q", "--parquet", "s3://fleet/crash").exit_code == 0
+    assert run_cli("load", urls[0], "-q", "--parquet", "s3://fleet/crash").exit_code == 0
     killed_load("Dataset.publish", urls[1], "--parquet", "s3://fleet/crash", cwd=tmp_path)
     names = fs.find("fleet/crash")
     assert "fleet/crash/_rdbscan.lock" in names  # killed: never released
@@ -232,33 +238,34 @@ def test_a_killed_writer_in_s3_leaves_no_visible_dump(s3, tmp_path):
     assert f"fleet/crash/dumps/{part}" not in names
     assert not [n for n in names if "_staging" in n]
     db = str(tmp_path / "local.duckdb")
-    assert _invoke("load", str(SAMPLES[2]), "-q", "-o", db).exit_code == 0
+    assert run_cli("load", str(SAMPLES[2]), "-q", "-o", db).exit_code == 0
     from_s3 = _json_report("s3://fleet/crash")
     assert from_s3["overview"]["keys"] == 584  # not 584 + the killed dump's 562
     assert _strip(from_s3) == _strip(_json_report(db))
-    again = _invoke("load", urls[1], "-q", "--parquet", "s3://fleet/crash")
+    again = run_cli("load", urls[1], "-q", "--parquet", "s3://fleet/crash")
     assert again.exit_code == 0, again.output
     names = fs.find("fleet/crash")
     assert not [n for n in names if "/dump_id=2/" in n] and "fleet/crash/_rdbscan.lock" not in names
     (tmp_path / "valkey-8.0.1.rdb.gz").write_bytes(packed)
-    assert _invoke("load", str(tmp_path / "valkey-8.0.1.rdb.gz"), "-q", "-o", db).exit_code == 0
+    assert run_cli("load", str(tmp_path / "valkey-8.0.1.rdb.gz"), "-q", "-o", db).exit_code == 0
     ties = DROP_PATH | {"largest_key", "largest_key_without_ttl", "example", "dump_id"}
     both = _json_report("s3://fleet/crash")
     assert both["overview"]["keys"] == 584 + 562
     assert _strip(both, ties) == _strip(_json_report(db), ties)
 
 
+@pytest.mark.slow
 def test_a_second_writer_in_s3_is_refused(s3):
     """The lock object, created only if absent (If-None-Match: *): a second writer is refused
     in one line naming the holder (exit 7), and the bucket is left as it was."""
     fs, _ = s3
     url = "s3://fleet/locked"
-    assert _invoke("load", "s3://dumps/redis-7.4.1.rdb", "-q", "--parquet", url).exit_code == 0
+    assert run_cli("load", "s3://dumps/redis-7.4.1.rdb", "-q", "--parquet", url).exit_code == 0
     before = {n: fs.cat_file(n) for n in fs.find("fleet/locked")}
     writer = Dataset(url, create=True)  # holds the lock, as a running load does
     try:
         assert "fleet/locked/_rdbscan.lock" in fs.find("fleet/locked")
-        second = _invoke("load", "s3://dumps/valkey-8.0.1.rdb.gz", "--parquet", url)
+        second = run_cli("load", "s3://dumps/valkey-8.0.1.rdb.gz", "--parquet", url)
         assert second.exit_code == 7, second.output
         lines = second.output.strip().splitlines()
         assert len(lines) == 1 and "another process holds it" in lines[0]
@@ -274,7 +281,7 @@ def test_a_second_writer_in_s3_is_refused(s3):
         "fleet/locked/_rdbscan.lock",
         json.dumps({"host": "elsewhere", "pid": 1, "started": "2026-01-01T00:00:00Z"}).encode(),
     )
-    other = _invoke("load", "s3://dumps/valkey-8.0.1.rdb.gz", "--parquet", url)
+    other = run_cli("load", "s3://dumps/valkey-8.0.1.rdb.gz", "--parquet", url)
     assert other.exit_code == 7 and "pid 1 on elsewhere" in other.output
     fs.rm_file("fleet/locked/_rdbscan.lock")
-    assert _invoke("load", "s3://dumps/valkey-8.0.1.rdb.gz", "-q", "--parquet", url).exit_code == 0
+    assert run_cli("load", "s3://dumps/valkey-8.0.1.rdb.gz", "-q", "--parquet", url).exit_code == 0

@@ -10,10 +10,9 @@ import re
 import pytest
 import rdbwriter as W
 import tomllib
-from click.testing import CliRunner
+from common import run_cli
 from report_truth import manifest
 
-from rdbscan.cli.main import main
 from rdbscan.db.load import load
 from rdbscan.errors import EXIT_USAGE
 from rdbscan.reports import report as rpt
@@ -46,21 +45,6 @@ SEEDED = {
     "tags:{id}": r"tags:\d+",
     "event:{id}": r"event:\d+",
 }
-
-
-@pytest.fixture(scope="module")
-def loaded(tmp_path_factory):
-    cache = {}
-
-    def get(rel: str) -> str:
-        if rel not in cache:
-            db = tmp_path_factory.mktemp("schema") / "s.duckdb"
-            res = load([str(manifest(rel).dump)], str(db))
-            assert res[0].complete, res[0].error
-            cache[rel] = str(db)
-        return cache[rel]
-
-    return get
 
 
 def infer(db: str, **kw) -> dict:
@@ -161,9 +145,7 @@ def test_pattern_language():
 
 
 def test_markdown_table(loaded):
-    out = CliRunner().invoke(
-        main, ["schema", loaded("redis-7.4.1/small"), "-f", "markdown", "--min-keys", "40"]
-    )
+    out = run_cli("schema", loaded("redis-7.4.1/small"), "-f", "markdown", "--min-keys", "40")
     assert out.exit_code == 0, out.output
     lines = out.output.splitlines()
     start = lines.index("| pattern | type | description | TTL | keys | memory | example |")
@@ -183,14 +165,15 @@ def test_markdown_table(loaded):
     )
 
 
+@pytest.mark.slow
 def test_toml_and_json_round_trip(loaded, tmp_path):
     db = loaded("redis-7.4.1/small")
     out = tmp_path / "keyschema.toml"
-    r = CliRunner().invoke(main, ["schema", db, "-o", str(out), "-q"])
+    r = run_cli("schema", db, "-o", str(out), "-q")
     assert r.exit_code == 0, r.output
     data = tomllib.loads(out.read_text())
     parsed = sch.parse_schema(data, str(out))
-    js = json.loads(CliRunner().invoke(main, ["schema", db, "-f", "json"]).output)
+    js = json.loads(run_cli("schema", db, "-f", "json").output)
     assert [r.pattern for r in parsed.rules] == [f["pattern"] for f in js["families"]]
     assert len(parsed.rules) == 183
     assert (
@@ -199,16 +182,17 @@ def test_toml_and_json_round_trip(loaded, tmp_path):
     )
 
 
+@pytest.mark.slow
 def test_never_overwrites_a_users_file_and_keeps_what_the_team_wrote(loaded, tmp_path):
     db = loaded("redis-7.4.1/small")
     mine = tmp_path / "mine.toml"
     mine.write_text("# my notes\n")
-    r = CliRunner().invoke(main, ["schema", db, "-o", str(mine)])
+    r = run_cli("schema", db, "-o", str(mine))
     assert r.exit_code == EXIT_USAGE
     assert "exists and is not a schema rdbscan wrote" in r.output
     assert mine.read_text() == "# my notes\n"
     out = tmp_path / "ks.toml"
-    assert CliRunner().invoke(main, ["schema", db, "-o", str(out), "-q"]).exit_code == 0
+    assert run_cli("schema", db, "-o", str(out), "-q").exit_code == 0
     text = out.read_text().replace(
         'pattern = "session:{hex}"\ntype = "string"\ndescription = ""',
         'pattern = "session:{hex}"\ntype = "string"\ndescription = "web sessions"\nmax_ttl = "1d"',
@@ -216,7 +200,7 @@ def test_never_overwrites_a_users_file_and_keeps_what_the_team_wrote(loaded, tmp
     )
     text += '\n[[family]]\npattern = "gone:{id}"\ntype = "hash"\ndescription = "retired"\n'
     out.write_text(text)
-    assert CliRunner().invoke(main, ["schema", db, "-o", str(out), "-q"]).exit_code == 0
+    assert run_cli("schema", db, "-o", str(out), "-q").exit_code == 0
     fams = {f["pattern"]: f for f in tomllib.loads(out.read_text())["family"]}
     assert fams["session:{hex}"]["description"] == "web sessions"
     assert fams["session:{hex}"]["max_ttl"] == "1d"
@@ -354,12 +338,13 @@ def test_hand_written_schema_yields_exactly_its_mistakes(loaded, tmp_path):
     assert sum(undocumented.values()) == truth["undocumented"]
 
 
+@pytest.mark.slow
 def test_inferred_schema_checks_clean_against_its_dump(loaded, tmp_path):
     """Every key lands in its own family's pattern: nothing undocumented, no declared family
     without keys, and type breaks only for the keys of a family's minority types."""
     db = loaded("redis-7.4.1/small")
     out = tmp_path / "ks.toml"
-    assert CliRunner().invoke(main, ["schema", db, "-o", str(out), "-q"]).exit_code == 0
+    assert run_cli("schema", db, "-o", str(out), "-q").exit_code == 0
     inferred = tomllib.loads(out.read_text())["family"]
     s = check_report(db, out)["schema"]
     got = {c["check"]: c["count"] for c in s["checks"]}
@@ -368,25 +353,22 @@ def test_inferred_schema_checks_clean_against_its_dump(loaded, tmp_path):
     assert s["keys_documented"] == s["keys"] == 584
 
 
+@pytest.mark.slow
 def test_report_cli_schema_and_fail_on(loaded, tmp_path):
     db = loaded("redis-7.4.1/small")
     path = tmp_path / "keyschema.toml"
     path.write_text(HAND_WRITTEN)
-    run = CliRunner().invoke
-    res = run(
-        main,
-        [
-            "report",
-            db,
-            "--schema",
-            str(path),
-            "--section",
-            "overview",
-            "-f",
-            "json",
-            "--fail-on",
-            "schema:no-keys",
-        ],
+    res = run_cli(
+        "report",
+        db,
+        "--schema",
+        str(path),
+        "--section",
+        "overview",
+        "-f",
+        "json",
+        "--fail-on",
+        "schema:no-keys",
     )
     assert res.exit_code == 3, res.output
     rep = json.loads(res.stdout)
@@ -396,24 +378,21 @@ def test_report_cli_schema_and_fail_on(loaded, tmp_path):
         "value": 1,
         "failed": True,
     }
-    res = run(
-        main,
-        [
-            "report",
-            db,
-            "--schema",
-            str(path),
-            "--section",
-            "overview",
-            "--fail-on",
-            "schema:no-keys=1,schema:type=40",
-        ],
+    res = run_cli(
+        "report",
+        db,
+        "--schema",
+        str(path),
+        "--section",
+        "overview",
+        "--fail-on",
+        "schema:no-keys=1,schema:type=40",
     )
     assert res.exit_code == 0, res.output
     assert "Schema" in res.stdout and "order:{uuid}" in res.stdout
-    md = run(main, ["report", db, "--schema", str(path), "--section", "overview", "-f", "markdown"])
+    md = run_cli("report", db, "--schema", str(path), "--section", "overview", "-f", "markdown")
     assert "## Schema" in md.stdout and "| no-keys |" in md.stdout
-    res = run(main, ["report", db, "--fail-on", "schema"])
+    res = run_cli("report", db, "--fail-on", "schema")
     assert res.exit_code == EXIT_USAGE and "needs --schema" in res.output
 
 
@@ -457,7 +436,7 @@ def test_schema_file_errors_are_one_line(loaded, tmp_path, text, error):
     with pytest.raises(ValueError) as e:
         sch.load_schema(str(path))
     assert error in str(e.value) and str(e.value).startswith(str(path)) and "\n" not in str(e.value)
-    res = CliRunner().invoke(main, ["report", loaded("redis-7.4.1/small"), "--schema", str(path)])
+    res = run_cli("report", loaded("redis-7.4.1/small"), "--schema", str(path))
     assert res.exit_code == EXIT_USAGE and error in res.output and "Traceback" not in res.output
 
 
@@ -471,9 +450,10 @@ def test_sizes_and_durations():
     assert sch.parse_duration_ms("500ms") == 500 and sch.parse_duration_ms("30m") == 1_800_000
 
 
+@pytest.mark.slow
 def test_schema_of_dump_files(tmp_path):
     dump = str(manifest("redis-7.4.1/small").dump)
-    res = CliRunner().invoke(main, ["schema", dump, "-q", "-f", "json", "--min-keys", "50"])
+    res = run_cli("schema", dump, "-q", "-f", "json", "--min-keys", "50")
     assert res.exit_code == 0, res.output
     assert [f["pattern"] for f in json.loads(res.stdout)["families"]] == [
         "user:{id}:profile",
@@ -482,7 +462,7 @@ def test_schema_of_dump_files(tmp_path):
     ]
     bad = tmp_path / "bad.rdb"
     bad.write_bytes(b"garbage")
-    res = CliRunner().invoke(main, ["schema", str(bad), "-q"])
+    res = run_cli("schema", str(bad), "-q")
     assert (
         res.exit_code == 4
         and "not an RDB file" in res.output

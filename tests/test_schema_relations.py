@@ -9,10 +9,10 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 import tomllib
-from click.testing import CliRunner
+from common import run_cli
 
-from rdbscan.cli.main import main
 from rdbscan.db.load import load
 from rdbscan.rdb.sample import sample_elements
 from rdbscan.reports import schema as sch
@@ -33,11 +33,12 @@ HOLDERS = {
 }
 
 
+@pytest.mark.slow
 def test_relations_are_the_families_holding_book_names(tmp_path):
     dump = tmp_path / "dump.rdb"
     shutil.copy(VALUES / "dump.rdb", dump)
     out = tmp_path / "ks.toml"
-    res = CliRunner().invoke(main, ["schema", str(dump), "--relations", "-o", str(out), "-q"])
+    res = run_cli("schema", str(dump), "--relations", "-o", str(out), "-q")
     assert res.exit_code == 0, res.output
     doc = tomllib.loads(out.read_text())
     assert doc["schema"]["relations_sample"] == sch.sample_statement()
@@ -64,10 +65,10 @@ def test_relations_are_the_families_holding_book_names(tmp_path):
         "listpack",
         "quicklist",
     }
-    md = CliRunner().invoke(main, ["schema", str(dump), "--relations", "-f", "markdown", "-q"])
+    md = run_cli("schema", str(dump), "--relations", "-f", "markdown", "-q")
     assert "`books:all` members → `book:{id}` (100% of 100 elements sampled in 1 keys)" in md.stdout
     # without the option: no relations, no statement
-    plain = CliRunner().invoke(main, ["schema", str(dump), "-q"]).stdout
+    plain = run_cli("schema", str(dump), "-q").stdout
     assert "relations" not in plain
 
 
@@ -100,7 +101,7 @@ def test_a_missing_dump_file_is_said_and_skipped(tmp_path):
     db = tmp_path / "v.duckdb"
     load([str(dump)], str(db))
     dump.unlink()
-    res = CliRunner().invoke(main, ["schema", str(db), "--relations", "-q", "-f", "json"])
+    res = run_cli("schema", str(db), "--relations", "-q", "-f", "json")
     assert res.exit_code == 0, res.output
     assert "not found, its elements were not sampled" in res.stderr
     fams = json.loads(res.stdout)["families"]

@@ -8,10 +8,10 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 import tomllib
-from click.testing import CliRunner
+from common import run_cli
 
-from rdbscan.cli.main import main
 from rdbscan.db.load import load
 from rdbscan.reports import schema as sch
 
@@ -19,11 +19,12 @@ VALUES = Path(__file__).parent / "fixtures" / "values"
 KEYS = json.loads((VALUES / "truth.json").read_text())["keys"]
 
 
+@pytest.mark.slow
 def test_split_key_patterns_and_check(tmp_path):
     db = str(tmp_path / "v.duckdb")
     load([str(VALUES / "dump.rdb")], db)
     out = tmp_path / "ks.toml"
-    assert CliRunner().invoke(main, ["schema", db, "-o", str(out), "-q"]).exit_code == 0
+    assert run_cli("schema", db, "-o", str(out), "-q").exit_code == 0
     fams = {f["pattern"]: f for f in tomllib.loads(out.read_text())["family"]}
     uid = fams["uid#{id}#{id}"]
     assert (uid["type"], uid["observed"]["keys"]) == ("string", 200)
@@ -32,9 +33,7 @@ def test_split_key_patterns_and_check(tmp_path):
     assert fams["bigset#{id}"]["observed"]["keys"] == 4
     assert fams["order#{date}"]["observed"]["keys"] == 1
     assert sum(f["observed"]["keys"] for f in fams.values()) == len(KEYS) == 579
-    res = CliRunner().invoke(
-        main, ["report", db, "--schema", str(out), "--section", "overview", "-f", "json", "-q"]
-    )
+    res = run_cli("report", db, "--schema", str(out), "--section", "overview", "-f", "json", "-q")
     assert res.exit_code == 0, res.output
     s = json.loads(res.stdout)["schema"]
     assert s["keys_documented"] == s["keys"] == 579

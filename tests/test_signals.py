@@ -11,10 +11,12 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
+from common import copy_db
+
 from rdbscan.errors import EXIT_INTERRUPTED, EXIT_TERMINATED
 
-ROOT = Path(__file__).resolve().parent.parent
-SAMPLE = ROOT / "sample_dumps" / "redis-7.4.1.rdb"
+pytestmark = pytest.mark.subprocess
 # a query that runs for hours: one that stops, stops because of the signal
 ENDLESS = "SELECT sum(a.range % 7) FROM range(10000000000000) a"
 
@@ -36,13 +38,11 @@ def _wait_for_cpu(proc: subprocess.Popen, seconds: float) -> None:
     raise AssertionError(f"the process used less than {seconds} s of CPU (exit {proc.poll()})")
 
 
-def test_ctrl_c_stops_a_running_sql_query(tmp_path):
+@pytest.mark.slow
+def test_ctrl_c_stops_a_running_sql_query(tmp_path, sample_db):
     """DuckDB went on with a query after Ctrl-C (it swallowed the KeyboardInterrupt): `sql`
     ran the query to its end.  Now every open connection is interrupted: exit 130 at once."""
-    db = tmp_path / "s.duckdb"
-    subprocess.run(
-        [sys.executable, "-m", "rdbscan", "load", "-q", str(SAMPLE), "-o", str(db)], check=True
-    )
+    db = copy_db(sample_db, tmp_path / "s.duckdb")
     for sig, code, line in (
         (signal.SIGINT, EXIT_INTERRUPTED, "rdbscan: interrupted"),
         (signal.SIGTERM, EXIT_TERMINATED, "rdbscan: terminated"),

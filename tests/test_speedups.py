@@ -1,22 +1,20 @@
 """The compiled hot loops (rdbscan/rdb/_speedups.pyx) against the pure-Python reference path.
 
 Both paths must give identical rows: every fixture is loaded by the compiled path (once with
-the normal 1 MiB read chunk, once with a tiny one so that elements straddle buffer refills
-everywhere) and by a `RDBSCAN_PURE_PYTHON=1` process, and the tables are compared.  The blob
+the normal 1 MiB read chunk, the session's load in conftest.py, once with a tiny one so that
+elements straddle buffer refills everywhere) and by a `RDBSCAN_PURE_PYTHON=1` process, and the
+tables are compared.  The blob
 walkers are also compared on generated and mutated blobs, errors included.
 """
 
 from __future__ import annotations
 
-import os
 import struct
-import subprocess
-import sys
-from pathlib import Path
 
 import duckdb
 import pytest
 import rdbwriter as W
+from common import FIXTURE_DUMPS, FIXTURES
 from family_reference import fast_family, plain_key
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -27,8 +25,7 @@ from rdbscan.rdb import blobs, reader
 from rdbscan.rdb import constants as C
 from rdbscan.rdb.errors import BlobError, BlobRefused
 
-FIXTURES = Path(__file__).parent / "fixtures"
-DUMPS = sorted(str(p) for p in FIXTURES.rglob("*") if p.suffix in (".rdb", ".aof"))
+DUMPS = FIXTURE_DUMPS
 
 pytestmark = pytest.mark.skipif(
     speedups.compiled is None,
@@ -54,39 +51,34 @@ def _tables(db: str) -> list:
         con.close()
 
 
-@pytest.fixture(scope="module")
-def pure_db(tmp_path_factory) -> str:
-    db = str(tmp_path_factory.mktemp("pure") / "pure.duckdb")
-    code = (
-        "import sys; from rdbscan.rdb import backend as speedups; assert speedups.compiled is None; "
-        "from rdbscan.db.load import load; load(sys.argv[2:], sys.argv[1])"
-    )
-    env = {**os.environ, "RDBSCAN_PURE_PYTHON": "1"}
-    subprocess.run([sys.executable, "-c", code, db, *DUMPS], check=True, env=env)
-    return db
-
-
 def test_fixture_set_is_large():
     assert len(DUMPS) >= 150
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("chunk", [reader.CHUNK, 257])
-def test_compiled_rows_equal_pure_python_rows(pure_db, tmp_path, monkeypatch, chunk):
-    monkeypatch.setattr(reader, "CHUNK", chunk)
-    db = str(tmp_path / "compiled.duckdb")
-    load(DUMPS, db)
-    compiled, pure = _tables(db), _tables(pure_db)
+def test_compiled_rows_equal_pure_python_rows(
+    fixtures_db, pure_fixtures_db, tmp_path, monkeypatch, chunk
+):
+    if chunk == reader.CHUNK:  # the session's load (conftest.py), with the normal chunk
+        db = fixtures_db
+    else:
+        monkeypatch.setattr(reader, "CHUNK", chunk)
+        db = str(tmp_path / "compiled.duckdb")
+        load(DUMPS, db)
+    compiled, pure = _tables(db), _tables(pure_fixtures_db)
     assert len(compiled[0]) == len(pure[0]) > 10_000
     for got, want in zip(compiled, pure):
         assert got == want
 
 
-def test_only_the_empty_keys_of_redis_tests_are_flagged_invalid(pure_db):
+@pytest.mark.slow
+def test_only_the_empty_keys_of_redis_tests_are_flagged_invalid(pure_fixtures_db):
     """Every fixture value a real server wrote passes the integrity checks keys.invalid
     stands for (a finding must be right); the one fixture flagged is Redis's own test file of
     empty keys, which redis-check-rdb refuses at its first key (a server with
     sanitize-dump-payload off skips them).  The compiled rows equal these (test above)."""
-    con = duckdb.connect(pure_db, read_only=True)
+    con = duckdb.connect(pure_fixtures_db, read_only=True)
     try:
         flagged = con.execute(
             "SELECT parse_filename(d.path), k.key, k.invalid FROM keys k JOIN dumps d "
@@ -136,6 +128,7 @@ ENTRY = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(ENTRY, max_size=12), st.booleans())
 def test_walkers_agree_on_valid_blobs(entries, members_only):
@@ -148,6 +141,7 @@ def test_walkers_agree_on_valid_blobs(entries, members_only):
     assert speedups.compiled.ziplist_scan(zl)[0] == len(entries)
 
 
+@pytest.mark.slow
 @settings(max_examples=1000, deadline=None)
 @given(st.lists(ENTRY, max_size=6), st.data())
 def test_walkers_agree_on_damaged_blobs(entries, data):
@@ -165,6 +159,7 @@ def test_walkers_agree_on_damaged_blobs(entries, data):
             _same(x, True)
 
 
+@pytest.mark.slow
 @settings(max_examples=1000, deadline=None)
 @given(st.lists(ENTRY, max_size=8), st.data())
 def test_walkers_agree_on_blobs_redis_refuses(entries, data):
@@ -378,6 +373,7 @@ def value_records(draw) -> bytes:
     )
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(
     st.lists(value_records(), max_size=25),
@@ -469,6 +465,7 @@ def test_record_loop_takes_the_common_keys():
     )
 
 
+@pytest.mark.slow
 def test_batches_after_a_module_value(tmp_path):
     """A module value's type name (the parser's encoding for it) stays in the compiled batch's
     name table for the batches after it, which hold no module value: every batch size gives
@@ -522,6 +519,7 @@ def _lzf_tokens(data) -> tuple[bytes, int]:
     return bytes(payload), out
 
 
+@pytest.mark.slow
 @settings(max_examples=1000, deadline=None)
 @given(LZF_TEXT, st.data())
 def test_lzf_length_check_twin(text, data):

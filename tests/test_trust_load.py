@@ -11,31 +11,13 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from click.testing import CliRunner
+from common import run_cli
 
-from rdbscan.cli.main import main
 from rdbscan.db.load import load
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_dumps" / "redis-7.4.1.rdb"
 CLUSTER = ROOT / "sample_dumps" / "redis-7.4.1-cluster.rdb"
-
-
-def _run(*args):
-    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
-
-
-def _cli(*args, input: bytes | None = None):
-    """The command as a user runs it (rdbscan.cli.main.run: one-line errors, exit codes)."""
-    res = subprocess.run(
-        [sys.executable, "-m", "rdbscan", *map(str, args)],
-        capture_output=True,
-        input=input,
-        timeout=300,
-    )
-    res.stdout = res.stdout.decode("utf-8", "replace")
-    res.stderr = res.stderr.decode("utf-8", "replace")
-    return res
 
 
 def _q(db, sql):
@@ -48,7 +30,7 @@ def _q(db, sql):
 
 def test_no_verify_crc_records_unverified_and_exits_0(tmp_path):
     db = tmp_path / "t.duckdb"
-    res = _run("load", "-q", "--no-verify-crc", SAMPLE, "-o", db)
+    res = run_cli("load", "-q", "--no-verify-crc", SAMPLE, "-o", db)
     assert res.exit_code == 0, res.output
     assert "mismatch" not in res.output
     [(checksum, stored, computed, complete)] = _q(
@@ -60,8 +42,8 @@ def test_no_verify_crc_records_unverified_and_exits_0(tmp_path):
 
 def test_sql_timezone_aware_result_works(tmp_path):
     db = tmp_path / "t.duckdb"
-    assert _run("load", "-q", SAMPLE, "-o", db).exit_code == 0
-    res = _run("sql", db, "SELECT now() > TIMESTAMPTZ '2020-01-01 00:00:00+00' AS later")
+    assert run_cli("load", "-q", SAMPLE, "-o", db).exit_code == 0
+    res = run_cli("sql", db, "SELECT now() > TIMESTAMPTZ '2020-01-01 00:00:00+00' AS later")
     assert res.exit_code == 0, res.output
     assert "True" in res.output
 
@@ -74,7 +56,7 @@ def test_foreign_duckdb_is_refused_untouched(tmp_path):
     con.close()
     before = theirs.read_bytes()
     for cmd in (["load", "-q", SAMPLE, "-o", theirs], ["report", "-q", SAMPLE, "-o", theirs]):
-        res = _cli(*cmd)
+        res = run_cli(*cmd)
         assert res.returncode == 7, res.stderr  # EXIT_DATABASE: not a database rdbscan wrote
         assert res.stderr.count("\n") == 1 and "rdbscan did not create" in res.stderr
     assert theirs.read_bytes() == before
@@ -100,7 +82,7 @@ def _counts(db):
 def _report_json(*args):
     import json
 
-    res = _cli("report", "-q", "-f", "json", *args)
+    res = run_cli("report", "-q", "-f", "json", *args)
     doc = json.loads(res.stdout)
     doc.pop("report_seconds", None), doc.pop("generated_at", None)
     for d in doc["overview"]["dumps"]:
@@ -122,6 +104,7 @@ def test_sample_dump_keys(tmp_path):
     assert res.complete and res.keys == SAMPLE_KEYS
 
 
+@pytest.mark.slow
 def test_report_twice_into_one_database_gives_the_same_report(tmp_path):
     db = tmp_path / "x.duckdb"
     code1, _, first = _report_json(SAMPLE, "-o", db)
@@ -133,6 +116,7 @@ def test_report_twice_into_one_database_gives_the_same_report(tmp_path):
     assert _counts(db) == (1, SAMPLE_KEYS, SAMPLE_KEYS, 0)
 
 
+@pytest.mark.slow
 def test_report_same_dump_twice_counts_it_once(tmp_path):
     code, _, doc = _report_json(SAMPLE, SAMPLE)
     assert code == 0 and doc["overview"]["keys"] == SAMPLE_KEYS
@@ -143,10 +127,11 @@ def test_report_same_dump_twice_counts_it_once(tmp_path):
     assert len(doc["overview"]["dumps"]) == 1
 
 
+@pytest.mark.slow
 def test_second_load_is_refused_and_replace_replaces(tmp_path):
     db = tmp_path / "x.duckdb"
-    assert _cli("load", "-q", SAMPLE, "-o", db).returncode == 0
-    again = _cli("load", "-q", SAMPLE, "-o", db)
+    assert run_cli("load", "-q", SAMPLE, "-o", db).returncode == 0
+    again = run_cli("load", "-q", SAMPLE, "-o", db)
     assert again.returncode == 2
     assert again.stderr.splitlines() == [
         f"rdbscan: error: {SAMPLE}: already loaded in {db} as dump 1 ({SAMPLE}, "
@@ -154,21 +139,22 @@ def test_second_load_is_refused_and_replace_replaces(tmp_path):
         + "); nothing was added (--replace loads it again in its place)"
     ]
     assert _counts(db) == (1, SAMPLE_KEYS, SAMPLE_KEYS, 0)
-    rep = _cli("load", "-q", "--replace", SAMPLE, "-o", db)
+    rep = run_cli("load", "-q", "--replace", SAMPLE, "-o", db)
     assert rep.returncode == 0, rep.stderr
     assert _counts(db) == (1, SAMPLE_KEYS, SAMPLE_KEYS, 0)
     # A new id, never a reused one: 1 was the first load, 2 the refused one (its rows went).
     assert _q(db, "SELECT dump_id FROM dumps") == [(3,)]
     # One command naming it twice loads it once, in parallel too.
     db2 = tmp_path / "y.duckdb"
-    twice = _cli("load", "-q", "-j", "2", SAMPLE, SAMPLE, "-o", db2)
+    twice = run_cli("load", "-q", "-j", "2", SAMPLE, SAMPLE, "-o", db2)
     assert twice.returncode == 2 and "already loaded" in twice.stderr
     assert _counts(db2) == (1, SAMPLE_KEYS, SAMPLE_KEYS, 0)
 
 
+@pytest.mark.slow
 def test_shards_and_other_snapshots_load_side_by_side(tmp_path):
     db = tmp_path / "c.duckdb"
-    res = _cli("load", "-q", SAMPLE, CLUSTER, "-o", db)
+    res = run_cli("load", "-q", SAMPLE, CLUSTER, "-o", db)
     assert res.returncode == 0, res.stderr
     assert _q(db, "SELECT count(*), count(DISTINCT fingerprint) FROM dumps") == [(2, 2)]
     # The same bytes damaged in the middle are another dump (the computed CRC64 differs).
@@ -176,17 +162,18 @@ def test_shards_and_other_snapshots_load_side_by_side(tmp_path):
     data[len(data) // 2] ^= 0x01
     bad = tmp_path / "bad.rdb"
     bad.write_bytes(bytes(data))
-    res = _cli("load", "-q", bad, "-o", db)
+    res = run_cli("load", "-q", bad, "-o", db)
     assert res.returncode in (4, 5) and "already loaded" not in res.stderr
     assert _q(db, "SELECT count(*) FROM dumps") == [(3,)]
 
 
+@pytest.mark.slow
 def test_loads_from_stdin_are_identified_by_content(tmp_path):
     db = tmp_path / "s.duckdb"
     data = SAMPLE.read_bytes()
-    first = _cli("load", "-q", "-", "-o", db, input=data)
+    first = run_cli("load", "-q", "-", "-o", db, input=data)
     assert first.returncode == 0, first.stderr
-    again = _cli("load", "-q", "-", "-o", db, input=data)
+    again = run_cli("load", "-q", "-", "-o", db, input=data)
     assert again.returncode == 2 and "already loaded" in again.stderr
     assert _counts(db) == (1, SAMPLE_KEYS, SAMPLE_KEYS, 0)
 
@@ -206,6 +193,8 @@ def _existing_database(path) -> None:
     con.close()
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     "sig, code, line",
     [("SIGINT", 130, "rdbscan: interrupted"), ("SIGTERM", 143, "rdbscan: terminated")],
@@ -254,7 +243,7 @@ def test_ctrl_c_during_load_leaves_nothing_and_ids_are_not_reused(tmp_path, sig,
     assert _q(db, "SELECT count(*) FROM rdbscan_meta WHERE name LIKE 'loading:%'") == [(0,)]
     full = tmp_path / "full.rdb"
     full.write_bytes(data)
-    assert _cli("load", "-q", full, "-o", db).returncode == 0
+    assert run_cli("load", "-q", full, "-o", db).returncode == 0
     assert _counts(db) == (1, 150_000, 150_000, 0)
     assert _q(db, "SELECT dump_id FROM dumps") == [(2,)]
 
@@ -262,14 +251,15 @@ def test_ctrl_c_during_load_leaves_nothing_and_ids_are_not_reused(tmp_path, sig,
 # --- key rows and the dumps row commit together ---------------------------------------------
 
 
+@pytest.mark.slow
 def test_replication_header_overflow_then_second_load_counts_right(tmp_path):
     """`$<19 digits>` before an RDB on stdin (file_size beyond BIGINT) used to commit key rows
     without a dumps row, and the next load reused the dump id and counted both."""
     db = tmp_path / "o.duckdb"
     data = b"$9999999999999999999\r\n" + SAMPLE.read_bytes()
-    res = _cli("load", "-q", "-", "-o", db, input=data)
+    res = run_cli("load", "-q", "-", "-o", db, input=data)
     assert "internal error" not in res.stderr
-    assert _cli("load", "-q", CLUSTER, "-o", db).returncode == 0
+    assert run_cli("load", "-q", CLUSTER, "-o", db).returncode == 0
     dumps, rows, keys, orphans = _counts(db)
     assert orphans == 0 and rows == keys
     assert _q(db, "SELECT count(*) = count(DISTINCT dump_id) FROM dumps") == [(True,)]
@@ -319,6 +309,7 @@ def test_killed_load_is_removed_by_the_next_open(tmp_path):
 # --- what is not an RDB, or not there -------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["png", "empty", "directory"])
 def test_non_rdb_input_prints_only_the_error(tmp_path, kind):
     path = tmp_path / f"input.{kind}"
@@ -330,26 +321,27 @@ def test_non_rdb_input_prints_only_the_error(tmp_path, kind):
         path.mkdir()
     # not an RDB: 4 (EXIT_DAMAGED); a directory cannot be read as a dump: 6 (EXIT_INPUT)
     code = 6 if kind == "directory" else 4
-    rep = _cli("report", path)
+    rep = run_cli("report", path)
     assert rep.returncode == code, rep.stderr
     assert rep.stdout == ""
     assert len(rep.stderr.splitlines()) == 1 and rep.stderr.startswith("rdbscan: error: ")
     assert str(path) in rep.stderr and "None" not in rep.stderr
     db = tmp_path / "n.duckdb"
-    ld = _cli("load", path, "-o", db)
+    ld = run_cli("load", path, "-o", db)
     assert ld.returncode == code and len(ld.stderr.splitlines()) == 1
     if db.exists():
         assert _counts(db) == (0, 0, 0, 0)
 
 
+@pytest.mark.slow
 def test_report_on_a_database_with_an_incomplete_dump_exits_4(tmp_path):
     data = SAMPLE.read_bytes()
     cut = tmp_path / "cut.rdb"
     cut.write_bytes(data[: len(data) // 2])
     db = tmp_path / "d.duckdb"
-    ld = _cli("load", "-q", SAMPLE, cut, "-o", db)
+    ld = run_cli("load", "-q", SAMPLE, cut, "-o", db)
     assert ld.returncode == 4
-    rep = _cli("report", db)
+    rep = run_cli("report", db)
     assert rep.returncode == 4
     [line] = rep.stderr.splitlines()
     assert line == ld.stderr.splitlines()[-1] and str(cut) in line
@@ -360,6 +352,7 @@ def test_report_on_a_database_with_an_incomplete_dump_exits_4(tmp_path):
 # --- report says what load says -------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_report_shows_skip_bad_and_exits_as_load(tmp_path):
     from test_damaged import SMALL, _corrupt_one_listpack
 
@@ -367,36 +360,38 @@ def test_report_shows_skip_bad_and_exits_as_load(tmp_path):
     path = tmp_path / "bad.rdb"
     path.write_bytes(bad)
     db = tmp_path / "b.duckdb"
-    ld = _cli("load", "--skip-bad", path, "-o", db)
+    ld = run_cli("load", "--skip-bad", path, "-o", db)
     assert ld.returncode == 5
-    rep = _cli("report", db)
+    rep = run_cli("report", db)
     assert rep.returncode == 5, rep.stderr
     assert "1 damaged keys skipped (--skip-bad)" in rep.stderr
     assert "1 damaged keys left out" in rep.stdout
 
 
+@pytest.mark.slow
 def test_report_shows_trailing_bytes_as_load_does(tmp_path):
     path = tmp_path / "tail.rdb"
     path.write_bytes(SAMPLE.read_bytes() + b"not part of the RDB\n")
     db = tmp_path / "t.duckdb"
-    ld = _cli("load", "-q", path, "-o", db)
+    ld = run_cli("load", "-q", path, "-o", db)
     assert ld.returncode == 0
     warn = f"rdbscan: warning: {path}: 20 bytes follow the RDB's end marker and were not read"
     assert ld.stderr.splitlines() == [warn]
-    rep = _cli("report", "-q", path)
+    rep = run_cli("report", "-q", path)
     assert rep.returncode == 0 and rep.stderr.splitlines() == [warn]
     assert "20 bytes not read" in rep.stdout
-    rep_db = _cli("report", db)
+    rep_db = run_cli("report", db)
     assert rep_db.returncode == 0 and rep_db.stderr.splitlines() == [warn]
     assert "20 bytes not read" in rep_db.stdout
 
 
+@pytest.mark.slow
 def test_report_on_a_database_without_dumps_says_so(tmp_path):
     """A database whose only load was killed (kill -9: nothing of it committed) or emptied, and
     `--dump-id` naming no dump: `report` printed nothing and exited 4."""
     db = tmp_path / "e.duckdb"
-    assert _cli("load", "-q", SAMPLE, "-o", db).returncode == 0
-    res = _cli("report", db, "--dump-id", "7")
+    assert run_cli("load", "-q", SAMPLE, "-o", db).returncode == 0
+    res = run_cli("report", db, "--dump-id", "7")
     assert (res.returncode, res.stdout, res.stderr) == (
         6,
         "",
@@ -406,7 +401,7 @@ def test_report_on_a_database_without_dumps_says_so(tmp_path):
     con.execute("DELETE FROM key_rows")
     con.execute("DELETE FROM dumps")
     con.close()
-    res = _cli("report", db)
+    res = run_cli("report", db)
     assert (res.returncode, res.stdout, res.stderr) == (
         6,
         "",

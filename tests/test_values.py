@@ -11,10 +11,9 @@ from pathlib import Path
 import duckdb
 import pytest
 import rdbwriter as W
-from click.testing import CliRunner
+from common import run_cli
 
 from rdbscan.api import load
-from rdbscan.cli.main import main
 from rdbscan.errors import EXIT_FINDINGS
 from rdbscan.reports import report as rpt
 from rdbscan.reports.rules import load_rules
@@ -26,10 +25,8 @@ COLLECTIONS = ("list", "set", "zset", "hash", "stream")
 
 
 @pytest.fixture(scope="module")
-def db(tmp_path_factory):
-    path = str(tmp_path_factory.mktemp("values") / "v.duckdb")
-    load([str(HERE / "dump.rdb")], path)
-    return path
+def db(loaded):
+    return loaded(HERE / "dump.rdb")
 
 
 def _report(path: str, **options) -> dict:
@@ -150,6 +147,7 @@ def _compressible_truth(keys: dict, min_bytes: int) -> dict:
     return fams
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dump,keys", [("dump.rdb", "keys"), ("lfu.rdb", "lfu_keys")])
 def test_compressible_values_match_the_server(tmp_path, dump, keys):
     """dump.rdb has an LRU idle time in every record, lfu.rdb an LFU counter; some keys a TTL."""
@@ -220,6 +218,7 @@ def _type_named(key: str) -> set[str]:
     return set(re.split("[:#]", key.lower())) & {"string", "hash", "list", "set", "zset", "stream"}
 
 
+@pytest.mark.slow
 def test_type_name_rule_is_opt_in_and_exact(db, tmp_path):
     want = sorted(k for k, t in KEYS.items() if _type_named(k) and t["type"] not in _type_named(k))
     assert want == ["app:hash:6", "cfg:colors:string", "tags:set:1"]
@@ -243,21 +242,18 @@ def test_type_name_rule_is_opt_in_and_exact(db, tmp_path):
     assert got["memory_bytes"] == sum(KEYS[k]["memory"] for k in want)
     assert "type-name" not in on["config"]["disabled"]
     assert on["keys"] - off["keys"] == 3  # none of them breaks another rule
-    res = CliRunner().invoke(
-        main,
-        [
-            "report",
-            db,
-            "--rules",
-            str(rules),
-            "--section",
-            "naming",
-            "-q",
-            "-f",
-            "json",
-            "--fail-on",
-            "naming:type-name=2",
-        ],
+    res = run_cli(
+        "report",
+        db,
+        "--rules",
+        str(rules),
+        "--section",
+        "naming",
+        "-q",
+        "-f",
+        "json",
+        "--fail-on",
+        "naming:type-name=2",
     )
     assert res.exit_code == EXIT_FINDINGS, res.output
     assert json.loads(res.stdout)["fail_on"]["checks"][0]["value"] == 3

@@ -323,9 +323,11 @@ def run():
     sys.exit(code)
 
 
-def _run(debug: bool) -> int:
+def _run(debug: bool, args: list[str] | None = None, prog_name: str | None = None) -> int:
+    """The command in `args` (default: sys.argv) and its exit code; tests/common.py runs the
+    command line in-process through here."""
     try:
-        main.main(standalone_mode=False)
+        main.main(args=args, prog_name=prog_name, standalone_mode=False)
     except SystemExit as e:  # a command's own exit code
         if e.code == 1 and _stdout_closed(e):  # how click and rich end on a closed pipe
             return _closed_pipe_exit()
