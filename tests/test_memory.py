@@ -9,7 +9,7 @@ from pathlib import Path
 
 import memory_accuracy as accuracy  # tests/memory_accuracy.py (bench/memory_accuracy.py)
 import pytest
-from common import FIXTURES
+from common import FIXTURES, ROOT
 
 from rdbscan.model import memory
 from rdbscan.model.estimate import estimate
