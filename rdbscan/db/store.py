@@ -227,6 +227,12 @@ CREATE TABLE IF NOT EXISTS stream_groups (
     dump_id INTEGER, db INTEGER, key VARCHAR, group_name VARCHAR, last_delivered_id VARCHAR,
     entries_read BIGINT, consumers INTEGER, pending BIGINT
 );
+-- `rdbscan migrate` (docs/migrate.md): each key's encoding and MEMORY USAGE on other servers,
+-- one row per key and target; joins keys on (dump_id, file_offset).
+CREATE TABLE IF NOT EXISTS key_projections (
+    dump_id INTEGER, db INTEGER, file_offset BIGINT, target VARCHAR, encoding VARCHAR,
+    memory_bytes BIGINT
+);
 -- Redis 8.8 consumer groups' NACK zones (XNACK): the ids NACKed, NULL before RDB 14.
 ALTER TABLE stream_groups ADD COLUMN IF NOT EXISTS nacked BIGINT;
 """
@@ -248,7 +254,15 @@ DDL = (
 
 
 # Every table that holds rows of a dump (by dump_id).
-DUMP_TABLES = ("key_rows", "streams", "stream_groups", "db_sizes", "slot_info", "dumps")
+DUMP_TABLES = (
+    "key_rows",
+    "streams",
+    "stream_groups",
+    "db_sizes",
+    "slot_info",
+    "key_projections",
+    "dumps",
+)
 
 
 def is_database_file(path: str) -> bool:
