@@ -132,6 +132,9 @@ def on_load(rec, server: Server):
         else:
             want = "embstr" if n <= server.embstr_limit else "raw"
         return rec if want == enc else _twin(rec, want)
+    if typ == "stream":  # Redis 5.0's OBJECT ENCODING has no name for a stream
+        want = "unknown" if server.family == "redis" and server.version < (6, 0) else "stream"
+        return rec if want == enc else _twin(rec, want)
     blob = rec.blob_bytes
     if enc in ("ziplist", "zipmap"):
         if typ == "list":

@@ -279,32 +279,11 @@ def _type_fix(facts: DumpFacts, t: int) -> str:
     return TYPE_FIXES["new"]
 
 
-def _converts(server: Server, t: int) -> str | None:
-    """What the target turns a type into on load (rdbLoadObject), None when it keeps it."""
-    if server.listpack and t in (9, 12, 13):
-        return "ziplist/zipmap to listpack"
-    if server.listpack and t == 10:
-        return "ziplist list to a listpack" + (
-            " (a quicklist node when large)" if server.listpack_lists else " quicklist node"
-        )
-    if server.listpack and t == 14:
-        return "quicklist of ziplists to listpack nodes" + (
-            " (one small node: a listpack)" if server.listpack_lists else ""
-        )
-    if t == 1 and server.quicklist:
-        return "linked list to quicklist" + (" or listpack" if server.listpack_lists else "")
-    if t == 2 and server.listpack_sets:
-        return "small sets of short strings to listpacks, all-integer ones to intsets"
-    if t == 4:
-        return "small hashes to " + ("listpacks" if server.listpack else "ziplists")
-    if t in (3, 5):
-        return "small sorted sets to " + ("listpacks" if server.listpack else "ziplists")
-    if t == 18 and server.listpack_lists:
-        return "one-node lists to listpacks"
-    return None
-
-
-def type_rules(facts: DumpFacts, server: Server, foreign_check: bool) -> list[Finding]:
+def type_rules(
+    facts: DumpFacts, server: Server, foreign_check: bool, conversions: dict | None = None
+) -> list[Finding]:
+    """`conversions`: {rdb_type: [(encoding today, encoding there, keys)]} of the keys whose
+    encoding the target changes on load (the projection's, rdbLoadObject's choices)."""
     out = []
     src_type = f"{RDB_C} rdbLoadObjectType (rdb.h rdbIsObjectType)"
     for t, n in sorted(facts.types.items()):
@@ -343,14 +322,14 @@ def type_rules(facts: DumpFacts, server: Server, foreign_check: bool) -> list[Fi
                 )
             )
         else:
-            conv = _converts(server, t)
+            conv = ", ".join(f"{k:,} from {a} to {b}" for a, b, k in (conversions or {}).get(t, []))
             out.append(
                 Finding(
                     server.name,
                     "type",
                     subject,
                     CONVERTS if conv else LOADS,
-                    conv or "read as written",
+                    f"re-encodes {conv}" if conv else "read as written",
                     f"{RDB_C} rdbLoadObject",
                     where=where,
                     keys=n,
@@ -547,7 +526,12 @@ def aux_rules(facts: DumpFacts, server: Server) -> list[Finding]:
     return out
 
 
-def evaluate(facts: DumpFacts, server: Server, modules: set[str] | None = None) -> list[Finding]:
+def evaluate(
+    facts: DumpFacts,
+    server: Server,
+    modules: set[str] | None = None,
+    conversions: dict | None = None,
+) -> list[Finding]:
     """Every rule of `server` that this dump meets, header first."""
     head, relaxed = header(facts, server)
     foreign_check = (
@@ -557,7 +541,7 @@ def evaluate(facts: DumpFacts, server: Server, modules: set[str] | None = None) 
         and (relaxed or facts.rdb_version <= S.FOREIGN_VERSION_MAX)
     )
     out = [head]
-    out += type_rules(facts, server, foreign_check)
+    out += type_rules(facts, server, foreign_check, conversions)
     out += module_rules(facts, server, modules or set())
     out += opcode_rules(facts, server, foreign_check)
     out += aux_rules(facts, server)

@@ -249,8 +249,16 @@ def _report(con, results, servers, projectors, modules: set[str]) -> dict:
             "complete": bool(row[5]),
             "targets": [],
         }
+        conversions: dict[str, dict[int, list]] = {s.name: {} for s in servers}
+        for target, t, a, b, n in con.execute(
+            "SELECT p.target, k.rdb_type, k.encoding, p.encoding, count(*) FROM key_projections p "
+            "JOIN keys k USING (dump_id, file_offset) WHERE p.dump_id = ? AND "
+            "k.encoding IS DISTINCT FROM p.encoding GROUP BY ALL ORDER BY 1, 2, 5 DESC, 3, 4",
+            [r.dump_id],
+        ).fetchall():
+            conversions[target].setdefault(t, []).append((a, b, n))
         for s in servers:
-            findings = R.evaluate(facts, s, modules)
+            findings = R.evaluate(facts, s, modules, conversions[s.name])
             for f in findings:
                 if f.blocker:
                     _affected(con, r.dump_id, f)
