@@ -57,9 +57,19 @@ from .output import make_progress, say
     help="A module type (its 9-character name, e.g. ReJSON-RL) the targets have loaded: "
     "its keys and aux records load instead of blocking. Repeatable.",
 )
+@click.option(
+    "--rdb-version-check",
+    "version_check",
+    type=click.Choice(["strict", "relaxed"]),
+    default="strict",
+    show_default=True,
+    help="The Valkey 8.1+ targets' rdb-version-check setting (strict is their default).",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress line and no per-dump summary.")
 @click.option("--no-verify-crc", is_flag=True, help="Skip the CRC64 check of the dumps.")
-def migrate_cmd(dumps, targets, fmt, db_path, fail_on, modules, quiet, no_verify_crc):
+def migrate_cmd(
+    dumps, targets, fmt, db_path, fail_on, modules, version_check, quiet, no_verify_crc
+):
     """Will DUMPS load on another server, and what would their keys cost there?
 
     For each --to target: what its loader does with the dumps' header, every RDB type, module
@@ -88,6 +98,7 @@ def migrate_cmd(dumps, targets, fmt, db_path, fail_on, modules, quiet, no_verify
         progress=make_progress(quiet),
         modules=list(modules),
         verify_crc=not no_verify_crc,
+        relaxed=version_check == "relaxed",
     )
     done = outcome(result.results, summary=summarize)
     for line in done.lines(quiet=True):

@@ -66,7 +66,7 @@ class Shape:
         "vals",
     )
 
-    def __init__(self, type_name, encoding, rdb_type, key_length, length, blob, ttl):
+    def __init__(self, type_name, encoding, rdb_type, key_length, length, blob, ttl, longest=0):
         self.type = type_name
         self.encoding = encoding
         self.rdb_type = rdb_type
@@ -76,7 +76,7 @@ class Shape:
         self.expire_ms = 1 if ttl else None
         self.elems = self.vals = self.field_ttls = self.stream = self.module = None
         self.int_members = self.listpack_bytes = None
-        self.max_elem = 0
+        self.max_elem = longest
         self.nodes = {blob: 1} if encoding == "quicklist" else None
 
 
@@ -248,7 +248,7 @@ class Projector:
     def add_compiled(self, cols: dict[str, Any], type_names: list, encoding_names: list) -> None:
         """The rows the compiled record loop wrote into a batch (KeyColumns.take()): those
         whose blob_bytes is not -1.  Each distinct (type, encoding, RDB type, key length,
-        length, blob, TTL) is projected once."""
+        length, blob, longest element, TTL) is projected once."""
         n = cols["n"]
         if not n or "blob_bytes" not in cols:
             return
@@ -270,19 +270,20 @@ class Projector:
                 "k": klen,
                 "l": pa.Array.from_buffers(pa.int64(), n, [None, buf(cols["length"])]),
                 "b": blob,
+                "m": pa.Array.from_buffers(pa.int64(), n, [None, buf(cols["max_elem_bytes"])]),
                 "x": ttl,
             }
         )
         table = table.filter(pc.not_equal(table["b"], -1))
         if not table.num_rows:
             return
-        keys = ["t", "e", "r", "k", "l", "b", "x"]
+        keys = ["t", "e", "r", "k", "l", "b", "m", "x"]
         shapes_t = table.group_by(keys).aggregate([])
         shapes = shapes_t.to_pydict()
         enc: list[list[str]] = [[] for _ in self.servers]
         mem: list[list[int]] = [[] for _ in self.servers]
-        for t, e, r, k, ln, b, x in zip(*(shapes[k] for k in keys)):
-            shape = Shape(type_names[t], encoding_names[e], r, k, ln, b, x)
+        for t, e, r, k, ln, b, m, x in zip(*(shapes[k] for k in keys)):
+            shape = Shape(type_names[t], encoding_names[e], r, k, ln, b, x, m)
             for i, server in enumerate(self.servers):
                 en, me = project(shape, server)
                 enc[i].append(en)

@@ -119,9 +119,23 @@ def _valkey_version_for(magic: str, rdb_version: int) -> str | None:
     return None
 
 
-def header(facts: DumpFacts, server: Server) -> tuple[Finding, bool]:
+def header(facts: DumpFacts, server: Server, relaxed: bool = False) -> tuple[Finding, bool]:
     """The header rule, and whether the rest is read as Valkey's relaxed check reads it (the
-    fix of a strict refusal is `rdb-version-check relaxed`)."""
+    fix of a strict refusal is `rdb-version-check relaxed`).  `relaxed`: the target runs with
+    rdb-version-check relaxed already (Valkey 8.1+)."""
+    head, lifted = _header(facts, server)
+    if relaxed and lifted and server.version_check:
+        head.action = LOADS
+        head.what = (
+            f"accepted under rdb-version-check relaxed (strict would say: {head.what}); the "
+            "loader refuses what it cannot read as it meets it"
+        )
+        head.fix = None
+        head.where = None
+    return head, lifted
+
+
+def _header(facts: DumpFacts, server: Server) -> tuple[Finding, bool]:
     t = server.name
     label = (
         f"{facts.magic}{facts.rdb_version:04d}"
@@ -238,6 +252,8 @@ def _type_known(server: Server, facts: DumpFacts, t: int) -> bool:
     if t == 8 or t < 0:
         return False
     if server.family == "redis":
+        if facts.magic == "VALKEY" and t >= S.FOREIGN_TYPE_MIN:
+            return False  # Valkey's own ids from 22 mean other types in Redis
         return t <= 7 or t <= REDIS_MAX_TYPE[server.rdb_version]
     if t <= 21:
         return True
@@ -313,7 +329,9 @@ def type_rules(
                     "type",
                     subject,
                     REFUSES,
-                    f"Unknown RDB type {t}: {_version_text(server)} reads types 0-7 and "
+                    f"Unknown RDB encoding type {t} (rdbLoadObject; the loader then logs: "
+                    "Short read or OOM loading DB. Unrecoverable error, aborting now.): "
+                    f"{_version_text(server)} reads types 0-7 and "
                     f"9-{REDIS_MAX_TYPE[server.rdb_version] if server.family == 'redis' else (21 if server.version < (9, 0) else (23 if server.version >= (9, 2) else 22))}",
                     src_type,
                     _type_fix(facts, t),
@@ -361,7 +379,7 @@ def module_rules(facts: DumpFacts, server: Server, modules: set[str]) -> list[Fi
                 if here
                 else f"load the module that defines '{name}' on the target (loadmodule), or "
                 "delete or move those keys before the dump",
-                where=f"rdb_type IN (6, 7) AND module_type = '{quoted}'",
+                where=f"rdb_type IN (6, 7) AND type = '{quoted}'",
                 keys=n,
             )
         )
@@ -531,9 +549,11 @@ def evaluate(
     server: Server,
     modules: set[str] | None = None,
     conversions: dict | None = None,
+    relaxed: bool = False,
 ) -> list[Finding]:
-    """Every rule of `server` that this dump meets, header first."""
-    head, relaxed = header(facts, server)
+    """Every rule of `server` that this dump meets, header first; `relaxed`: the Valkey 8.1+
+    targets run with rdb-version-check relaxed."""
+    head, relaxed = header(facts, server, relaxed)
     foreign_check = (
         server.family == "valkey"
         and server.version >= (9, 0)

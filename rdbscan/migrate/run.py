@@ -172,6 +172,7 @@ def migrate(
     progress: ProgressHook | None = None,
     modules: list[str] | None = None,
     verify_crc: bool = True,
+    relaxed: bool = False,
 ) -> Migration:
     """Load `paths` (into `db_path`, else a temporary database) with each key projected onto
     every target of `targets` (`--to` values), and build the migrate report.  ValueError for
@@ -199,7 +200,7 @@ def migrate(
         results = load(paths, path, progress=progress, projector=make, verify_crc=verify_crc)
         con = connect(path, read_only=True)
         try:
-            report = _report(con, results, servers, projectors, set(modules or ()))
+            report = _report(con, results, servers, projectors, set(modules or ()), relaxed)
         finally:
             con.close()
     finally:
@@ -208,7 +209,7 @@ def migrate(
     return Migration(report, results, db_path)
 
 
-def _report(con, results, servers, projectors, modules: set[str]) -> dict:
+def _report(con, results, servers, projectors, modules: set[str], relaxed: bool) -> dict:
     dumps = []
     summary = {
         s.name: {
@@ -258,7 +259,7 @@ def _report(con, results, servers, projectors, modules: set[str]) -> dict:
         ).fetchall():
             conversions[target].setdefault(t, []).append((a, b, n))
         for s in servers:
-            findings = R.evaluate(facts, s, modules, conversions[s.name])
+            findings = R.evaluate(facts, s, modules, conversions[s.name], relaxed)
             for f in findings:
                 if f.blocker:
                     _affected(con, r.dump_id, f)
@@ -286,6 +287,7 @@ def _report(con, results, servers, projectors, modules: set[str]) -> dict:
     return {
         "rdbscan_migrate": 1,
         "targets": [s.name for s in servers],
+        "rdb_version_check": "relaxed" if relaxed else "strict",
         "summary": list(summary.values()),
         "dumps": dumps,
     }
