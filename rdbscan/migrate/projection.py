@@ -173,6 +173,8 @@ def on_load(rec, server: Server):
     if enc == "listpack" and typ == "list" and not server.listpack_lists:
         nb = blob if lp else blob + ZIPLIST_TO_LISTPACK
         return _twin(rec, "quicklist", nodes={nb: 1}, blob_bytes=0)
+    if enc == "listpack" and typ in ("hash", "zset") and not lp:  # a copy onto a pre-7.0 server
+        return _twin(rec, "ziplist", blob_bytes=blob + ZIPLIST_TO_LISTPACK)
     if enc == "hashtable" and typ == "set":
         n, longest = rec.length, rec.max_elem
         if rec.int_members == n and n <= S.SET_INTSET_ENTRIES:
