@@ -221,6 +221,27 @@ def project(rec, server: Server) -> tuple[str, int]:
     return enc, estimate(twin, server.profile)
 
 
+ENCODINGS = list(C.ENCODING_NAMES)
+ENCODING_CODE = {name: i for i, name in enumerate(ENCODINGS)}
+SHAPE_CACHE = 200_000  # compiled shapes whose projections are remembered across batches
+
+
+def _code(enc: str) -> int:
+    code = ENCODING_CODE.get(enc)
+    if code is None:  # a module type name: kept as is
+        code = ENCODING_CODE[enc] = len(ENCODINGS)
+        ENCODINGS.append(enc)
+    return code
+
+
+def _repeat(code: int, m: int, values: list[str]) -> pa.DictionaryArray:
+    """m rows of values[code] as a dictionary array (no string per row)."""
+    indices = pa.Array.from_buffers(
+        pa.int32(), m, [None, pa.py_buffer(struct.pack("<i", code) * m)]
+    )
+    return pa.DictionaryArray.from_arrays(indices, values)
+
+
 class Projector:
     """Rows of table key_projections for one dump and several targets, batch by batch."""
 
@@ -229,12 +250,14 @@ class Projector:
         self.servers = servers
         self.names = [s.name for s in servers]
         self.dump_info = None  # the DumpInfo of the dump (set by the RowBuilder)
+        # {compiled shape: ((encoding code, memory) per target)}: dumps repeat their shapes
+        self.cache: dict[tuple, tuple] = {}
         self.reset()
 
     def reset(self) -> None:
         self.db: list[int] = []
         self.offset: list[int] = []
-        self.enc: list[list[str]] = [[] for _ in self.servers]
+        self.enc: list[list[int]] = [[] for _ in self.servers]
         self.mem: list[list[int]] = [[] for _ in self.servers]
         self.compiled: list[pa.Table] = []
 
@@ -244,13 +267,14 @@ class Projector:
         self.offset.append(rec.offset)
         for i, server in enumerate(self.servers):
             enc, mem = project(rec, server)
-            self.enc[i].append(enc)
+            self.enc[i].append(_code(enc))
             self.mem[i].append(mem)
 
     def add_compiled(self, cols: dict[str, Any], type_names: list, encoding_names: list) -> None:
         """The rows the compiled record loop wrote into a batch (KeyColumns.take()): those
         whose blob_bytes is not -1.  Each distinct (type, encoding, RDB type, key length,
-        length, blob, longest element, TTL) is projected once."""
+        length, blob, longest element, TTL) is projected once (and remembered for the next
+        batches)."""
         n = cols["n"]
         if not n or "blob_bytes" not in cols:
             return
@@ -282,16 +306,24 @@ class Projector:
         keys = ["t", "e", "r", "k", "l", "b", "m", "x"]
         shapes_t = table.group_by(keys).aggregate([])
         shapes = shapes_t.to_pydict()
-        enc: list[list[str]] = [[] for _ in self.servers]
+        targets = len(self.servers)
+        enc: list[list[int]] = [[] for _ in self.servers]
         mem: list[list[int]] = [[] for _ in self.servers]
-        for t, e, r, k, ln, b, m, x in zip(*(shapes[k] for k in keys)):
-            shape = Shape(type_names[t], encoding_names[e], r, k, ln, b, x, m)
-            for i, server in enumerate(self.servers):
-                en, me = project(shape, server)
-                enc[i].append(en)
-                mem[i].append(me)
-        for i in range(len(self.servers)):
-            shapes_t = shapes_t.append_column(f"enc{i}", pa.array(enc[i], pa.string()))
+        cache = self.cache
+        for shape_key in zip(*(shapes[k] for k in keys)):
+            got = cache.get(shape_key)
+            if got is None:
+                t, e, r, k, ln, b, m, x = shape_key
+                shape = Shape(type_names[t], encoding_names[e], r, k, ln, b, x, m)
+                got = tuple((_code(en), me) for en, me in (project(shape, s) for s in self.servers))
+                if len(cache) >= SHAPE_CACHE:
+                    cache.clear()
+                cache[shape_key] = got
+            for i in range(targets):
+                enc[i].append(got[i][0])
+                mem[i].append(got[i][1])
+        for i in range(targets):
+            shapes_t = shapes_t.append_column(f"enc{i}", pa.array(enc[i], pa.int32()))
             shapes_t = shapes_t.append_column(f"mem{i}", pa.array(mem[i], pa.int64()))
         table = table.join(shapes_t, keys, join_type="inner")
         self.compiled.append(table.drop_columns(keys))
@@ -301,45 +333,52 @@ class Projector:
         return len(self.db) + sum(t.num_rows for t in self.compiled)
 
     def take(self) -> pa.Table | None:
-        """The batch's rows of key_projections (one per key and target), then empty."""
+        """The batch's rows of key_projections (one per key and target), then empty.  Target
+        and encoding are dictionary arrays: no string per row."""
         parts: list[pa.Table] = []
-        dump_ids = None
+        values = pa.array(ENCODINGS, pa.string())
+        schema = pa.schema(
+            [
+                KEY_PROJECTIONS_SCHEMA.field("dump_id"),
+                KEY_PROJECTIONS_SCHEMA.field("db"),
+                KEY_PROJECTIONS_SCHEMA.field("file_offset"),
+                pa.field("target", pa.dictionary(pa.int32(), pa.string())),
+                pa.field("encoding", pa.dictionary(pa.int32(), pa.string())),
+                KEY_PROJECTIONS_SCHEMA.field("memory_bytes"),
+            ]
+        )
         for i, name in enumerate(self.names):
+            columns = []
             if self.db:
-                m = len(self.db)
-                parts.append(
-                    pa.table(
-                        [
-                            pa.array([self.dump_id] * m, pa.int32()),
-                            pa.array(self.db, pa.int32()),
-                            pa.array(self.offset, pa.int64()),
-                            pa.array([name] * m, pa.string()),
-                            pa.array(self.enc[i], pa.string()),
-                            pa.array(self.mem[i], pa.int64()),
-                        ],
-                        schema=KEY_PROJECTIONS_SCHEMA,
-                    )
+                columns.append(
+                    [
+                        pa.array(self.db, pa.int32()),
+                        pa.array(self.offset, pa.int64()),
+                        pa.array(self.enc[i], pa.int32()),
+                        pa.array(self.mem[i], pa.int64()),
+                    ]
                 )
             for t in self.compiled:
-                m = t.num_rows
-                dump_ids = pa.Array.from_buffers(
-                    pa.int32(), m, [None, pa.py_buffer(struct.pack("<i", self.dump_id) * m)]
-                )
+                columns.append([t["db"], t["file_offset"], t[f"enc{i}"], t[f"mem{i}"]])
+            for db, offset, codes, mem in columns:
+                m = len(db)
+                if isinstance(codes, pa.ChunkedArray):
+                    codes = codes.combine_chunks()
                 parts.append(
                     pa.table(
                         [
-                            dump_ids,
-                            t["db"],
-                            t["file_offset"],
-                            pa.array([name] * m, pa.string())
-                            if m < 1024
-                            else pa.DictionaryArray.from_arrays(
-                                pa.array([0] * m, pa.int32()), [name]
-                            ).cast(pa.string()),
-                            t[f"enc{i}"],
-                            t[f"mem{i}"],
+                            pa.Array.from_buffers(
+                                pa.int32(),
+                                m,
+                                [None, pa.py_buffer(struct.pack("<i", self.dump_id) * m)],
+                            ),
+                            db,
+                            offset,
+                            _repeat(0, m, [name]),
+                            pa.DictionaryArray.from_arrays(codes, values),
+                            mem,
                         ],
-                        schema=KEY_PROJECTIONS_SCHEMA,
+                        schema=schema,
                     )
                 )
         self.reset()

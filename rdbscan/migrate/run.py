@@ -106,62 +106,84 @@ def _affected(con, dump_id: int, finding: R.Finding) -> None:
     ]
 
 
-def _projection(con, dump_id: int, target: str) -> dict:
-    q = "FROM key_projections p JOIN keys k USING (dump_id, file_offset) WHERE p.dump_id = ? AND p.target = ?"
-    args = [dump_id, target]
-    total, today, keys = con.execute(
-        f"SELECT coalesce(sum(p.memory_bytes), 0), coalesce(sum(k.memory_bytes), 0), count(*) {q}",
-        args,
-    ).fetchone()
-    by_type = [
-        {"type": t, "keys": n, "memory_bytes": m, "today_bytes": d}
-        for t, n, m, d in con.execute(
-            f"SELECT k.type, count(*), sum(p.memory_bytes), sum(k.memory_bytes) {q} "
-            "GROUP BY 1 ORDER BY 3 DESC, 1",
-            args,
-        ).fetchall()
-    ]
-    families = [
-        {"family": f, "keys": n, "memory_bytes": m, "today_bytes": d}
-        for f, n, m, d in con.execute(
-            f"SELECT coalesce(k.family, k.key), count(*), sum(p.memory_bytes), "
-            f"sum(k.memory_bytes) {q} GROUP BY 1 ORDER BY abs(sum(p.memory_bytes) - "
-            f"sum(k.memory_bytes)) DESC, 3 DESC, 1 LIMIT {TOP}",
-            args,
-        ).fetchall()
-    ]
-    changes = [
-        {
-            "type": t,
-            "from": a,
-            "to": b,
-            "keys": n,
-            "memory_bytes": m,
-            "today_bytes": d,
-            "examples": list(ex),
+JOIN = "FROM key_projections p JOIN keys k USING (dump_id, file_offset) WHERE p.dump_id = ?"
+
+
+def _projections(con, dump_id: int, names: list[str]) -> tuple[dict, dict]:
+    """({target: the projection's figures}, {target: {rdb_type: [(from, to, keys)]}}) of one
+    dump: three joins of key_projections with keys, whatever the number of targets."""
+    out: dict[str, dict] = {
+        t: {
+            "keys": 0,
+            "memory_bytes": 0,
+            "today_bytes": 0,
+            "by_type": [],
+            "families": [],
+            "encoding_changes": [],
+            "keys_changing_encoding": 0,
         }
-        for t, a, b, n, m, d, ex in con.execute(
-            f"SELECT k.type, k.encoding, p.encoding, count(*), sum(p.memory_bytes), "
-            f"sum(k.memory_bytes), list(k.key ORDER BY k.file_offset)[1:3] {q} "
-            f"AND k.encoding IS DISTINCT FROM p.encoding GROUP BY 1, 2, 3 "
-            f"ORDER BY 4 DESC, 1, 2, 3 LIMIT {TOP}",
-            args,
-        ).fetchall()
-    ]
-    changed = con.execute(
-        f"SELECT count(*) {q} AND k.encoding IS DISTINCT FROM p.encoding", args
-    ).fetchone()[0]
-    return {
-        "keys": keys,
-        "memory_bytes": int(total),
-        "today_bytes": int(today),
-        "difference_bytes": int(total - today),
-        "difference": (total - today) / today if today else 0.0,
-        "by_type": by_type,
-        "families": families,
-        "encoding_changes": changes,
-        "keys_changing_encoding": changed,
+        for t in names
     }
+    for target, typ, n, there, today, changed in con.execute(
+        f"SELECT p.target, k.type, count(*), sum(p.memory_bytes), sum(k.memory_bytes), "
+        f"count(*) FILTER (WHERE k.encoding IS DISTINCT FROM p.encoding) {JOIN} "
+        f"GROUP BY ALL ORDER BY 1, 4 DESC, 2",
+        [dump_id],
+    ).fetchall():
+        o = out[target]
+        o["keys"] += n
+        o["memory_bytes"] += int(there)
+        o["today_bytes"] += int(today)
+        o["keys_changing_encoding"] += changed
+        o["by_type"].append(
+            {"type": typ, "keys": n, "memory_bytes": int(there), "today_bytes": int(today)}
+        )
+    conversions: dict[str, dict[int, list]] = {t: {} for t in names}
+    changes: dict[str, dict] = {t: {} for t in names}
+    for target, rdb_type, typ, a, b, n, there, today, ex in con.execute(
+        f"SELECT p.target, k.rdb_type, k.type, k.encoding, p.encoding, count(*), "
+        f"sum(p.memory_bytes), sum(k.memory_bytes), list(k.key ORDER BY k.file_offset)[1:3] "
+        f"{JOIN} AND k.encoding IS DISTINCT FROM p.encoding GROUP BY ALL "
+        f"ORDER BY 1, 2, 6 DESC, 4, 5",
+        [dump_id],
+    ).fetchall():
+        conversions[target].setdefault(rdb_type, []).append((a, b, n))
+        c = changes[target].setdefault(
+            (typ, a, b),
+            {
+                "type": typ,
+                "from": a,
+                "to": b,
+                "keys": 0,
+                "memory_bytes": 0,
+                "today_bytes": 0,
+                "examples": [],
+            },
+        )
+        c["keys"] += n
+        c["memory_bytes"] += int(there)
+        c["today_bytes"] += int(today)
+        c["examples"] = (c["examples"] + list(ex))[:3]
+    for t in names:
+        out[t]["encoding_changes"] = sorted(
+            changes[t].values(),
+            key=lambda c: (-c["keys"], c["type"], c["from"] or "", c["to"] or ""),
+        )[:TOP]
+    for target, fam, n, there, today in con.execute(
+        f"SELECT target, family, n, there, today FROM (SELECT p.target, "
+        f"coalesce(k.family, k.key) AS family, count(*) AS n, sum(p.memory_bytes) AS there, "
+        f"sum(k.memory_bytes) AS today {JOIN} GROUP BY ALL) QUALIFY row_number() OVER "
+        f"(PARTITION BY target ORDER BY abs(there - today) DESC, there DESC, family) <= {TOP} "
+        f"ORDER BY target, abs(there - today) DESC, there DESC, family",
+        [dump_id],
+    ).fetchall():
+        out[target]["families"].append(
+            {"family": fam, "keys": n, "memory_bytes": int(there), "today_bytes": int(today)}
+        )
+    for o in out.values():
+        o["difference_bytes"] = o["memory_bytes"] - o["today_bytes"]
+        o["difference"] = o["difference_bytes"] / o["today_bytes"] if o["today_bytes"] else 0.0
+    return out, conversions
 
 
 def migrate(
@@ -250,21 +272,14 @@ def _report(con, results, servers, projectors, modules: set[str], relaxed: bool)
             "complete": bool(row[5]),
             "targets": [],
         }
-        conversions: dict[str, dict[int, list]] = {s.name: {} for s in servers}
-        for target, t, a, b, n in con.execute(
-            "SELECT p.target, k.rdb_type, k.encoding, p.encoding, count(*) FROM key_projections p "
-            "JOIN keys k USING (dump_id, file_offset) WHERE p.dump_id = ? AND "
-            "k.encoding IS DISTINCT FROM p.encoding GROUP BY ALL ORDER BY 1, 2, 5 DESC, 3, 4",
-            [r.dump_id],
-        ).fetchall():
-            conversions[target].setdefault(t, []).append((a, b, n))
+        figures, conversions = _projections(con, r.dump_id, [s.name for s in servers])
         for s in servers:
             findings = R.evaluate(facts, s, modules, conversions[s.name], relaxed)
             for f in findings:
                 if f.blocker:
                     _affected(con, r.dump_id, f)
             blockers = [f for f in findings if f.blocker]
-            proj_fig = _projection(con, r.dump_id, s.name)
+            proj_fig = figures[s.name]
             entry["targets"].append(
                 {
                     "target": s.name,
