@@ -96,6 +96,20 @@ def _intset_bytes(n: int, longest: int) -> int:
     return 8 + width * n
 
 
+class _String:
+    """A string in another encoding: what the estimate reads of it (cheaper than a copy)."""
+
+    __slots__ = ("encoding", "expire_ms", "key_length", "length", "module", "type")
+
+    def __init__(self, rec, encoding: str):
+        self.type = "string"
+        self.encoding = encoding
+        self.length = rec.length
+        self.key_length = rec.key_length
+        self.expire_ms = rec.expire_ms
+        self.module = None
+
+
 def _twin(rec, encoding: str, **figures):
     t = copy.copy(rec)
     t.encoding = encoding
@@ -131,7 +145,7 @@ def on_load(rec, server: Server):
             want = string_encoding(rec.key_length, n, rec.expire_ms is not None, server.profile)
         else:
             want = "embstr" if n <= server.embstr_limit else "raw"
-        return rec if want == enc else _twin(rec, want)
+        return rec if want == enc else _String(rec, want)
     if typ == "stream":  # Redis 5.0's OBJECT ENCODING has no name for a stream
         want = "unknown" if server.family == "redis" and server.version < (6, 0) else "stream"
         return rec if want == enc else _twin(rec, want)
@@ -307,24 +321,25 @@ class Projector:
         shapes_t = table.group_by(keys).aggregate([])
         shapes = shapes_t.to_pydict()
         targets = len(self.servers)
-        enc: list[list[int]] = [[] for _ in self.servers]
-        mem: list[list[int]] = [[] for _ in self.servers]
         cache = self.cache
-        for shape_key in zip(*(shapes[k] for k in keys)):
-            got = cache.get(shape_key)
-            if got is None:
-                t, e, r, k, ln, b, m, x = shape_key
-                shape = Shape(type_names[t], encoding_names[e], r, k, ln, b, x, m)
-                got = tuple((_code(en), me) for en, me in (project(shape, s) for s in self.servers))
-                if len(cache) >= SHAPE_CACHE:
-                    cache.clear()
-                cache[shape_key] = got
-            for i in range(targets):
-                enc[i].append(got[i][0])
-                mem[i].append(got[i][1])
+        servers = self.servers
+        if len(cache) >= SHAPE_CACHE:
+            cache.clear()
+
+        def projected(shape_key: tuple) -> tuple:
+            t, e, r, k, ln, b, m, x = shape_key
+            shape = Shape(type_names[t], encoding_names[e], r, k, ln, b, x, m)
+            got = cache[shape_key] = tuple(
+                v for en, me in (project(shape, s) for s in servers) for v in (_code(en), me)
+            )
+            return got
+
+        rows = [cache.get(sk) or projected(sk) for sk in zip(*(shapes[k] for k in keys))]
         for i in range(targets):
-            shapes_t = shapes_t.append_column(f"enc{i}", pa.array(enc[i], pa.int32()))
-            shapes_t = shapes_t.append_column(f"mem{i}", pa.array(mem[i], pa.int64()))
+            codes = pa.array([g[2 * i] for g in rows], pa.int32())
+            shapes_t = shapes_t.append_column(f"enc{i}", codes)
+            mems = pa.array([g[2 * i + 1] for g in rows], pa.int64())
+            shapes_t = shapes_t.append_column(f"mem{i}", mems)
         table = table.join(shapes_t, keys, join_type="inner")
         self.compiled.append(table.drop_columns(keys))
 

@@ -9,7 +9,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 
-from ..db.connections import connect
+from ..db.connections import connect, memory_limit
 from ..db.load import DumpResult, ProgressHook, load
 from . import rules as R
 from .projection import Projector
@@ -220,7 +220,7 @@ def migrate(
 
     try:
         results = load(paths, path, progress=progress, projector=make, verify_crc=verify_crc)
-        con = connect(path, read_only=True)
+        con = connect(path, read_only=True, config={"memory_limit": memory_limit()})
         try:
             report = _report(con, results, servers, projectors, set(modules or ()), relaxed)
         finally:
