@@ -397,9 +397,8 @@ def _flush(writer: BulkWriter, rows: RowBuilder) -> None:
         writer.add("streams", STREAMS_SCHEMA, rows.streams)
         writer.add("stream_groups", STREAM_GROUPS_SCHEMA, rows.groups)
         if rows.projector is not None:
-            projections = rows.projector.take()
-            if projections is not None:
-                writer.store._insert("key_projections", projections)
+            for table, arrow in rows.projector.take().items():
+                writer.store._insert(table, arrow)
         rows.reset()
 
 

@@ -30,17 +30,15 @@ ZIPLIST_HEADER_AND_END = 11  # zlbytes, zltail, zllen, end mark
 # converted blob is the ziplist less its header difference.
 ZIPLIST_TO_LISTPACK = ZIPLIST_HEADER_AND_END - LP_HEADER_AND_END
 
-KEY_PROJECTIONS_SCHEMA = pa.schema(
+KEY_PROJECTION_ROWS_SCHEMA = pa.schema(
     [
         ("dump_id", pa.int32()),
-        ("db", pa.int32()),
         ("file_offset", pa.int64()),
-        ("target", pa.string()),
-        ("encoding", pa.string()),
+        ("target_id", pa.uint8()),
+        ("encoding_id", pa.uint8()),
         ("memory_bytes", pa.int64()),
     ]
 )
-KEY_PROJECTIONS_COLUMNS = KEY_PROJECTIONS_SCHEMA.names
 
 
 class Shape:
@@ -235,25 +233,12 @@ def project(rec, server: Server) -> tuple[str, int]:
     return enc, estimate(twin, server.profile)
 
 
-ENCODINGS = list(C.ENCODING_NAMES)
-ENCODING_CODE = {name: i for i, name in enumerate(ENCODINGS)}
-SHAPE_CACHE = 200_000  # compiled shapes whose projections are remembered across batches
-
-
 def _code(enc: str) -> int:
-    code = ENCODING_CODE.get(enc)
-    if code is None:  # a module type name: kept as is
-        code = ENCODING_CODE[enc] = len(ENCODINGS)
-        ENCODINGS.append(enc)
-    return code
+    """encoding_id of a projected encoding (the view key_projections names it)."""
+    return C.ENCODING_IDS.get(enc, C.ENCODING_IDS["unknown"])
 
 
-def _repeat(code: int, m: int, values: list[str]) -> pa.DictionaryArray:
-    """m rows of values[code] as a dictionary array (no string per row)."""
-    indices = pa.Array.from_buffers(
-        pa.int32(), m, [None, pa.py_buffer(struct.pack("<i", code) * m)]
-    )
-    return pa.DictionaryArray.from_arrays(indices, values)
+SHAPE_CACHE = 200_000  # compiled shapes whose projections are remembered across batches
 
 
 class Projector:
@@ -266,6 +251,7 @@ class Projector:
         self.dump_info = None  # the DumpInfo of the dump (set by the RowBuilder)
         # {compiled shape: ((encoding code, memory) per target)}: dumps repeat their shapes
         self.cache: dict[tuple, tuple] = {}
+        self.targets_written = False
         self.reset()
 
     def reset(self) -> None:
@@ -336,67 +322,60 @@ class Projector:
 
         rows = [cache.get(sk) or projected(sk) for sk in zip(*(shapes[k] for k in keys))]
         for i in range(targets):
-            codes = pa.array([g[2 * i] for g in rows], pa.int32())
+            codes = pa.array([g[2 * i] for g in rows], pa.uint8())
             shapes_t = shapes_t.append_column(f"enc{i}", codes)
             mems = pa.array([g[2 * i + 1] for g in rows], pa.int64())
             shapes_t = shapes_t.append_column(f"mem{i}", mems)
         table = table.join(shapes_t, keys, join_type="inner")
         self.compiled.append(table.drop_columns(keys))
 
-    @property
-    def rows(self) -> int:
-        return len(self.db) + sum(t.num_rows for t in self.compiled)
-
-    def take(self) -> pa.Table | None:
-        """The batch's rows of key_projections (one per key and target), then empty.  Target
-        and encoding are dictionary arrays: no string per row."""
+    def take(self) -> dict[str, pa.Table]:
+        """The batch's rows of key_projection_rows (one per key and target), then empty; the
+        first batch also gives the dump's projection_targets rows."""
+        out: dict[str, pa.Table] = {}
+        if not self.targets_written:
+            self.targets_written = True
+            out["projection_targets"] = pa.table(
+                {
+                    "dump_id": pa.array([self.dump_id] * len(self.servers), pa.int32()),
+                    "target_id": pa.array(range(len(self.servers)), pa.uint8()),
+                    "target": pa.array(self.names, pa.string()),
+                    "profile": pa.array([s.profile.name for s in self.servers], pa.string()),
+                }
+            )
         parts: list[pa.Table] = []
-        values = pa.array(ENCODINGS, pa.string())
-        schema = pa.schema(
-            [
-                KEY_PROJECTIONS_SCHEMA.field("dump_id"),
-                KEY_PROJECTIONS_SCHEMA.field("db"),
-                KEY_PROJECTIONS_SCHEMA.field("file_offset"),
-                pa.field("target", pa.dictionary(pa.int32(), pa.string())),
-                pa.field("encoding", pa.dictionary(pa.int32(), pa.string())),
-                KEY_PROJECTIONS_SCHEMA.field("memory_bytes"),
-            ]
-        )
-        for i, name in enumerate(self.names):
+        for i in range(len(self.servers)):
             columns = []
             if self.db:
                 columns.append(
                     [
-                        pa.array(self.db, pa.int32()),
                         pa.array(self.offset, pa.int64()),
-                        pa.array(self.enc[i], pa.int32()),
+                        pa.array(self.enc[i], pa.uint8()),
                         pa.array(self.mem[i], pa.int64()),
                     ]
                 )
             for t in self.compiled:
-                columns.append([t["db"], t["file_offset"], t[f"enc{i}"], t[f"mem{i}"]])
-            for db, offset, codes, mem in columns:
-                m = len(db)
-                if isinstance(codes, pa.ChunkedArray):
-                    codes = codes.combine_chunks()
+                columns.append([t["file_offset"], t[f"enc{i}"], t[f"mem{i}"]])
+            for offset, codes, mem in columns:
+                m = len(offset)
                 parts.append(
                     pa.table(
                         [
-                            pa.Array.from_buffers(
-                                pa.int32(),
-                                m,
-                                [None, pa.py_buffer(struct.pack("<i", self.dump_id) * m)],
-                            ),
-                            db,
+                            _fill(pa.int32(), "<i", self.dump_id, m),
                             offset,
-                            _repeat(0, m, [name]),
-                            pa.DictionaryArray.from_arrays(codes, values),
+                            _fill(pa.uint8(), "<B", i, m),
+                            codes,
                             mem,
                         ],
-                        schema=schema,
+                        schema=KEY_PROJECTION_ROWS_SCHEMA,
                     )
                 )
         self.reset()
-        if not parts:
-            return None
-        return pa.concat_tables(parts)
+        if parts:
+            out["key_projection_rows"] = pa.concat_tables(parts)
+        return out
+
+
+def _fill(kind: pa.DataType, fmt: str, value: int, m: int) -> pa.Array:
+    """m copies of one integer, without a Python object per row."""
+    return pa.Array.from_buffers(kind, m, [None, pa.py_buffer(struct.pack(fmt, value) * m)])
