@@ -9,7 +9,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 
-from ..db.connections import connect, memory_limit
+from ..db.connections import chosen_memory_limit, connect
 from ..db.load import DumpResult, ProgressHook, load
 from . import rules as R
 from .projection import Projector
@@ -18,6 +18,7 @@ from .servers import Server, parse_server
 EXAMPLES = 5  # keys named per blocker
 FAMILIES = 5  # families named per blocker
 TOP = 10  # families and encoding changes listed per target
+MIGRATE_MEMORY_LIMIT = "256MB"  # of the report's queries, unless --memory-limit says otherwise
 
 
 @dataclass
@@ -220,7 +221,10 @@ def migrate(
 
     try:
         results = load(paths, path, progress=progress, projector=make, verify_crc=verify_crc)
-        con = connect(path, read_only=True, config={"memory_limit": memory_limit()})
+        # The sums join every key's projections with the key rows: under 128 MB a 1 M-key dump
+        # with three targets spills (3.1 s of CPU against 1.6 s with 256 MB).
+        limit = chosen_memory_limit() or MIGRATE_MEMORY_LIMIT
+        con = connect(path, read_only=True, config={"memory_limit": limit})
         try:
             report = _report(con, results, servers, projectors, set(modules or ()), relaxed)
         finally:
