@@ -19,6 +19,7 @@ LEVEL = {
     "errors": 1,
     "db": 2,
     "reports": 3,
+    "migrate": 3,
     "api": 4,
     "cli": 5,
 }

@@ -101,6 +101,7 @@ def load(
     allow_ratio: bool = False,
     instance: str | None = None,
     snapshot_sizes: list[int] | None = None,
+    projector=None,
 ) -> list[DumpResult]:
     """Load every dump in `paths` into the DuckDB database at `db_path` (created if needed).
     `target` picks the memory model's server profile (default: the dump's own server).
@@ -110,7 +111,9 @@ def load(
     result, 'replace' loads it again and removes the old one when the new one commits.
     allow_ratio lifts the decompression-ratio bound (source.MAX_RATIO).
     The dumps of one call are one snapshot (a cluster's shards) of `instance` (docs/diff.md);
-    snapshot_sizes splits them into several: how many of `paths`, in order, make each."""
+    snapshot_sizes splits them into several: how many of `paths`, in order, make each.
+    projector(dump_id), when given, makes the consumer each dump's records are also handed to
+    (RowBuilder's projector: `rdbscan migrate`), whose rows go to table key_projections."""
     if existing not in EXISTING:
         raise ValueError(f"existing must be one of {EXISTING}")
     store = Store(db_path)
@@ -131,6 +134,7 @@ def load(
                 dump_id=first + i,
                 instance=instance,
                 snapshot_id=ids[i],
+                projector=projector(first + i) if projector is not None else None,
             )
             for i, p in enumerate(paths)
         ]
@@ -164,6 +168,7 @@ def load_one(
     allow_ratio: bool = False,
     instance: str | None = None,
     snapshot_id: int | None = None,
+    projector=None,
 ) -> DumpResult:
     """Load one dump (see load).  Its key rows and its `dumps` row commit together or not at
     all: the rows are written under a loading mark that commit_dump clears in the transaction
@@ -178,7 +183,7 @@ def load_one(
     started = time.perf_counter()
     result = DumpResult(dump_id=dump_id, path=path, complete=False, keys=0)
     source: Source | None = None
-    rows = RowBuilder(dump_id, info, target, batch_rows)
+    rows = RowBuilder(dump_id, info, target, batch_rows, projector)
     writer = store.bulk()
     committed = False
     try:
@@ -391,6 +396,9 @@ def _flush(writer: BulkWriter, rows: RowBuilder) -> None:
         writer.add("keys", KEYS_SCHEMA, rows.take_keys())
         writer.add("streams", STREAMS_SCHEMA, rows.streams)
         writer.add("stream_groups", STREAM_GROUPS_SCHEMA, rows.groups)
+        if rows.projector is not None:
+            for table, arrow in rows.projector.take().items():
+                writer.store._insert(table, arrow)
         rows.reset()
 
 

@@ -96,8 +96,21 @@ def key_prefix(key: bytes) -> bytes:
 class RowBuilder:
     """Accumulates one batch of rows at a time."""
 
-    def __init__(self, dump_id: int, info, target: str | None = None, batch_rows: int = BATCH_ROWS):
+    def __init__(
+        self,
+        dump_id: int,
+        info,
+        target: str | None = None,
+        batch_rows: int = BATCH_ROWS,
+        projector=None,
+    ):
         self.dump_id = dump_id
+        # Another consumer of every key (rdbscan/migrate's Projector: the key's cost on other
+        # servers): add_record(rec) for the records this builder adds, add_compiled(columns,
+        # type names, encoding names) for a compiled batch as it is taken.
+        self.projector = projector
+        if projector is not None:
+            projector.dump_info = info  # the header and dump-level records (migrate's rules)
         self.info = info
         self.target = target
         self.batch_rows = batch_rows if KeyColumns is not None else min(batch_rows, PURE_BATCH_ROWS)
@@ -144,7 +157,10 @@ class RowBuilder:
         lists from the tuples (transposed once per batch, which costs far less than appending
         to 20 lists per key).  Taking the compiled batch empties it."""
         if self.sink is not None:
-            cols = _arrow_columns(self.sink.take(), self.dump_id, self.sink)
+            taken = self.sink.take()
+            if self.projector is not None:
+                self.projector.add_compiled(taken, self.sink.type_names, self.sink.encoding_names)
+            cols = _arrow_columns(taken, self.dump_id, self.sink)
             if self.invalid:
                 cols[KEYS_COLUMNS.index("extras")] = _with_invalid(
                     cols[KEYS_COLUMNS.index("extras")], self.invalid
@@ -283,6 +299,8 @@ class RowBuilder:
             self.key_bytes += len(k)
         if rec.stream is not None:
             self._add_stream(rec, rec.stream, text)
+        if self.projector is not None:
+            self.projector.add_record(rec)
 
     def _add_stream(self, rec, st, key_text: str) -> None:
         for col, value in zip(

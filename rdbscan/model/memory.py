@@ -214,6 +214,7 @@ class Profile:
         dict_struct: int = 56,
         key: str = "sds+entry",
         key_usage_quirk: bool = False,
+        key_sds8: bool = False,
         stream_struct: int = 80,
         stream_prealloc: int = 4096,
         stream_lp_alloc: bool = True,
@@ -243,6 +244,10 @@ class Profile:
         self.dict_struct = dict_struct
         self.key = key  # how the key itself is charged
         self.key_usage_quirk = key_usage_quirk  # 4.0: charges the argument "usage", not the key
+        # 4.0.14: the key is charged as an sds of at least an 8-bit header (3 bytes), as the
+        # command's argument is (embstr), not the 1-byte header of the keyspace's own short
+        # keys: measured +2 bytes on every key under 32 bytes, none on longer ones (corpus).
+        self.key_sds8 = key_sds8
         self.stream_struct = stream_struct
         self.stream_prealloc = stream_prealloc  # 0: listpacks charged at their length
         self.stream_lp_alloc = stream_lp_alloc
@@ -385,6 +390,7 @@ def _profiles() -> dict[str, Profile]:
         "4.0": Profile(
             "4.0",
             sds_exact=True,
+            key_sds8=True,
             zsl_header=0,
             zset_extra=False,
             rehash=rh_62,
@@ -865,6 +871,8 @@ def key_cost(key_len: int, prof: Profile) -> int:
         cost = prof.j(17 + hdr + key_len + 1)
     elif prof.key_usage_quirk:
         cost = prof.sds(5) + DICT_ENTRY  # 4.0 measured the argument "usage"
+    elif prof.key_sds8:
+        cost = max(3, sds_header(key_len)) + key_len + 1 + DICT_ENTRY  # 4.0.14 (sds_exact)
     else:
         cost = prof.sds(key_len) + DICT_ENTRY
     if prof.cluster:

@@ -1157,6 +1157,7 @@ cdef class KeyColumns:
     cdef int64_t* c_klen
     cdef int64_t* c_khash
     cdef int64_t* c_lpb
+    cdef int64_t* c_blob             # value blob bytes of compiled rows, -1 on appended ones
     cdef uint8_t* c_valid[N_VALID]
     cdef Shape* cache
     cdef int64_t key_costs[KEY_COSTS]
@@ -1204,6 +1205,7 @@ cdef class KeyColumns:
         self.c_klen = <int64_t*>malloc(capacity * 8)
         self.c_khash = <int64_t*>malloc(capacity * 8)
         self.c_lpb = <int64_t*>malloc(capacity * 8)
+        self.c_blob = <int64_t*>malloc(capacity * 8)
         for i in range(N_VALID):
             self.c_valid[i] = <uint8_t*>malloc(capacity // 8 + 1)
         self.cache = <Shape*>malloc(SHAPE_CACHE * sizeof(Shape))
@@ -1213,7 +1215,8 @@ cdef class KeyColumns:
                 or not self.c_ser or not self.c_mem or not self.c_total or not self.c_expire
                 or not self.c_idle or not self.c_freq or not self.c_slot or not self.c_offset
                 or not self.c_fttl or not self.c_fmin or not self.c_ints or not self.cache
-                or not self.c_klen or not self.c_khash or not self.c_lpb):
+                or not self.c_klen or not self.c_khash or not self.c_lpb
+                or not self.c_blob):
             raise MemoryError()
         for i in range(N_VALID):
             if not self.c_valid[i]:
@@ -1278,6 +1281,7 @@ cdef class KeyColumns:
         free(self.c_klen)
         free(self.c_khash)
         free(self.c_lpb)
+        free(self.c_blob)
         for i in range(N_VALID):
             free(self.c_valid[i])
         free(self.cache)
@@ -1429,6 +1433,7 @@ cdef class KeyColumns:
         self._opt64(self.c_klen, V_KLEN, i, row[20])
         self._opt64(self.c_khash, V_KHASH, i, row[21])
         self._opt64(self.c_lpb, V_LPB, i, row[22])
+        self.c_blob[i] = -1
         self.c_slot[i] = row[15]
         self._key(<const char*>key, len(key))   # last: what can fail has been done
         self.n = i + 1
@@ -1538,6 +1543,9 @@ cdef class KeyColumns:
             "memory_total_bytes": PyBytes_FromStringAndSize(<char*>self.c_total, n * 8),
             "slot": PyBytes_FromStringAndSize(<char*>self.c_slot, n * 2),
             "file_offset": PyBytes_FromStringAndSize(<char*>self.c_offset, n * 8),
+            # not a column of key_rows: the value's blob (0 for strings) of the rows this loop
+            # read, -1 on rows appended from the Python path (rdbscan/migrate projections)
+            "blob_bytes": PyBytes_FromStringAndSize(<char*>self.c_blob, n * 8),
             "expire_at_ms": (PyBytes_FromStringAndSize(<char*>self.c_expire, n * 8),
                              PyBytes_FromStringAndSize(<char*>self.c_valid[V_EXPIRE], nb)),
             "extras": self._extras(),
@@ -1713,6 +1721,7 @@ cdef class KeyColumns:
         self.c_type[i] = self.type_of[t]
         self.c_enc[i] = enc
         self.c_length[i] = length
+        self.c_blob[i] = blob
         self.c_ser[i] = q - pos
         self.c_offset[i] = base + pos
         self.c_expire[i] = expire

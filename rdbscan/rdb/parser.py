@@ -104,6 +104,7 @@ class DumpInfo:
         self.template_fields = 0
         self.template_name_lens: dict[int, int] = {}
         self.replication_commands = 0  # Valkey 9.2 opcode 242 (UPDATE): commands skipped
+        self.key_meta_records = 0  # Redis RDB 13+ opcode 243 (KEY_META): module key metadata
         self.slot_info_records = 0  # every slot-info record (slot_info keeps a sample)
         self.slot_info_keys = 0  # the sum of their key counts
         self._version_key: tuple | None = None  # version_tuple's memo
@@ -406,6 +407,7 @@ class _Parser(
                     self.slot_import()
                 elif version >= 13:
                     start = off if start is None else start
+                    info.key_meta_records += 1
                     self.key_meta()
                 else:
                     raise CorruptError(

@@ -1,0 +1,119 @@
+"""`rdbscan migrate`: will these dumps load on another server, and what will they cost there
+(rdbscan.migrate.run, docs/migrate.md)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ..errors import EXIT_FINDINGS, EXIT_OK, worst_exit
+from .output import make_progress, say
+
+
+@click.command("migrate")
+@click.argument("dumps", nargs=-1, required=True, metavar="DUMP...")
+@click.option(
+    "--to",
+    "targets",
+    multiple=True,
+    required=True,
+    metavar="SERVER-VERSION[/ALLOCATOR]",
+    help="A server to load the dumps on: redis-7.2, valkey-9.1, redis-8.6/16p (/16: a "
+    "distribution package linking the system jemalloc; /16p: jemalloc 5.3.1 as Debian sid "
+    "links it). Repeat it to compare several side by side.",
+)
+@click.option(
+    "-f",
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "markdown", "json"]),
+    default="text",
+    show_default=True,
+    help="text: for a terminal; markdown: for tickets and wikis; json: for scripts "
+    "(docs/migrate.md).",
+)
+@click.option(
+    "-o",
+    "--output",
+    "db_path",
+    metavar="FILE.duckdb",
+    help="Keep the database (keys, and each key's projection in key_projections) for "
+    "`rdbscan sql`; default: a temporary database removed afterwards.",
+)
+@click.option(
+    "--fail-on",
+    "fail_on",
+    type=click.Choice(["blockers", "none"]),
+    default="none",
+    show_default=True,
+    help="blockers: exit 3 when any target would refuse a dump (a CI gate).",
+)
+@click.option(
+    "--with-module",
+    "modules",
+    multiple=True,
+    metavar="NAME",
+    help="A module type (its 9-character name, e.g. ReJSON-RL) the targets have loaded: "
+    "its keys and aux records load instead of blocking. Repeatable.",
+)
+@click.option(
+    "--rdb-version-check",
+    "version_check",
+    type=click.Choice(["strict", "relaxed"]),
+    default="strict",
+    show_default=True,
+    help="The Valkey 8.1+ targets' rdb-version-check setting (strict is their default).",
+)
+@click.option("-q", "--quiet", is_flag=True, help="No progress line and no per-dump summary.")
+@click.option("--no-verify-crc", is_flag=True, help="Skip the CRC64 check of the dumps.")
+def migrate_cmd(
+    dumps, targets, fmt, db_path, fail_on, modules, version_check, quiet, no_verify_crc
+):
+    """Will DUMPS load on another server, and what would their keys cost there?
+
+    For each --to target: what its loader does with the dumps' header, every RDB type, module
+    type, opcode and aux field (loads, converts, skips, refuses), each blocker with the keys
+    it stops (count, examples, families) and what to do; then every key re-estimated with the
+    target's memory profile and the encoding the target picks on load: totals, per type and
+    family, the difference to today, the keys that change encoding.
+
+    Example: rdbscan migrate dump.rdb --to valkey-9.1 --to redis-8.6/16p
+    """
+    from ..db.load import summarize
+    from ..db.outcome import outcome
+    from ..migrate.render import render
+    from ..migrate.run import migrate
+    from ..migrate.servers import parse_server
+
+    for t in targets:
+        try:
+            parse_server(t)
+        except ValueError as e:
+            raise click.BadParameter(str(e), param_hint="--to") from None
+    result = migrate(
+        list(dumps),
+        list(targets),
+        db_path,
+        progress=make_progress(quiet),
+        modules=list(modules),
+        verify_crc=not no_verify_crc,
+        relaxed=version_check == "relaxed",
+    )
+    done = outcome(result.results, summary=summarize)
+    for line in done.lines(quiet=True):
+        say(line)
+    if result.report["dumps"]:
+        sys.stdout.write(render(result.report, fmt))
+        sys.stdout.flush()
+    code = done.code
+    if fail_on == "blockers" and result.blockers:
+        code = worst_exit(code, EXIT_FINDINGS)
+        say(
+            f"rdbscan: {result.blockers} blockers: a target would refuse a dump (--fail-on blockers)"
+        )
+    sys.exit(code if code != EXIT_OK else EXIT_OK)
+
+
+def register(group) -> None:
+    group.add_command(migrate_cmd)

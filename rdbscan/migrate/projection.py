@@ -1,0 +1,381 @@
+"""What each key costs on another server: the encoding the target picks when it loads the
+value (rdb.c rdbLoadObject, per server line: docs/migrate.md "Encodings on load") and the
+target's memory profile (model/memory.py, model/kv.py) applied to it.
+
+A `Projector` sits in the loader's path (db/rows.RowBuilder): every record the Python path
+reads is projected from its KeyRecord, every row the compiled record loop wrote from the
+batch's columns (strings and single-blob values: their figures are a handful of integers,
+and dumps repeat them, so each distinct shape is estimated once per batch).  Its rows go to
+table `key_projections` batch by batch: nothing per key is kept between batches.
+"""
+
+from __future__ import annotations
+
+import copy
+import struct
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..model.estimate import estimate
+from ..rdb import constants as C
+from ..rdb.blobs import LP_HEADER_AND_END, lp_string_entry_bytes
+from . import servers as S
+from .servers import Server
+
+ZIPLIST_HEADER_AND_END = 11  # zlbytes, zltail, zllen, end mark
+# A ziplist entry and the listpack entry it becomes have the same size for the short strings
+# and small integers most entries are (prevlen + header against header + back-length), so a
+# converted blob is the ziplist less its header difference.
+ZIPLIST_TO_LISTPACK = ZIPLIST_HEADER_AND_END - LP_HEADER_AND_END
+
+KEY_PROJECTION_ROWS_SCHEMA = pa.schema(
+    [
+        ("dump_id", pa.int32()),
+        ("file_offset", pa.int64()),
+        ("target_id", pa.uint8()),
+        ("encoding_id", pa.uint8()),
+        ("memory_bytes", pa.int64()),
+    ]
+)
+
+
+class Shape:
+    """The figures of a compiled row (a string or a single-blob value) the estimate needs,
+    shaped like a KeyRecord."""
+
+    __slots__ = (
+        "blob_bytes",
+        "elems",
+        "encoding",
+        "expire_ms",
+        "field_ttls",
+        "int_members",
+        "key_length",
+        "length",
+        "listpack_bytes",
+        "max_elem",
+        "module",
+        "nodes",
+        "rdb_type",
+        "stream",
+        "type",
+        "vals",
+    )
+
+    def __init__(self, type_name, encoding, rdb_type, key_length, length, blob, ttl, longest=0):
+        self.type = type_name
+        self.encoding = encoding
+        self.rdb_type = rdb_type
+        self.key_length = key_length
+        self.length = length
+        self.blob_bytes = blob
+        self.expire_ms = 1 if ttl else None
+        self.elems = self.vals = self.field_ttls = self.stream = self.module = None
+        self.int_members = self.listpack_bytes = None
+        self.max_elem = longest
+        self.nodes = {blob: 1} if encoding == "quicklist" else None
+
+
+def _lp_bytes(hists: list[dict[int, int] | None], extra_entries: int = 0) -> int:
+    """A listpack holding strings of these length histograms (and `extra_entries` small
+    integers, 2 bytes each: zset scores)."""
+    size = LP_HEADER_AND_END + 2 * extra_entries
+    for h in hists:
+        for ln, cnt in (h or {}).items():
+            size += cnt * lp_string_entry_bytes(ln)
+    return size
+
+
+def _intset_bytes(n: int, longest: int) -> int:
+    """An intset of n members whose longest text is `longest` characters."""
+    width = 2 if longest <= 4 else (4 if longest <= 9 else 8)
+    return 8 + width * n
+
+
+class _String:
+    """A string in another encoding: what the estimate reads of it (cheaper than a copy)."""
+
+    __slots__ = ("encoding", "expire_ms", "key_length", "length", "module", "type")
+
+    def __init__(self, rec, encoding: str):
+        self.type = "string"
+        self.encoding = encoding
+        self.length = rec.length
+        self.key_length = rec.key_length
+        self.expire_ms = rec.expire_ms
+        self.module = None
+
+
+def _twin(rec, encoding: str, **figures):
+    t = copy.copy(rec)
+    t.encoding = encoding
+    for k, v in figures.items():
+        setattr(t, k, v)
+    return t
+
+
+def _list_nodes(entries_bytes: int) -> dict[int, int]:
+    """Quicklist nodes of 8 KiB listpacks holding this many bytes of entries."""
+    per = S.LIST_NODE_BYTES - LP_HEADER_AND_END
+    full, rest = divmod(max(entries_bytes, 0), per)
+    nodes: dict[int, int] = {}
+    if full:
+        nodes[S.LIST_NODE_BYTES] = full
+    if rest or not full:
+        nodes[rest + LP_HEADER_AND_END] = nodes.get(rest + LP_HEADER_AND_END, 0) + 1
+    return nodes
+
+
+def on_load(rec, server: Server):
+    """The record as the target holds it after loading it: `rec` itself when the target keeps
+    the writer's encoding, else a copy with the target's encoding and sizes."""
+    typ, enc = rec.type, rec.encoding
+    lp = server.listpack
+    if typ == "string":
+        if enc == "int":
+            return rec
+        n = rec.length
+        if server.profile.kv:
+            from ..model.kv import string_encoding
+
+            want = string_encoding(rec.key_length, n, rec.expire_ms is not None, server.profile)
+        else:
+            want = "embstr" if n <= server.embstr_limit else "raw"
+        return rec if want == enc else _String(rec, want)
+    if typ == "stream":  # Redis 5.0's OBJECT ENCODING has no name for a stream
+        want = "unknown" if server.family == "redis" and server.version < (6, 0) else "stream"
+        return rec if want == enc else _twin(rec, want)
+    blob = rec.blob_bytes
+    if enc in ("ziplist", "zipmap"):
+        if typ == "list":
+            if not server.quicklist:
+                return rec
+            size = blob - ZIPLIST_TO_LISTPACK if lp else blob
+            if server.listpack_lists and size <= S.LIST_NODE_BYTES:
+                return _twin(rec, "listpack", blob_bytes=size)
+            return _twin(rec, "quicklist", nodes={size: 1}, blob_bytes=0)
+        if enc == "zipmap":  # converted entry by entry (rdbLoadObject RDB_TYPE_HASH_ZIPMAP)
+            size = blob - 2 + 2 * rec.length  # about: zipmap lengths are 1 byte, + 1 free byte
+            return _twin(rec, "listpack" if lp else "ziplist", blob_bytes=size)
+        return _twin(rec, "listpack", blob_bytes=blob - ZIPLIST_TO_LISTPACK) if lp else rec
+    if enc == "quicklist" and typ == "list":
+        nodes = rec.nodes or {}
+        ziplist_nodes = rec.rdb_type == C.RDB_TYPE_LIST_QUICKLIST and lp
+        if ziplist_nodes:
+            nodes = {nb - ZIPLIST_TO_LISTPACK: c for nb, c in nodes.items()}
+        if server.listpack_lists and sum(nodes.values()) == 1:
+            (nb,) = nodes
+            if nb <= S.LIST_NODE_BYTES:
+                return _twin(rec, "listpack", blob_bytes=nb, nodes=None)
+        if not server.quicklist:
+            return rec
+        return _twin(rec, "quicklist", nodes=nodes) if ziplist_nodes else rec
+    if enc == "linkedlist":
+        entries = _lp_bytes([rec.elems]) - LP_HEADER_AND_END
+        if server.quicklist:
+            nodes = _list_nodes(entries)
+            if server.listpack_lists and sum(nodes.values()) == 1:
+                return _twin(rec, "listpack", blob_bytes=next(iter(nodes)), elems=None)
+            if not lp:
+                nodes = {nb + ZIPLIST_TO_LISTPACK: c for nb, c in nodes.items()}
+            return _twin(rec, "quicklist", nodes=nodes, elems=None)
+        return rec
+    if enc == "listpack" and typ == "list" and not server.listpack_lists:
+        nb = blob if lp else blob + ZIPLIST_TO_LISTPACK
+        return _twin(rec, "quicklist", nodes={nb: 1}, blob_bytes=0)
+    if enc == "listpack" and typ in ("hash", "zset") and not lp:  # a copy onto a pre-7.0 server
+        return _twin(rec, "ziplist", blob_bytes=blob + ZIPLIST_TO_LISTPACK)
+    if enc == "hashtable" and typ == "set":
+        n, longest = rec.length, rec.max_elem
+        if rec.int_members == n and n <= S.SET_INTSET_ENTRIES:
+            return _twin(rec, "intset", blob_bytes=_intset_bytes(n, longest), elems=None)
+        if server.listpack_sets and n <= S.SET_LP_ENTRIES and longest <= S.SET_LP_VALUE:
+            return _twin(rec, "listpack", blob_bytes=_lp_bytes([rec.elems]), elems=None)
+        return rec
+    if enc == "listpack" and typ == "set" and not server.listpack_sets:
+        return _twin(rec, "hashtable", elems={max(rec.max_elem, 1): rec.length})
+    if enc in ("skiplist", "btree") and typ == "zset":
+        if rec.length <= S.ZSET_ENTRIES and rec.max_elem <= S.ZSET_VALUE:
+            size = _lp_bytes([rec.elems], rec.length)
+            if not lp:
+                size += ZIPLIST_TO_LISTPACK
+            return _twin(rec, "listpack" if lp else "ziplist", blob_bytes=size, elems=None)
+        if server.btree_zsets and enc == "skiplist":
+            return _twin(rec, "btree")
+        if not server.btree_zsets and enc == "btree":
+            return _twin(rec, "skiplist")
+        return rec
+    if enc == "hashtable" and typ == "hash":
+        if rec.length <= S.HASH_ENTRIES and rec.max_elem <= S.HASH_VALUE:
+            if rec.field_ttls is not None and rec.field_ttls.fields_with_ttl:
+                if server.field_ttls != "redis":
+                    return rec  # Valkey 9 keeps hashes with field TTLs in a hashtable
+                size = _lp_bytes([rec.elems, rec.vals], rec.length)
+                return _twin(rec, "listpackex", blob_bytes=size, elems=None, vals=None)
+            size = _lp_bytes([rec.elems, rec.vals])
+            if not lp:
+                size += ZIPLIST_TO_LISTPACK
+            return _twin(rec, "listpack" if lp else "ziplist", blob_bytes=size)
+        return rec
+    if enc == "listpackex" and server.field_ttls != "redis":
+        return rec  # refused by the rules (foreign types); estimated as written
+    return rec
+
+
+def project(rec, server: Server) -> tuple[str, int]:
+    """(encoding on the target, MEMORY USAGE there) of one record."""
+    twin = on_load(rec, server)
+    enc = twin.encoding
+    if twin.type == "module":
+        enc = "module"
+    return enc, estimate(twin, server.profile)
+
+
+def _code(enc: str) -> int:
+    """encoding_id of a projected encoding (the view key_projections names it)."""
+    return C.ENCODING_IDS.get(enc, C.ENCODING_IDS["unknown"])
+
+
+SHAPE_CACHE = 200_000  # compiled shapes whose projections are remembered across batches
+
+
+class Projector:
+    """Rows of table key_projections for one dump and several targets, batch by batch."""
+
+    def __init__(self, dump_id: int, servers: list[Server]):
+        self.dump_id = dump_id
+        self.servers = servers
+        self.names = [s.name for s in servers]
+        self.dump_info = None  # the DumpInfo of the dump (set by the RowBuilder)
+        # {compiled shape: ((encoding code, memory) per target)}: dumps repeat their shapes
+        self.cache: dict[tuple, tuple] = {}
+        self.targets_written = False
+        self.reset()
+
+    def reset(self) -> None:
+        self.db: list[int] = []
+        self.offset: list[int] = []
+        self.enc: list[list[int]] = [[] for _ in self.servers]
+        self.mem: list[list[int]] = [[] for _ in self.servers]
+        self.compiled: list[pa.Table] = []
+
+    def add_record(self, rec) -> None:
+        """A record the Python path read (every record when the compiled core is absent)."""
+        self.db.append(rec.db)
+        self.offset.append(rec.offset)
+        for i, server in enumerate(self.servers):
+            enc, mem = project(rec, server)
+            self.enc[i].append(_code(enc))
+            self.mem[i].append(mem)
+
+    def add_compiled(self, cols: dict[str, Any], type_names: list, encoding_names: list) -> None:
+        """The rows the compiled record loop wrote into a batch (KeyColumns.take()): those
+        whose blob_bytes is not -1.  Each distinct (type, encoding, RDB type, key length,
+        length, blob, longest element, TTL) is projected once (and remembered for the next
+        batches)."""
+        n = cols["n"]
+        if not n or "blob_bytes" not in cols:
+            return
+        buf = pa.py_buffer
+        blob = pa.Array.from_buffers(pa.int64(), n, [None, buf(cols["blob_bytes"])])
+        offsets = pa.Array.from_buffers(pa.int32(), n + 1, [None, buf(cols["key_offsets"])])
+        klen = pc.subtract(offsets[1:], offsets[:-1])
+        exp_data, exp_valid = cols["expire_at_ms"]
+        ttl = pa.Array.from_buffers(pa.int64(), n, [buf(exp_valid), buf(exp_data)]).is_valid()
+        table = pa.table(
+            {
+                "db": pa.Array.from_buffers(pa.int32(), n, [None, buf(cols["db"])]),
+                "file_offset": pa.Array.from_buffers(
+                    pa.int64(), n, [None, buf(cols["file_offset"])]
+                ),
+                "t": pa.Array.from_buffers(pa.uint16(), n, [None, buf(cols["type"])]),
+                "e": pa.Array.from_buffers(pa.uint16(), n, [None, buf(cols["encoding"])]),
+                "r": pa.Array.from_buffers(pa.uint8(), n, [None, buf(cols["rdb_type"])]),
+                "k": klen,
+                "l": pa.Array.from_buffers(pa.int64(), n, [None, buf(cols["length"])]),
+                "b": blob,
+                "m": pa.Array.from_buffers(pa.int64(), n, [None, buf(cols["max_elem_bytes"])]),
+                "x": ttl,
+            }
+        )
+        table = table.filter(pc.not_equal(table["b"], -1))
+        if not table.num_rows:
+            return
+        keys = ["t", "e", "r", "k", "l", "b", "m", "x"]
+        shapes_t = table.group_by(keys).aggregate([])
+        shapes = shapes_t.to_pydict()
+        targets = len(self.servers)
+        cache = self.cache
+        servers = self.servers
+        if len(cache) >= SHAPE_CACHE:
+            cache.clear()
+
+        def projected(shape_key: tuple) -> tuple:
+            t, e, r, k, ln, b, m, x = shape_key
+            shape = Shape(type_names[t], encoding_names[e], r, k, ln, b, x, m)
+            got = cache[shape_key] = tuple(
+                v for en, me in (project(shape, s) for s in servers) for v in (_code(en), me)
+            )
+            return got
+
+        rows = [cache.get(sk) or projected(sk) for sk in zip(*(shapes[k] for k in keys))]
+        for i in range(targets):
+            codes = pa.array([g[2 * i] for g in rows], pa.uint8())
+            shapes_t = shapes_t.append_column(f"enc{i}", codes)
+            mems = pa.array([g[2 * i + 1] for g in rows], pa.int64())
+            shapes_t = shapes_t.append_column(f"mem{i}", mems)
+        table = table.join(shapes_t, keys, join_type="inner")
+        self.compiled.append(table.drop_columns(keys))
+
+    def take(self) -> dict[str, pa.Table]:
+        """The batch's rows of key_projection_rows (one per key and target), then empty; the
+        first batch also gives the dump's projection_targets rows."""
+        out: dict[str, pa.Table] = {}
+        if not self.targets_written:
+            self.targets_written = True
+            out["projection_targets"] = pa.table(
+                {
+                    "dump_id": pa.array([self.dump_id] * len(self.servers), pa.int32()),
+                    "target_id": pa.array(range(len(self.servers)), pa.uint8()),
+                    "target": pa.array(self.names, pa.string()),
+                    "profile": pa.array([s.profile.name for s in self.servers], pa.string()),
+                }
+            )
+        parts: list[pa.Table] = []
+        for i in range(len(self.servers)):
+            columns = []
+            if self.db:
+                columns.append(
+                    [
+                        pa.array(self.offset, pa.int64()),
+                        pa.array(self.enc[i], pa.uint8()),
+                        pa.array(self.mem[i], pa.int64()),
+                    ]
+                )
+            for t in self.compiled:
+                columns.append([t["file_offset"], t[f"enc{i}"], t[f"mem{i}"]])
+            for offset, codes, mem in columns:
+                m = len(offset)
+                parts.append(
+                    pa.table(
+                        [
+                            _fill(pa.int32(), "<i", self.dump_id, m),
+                            offset,
+                            _fill(pa.uint8(), "<B", i, m),
+                            codes,
+                            mem,
+                        ],
+                        schema=KEY_PROJECTION_ROWS_SCHEMA,
+                    )
+                )
+        self.reset()
+        if parts:
+            out["key_projection_rows"] = pa.concat_tables(parts)
+        return out
+
+
+def _fill(kind: pa.DataType, fmt: str, value: int, m: int) -> pa.Array:
+    """m copies of one integer, without a Python object per row."""
+    return pa.Array.from_buffers(kind, m, [None, pa.py_buffer(struct.pack(fmt, value) * m)])

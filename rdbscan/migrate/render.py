@@ -1,0 +1,176 @@
+"""The migrate report as text (a terminal), Markdown (tickets, wikis) or JSON (scripts: the
+dict run.migrate builds, docs/migrate.md "JSON")."""
+
+from __future__ import annotations
+
+import json
+
+
+def size(n: float) -> str:
+    """Bytes as 1.2 MiB (binary units, one decimal)."""
+    value = float(n)
+    sign = "-" if value < 0 else ""
+    value = abs(value)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if value < 1024 or unit == "TiB":
+            return f"{sign}{value:.0f} {unit}" if unit == "B" else f"{sign}{value:.1f} {unit}"
+        value /= 1024
+    return f"{sign}{value:.1f} TiB"  # pragma: no cover
+
+
+def pct(x: float) -> str:
+    return f"{100 * x:+.1f}%"
+
+
+def short(text: str, width: int = 40) -> str:
+    """A key name cut to `width` characters for a table (the JSON has it whole)."""
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _keys_line(f: dict) -> str:
+    if not f["keys"]:
+        return ""
+    ex = ", ".join(short(k) for k in f["examples"])
+    more = " ..." if f["keys"] > len(f["examples"]) else ""
+    fam = ", ".join(f"{x['family']} ({x['keys']:,})" for x in f["families"])
+    return f"{f['keys']:,} keys: {ex}{more}; families: {fam}"
+
+
+def _table(headers: list[str], rows: list[list[str]], markdown: bool) -> list[str]:
+    if markdown:
+        out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+        out += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
+        return out
+    widths = [
+        max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)
+    ]
+    line = "  ".join(h.ljust(w) for h, w in zip(headers, widths))
+    out = [line.rstrip(), "─" * len(line.rstrip())]
+    out += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    return out
+
+
+def _heading(text: str, markdown: bool, level: int = 2) -> list[str]:
+    if markdown:
+        return ["", "#" * level + " " + text, ""]
+    return ["", text + " " + "─" * max(0, 96 - len(text) - 1)]
+
+
+def render(report: dict, fmt: str = "text") -> str:
+    if fmt == "json":
+        return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+    md = fmt == "markdown"
+    out: list[str] = []
+    if md:
+        out.append("# rdbscan migrate")
+    summary = report["summary"]
+    out += _heading("Will it load, and what will it cost", md)
+    out += _table(
+        ["target", "loads", "blockers", "memory (estimate)", "today", "difference"],
+        [
+            [
+                s["target"],
+                "yes" if s["loads"] else "NO",
+                str(s["blockers"]),
+                size(s["memory_bytes"]),
+                size(s["today_bytes"]),
+                f"{size(s['difference_bytes'])} ({pct(s['difference'])})",
+            ]
+            for s in summary
+        ],
+        md,
+    )
+    for d in report["dumps"]:
+        title = (
+            f"{d['path']}: {d['server'] or 'unknown server'} {d['server_version'] or ''}, "
+            f"{d['magic']}, {d['keys']:,} keys, {size(d['memory_bytes'])} today"
+        )
+        out += _heading(title.replace("  ", " "), md)
+        if not d["complete"]:
+            out.append("(the dump was not read to its end: the figures cover the keys read)")
+        for t in d["targets"]:
+            verdict = "loads" if t["loads"] else f"REFUSED: {t['blockers']} blockers"
+            out += _heading(f"{t['target']}: {verdict}", md, 3)
+            blockers = [f for f in t["findings"] if f["blocker"]]
+            for f in blockers:
+                out.append(
+                    f"{'- ' if md else ''}BLOCKER {f['subject']}: {f['what']} [{f['source']}]"
+                )
+                keys = _keys_line(f)
+                if keys:
+                    out.append(f"{'  ' if md else '    '}{keys}")
+                if f["fix"]:
+                    out.append(f"{'  ' if md else '    '}-> {f['fix']}")
+            others = [f for f in t["findings"] if not f["blocker"]]
+            if others:
+                out.append("")
+                out += _table(
+                    ["record", "action", "keys", "what the server does"],
+                    [
+                        [
+                            f["subject"],
+                            f["action"],
+                            f"{f['keys']:,}" if f["keys"] else "",
+                            f["what"],
+                        ]
+                        for f in others
+                    ],
+                    md,
+                )
+            out.append("")
+            out.append(
+                f"Memory there: {size(t['memory_bytes'])} against {size(t['today_bytes'])} "
+                f"today ({size(t['difference_bytes'])}, {pct(t['difference'])}); "
+                f"{t['keys_changing_encoding']:,} keys change encoding"
+            )
+            if t["by_type"]:
+                out.append("")
+                out += _table(
+                    ["type", "keys", "there", "today", "difference"],
+                    [
+                        [
+                            b["type"],
+                            f"{b['keys']:,}",
+                            size(b["memory_bytes"]),
+                            size(b["today_bytes"]),
+                            size(b["memory_bytes"] - b["today_bytes"]),
+                        ]
+                        for b in t["by_type"]
+                    ],
+                    md,
+                )
+            if t["families"]:
+                out.append("")
+                out += _table(
+                    ["family (largest changes)", "keys", "there", "today", "difference"],
+                    [
+                        [
+                            short(b["family"]),
+                            f"{b['keys']:,}",
+                            size(b["memory_bytes"]),
+                            size(b["today_bytes"]),
+                            size(b["memory_bytes"] - b["today_bytes"]),
+                        ]
+                        for b in t["families"]
+                    ],
+                    md,
+                )
+            if t["encoding_changes"]:
+                out.append("")
+                out += _table(
+                    ["type", "encoding today", "there", "keys", "memory there", "today", "e.g."],
+                    [
+                        [
+                            c["type"],
+                            c["from"] or "",
+                            c["to"] or "",
+                            f"{c['keys']:,}",
+                            size(c["memory_bytes"]),
+                            size(c["today_bytes"]),
+                            ", ".join(short(k, 30) for k in c["examples"]),
+                        ]
+                        for c in t["encoding_changes"]
+                    ],
+                    md,
+                )
+    return "\n".join(out).lstrip("\n") + "\n"

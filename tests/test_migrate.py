@@ -1,0 +1,314 @@
+"""`rdbscan migrate`: the targets' load rules on real dumps (blockers and the keys they stop),
+the projection of every key onto other servers, the command line, and (opt-in, with
+RDBSCAN_CORPUS) each corpus server's seed1 dump projected onto every other corpus server
+against that server's own MEMORY USAGE and OBJECT ENCODING."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from pathlib import Path
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+
+from rdbscan.cli.main import main
+from rdbscan.migrate.projection import project
+from rdbscan.migrate.run import migrate
+from rdbscan.migrate.servers import parse_server
+from rdbscan.rdb.parser import DumpInfo, parse
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "sample_dumps"
+FIXTURES = Path(__file__).parent / "fixtures"
+HFE = str(SAMPLE / "redis-7.4.1.rdb")
+VALKEY9 = str(FIXTURES / "valkey-9.1.2" / "small" / "dump.rdb")
+GRAPH = str(FIXTURES / "live" / "redis-8.2-falkordb" / "dump.rdb")
+
+
+def records(path: str) -> list:
+    info = DumpInfo()
+    with open(path, "rb") as f:
+        return list(parse(f, info))
+
+
+def keys_where(path: str, pred) -> set[str]:
+    """The key names of a dump whose record satisfies pred, read by the parser alone."""
+    return {r.key.decode("utf-8", "backslashreplace") for r in records(path) if pred(r)}
+
+
+def target(report: dict, name: str, dump: int = 0) -> dict:
+    return next(t for t in report["dumps"][dump]["targets"] if t["target"] == name)
+
+
+def blockers(t: dict) -> dict[str, dict]:
+    return {f["subject"]: f for f in t["findings"] if f["blocker"]}
+
+
+# -- blockers on real dumps -------------------------------------------------------------------
+
+
+def test_field_ttls_onto_valkey_8():
+    m = migrate([HFE], ["valkey-8.0", "valkey-8.1"])
+    every = records(HFE)
+    hfe24 = keys_where(HFE, lambda r: r.rdb_type == 24)
+    hfe25 = keys_where(HFE, lambda r: r.rdb_type == 25)
+    assert hfe24 == {"hfe:biglong", "hfe:hashtable"}
+    assert hfe25 == {"hfe:allfields", "hfe:listpack", "hfe:persisted", "hfe:withkeyttl"}
+    for name in ("valkey-8.0", "valkey-8.1"):
+        t = target(m.report, name)
+        b = blockers(t)
+        assert set(b) == {"REDIS0012", "type 24 hash-hashtable-md", "type 25 hash-listpack-md"}
+        assert not t["loads"] and t["blockers"] == 3
+        assert b["REDIS0012"]["keys"] == len(every) == 584
+        assert b["REDIS0012"]["what"].startswith("Can't handle RDB format version 12")
+        assert set(b["type 24 hash-hashtable-md"]["examples"]) == hfe24
+        assert b["type 24 hash-hashtable-md"]["keys"] == 2
+        assert set(b["type 25 hash-listpack-md"]["examples"]) == hfe25
+        assert "HPERSIST" in b["type 25 hash-listpack-md"]["fix"]
+    # Valkey 8.1 refuses REDIS-magic 12+ whatever rdb-version-check says (rdb.c)
+    relaxed = migrate([HFE], ["valkey-8.1"], relaxed=True)
+    assert set(blockers(target(relaxed.report, "valkey-8.1"))) == {
+        "REDIS0012",
+        "type 24 hash-hashtable-md",
+        "type 25 hash-listpack-md",
+    }
+
+
+def test_field_ttls_onto_valkey_9_relaxed_leaves_the_foreign_types():
+    strict = migrate([HFE], ["valkey-9.1"])
+    assert (
+        "rdb-version-check relaxed"
+        in blockers(target(strict.report, "valkey-9.1"))["REDIS0012"]["fix"]
+    )
+    relaxed = migrate([HFE], ["valkey-9.1"], relaxed=True)
+    b = blockers(target(relaxed.report, "valkey-9.1"))
+    assert set(b) == {"type 24 hash-hashtable-md", "type 25 hash-listpack-md"}
+    assert b["type 25 hash-listpack-md"]["what"] == (
+        "Can't handle foreign type or opcode 25 in RDB with version 12"
+    )
+    assert relaxed.report["rdb_version_check"] == "relaxed"
+
+
+def test_valkey_9_dump_onto_redis():
+    m = migrate([VALKEY9], ["redis-8.6", "redis-7.2", "valkey-9.1"])
+    hash2 = keys_where(VALKEY9, lambda r: r.rdb_type == 22)
+    assert hash2 == {
+        "hfe:allfields",
+        "hfe:biglong",
+        "hfe:hashtable",
+        "hfe:listpack",
+        "hfe:withkeyttl",
+    }
+    n = len(records(VALKEY9))
+    for name in ("redis-8.6", "redis-7.2"):
+        b = blockers(target(m.report, name))
+        assert set(b) == {"VALKEY080", "type 22 hash-2 (hash with field TTLs)"}
+        assert b["VALKEY080"]["what"].startswith("Wrong signature")
+        assert b["VALKEY080"]["keys"] == n
+        assert set(b["type 22 hash-2 (hash with field TTLs)"]["examples"]) == hash2
+    t = target(m.report, "valkey-9.1")
+    assert t["loads"] and t["blockers"] == 0
+
+
+def test_module_keys_onto_a_server_without_the_module():
+    graphs = keys_where(GRAPH, lambda r: r.type == "module" and r.encoding == "graphdata")
+    assert graphs == {"graph:chain", "graph:small"}
+    m = migrate([GRAPH], ["redis-8.6", "valkey-9.1"])
+    b = blockers(target(m.report, "redis-8.6"))
+    assert set(b) == {"module type graphdata", "opcode 247 module aux graphdata"}
+    assert set(b["module type graphdata"]["examples"]) == graphs
+    assert b["module type graphdata"]["keys"] == 2
+    assert "no matching module type 'graphdata'" in b["module type graphdata"]["what"]
+    vs = next(f for f in target(m.report, "redis-8.6")["findings"] if "vectorset" in f["subject"])
+    assert vs["action"] == "loads"  # built into Redis 8
+    b = blockers(target(m.report, "valkey-9.1"))
+    assert b["module type vectorset"]["examples"] == ["vs:beside-graph"]
+    assert "module type graphdata" in b
+    loaded = migrate([GRAPH], ["redis-8.6"], modules=["graphdata"])
+    assert target(loaded.report, "redis-8.6")["loads"]
+
+
+def test_newer_rdb_version_onto_an_older_server():
+    m = migrate([HFE], ["redis-7.2", "redis-7.4", "redis-6.2"])
+    b = blockers(target(m.report, "redis-7.2"))
+    assert b["REDIS0012"]["what"] == "Can't handle RDB format version 12 (reads 1 to 11)"
+    assert b["REDIS0012"]["keys"] == 584
+    assert "redis-7.4 or newer" in b["REDIS0012"]["fix"]
+    assert "REDIS0012" in blockers(target(m.report, "redis-6.2"))
+    assert target(m.report, "redis-7.4")["loads"]
+
+
+# -- the projection ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dump", ["redis-6.2.16.rdb", "redis-7.4.1.rdb", "valkey-8.0.1.rdb"])
+def test_projections_are_the_records_projected(tmp_path, dump):
+    """Every key's row in key_projections (the loader: compiled batches by shape, the Python
+    path record by record) is projection.project of its parsed record."""
+    path = str(SAMPLE / dump)
+    targets = ["valkey-9.1/16p", "redis-8.6", "redis-7.0/16", "valkey-8.1"]
+    db = str(tmp_path / "m.duckdb")
+    m = migrate([path], targets, db)
+    con = duckdb.connect(db)
+    got = {
+        (t, off): (enc, mem)
+        for t, off, enc, mem in con.execute(
+            "SELECT target, file_offset, encoding, memory_bytes FROM key_projections"
+        ).fetchall()
+    }
+    con.close()
+    recs = records(path)
+    servers = [parse_server(t) for t in targets]
+    assert len(got) == len(recs) * len(servers)
+    for s in servers:
+        want = {(s.name, r.offset): project(r, s) for r in recs}
+        assert {k: v for k, v in got.items() if k[0] == s.name} == want
+        total = sum(v[1] for v in want.values())
+        assert (
+            next(x for x in m.report["summary"] if x["target"] == s.name)["memory_bytes"] == total
+        )
+
+
+def test_encodings_on_load_from_redis_6_2():
+    """Redis 7.2 turns the 6.2 dump's ziplists into listpacks, its one-node quicklists into
+    listpack lists and its small sets of strings into listpacks (rdbLoadObject)."""
+    m = migrate([str(SAMPLE / "redis-6.2.16.rdb")], ["redis-7.2", "redis-6.2"])
+    changes = {
+        (c["type"], c["from"], c["to"]): c["keys"]
+        for c in target(m.report, "redis-7.2")["encoding_changes"]
+    }
+    recs = records(str(SAMPLE / "redis-6.2.16.rdb"))
+    by = Counter((r.type, r.encoding) for r in recs)
+    assert changes == {
+        ("hash", "ziplist", "listpack"): by[("hash", "ziplist")] == 57 and 57,
+        ("zset", "ziplist", "listpack"): by[("zset", "ziplist")] == 14 and 14,
+        ("set", "hashtable", "listpack"): 28,
+        ("list", "quicklist", "listpack"): 22,
+    }
+    assert target(m.report, "redis-6.2")["keys_changing_encoding"] == 0
+    types = {f["subject"]: f for f in target(m.report, "redis-7.2")["findings"]}
+    assert types["type 13 hash-ziplist"]["action"] == "converts"
+    assert types["type 13 hash-ziplist"]["what"] == "re-encodes 57 from ziplist to listpack"
+    assert types["type 0 string"]["action"] == "loads"
+
+
+def test_ziplist_becomes_a_listpack_4_bytes_shorter():
+    """A ziplist of short strings converts entry for entry (2 bytes each both ways): only the
+    header differs (11 bytes against 7)."""
+    rec = next(r for r in records(str(SAMPLE / "redis-6.2.16.rdb")) if r.encoding == "ziplist")
+    from rdbscan.migrate.projection import on_load
+
+    twin = on_load(rec, parse_server("redis-7.2"))
+    assert (twin.encoding, twin.blob_bytes) == ("listpack", rec.blob_bytes - 4)
+
+
+# -- the command line -------------------------------------------------------------------------
+
+
+def run(*args):
+    return CliRunner().invoke(main, ["migrate", *args])
+
+
+def test_cli_json_shape_and_sql(tmp_path):
+    db = str(tmp_path / "m.duckdb")
+    r = run(HFE, "--to", "valkey-9.1/16p", "--to", "redis-8.6", "-f", "json", "-q", "-o", db)
+    assert r.exit_code == 0, r.output
+    rep = json.loads(r.stdout)
+    assert rep["targets"] == ["valkey-9.1/16p", "redis-8.6"]
+    assert [s["loads"] for s in rep["summary"]] == [False, True]
+    d = rep["dumps"][0]
+    assert (d["magic"], d["server"], d["keys"]) == ("REDIS0012", "redis", 584)
+    con = duckdb.connect(db)
+    sums = dict(
+        con.execute("SELECT target, sum(memory_bytes) FROM key_projections GROUP BY 1").fetchall()
+    )
+    today = con.execute("SELECT sum(memory_bytes) FROM keys").fetchone()[0]
+    con.close()
+    for s in rep["summary"]:
+        assert s["memory_bytes"] == sums[s["target"]]
+        assert s["today_bytes"] == today == d["memory_bytes"]
+        assert s["difference_bytes"] == s["memory_bytes"] - today
+    t = d["targets"][1]
+    assert {"findings", "by_type", "families", "encoding_changes"} <= set(t)
+    assert sum(b["keys"] for b in t["by_type"]) == 584
+    assert sum(b["memory_bytes"] for b in t["by_type"]) == t["memory_bytes"]
+    r = CliRunner().invoke(
+        main, ["sql", db, "SELECT count(*) AS n FROM key_projections", "--format", "csv"]
+    )
+    assert r.output.split() == ["n", str(2 * 584)]
+
+
+def test_cli_text_markdown_fail_on_and_errors():
+    r = run(HFE, "--to", "valkey-8.1", "-q")
+    assert r.exit_code == 0
+    assert "BLOCKER REDIS0012: Can't handle RDB format version 12" in r.stdout
+    assert "hfe:biglong" in r.stdout
+    r = run(HFE, "--to", "valkey-8.1", "-q", "--fail-on", "blockers")
+    assert r.exit_code == 3
+    assert "3 blockers" in r.stderr
+    assert run(HFE, "--to", "redis-8.6", "-q", "--fail-on", "blockers").exit_code == 0
+    r = run(HFE, "--to", "redis-8.6", "-q", "-f", "markdown")
+    assert "| target | loads | blockers |" in r.stdout and "## " in r.stdout
+    r = run(HFE, "--to", "valkey-10.1")
+    assert r.exit_code == 2 and "unknown server 'valkey-10.1'" in r.output
+    r = run("no/such.rdb", "--to", "redis-8.6", "-q")
+    assert r.exit_code == 6
+    assert r.stderr.strip() == "rdbscan: error: no/such.rdb: No such file or directory"
+
+
+# -- the corpus (opt-in) ----------------------------------------------------------------------
+
+CORPUS = os.environ.get("RDBSCAN_CORPUS")
+
+
+def _pairs():
+    if not CORPUS:
+        return []
+    import migrate_compare as mc
+
+    dirs = mc.corpus_dirs(Path(CORPUS))
+    out = []
+    for s in dirs:
+        for t, td in dirs.items():
+            spec = mc.target_spec(json.loads((td / "manifest.json").read_text()))
+            if s != t and spec is not None:
+                out.append((s, t))
+    return out
+
+
+@pytest.mark.skipif(not CORPUS, reason="RDBSCAN_CORPUS is not set")
+@pytest.mark.parametrize("pair", _pairs(), ids=[f"{s}->{t}" for s, t in _pairs()])
+def test_corpus_projection_matches_the_target_server(pair):
+    import migrate_compare as mc
+
+    dirs = mc.corpus_dirs(Path(CORPUS))
+    specs = tuple(
+        spec
+        for d in dirs.values()
+        if (spec := mc.target_spec(json.loads((d / "manifest.json").read_text())))
+    )
+    source, tgt = dirs[pair[0]], dirs[pair[1]]
+    src_rdb = json.loads((source / "manifest.json").read_text())["rdb_version"]
+    tgt_server = parse_server(mc.target_spec(json.loads((tgt / "manifest.json").read_text())))
+    if not mc.loads(source, tgt, specs):
+        # refused: the dump is newer than the target, Valkey's VALKEY format onto Redis, or
+        # Redis's formats after the fork (12-79) onto Valkey under the default strict check
+        assert (
+            src_rdb > tgt_server.rdb_version
+            or (src_rdb >= 80 and tgt_server.family == "redis")
+            or (12 <= src_rdb <= 79 and tgt_server.family == "valkey")
+        )
+        return
+    if not any(
+        e.get("memory_usage") for e in json.loads((tgt / "manifest.json").read_text())["keys"]
+    ):
+        pytest.skip(f"{pair[1]} has no MEMORY USAGE")
+    r = mc.compare(source, tgt, specs)
+    assert r["keys"] >= 150
+    assert r["median"] <= 0.01, r
+    assert r["p95"] <= 0.05, r
+    assert abs(r["total"]) <= 0.02, r
+    assert r["encodings"] == []
