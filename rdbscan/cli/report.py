@@ -16,6 +16,7 @@ from ..reports import querylib, render
 from ..reports import report as rpt
 from ..reports.rules import RulesFile, load_rules
 from ..reports.run import open_report_database, release_load_memory, run_report
+from .filters import filter_options, key_filter_from
 from .options import (
     checked_target,
     delimiters_option,
@@ -92,6 +93,7 @@ MAX_TOP = 100_000  # rows per list; DuckDB's arg_max(x, n) takes n below 1,000,0
     "documented in docs/; markdown: for tickets and wikis; html: one "
     "self-contained file with charts (to -o FILE.html, else stdout).",
 )
+@filter_options
 @click.option(
     "--html",
     "html_path",
@@ -212,6 +214,7 @@ def report_cmd(
     replace,
     allow_ratio,
     schema_path,
+    **flt,
 ):
     """Report on RDB dumps: overview, big keys, key families, TTL gaps, compact-encoding
     candidates, naming, cold keys, cluster slots, streams.
@@ -281,6 +284,7 @@ def report_cmd(
             target=target,
             replace=replace,
             allow_ratio=allow_ratio,
+            key_filter=key_filter_from(flt),
         )
     report = done.report
     if report is None:

@@ -158,6 +158,10 @@ ALTER TABLE dumps ADD COLUMN IF NOT EXISTS newer_than INTEGER;
 ALTER TABLE dumps ADD COLUMN IF NOT EXISTS hash_templates BIGINT;
 ALTER TABLE dumps ADD COLUMN IF NOT EXISTS hash_template_fields BIGINT;
 ALTER TABLE dumps ADD COLUMN IF NOT EXISTS hash_template_bytes BIGINT;
+-- Filters at parse time (docs/export.md): the filter, described, and the keys it left out;
+-- NULL when the load kept every key.
+ALTER TABLE dumps ADD COLUMN IF NOT EXISTS filter VARCHAR;
+ALTER TABLE dumps ADD COLUMN IF NOT EXISTS filtered_keys BIGINT;
 CREATE TABLE IF NOT EXISTS db_sizes (
     dump_id INTEGER, db INTEGER, resize_keys BIGINT, resize_expires BIGINT
 );
