@@ -288,12 +288,14 @@ def sql(database, query, fmt):
 
 def _register_extensions():
     from . import diff as diff_cli
+    from . import export as export_cli
     from . import report as report_cli
     from . import schema as schema_cli
 
     report_cli.register(main)
     schema_cli.register(main)
     diff_cli.register(main)
+    export_cli.register(main)
 
 
 _register_extensions()
