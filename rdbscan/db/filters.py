@@ -143,9 +143,9 @@ class KeyFilter:
             return False
         return True
 
-    def keep(self, rec, memory: int, cutoff_ms: int | None) -> bool:
-        """Whether the key of KeyRecord `rec`, of estimated memory `memory`, is kept;
-        cutoff_ms: the snapshot time in ms (skip_expired)."""
+    def keep(self, rec, cutoff_ms: int | None) -> bool:
+        """Whether the key of KeyRecord `rec` is kept, but for its memory (`keep_memory`, asked
+        once it is estimated); cutoff_ms: the snapshot time in ms (skip_expired)."""
         if self.dbs and rec.db not in self.dbs:
             return False
         if self.types:
@@ -158,8 +158,6 @@ class KeyFilter:
                 return False
         if self.min_length and (rec.length or 0) < self.min_length:
             return False
-        if self.min_memory and memory < self.min_memory:
-            return False
         if (
             self.skip_expired
             and cutoff_ms is not None
@@ -168,6 +166,9 @@ class KeyFilter:
         ):
             return False
         return self.key_ok(rec.key)
+
+    def keep_memory(self, memory: int) -> bool:
+        return not self.min_memory or memory >= self.min_memory
 
     def compiled(self, type_names: dict[int, str]) -> dict:
         """What the compiled loop checks itself (KeyColumns.set_filter): dbs, the RDB type ids

@@ -224,6 +224,11 @@ class RowBuilder:
         return main, EXPIRES_ENTRY + expires
 
     def add(self, rec) -> None:
+        if self.filter is not None and not self.filter.keep(
+            rec, self.snapshot_ms() if rec.expire_ms is not None else None
+        ):
+            self.dropped_py += 1
+            return
         prof = self.profile
         if prof is None:
             prof = self.profile = select_profile(self.info, self.target)
@@ -263,9 +268,7 @@ class RowBuilder:
                 fttl = fmin = None
             ints = rec.int_members
             lpb = rec.listpack_bytes
-        if self.filter is not None and not self.filter.keep(
-            rec, mem, self.snapshot_ms() if rec.expire_ms is not None else None
-        ):
+        if self.filter is not None and not self.filter.keep_memory(mem):
             self.dropped_py += 1
             return
         full_len: int | None = None  # of a name longer than KEY_KEEP, with its hash

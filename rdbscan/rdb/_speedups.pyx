@@ -1265,6 +1265,7 @@ cdef class KeyColumns:
         self.enc_listpack = self._code(self.encoding_names, self.encoding_codes, "listpack")
         self.filtering = False
         self.dropped = 0
+        self.f_min_mem = 0
 
     def set_filter(self, dbs=None, rdb_types=None, int64_t min_length=0, int64_t min_memory=0,
                    bint skip_expired=False, prefixes=None, key_ok=None):
@@ -1288,9 +1289,9 @@ cdef class KeyColumns:
                               or skip_expired or prefixes is not None or key_ok is not None)
 
     cdef bint _rejects(self, const uint8_t* b, Py_ssize_t kpos, Py_ssize_t klen, int32_t db,
-                       uint8_t t, int64_t length, bint has_expire, int64_t expire,
-                       Py_ssize_t i) except -1:
-        """Whether the filter leaves out this record (row i's memory already estimated)."""
+                       uint8_t t, int64_t length, bint has_expire, int64_t expire) except -1:
+        """Whether the filter leaves out this record, but for its memory (checked once it is
+        estimated: a record left out here costs no estimate)."""
         cdef bytes pre
         cdef Py_ssize_t plen
         cdef bint hit
@@ -1306,8 +1307,6 @@ cdef class KeyColumns:
                 self.f_cutoff_known = 1
             if expire <= self.f_cutoff:
                 return True
-        if self.c_mem[i] < self.f_min_mem:
-            return True
         if self.f_prefixes is not None:
             hit = False
             for pre in self.f_prefixes:
@@ -1776,10 +1775,13 @@ cdef class KeyColumns:
                 enc = self.blob_enc_of[t]
             self.c_maxel[i] = mx
         # The record is whole: commit row i (the key last: what can fail has been done).
-        self._estimate(self.type_of[t], enc, klen, length, blob, db, has_expire, i)
-        if self.filtering and self._rejects(b, kpos, klen, db, t, length, has_expire, expire, i):
+        if self.filtering and self._rejects(b, kpos, klen, db, t, length, has_expire, expire):
             self.dropped += 1
             return q     # read, not kept: row i stays free
+        self._estimate(self.type_of[t], enc, klen, length, blob, db, has_expire, i)
+        if self.c_mem[i] < self.f_min_mem:   # 0 without a filter
+            self.dropped += 1
+            return q
         self._clear_valid(i)
         self.c_db[i] = db
         self.c_rtype[i] = t
