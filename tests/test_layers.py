@@ -20,6 +20,7 @@ LEVEL = {
     "db": 2,
     "reports": 3,
     "api": 4,
+    "export": 4,  # key rows and metrics out: reads the database and the report dict
     "cli": 5,
 }
 LAYERS = list(LEVEL)
