@@ -215,3 +215,19 @@ def test_the_rdbtools_columns_agree_with_rdbtools(path, tmp_path):
     # size_in_bytes: rdbscan's estimate (MEMORY USAGE), rdbtools' own model: not compared
     ok = sum(1 for r in mine if r["size_in_bytes"].isdigit() and int(r["size_in_bytes"]) > 0)
     assert ok == len(mine)
+
+
+def test_a_reader_that_stops_early_is_not_an_error(db):
+    """`rdbscan export DB -o - | head -1`: exit 0 and nothing on standard error, as the other
+    commands end on a closed pipe."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rdbscan", "export", db, "-o", "-", "-f", "jsonl"]
+        + ["--columns", "all"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert json.loads(proc.stdout.readline())["key"]
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait() == 0, err
+    assert err == b""

@@ -211,6 +211,9 @@ def export_keys(
     try:
         row = con.execute(f"COPY ({sql}) TO {_quote(target)} ({copy_options(fmt)})").fetchone()
     except (duckdb.IOException, OSError) as e:
+        if target == "/dev/stdout" and "broken pipe" in str(e).lower():
+            # `rdbscan export ... -o - | head`: the reader has what it wanted (exit 0)
+            raise BrokenPipeError(32, "Broken pipe") from None
         if target != "/dev/stdout" and os.path.exists(target):
             os.unlink(target)
         raise CommandError(f"{output}: cannot be written: {e}", EXIT_DATABASE) from None
