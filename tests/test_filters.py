@@ -253,3 +253,27 @@ def test_globs_are_redis_globs():
     assert literal_prefix("user:*:x") is None and literal_prefix("us?r:*") is None
     assert parse_size("10KB") == 10240 and parse_size("1.5MiB") == 1572864
     assert parse_size("2g") == 2 << 30 and parse_size("100") == 100
+
+
+def test_a_dataset_of_dumps_loaded_before_the_filter_columns(tmp_path):
+    """A Parquet dataset keeps the `dumps` files of earlier loads: one written before
+    dumps.filter existed still opens, next to a filtered load of today."""
+    root = str(tmp_path / "ds")
+    assert CliRunner().invoke(main, ["load", "-q", SAMPLE, "--parquet", root]).exit_code == 0
+    (old,) = Path(root, "dumps").rglob("*.parquet")
+    duckdb.sql(
+        f"COPY (SELECT * EXCLUDE (filter, filtered_keys) FROM '{old}') TO '{old}.new' "
+        "(FORMAT parquet)"
+    )
+    os.replace(f"{old}.new", old)
+    other = str(FIXTURES / "redis-6.2.16" / "small" / "dump.rdb")
+    res = CliRunner().invoke(main, ["load", "-q", other, "--parquet", root, "--match", "user:*"])
+    assert res.exit_code == 0, res.output
+    res = CliRunner().invoke(main, ["report", root, "-q", "-f", "json", "--section", "overview"])
+    assert res.exit_code == 0, res.output
+    overview = json.loads(res.stdout)["overview"]
+    assert overview["keys"] == 584 + 130
+    assert overview["filter"] == {
+        "filter": "match user:* (1 dump(s) loaded whole)",
+        "filtered_keys": 431,
+    }
