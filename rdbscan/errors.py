@@ -26,7 +26,8 @@ EXIT_CODES = {
     EXIT_USAGE: "usage error: an unknown option, a missing argument, a value out of range (`--top 0`, "
     "`--set x=abc`), a rules or config file that is wrong (bad TOML, an invalid regex), "
     "an SQL error in a query you gave; `load`: a dump the database already holds, "
-    "refused without `--replace` ([loading.md](loading.md))",
+    "refused without `--replace` ([loading.md](loading.md)); `export`: an output file that "
+    "exists, refused without `--force` ([export.md](export.md))",
     EXIT_FINDINGS: "`report --fail-on`: findings exceed their thresholds (the report is still written)",
     EXIT_DAMAGED: "a dump could not be read to its end because it is damaged (truncated, corrupt, "
     "not an RDB file, damaged compressed data): the keys read before the damage are kept and "
@@ -40,7 +41,8 @@ EXIT_CODES = {
     "exist or is read-only, the disk is full, another process holds it, or the file is "
     "not a database rdbscan wrote (`-o notes.txt`, or a DuckDB database with tables "
     "of its own, left untouched); `report --html FILE`: FILE cannot be written, or "
-    "is a file rdbscan did not write (left untouched)",
+    "is a file rdbscan did not write (left untouched); `export -o FILE`: FILE cannot be "
+    "written (its directory is missing or read-only, the disk is full)",
     EXIT_MEMORY: "a query (`report`, `query`, `schema`, `diff`, `trend`, `sql`) needed more than "
     "DuckDB's memory limit (128 MB unless `--memory-limit` or `RDBSCAN_MEMORY_LIMIT` sets "
     "another) and could not spill the rest to disk: nothing is written; run it again with a "

@@ -21,6 +21,7 @@ LEVEL = {
     "reports": 3,
     "migrate": 3,
     "api": 4,
+    "export": 4,  # key rows and metrics out: reads the database and the report dict
     "cli": 5,
 }
 LAYERS = list(LEVEL)

@@ -34,6 +34,7 @@ from ..errors import (
     database_fault,
 )
 from ..rdb.backend import describe as describe_speedups
+from .filters import filter_options, key_filter_from
 from .options import checked_target, memory_limit_option, table_format_option
 from .output import make_progress, say
 from .starting import starting_handler
@@ -180,6 +181,7 @@ def main(ctx, debug):
     "the dump's aux ctime (else the file's modification time): a database of such snapshots "
     "is what `rdbscan trend` and `rdbscan diff` read (docs/diff.md).",
 )
+@filter_options
 @click.pass_context
 def load(
     ctx,
@@ -196,6 +198,7 @@ def load(
     replace,
     allow_ratio,
     instance,
+    **flt,
 ):
     """Load one or more RDB dumps into a DuckDB database, one row per key in `keys`.
 
@@ -206,8 +209,11 @@ def load(
     (the shards of a cluster) gives each its own dump_id.  A damaged dump keeps the rows read
     before the damage; its `dumps` row says complete = false, and the command exits with 4
     (5 when only the checksum does not match).  A dump newer than rdbscan is read on up to the
-    first record rdbscan does not know (exit 9: partial, the file is not damaged).  A dump the database already holds (same
-    file contents, whatever the path) is refused with exit 2 unless --replace.
+    first record rdbscan does not know (exit 9: partial, the file is not damaged).  A dump the
+    database already holds (same file contents, whatever the path) is refused with exit 2
+    unless --replace.  The filter options (--match, --regex, --type, --db, --min-memory,
+    --min-length, --skip-expired) keep only the keys they select: the others are read but never
+    become rows (docs/export.md).
 
     Example: rdbscan load shard1.rdb shard2.rdb -o cluster.duckdb
     """
@@ -216,6 +222,7 @@ def load(
     from .fleet import expand_dumps, load_target
 
     dumps = expand_dumps(dumps)
+    key_filter = key_filter_from(flt)
     jobs = jobs or os.cpu_count() or 1
     parallel = (jobs > 1 and len(dumps) > 1) or scheduler is not None
     if parallel and not quiet:
@@ -232,6 +239,7 @@ def load(
         existing="replace" if replace else "refuse",
         allow_ratio=allow_ratio,
         instance=instance,
+        key_filter=key_filter,
     )
     debug = (ctx.obj or {}).get("debug")
     for r in results:
@@ -282,6 +290,7 @@ def sql(database, query, fmt):
 
 def _register_extensions():
     from . import diff as diff_cli
+    from . import export as export_cli
     from . import migrate as migrate_cli
     from . import report as report_cli
     from . import schema as schema_cli
@@ -290,6 +299,7 @@ def _register_extensions():
     schema_cli.register(main)
     diff_cli.register(main)
     migrate_cli.register(main)
+    export_cli.register(main)
 
 
 _register_extensions()

@@ -16,6 +16,7 @@ from ..reports import querylib, render
 from ..reports import report as rpt
 from ..reports.rules import RulesFile, load_rules
 from ..reports.run import open_report_database, release_load_memory, run_report
+from .filters import filter_options, key_filter_from
 from .options import (
     checked_target,
     delimiters_option,
@@ -85,13 +86,21 @@ MAX_TOP = 100_000  # rows per list; DuckDB's arg_max(x, n) takes n below 1,000,0
     "-f",
     "--format",
     "fmt",
-    type=click.Choice(["text", "json", "markdown", "html"]),
+    type=click.Choice(["text", "json", "markdown", "html", "openmetrics"]),
     default="text",
     show_default=True,
     help="text: tables for a terminal; json: the stable object "
     "documented in docs/; markdown: for tickets and wikis; html: one "
-    "self-contained file with charts (to -o FILE.html, else stdout).",
+    "self-contained file with charts (to -o FILE.html, else stdout); openmetrics: "
+    "gauges for Prometheus (docs/export.md).",
 )
+@click.option(
+    "--metrics-instance",
+    metavar="NAME",
+    help="With --format openmetrics: the rdb_instance label (default: the first dump's "
+    "file name without its extensions).",
+)
+@filter_options
 @click.option(
     "--html",
     "html_path",
@@ -212,6 +221,8 @@ def report_cmd(
     replace,
     allow_ratio,
     schema_path,
+    metrics_instance,
+    **flt,
 ):
     """Report on RDB dumps: overview, big keys, key families, TTL gaps, compact-encoding
     candidates, naming, cold keys, cluster slots, streams.
@@ -282,6 +293,7 @@ def report_cmd(
             target=target,
             replace=replace,
             allow_ratio=allow_ratio,
+            key_filter=key_filter_from(flt),
         )
     report = done.report
     if report is None:
@@ -294,6 +306,10 @@ def report_cmd(
         click.echo(render.render_markdown(report), nl=False)
     elif fmt == "text":
         render.render_text(report)
+    elif fmt == "openmetrics":
+        from ..export.metrics import render_openmetrics
+
+        click.echo(render_openmetrics(report, metrics_instance), nl=False)
     failed = done.failed_checks()
     if failed:
         click.echo(f"rdbscan: findings exceed --fail-on thresholds: {', '.join(failed)}", err=True)

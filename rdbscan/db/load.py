@@ -8,6 +8,7 @@ says `complete = false` with the error and its byte offset.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import os
 import sys
 import time
@@ -18,6 +19,7 @@ from ..model.memory import describe, select_profile, target_quantum, template_re
 from ..rdb.errors import RDBError
 from ..rdb.parser import TRAILING_HEAD, DumpInfo, parse
 from ..rdb.source import EOF_MARK, MAX_RATIO, Source, SourceError, describe_truncation, open_source
+from .filters import KeyFilter
 from .heap import release_free_memory
 from .identity import dump_fingerprint
 from .outcome import cut_warning, invalid_warning
@@ -62,6 +64,8 @@ class DumpResult:
     # A dump newer than rdbscan: the newest version of its magic rdbscan knows, else None.
     newer_than: int | None = None
     hash_template_bytes: int | None = None  # Redis 8.10: the template registry's memory
+    key_filter: str | None = None  # the filter at parse time, described (dumps.filter)
+    filtered_keys: int = 0  # keys read and left out by it
     exception: BaseException | None = field(default=None, repr=False)  # for --debug
     traceback_text: str | None = field(default=None, repr=False)  # --debug, from a worker
 
@@ -102,6 +106,7 @@ def load(
     instance: str | None = None,
     snapshot_sizes: list[int] | None = None,
     projector=None,
+    key_filter: KeyFilter | None = None,
 ) -> list[DumpResult]:
     """Load every dump in `paths` into the DuckDB database at `db_path` (created if needed).
     `target` picks the memory model's server profile (default: the dump's own server).
@@ -113,7 +118,8 @@ def load(
     The dumps of one call are one snapshot (a cluster's shards) of `instance` (docs/diff.md);
     snapshot_sizes splits them into several: how many of `paths`, in order, make each.
     projector(dump_id), when given, makes the consumer each dump's records are also handed to
-    (RowBuilder's projector: `rdbscan migrate`), whose rows go to table key_projections."""
+    (RowBuilder's projector: `rdbscan migrate`), whose rows go to table key_projections.
+    key_filter (filters.KeyFilter): only the keys it keeps become rows (docs/export.md)."""
     if existing not in EXISTING:
         raise ValueError(f"existing must be one of {EXISTING}")
     store = Store(db_path)
@@ -135,6 +141,7 @@ def load(
                 instance=instance,
                 snapshot_id=ids[i],
                 projector=projector(first + i) if projector is not None else None,
+                key_filter=key_filter,
             )
             for i, p in enumerate(paths)
         ]
@@ -169,6 +176,7 @@ def load_one(
     instance: str | None = None,
     snapshot_id: int | None = None,
     projector=None,
+    key_filter: KeyFilter | None = None,
 ) -> DumpResult:
     """Load one dump (see load).  Its key rows and its `dumps` row commit together or not at
     all: the rows are written under a loading mark that commit_dump clears in the transaction
@@ -183,7 +191,17 @@ def load_one(
     started = time.perf_counter()
     result = DumpResult(dump_id=dump_id, path=path, complete=False, keys=0)
     source: Source | None = None
-    rows = RowBuilder(dump_id, info, target, batch_rows, projector)
+    if key_filter is not None and not key_filter.active:
+        key_filter = None
+    rows = RowBuilder(
+        dump_id,
+        info,
+        target,
+        batch_rows,
+        projector,
+        key_filter=key_filter,
+        snapshot_ms=lambda: snapshot_ms_of(_int_or_none(info.aux.get("ctime")), path)[0],
+    )
     writer = store.bulk()
     committed = False
     try:
@@ -260,7 +278,9 @@ def load_one(
         if info.invalid_keys:
             result.warnings.append(invalid_warning(result.path, info.invalid_keys, info.invalid[0]))
         result.parse_seconds = time.perf_counter() - started
-        result.keys = info.keys
+        result.filtered_keys = rows.dropped
+        result.key_filter = key_filter.describe() if key_filter is not None else None
+        result.keys = info.keys - result.filtered_keys
         result.checksum = info.checksum if info.complete else None
         result.bytes_read = info.bytes_read
         if info.template_count:
@@ -276,6 +296,8 @@ def load_one(
         if source is None or not info.magic:
             return result  # nothing of an RDB was read: no `dumps` row (the finally discards)
         fingerprint = dump_fingerprint(info, path, result.error, result.error_offset)
+        if fingerprint and result.key_filter:  # another filter, another set of rows
+            fingerprint += ":filter:" + hashlib.sha256(result.key_filter.encode()).hexdigest()[:16]
         result.fingerprint = fingerprint
         same = store.find_dump(fingerprint) if fingerprint else None
         if same is not None and existing != "replace":  # its rows go (the finally discards)
@@ -349,6 +371,8 @@ def result_from_row(row: dict) -> DumpResult:
         error_kind=row.get("error_kind"),
         magic=row.get("magic"),
         newer_than=row.get("newer_than"),
+        key_filter=row.get("filter"),
+        filtered_keys=row.get("filtered_keys") or 0,
     )
     return result
 
@@ -478,7 +502,9 @@ def _write_dump_row(
         "hash_templates": info.template_count if info.template_count else None,
         "hash_template_fields": info.template_fields if info.template_count else None,
         "hash_template_bytes": result.hash_template_bytes,
-        "keys": info.keys,
+        "keys": result.keys,
+        "filter": result.key_filter,
+        "filtered_keys": result.filtered_keys if result.key_filter else None,
         "expires": stats[0],
         "memory_bytes": stats[1],
         "memory_total_bytes": stats[2],

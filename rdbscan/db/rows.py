@@ -103,7 +103,12 @@ class RowBuilder:
         target: str | None = None,
         batch_rows: int = BATCH_ROWS,
         projector=None,
+        key_filter=None,
+        snapshot_ms=None,
     ):
+        """key_filter: a filters.KeyFilter (rows it rejects are never added); snapshot_ms: a
+        callable giving the snapshot time in ms, asked once at the first key with an expiry
+        when the filter skips expired keys."""
         self.dump_id = dump_id
         # Another consumer of every key (rdbscan/migrate's Projector: the key's cost on other
         # servers): add_record(rec) for the records this builder adds, add_compiled(columns,
@@ -123,7 +128,24 @@ class RowBuilder:
             if KeyColumns is not None
             else None
         )
+        self.filter = key_filter if key_filter is not None and key_filter.active else None
+        self.dropped_py = 0  # records of the Python path the filter left out
+        self._snapshot_ms = snapshot_ms
+        self._cutoff: int | None = None
+        if self.filter is not None and self.sink is not None:
+            self.sink.set_filter(**self.filter.compiled(C.TYPE_NAMES))
         self.reset()
+
+    def snapshot_ms(self) -> int:
+        """The snapshot time in ms (the filter's skip_expired), asked once."""
+        if self._cutoff is None:
+            self._cutoff = int(self._snapshot_ms()) if self._snapshot_ms is not None else 0
+        return self._cutoff
+
+    @property
+    def dropped(self) -> int:
+        """Keys read and left out by the filter."""
+        return self.dropped_py + (self.sink.dropped if self.sink is not None else 0)
 
     def close(self) -> None:
         """Let go of the compiled batch now: it refers back to this builder (its estimator),
@@ -212,6 +234,11 @@ class RowBuilder:
         return main, EXPIRES_ENTRY + expires
 
     def add(self, rec) -> None:
+        if self.filter is not None and not self.filter.keep(
+            rec, self.snapshot_ms() if rec.expire_ms is not None else None
+        ):
+            self.dropped_py += 1
+            return
         prof = self.profile
         if prof is None:
             prof = self.profile = select_profile(self.info, self.target)
@@ -251,6 +278,9 @@ class RowBuilder:
                 fttl = fmin = None
             ints = rec.int_members
             lpb = rec.listpack_bytes
+        if self.filter is not None and not self.filter.keep_memory(mem):
+            self.dropped_py += 1
+            return
         full_len: int | None = None  # of a name longer than KEY_KEEP, with its hash
         digest: int | None = None
         if rec.long_key is not None:  # read as it streamed past: its first bytes are in key

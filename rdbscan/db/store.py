@@ -159,7 +159,11 @@ CREATE TABLE IF NOT EXISTS dumps (
     -- Redis 8.10 hash templates: how many, their fields, their memory (counted once per dump).
     hash_templates BIGINT,
     hash_template_fields BIGINT,
-    hash_template_bytes BIGINT
+    hash_template_bytes BIGINT,
+    -- Filters at parse time (docs/export.md): the filter, described, and the keys it left out;
+    -- NULL when the load kept every key.
+    filter VARCHAR,
+    filtered_keys BIGINT
 );
 CREATE TABLE IF NOT EXISTS db_sizes (
     dump_id INTEGER, db INTEGER, resize_keys BIGINT, resize_expires BIGINT

@@ -516,7 +516,7 @@ def skip_elements(bytes buf, Py_ssize_t pos, Py_ssize_t count, int layout, dict 
 
 from libc.stdlib cimport malloc, realloc, free
 from libc.math cimport nearbyint
-from libc.string cimport memcpy, memset
+from libc.string cimport memcmp, memcpy, memset
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 
 import lzf as _lzf
@@ -1172,6 +1172,18 @@ cdef class KeyColumns:
     cdef uint16_t type_of[256]
     cdef uint16_t blob_enc_of[256]
     cdef uint16_t enc_int, enc_embstr, enc_raw, enc_listpack
+    # A filter (db/filters.py, set_filter): rows it leaves out are never committed.
+    cdef bint filtering
+    cdef readonly Py_ssize_t dropped  # records read and left out by the filter
+    cdef object f_dbs                # a frozenset of db numbers, or None
+    cdef bint f_types
+    cdef uint8_t f_type_ok[256]      # by RDB type byte
+    cdef int64_t f_min_len, f_min_mem
+    cdef bint f_skip_expired
+    cdef int f_cutoff_known          # 0: ask the estimator (snapshot_ms) at the first expiry
+    cdef int64_t f_cutoff
+    cdef list f_prefixes             # literal key prefixes (bytes), or None
+    cdef object f_key_ok             # key bytes -> bool, or None
 
     def __cinit__(self, Py_ssize_t capacity, estimator, dict type_names, dict type_encodings):
         cdef int i
@@ -1254,6 +1266,63 @@ cdef class KeyColumns:
         self.enc_embstr = self._code(self.encoding_names, self.encoding_codes, "embstr")
         self.enc_raw = self._code(self.encoding_names, self.encoding_codes, "raw")
         self.enc_listpack = self._code(self.encoding_names, self.encoding_codes, "listpack")
+        self.filtering = False
+        self.dropped = 0
+        self.f_min_mem = 0
+
+    def set_filter(self, dbs=None, rdb_types=None, int64_t min_length=0, int64_t min_memory=0,
+                   bint skip_expired=False, prefixes=None, key_ok=None):
+        """Leave out the records a filter rejects (db/filters.py KeyFilter.compiled): a db not
+        in `dbs`, an RDB type byte not in `rdb_types`, a length or memory below the minimum, an
+        expiry at or before the snapshot time (asked of the estimator's snapshot_ms() once), a
+        key with none of `prefixes`, a key `key_ok` refuses.  Such a record is read, counted
+        in `dropped`, and its row never committed."""
+        cdef int i
+        self.f_dbs = frozenset(dbs) if dbs else None
+        self.f_types = rdb_types is not None
+        for i in range(256):
+            self.f_type_ok[i] = 1 if rdb_types is None or i in rdb_types else 0
+        self.f_min_len = min_length
+        self.f_min_mem = min_memory
+        self.f_skip_expired = skip_expired
+        self.f_cutoff_known = 0
+        self.f_prefixes = list(prefixes) if prefixes is not None else None
+        self.f_key_ok = key_ok
+        self.filtering = bool(dbs or rdb_types is not None or min_length or min_memory
+                              or skip_expired or prefixes is not None or key_ok is not None)
+
+    cdef bint _rejects(self, const uint8_t* b, Py_ssize_t kpos, Py_ssize_t klen, int32_t db,
+                       uint8_t t, int64_t length, bint has_expire, int64_t expire) except -1:
+        """Whether the filter leaves out this record, but for its memory (checked once it is
+        estimated: a record left out here costs no estimate)."""
+        cdef bytes pre
+        cdef Py_ssize_t plen
+        cdef bint hit
+        if self.f_dbs is not None and db not in self.f_dbs:
+            return True
+        if not self.f_type_ok[t]:
+            return True
+        if length < self.f_min_len:
+            return True
+        if self.f_skip_expired and has_expire:
+            if not self.f_cutoff_known:
+                self.f_cutoff = self.estimator.snapshot_ms()
+                self.f_cutoff_known = 1
+            if expire <= self.f_cutoff:
+                return True
+        if self.f_prefixes is not None:
+            hit = False
+            for pre in self.f_prefixes:
+                plen = len(pre)
+                if plen <= klen and memcmp(<const char*>pre, b + kpos, plen) == 0:
+                    hit = True
+                    break
+            if not hit:
+                return True
+        if self.f_key_ok is not None:
+            if not self.f_key_ok(PyBytes_FromStringAndSize(<const char*>(b + kpos), klen)):
+                return True
+        return False
 
     def __dealloc__(self):
         cdef int i
@@ -1714,7 +1783,13 @@ cdef class KeyColumns:
                 enc = self.blob_enc_of[t]
             self.c_maxel[i] = mx
         # The record is whole: commit row i (the key last: what can fail has been done).
+        if self.filtering and self._rejects(b, kpos, klen, db, t, length, has_expire, expire):
+            self.dropped += 1
+            return q     # read, not kept: row i stays free
         self._estimate(self.type_of[t], enc, klen, length, blob, db, has_expire, i)
+        if self.c_mem[i] < self.f_min_mem:   # 0 without a filter
+            self.dropped += 1
+            return q
         self._clear_valid(i)
         self.c_db[i] = db
         self.c_rtype[i] = t

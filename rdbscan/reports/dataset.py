@@ -90,14 +90,28 @@ def _view_sql(con, dataset: Dataset, table: str, catalog: str) -> str:
         return f"CREATE VIEW {view} AS SELECT * FROM {_TYPES}.main.{table}"
     names = ", ".join(querylib.sql_literal(_url(dataset, f)) for f in files)
     hive = "{'dump_id': INTEGER, 'snapshot': INTEGER, 'instance': VARCHAR}"
-    select = ", ".join(f'"{name}"::{kind} AS "{name}"' for name, kind in columns)
-    # Every file of a table has the same columns (one writer schema per SCHEMA_VERSION, which
-    # the dataset's marker checks), so no union_by_name: with it each scan kept every file's
-    # reader, and a query with many scans (big_keys_top has 13) took 737 MB on 100 files of
-    # 1 M keys, 201 MB without.
+    union, have = "", None
+    if table == "dumps":  # one row per dump: files written before a column was added lack it
+        union = ", union_by_name = true"
+        have = {
+            r[0]
+            for r in con.execute(
+                f"DESCRIBE SELECT * FROM read_parquet([{names}], union_by_name = true)"
+            ).fetchall()
+        }
+    select = ", ".join(
+        f'"{name}"::{kind} AS "{name}"'
+        if have is None or name in have
+        else f'NULL::{kind} AS "{name}"'
+        for name, kind in columns
+    )
+    # Every file of a table but `dumps` has the same columns (one writer schema per
+    # SCHEMA_VERSION, which the dataset's marker checks), so no union_by_name: with it each scan
+    # kept every file's reader, and a query with many scans (big_keys_top has 13) took 737 MB on
+    # 100 files of 1 M keys, 201 MB without.
     return (
         f"CREATE VIEW {view} AS SELECT {select} FROM read_parquet("
-        f"[{names}], hive_partitioning = true, hive_types = {hive})"
+        f"[{names}], hive_partitioning = true, hive_types = {hive}{union})"
     )
 
 

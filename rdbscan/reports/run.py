@@ -161,13 +161,15 @@ def open_sources(
     target: str | None = None,
     replace: bool = False,
     allow_ratio: bool = False,
+    key_filter=None,
 ) -> Iterator[Opened]:
     """The database `sources` name (one database rdbscan wrote), or dumps loaded into `output`
     (default: a temporary database, removed on leaving), open for queries.
 
     Every line of the load outcome goes to `say` (quiet: not the per-dump summary lines); the
     outcome of the dumps the database held before is told too, as `rdbscan load` told it.
-    A dump the database holds is reported, not loaded again, unless `replace`.  Failures are
+    A dump the database holds is reported, not loaded again, unless `replace`; key_filter
+    (db/filters.KeyFilter) keeps only the keys it selects.  Failures are
     CommandErrors (one line and an exit code)."""
     from ..db.load import load
     from ..db.outcome import outcome
@@ -198,6 +200,7 @@ def open_sources(
                 target=target,
                 existing="replace" if replace else "reuse",
                 allow_ratio=allow_ratio,
+                key_filter=key_filter,
             )
             done = outcome(loaded, summary=loaded_summary)
             for line in done.lines(quiet):

@@ -90,6 +90,10 @@ def build(run: Runner, options: ReportOptions, meta: dict) -> dict:
             f"{fmt_bytes(sum(d.get('hash_template_bytes') or 0 for d in dumps))} (estimate), "
             f"counted once and not in any key's memory (Redis 8.10, docs/memory-model.md)."
         )
+    from ...db.filters import filter_note, reported_filters
+
+    filtered = reported_filters(run.con, [d["dump_id"] for d in dumps])
+    notes += [filter_note(filtered)] if filtered else []
     skipped = sum(d["skipped_keys"] or 0 for d in dumps)
     tail = sum(d["tail_bytes"] or 0 for d in dumps)
     if skipped:
@@ -137,6 +141,7 @@ def build(run: Runner, options: ReportOptions, meta: dict) -> dict:
         "hash_templates": templates or None,
         "hash_template_bytes": sum(d.get("hash_template_bytes") or 0 for d in dumps) or None,
         "skipped_keys": skipped,
+        "filter": filtered,
         "tail_bytes": tail,
         "input": ",".join(inputs) or None,
         "parse_seconds": round(parse_seconds, 3) if parse_seconds else None,
