@@ -29,7 +29,7 @@ from ..db.sizes import parse_size
 from ..db.store import SCHEMA_VERSION, is_database_file
 from ..errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_USAGE
 from . import querylib
-from .render import plain
+from .format import plain
 from .thresholds import BIG_KEY_DEFAULTS, SETTING_NAMES, set_query_params, thresholds_for
 
 DIFF_FORMAT = 1

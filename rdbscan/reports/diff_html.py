@@ -19,7 +19,7 @@ from .diff_render import (
     trend_sections,
     trend_verdict,
 )
-from .render import fmt_bytes, fmt_duration_ms, fmt_int, fmt_time
+from .format import fmt_bytes, fmt_duration_ms, fmt_int, fmt_time
 
 ADDED, REMOVED, CHANGED = "#59a14f", "#e15759", "#f28e2b"
 TREND_LINES = 10  # families drawn as lines per instance (the JSON's first ones: fastest growth)

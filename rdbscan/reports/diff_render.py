@@ -1,14 +1,11 @@
 """Lays out the diff and trend dicts (rdbscan.reports.diff, rdbscan.reports.trend) as the
-report's blocks, which rdbscan.reports.render draws as text or markdown; JSON is the dict itself
+report's blocks, which rdbscan.reports.document draws as text or markdown; JSON is the dict itself
 (docs/diff.md)."""
 
 from __future__ import annotations
 
-from .render import (
-    Block,
-    _table,
-    draw_markdown,
-    draw_text,
+from .document import Block, draw_markdown, draw_text, render_json, table
+from .format import (
     fmt_bytes,
     fmt_db_key,
     fmt_duration_ms,
@@ -16,7 +13,6 @@ from .render import (
     fmt_key,
     fmt_pct,
     fmt_time,
-    render_json,
 )
 
 __all__ = ["diff_document", "trend_document", "render_json", "render_diff", "render_trend"]
@@ -56,9 +52,9 @@ def _side(s: dict) -> str:
     )
 
 
-def _growth_table(title: str, first: str, rows: list[dict]) -> Block:
+def _growthtable(title: str, first: str, rows: list[dict]) -> Block:
     """Keys and memory, old and new, of each database or type (totals.by_db, totals.by_type)."""
-    return _table(
+    return table(
         title,
         [first, "keys old", "keys new", "change", "memory old", "memory new", "change", "growth"],
         [
@@ -252,13 +248,13 @@ def diff_sections(d: dict) -> list[Block]:
     t = d["totals"]
     blocks.append(Block("section", "Totals"))
     blocks.append(
-        _table(
+        table(
             "", ["", "old", "new", "change", "growth"], _metric_rows(t["all"], True), (1, 2, 3, 4)
         )
     )
     if len(t["by_db"]) > 1:
-        blocks.append(_growth_table("Per database", "db", t["by_db"]))
-    blocks.append(_growth_table("Per type", "type", t["by_type"]))
+        blocks.append(_growthtable("Per database", "db", t["by_db"]))
+    blocks.append(_growthtable("Per type", "type", t["by_type"]))
 
     f = d["families"]
     blocks.append(Block("section", "Families"))
@@ -287,7 +283,7 @@ def diff_sections(d: dict) -> list[Block]:
         "growth",
     ] + (["per day"] if per_day else [])
     blocks.append(
-        _table(
+        table(
             "Largest changes of memory",
             headers,
             [
@@ -309,7 +305,7 @@ def diff_sections(d: dict) -> list[Block]:
     )
     if f["ttl_changes"]:
         blocks.append(
-            _table(
+            table(
                 "Families whose expiry changed",
                 ["family", "with TTL old", "with TTL new", "median TTL old", "median TTL new"],
                 [
@@ -340,7 +336,7 @@ def diff_sections(d: dict) -> list[Block]:
         )
     )
     blocks.append(
-        _table(
+        table(
             "Per family",
             [
                 "family",
@@ -367,7 +363,7 @@ def diff_sections(d: dict) -> list[Block]:
         )
     )
     blocks.append(
-        _table(
+        table(
             "Keys that grew most",
             ["key", "type", "encoding", "length", "memory old", "memory new", "change"],
             [
@@ -402,7 +398,7 @@ def diff_sections(d: dict) -> list[Block]:
         )
     )
     blocks.append(
-        _table(
+        table(
             "Big keys that changed",
             ["", "key", "type", "length", "memory", "severity"],
             [
@@ -432,7 +428,7 @@ def diff_sections(d: dict) -> list[Block]:
     tc = k["type_changes"]
     if tc["total"]:
         blocks.append(
-            _table(
+            table(
                 f"Type changes ({fmt_int(tc['total'])})",
                 ["key", "old type", "new type", "memory"],
                 [
@@ -450,7 +446,7 @@ def diff_sections(d: dict) -> list[Block]:
     ec = k["encoding_conversions"]
     if ec["total"]:
         blocks.append(
-            _table(
+            table(
                 f"Encoding conversions ({fmt_int(ec['total'])})",
                 ["type", "encoding", "threshold crossed", "keys"],
                 [
@@ -466,7 +462,7 @@ def diff_sections(d: dict) -> list[Block]:
             )
         )
         blocks.append(
-            _table(
+            table(
                 "",
                 ["key", "encoding", "threshold", "measured", "memory"],
                 [
@@ -505,7 +501,7 @@ def diff_sections(d: dict) -> list[Block]:
     )
     if ttl["lost_expiry_families"]:
         blocks.append(
-            _table(
+            table(
                 "Keys that lost their expiry, per family",
                 ["family", "keys", "memory", "example"],
                 [
@@ -521,7 +517,7 @@ def diff_sections(d: dict) -> list[Block]:
             )
         )
     blocks.append(
-        _table(
+        table(
             "Remaining TTL at each snapshot",
             ["TTL", "keys old", "keys new", "change"],
             [
@@ -574,7 +570,7 @@ def _fail_on(f: dict) -> list[Block]:
         rows.append([c["rule"], _measured(c), c["threshold"], "FAIL" if c["failed"] else "ok"])
     return [
         Block("section", "Checks (--fail-on)"),
-        _table("", ["check", "measured", "threshold", "result"], rows, (2,)),
+        table("", ["check", "measured", "threshold", "result"], rows, (2,)),
     ]
 
 
@@ -658,7 +654,7 @@ def trend_sections(t: dict) -> list[Block]:
         blocks.append(Block("section", f"Instance {name}"))
         snaps = inst["snapshots"]
         blocks.append(
-            _table(
+            table(
                 "Snapshots",
                 ["id", "taken", "keys", "memory", "used-mem", "dumps"],
                 [
@@ -711,7 +707,7 @@ def trend_sections(t: dict) -> list[Block]:
                 ]
             )
         blocks.append(
-            _table(
+            table(
                 "Families growing fastest (memory per day, least squares over the snapshots)",
                 headers,
                 rows,

@@ -15,7 +15,8 @@ import os
 from pathlib import Path
 
 from . import render
-from .render import fmt_bytes, fmt_int, fmt_key, fmt_pct, fmt_time
+from .document import SEVERITY_MARK, Block
+from .format import fmt_bytes, fmt_duration_ms, fmt_int, fmt_key, fmt_pct, fmt_seconds, fmt_time
 
 GENERATOR = "rdbscan"
 TIMELINE_BUCKETS = 120  # chart_expiry_timeline's default `buckets`
@@ -421,7 +422,7 @@ def _charts_html(report: dict) -> str:
             r = by.get(b)
             if b == n and not r:
                 break
-            label = "later" if b == n else "+" + render.fmt_duration_ms(b * width_ms)
+            label = "later" if b == n else "+" + fmt_duration_ms(b * width_ms)
             rows.append(
                 (
                     label,
@@ -462,7 +463,7 @@ def _charts_html(report: dict) -> str:
                             (
                                 "< 1 s"
                                 if r["bucket"] == 0
-                                else f"≥ {render.fmt_seconds(2 ** (r['bucket'] - 1))}"
+                                else f"≥ {fmt_seconds(2 ** (r['bucket'] - 1))}"
                             ),
                             r["keys"],
                             f"{fmt_int(r['keys'])} keys, {fmt_bytes(r['memory_bytes'])}",
@@ -504,7 +505,7 @@ def _charts_html(report: dict) -> str:
 # --- tables and findings -----------------------------------------------------------------------
 
 
-def _block_html(b: render.Block) -> str:
+def _block_html(b: Block) -> str:
     if b.kind == "section":
         return f"<h2>{_e(b.text)}</h2>"
     if b.kind == "kv":
@@ -536,13 +537,13 @@ def _block_html(b: render.Block) -> str:
     if b.kind == "finding":
         sev, message, advice = b.items
         return (
-            f'<li class="finding {sev}"><span class="sev">{_e(render.SEVERITY_MARK[sev])}</span> '
+            f'<li class="finding {sev}"><span class="sev">{_e(SEVERITY_MARK[sev])}</span> '
             f'{_e(message)} <span class="todo">→ {_e(advice)}</span></li>'
         )
     return ""
 
 
-def blocks_html(blocks: list[render.Block]) -> str:
+def blocks_html(blocks: list[Block]) -> str:
     """Blocks (render.document, diff_render.diff_document, ...) as HTML; consecutive findings
     form one list."""
     parts, in_list = [], False
@@ -559,7 +560,7 @@ def blocks_html(blocks: list[render.Block]) -> str:
     return "".join(parts)
 
 
-def sectioned_html(blocks: list[render.Block], first_section: str, charts: str) -> str:
+def sectioned_html(blocks: list[Block], first_section: str, charts: str) -> str:
     """The verdict (the blocks before the section titled `first_section`), then the charts, then
     the sections; without that section, every block is the verdict and no chart is shown."""
     at = next(

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import duckdb
 
-from .render import plain
+from .format import plain
 
 _PARAM_LINE = re.compile(r"^--\s+([a-z_][a-z0-9_]*)\s+\((.*?)\)\s*(.*)$")
 _PARAM_FROM = re.compile(r"^--\s+from (\S+\.sql):\s*(.+)$")

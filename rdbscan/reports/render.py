@@ -1,168 +1,26 @@
-"""Renderers for the report dict: text (rich tables), markdown, JSON.
+"""The text, markdown and JSON reports.
 
-`document(report)` lays the report out once as a list of blocks (headings, key/value lines,
-tables, advice); the text and markdown renderers only differ in how they draw blocks.  JSON is the
-dict itself (docs/json.md).
+`document(report)` lays the report out once as a list of blocks (rdbscan/reports/document.py:
+headings, key/value lines, tables, advice); the text and markdown renderers only differ in how
+they draw blocks.  JSON is the dict itself (docs/json.md).
 """
 
 from __future__ import annotations
 
-import datetime as _dt
-import decimal
-import json
-import math
-import re
-from dataclasses import dataclass, field
+from .document import Block, advice, draw_markdown, draw_text, render_json, table
+from .format import (
+    fmt_bytes,
+    fmt_db_key,
+    fmt_duration_ms,
+    fmt_int,
+    fmt_key,
+    fmt_list,
+    fmt_pct,
+    fmt_seconds,
+    fmt_time,
+)
 
-
-def plain(value):
-    """A value from DuckDB as JSON has it: timestamps as ISO 8601, decimals as numbers, NaN and
-    infinities as null, integral floats as integers, bytes as text; the one conversion of report
-    dicts and of `rdbscan sql/query --format json` rows."""
-    if isinstance(value, dict):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    if isinstance(value, (_dt.datetime, _dt.date, _dt.time)):
-        return value.isoformat()
-    if isinstance(value, decimal.Decimal):
-        return int(value) if value == value.to_integral_value() else float(value)
-    if isinstance(value, float):
-        if math.isnan(value) or math.isinf(value):
-            return None
-        if value.is_integer() and abs(value) < 2**53:
-            return int(value)
-        # six decimals, but six significant digits for tiny values (p-values, thresholds)
-        return round(value, 6) if abs(value) >= 1e-3 else float(f"{value:.6g}")
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return bytes(value).decode("utf-8", "backslashreplace")
-    return value
-
-
-# --- value formatting ------------------------------------------------------------------------
-
-_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
-
-
-def fmt_bytes(n) -> str:
-    if n is None:
-        return "-"
-    n = float(n)
-    for unit in _UNITS:
-        if abs(n) < 1024 or unit == _UNITS[-1]:
-            return f"{int(n)} B" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} PiB"  # pragma: no cover
-
-
-def fmt_int(n) -> str:
-    return "-" if n is None else f"{int(n):,}"
-
-
-def fmt_pct(x) -> str:
-    if x is None:
-        return "-"
-    x = float(x) * 100
-    return f"{x:.1f}%" if x >= 0.1 or x == 0 else "<0.1%"
-
-
-def fmt_duration_ms(ms) -> str:
-    if ms is None:
-        return "-"
-    s = ms / 1000
-    sign = "-" if s < 0 else ""
-    s = abs(s)
-    for unit, size in (("y", 365 * 86400), ("d", 86400), ("h", 3600), ("min", 60)):
-        if s >= size:
-            return f"{sign}{s / size:.1f} {unit}"
-    return f"{sign}{s:.0f} s"
-
-
-def fmt_seconds(s) -> str:
-    return "-" if s is None else fmt_duration_ms(s * 1000)
-
-
-def fmt_time(value) -> str:
-    """ISO timestamp or epoch ms -> 'YYYY-MM-DD HH:MM:SS UTC'."""
-    if value is None:
-        return "-"
-    if isinstance(value, (int, float)):
-        value = _dt.datetime.fromtimestamp(value / 1000, _dt.timezone.utc)
-    elif isinstance(value, str):
-        try:
-            value = _dt.datetime.fromisoformat(value)
-        except ValueError:
-            return value
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=_dt.timezone.utc)
-    return value.astimezone(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
-
-
-# What a terminal could act on: C0 and C1 control characters (ESC, CSI, BEL, newline, ...),
-# DEL, and the invisible Unicode format characters that reorder or hide text (bidi overrides,
-# zero-width spaces, line and paragraph separators, byte-order mark).
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
-
-
-def _escaped(m: re.Match) -> str:
-    c = ord(m.group())
-    return f"\\x{c:02x}" if c <= 0xFF else f"\\u{c:04x}"
-
-
-def escape_text(text) -> str:
-    """A string that came from a dump (key, family, aux field, member name, ...) as every renderer
-    shows it: unsafe characters as \\xNN (\\uNNNN above U+00FF); the rest as it is.  Renderers
-    never interpret markup in it (Rich Text objects, Markdown escapes)."""
-    return _UNSAFE.sub(_escaped, str(text))
-
-
-def fmt_key(key, width: int = 60) -> str:
-    """Key names may hold control bytes and be 1 KB long: escape and shorten for display."""
-    if key is None:
-        return "-"
-    text = escape_text(key)
-    if len(text) > width:  # cut between characters, never inside an escape
-        kept, n = [], 0
-        for piece in map(escape_text, str(key)):
-            n += len(piece)
-            if n > width - 1:
-                break
-            kept.append(piece)
-        text = "".join(kept) + "…"
-    return text
-
-
-def fmt_list(items, width: int = 60) -> str:
-    return ", ".join(fmt_key(i, width) for i in (items or [])) or "-"
-
-
-def fmt_db_key(row) -> str:
-    return (
-        fmt_key(row["key"]) if row.get("db", 0) == 0 else f"{fmt_key(row['key'])} (db {row['db']})"
-    )
-
-
-# --- document model --------------------------------------------------------------------------
-
-
-@dataclass
-class Table:
-    title: str
-    headers: list[str]
-    rows: list[list[str]]
-    numeric: set[int] = field(default_factory=set)  # right-aligned column indexes
-
-
-@dataclass
-class Block:
-    kind: str  # section | kv | table | advice | note
-    text: str = ""
-    items: list = field(default_factory=list)
-    table: Table | None = None
-
-
-def _table(title, headers, rows, numeric=()):
-    return Block("table", table=Table(title, headers, rows, set(numeric)))
+__all__ = ["document", "render_json", "render_markdown", "render_text"]
 
 
 def document(report: dict) -> list[Block]:
@@ -189,9 +47,6 @@ def document(report: dict) -> list[Block]:
     return out
 
 
-SEVERITY_MARK = {"critical": "CRIT", "warning": "WARN", "info": "info"}
-
-
 def _doc_findings(report: dict) -> list[Block]:
     """One summary line, then the findings (docs/findings.md): the verdict before the sections."""
     o = report.get("overview") or {}
@@ -207,10 +62,6 @@ def _doc_findings(report: dict) -> list[Block]:
     return blocks + [
         Block("finding", items=[f["severity"], f["message"], f["advice"]]) for f in found
     ]
-
-
-def _advice(section: dict) -> list[Block]:
-    return [Block("advice", a) for a in section.get("advice", [])]
 
 
 def _doc_overview(o, report):
@@ -269,7 +120,7 @@ def _doc_overview(o, report):
     blocks.append(Block("kv", items=kv))
     if len(dumps) > 1:
         blocks.append(
-            _table(
+            table(
                 "Dumps",
                 ["id", "path", "server", "rdb", "snapshot", "keys", "checksum", "complete"],
                 [
@@ -302,7 +153,7 @@ def _doc_overview(o, report):
         else []
     )
     blocks.append(
-        _table(
+        table(
             "Keys per database" + (" (most keys)" if more else ""),
             ["db", "keys", "with TTL", "memory"],
             [
@@ -319,7 +170,7 @@ def _doc_overview(o, report):
         )
     )
     blocks.append(
-        _table(
+        table(
             "Keys and memory by type and encoding",
             ["type", "encoding", "keys", "memory", "share"],
             [
@@ -336,7 +187,7 @@ def _doc_overview(o, report):
         )
     )
     blocks += [Block("note", n) for n in o.get("notes", [])]
-    return blocks + _advice(o)
+    return blocks + advice(o)
 
 
 def _doc_big_keys(b, report):
@@ -361,7 +212,7 @@ def _doc_big_keys(b, report):
         )
     )
     blocks.append(
-        _table(
+        table(
             "Keys over each threshold",
             ["rule", "severity", "threshold", "keys", "memory", "with TTL"],
             [
@@ -382,7 +233,7 @@ def _doc_big_keys(b, report):
     )
     if b["items"]:
         blocks.append(
-            _table(
+            table(
                 "Big keys, critical first",
                 ["key", "type", "length", "memory", "severity", "TTL"],
                 [
@@ -401,7 +252,7 @@ def _doc_big_keys(b, report):
         )
     if b["top_by_memory"]:
         blocks.append(
-            _table(
+            table(
                 "Top keys by memory, per type",
                 ["type", "#", "key", "encoding", "length", "memory"],
                 [
@@ -422,7 +273,7 @@ def _doc_big_keys(b, report):
         )
     if b["top_by_length"]:
         blocks.append(
-            _table(
+            table(
                 "Top collections by element count, per type",
                 ["type", "#", "key", "length", "memory"],
                 [
@@ -440,7 +291,7 @@ def _doc_big_keys(b, report):
                 (1, 3, 4),
             )
         )
-    return blocks + _advice(b)
+    return blocks + advice(b)
 
 
 def _doc_patterns(p, report):
@@ -453,7 +304,7 @@ def _doc_patterns(p, report):
         )
     )
     blocks.append(
-        _table(
+        table(
             "Families by memory",
             ["family", "keys", "memory", "share", "types", "avg", "largest key", "TTL coverage"],
             [
@@ -475,7 +326,7 @@ def _doc_patterns(p, report):
     )
     if p.get("prefixes"):
         blocks.append(
-            _table(
+            table(
                 "Prefix rollup",
                 ["depth", "prefix", "keys", "memory", "share", "TTL coverage"],
                 [
@@ -492,7 +343,7 @@ def _doc_patterns(p, report):
                 (0, 2, 3, 4, 5),
             )
         )
-    return blocks + _advice(p)
+    return blocks + advice(p)
 
 
 def _doc_ttl(t, report):
@@ -519,7 +370,7 @@ def _doc_ttl(t, report):
     )
     if t["families"]:
         blocks.append(
-            _table(
+            table(
                 "Families with keys without TTL",
                 ["family", "keys", "no TTL", "memory no TTL", "TTL coverage", "cache/session?"],
                 [
@@ -539,7 +390,7 @@ def _doc_ttl(t, report):
     herd = t["herd"]["seconds"] + t["herd"]["minutes"]
     if herd:
         blocks.append(
-            _table(
+            table(
                 "Expiries bunched in one second / minute (unlikely under uniform spreading)",
                 ["moment", "per", "family", "keys", "expected", "x expected", "p"],
                 [
@@ -558,7 +409,7 @@ def _doc_ttl(t, report):
             )
         )
     blocks.append(
-        _table(
+        table(
             "TTL distribution",
             ["remaining TTL", "keys", "memory", "share of keys"],
             [
@@ -573,7 +424,7 @@ def _doc_ttl(t, report):
             (1, 2, 3),
         )
     )
-    return blocks + _advice(t)
+    return blocks + advice(t)
 
 
 def _doc_encodings(e, report):
@@ -604,7 +455,7 @@ def _doc_encodings(e, report):
     )
     if e["candidates"]:
         blocks.append(
-            _table(
+            table(
                 "Keys that would be compact",
                 [
                     "key",
@@ -634,7 +485,7 @@ def _doc_encodings(e, report):
         )
     if e["near_threshold"]:
         blocks.append(
-            _table(
+            table(
                 "Just over a threshold",
                 [
                     "key",
@@ -662,7 +513,7 @@ def _doc_encodings(e, report):
         )
     if e["what_if"]:
         blocks.append(
-            _table(
+            table(
                 "What if thresholds were raised",
                 ["type", "change", "keys convert", "saves ~"],
                 [
@@ -674,7 +525,7 @@ def _doc_encodings(e, report):
         )
     if e["strings_to_hashes"]:
         blocks.append(
-            _table(
+            table(
                 "Small strings that would be cheaper as hash fields",
                 ["family", "hashes", "keys", "memory now", "as hashes", "saves ~", "e.g. HSET"],
                 [
@@ -699,7 +550,7 @@ def _doc_encodings(e, report):
             "element, memory from the 7.x MEMORY USAGE model.",
         )
     )
-    return blocks + _advice(e)
+    return blocks + advice(e)
 
 
 def _doc_values(v, report):
@@ -737,7 +588,7 @@ def _doc_values(v, report):
     )
     if sk["items"]:
         blocks.append(
-            _table(
+            table(
                 "Keys split into shards, by memory",
                 ["logical key", "type", "shards", "memory", "largest", "median", "balance"],
                 [
@@ -758,7 +609,7 @@ def _doc_values(v, report):
         )
     if be["items"]:
         blocks.append(
-            _table(
+            table(
                 f"Collections with an element over {fmt_bytes(be['threshold_bytes'])}",
                 ["key", "type", "length", "longest element", "memory"],
                 [
@@ -776,7 +627,7 @@ def _doc_values(v, report):
         )
     if cp["families"]:
         blocks.append(
-            _table(
+            table(
                 f"Strings over {fmt_bytes(cp['min_bytes'])} by family: LZF in the RDB",
                 ["family", "keys", "raw", "stored", "ratio", "memory", "to save"],
                 [
@@ -794,7 +645,7 @@ def _doc_values(v, report):
                 (1, 2, 3, 4, 5, 6),
             )
         )
-    return blocks + _advice(v)
+    return blocks + advice(v)
 
 
 def _doc_naming(n, report):
@@ -812,7 +663,7 @@ def _doc_naming(n, report):
         )
     )
     blocks.append(
-        _table(
+        table(
             "Rules",
             ["rule", "checks", "keys", "memory", "examples"],
             [
@@ -830,7 +681,7 @@ def _doc_naming(n, report):
     )
     if n["families"]:
         blocks.append(
-            _table(
+            table(
                 "Families breaking rules",
                 ["family", "rule", "keys", "memory", "example"],
                 [
@@ -846,7 +697,7 @@ def _doc_naming(n, report):
                 (2, 3),
             )
         )
-    return blocks + _advice(n)
+    return blocks + advice(n)
 
 
 def _doc_cold(c, report):
@@ -888,7 +739,7 @@ def _doc_cold(c, report):
             )
         )
     blocks.append(
-        _table(
+        table(
             "Coldest keys",
             ["key", "type", "memory", "idle", "LFU", "TTL"],
             [
@@ -907,7 +758,7 @@ def _doc_cold(c, report):
     )
     if c.get("hot"):
         blocks.append(
-            _table(
+            table(
                 "Hottest keys (LFU)",
                 ["key", "type", "memory", "LFU", "TTL"],
                 [
@@ -925,7 +776,7 @@ def _doc_cold(c, report):
         )
     if c.get("hot_families"):
         blocks.append(
-            _table(
+            table(
                 "Hottest families (LFU)",
                 ["family", "keys", "max LFU", "median LFU", "hot keys", "hottest key"],
                 [
@@ -942,7 +793,7 @@ def _doc_cold(c, report):
                 (1, 2, 3, 4),
             )
         )
-    return blocks + _advice(c)
+    return blocks + advice(c)
 
 
 def _doc_slots(s, report):
@@ -974,7 +825,7 @@ def _doc_slots(s, report):
         )
     blocks.append(Block("kv", items=kv))
     blocks.append(
-        _table(
+        table(
             "Hottest slots",
             ["slot", "keys", "memory", "share of keys", "hashtags"],
             [
@@ -991,7 +842,7 @@ def _doc_slots(s, report):
         )
     )
     blocks.append(
-        _table(
+        table(
             "Slots by memory",
             ["slot", "keys", "memory", "share", "largest key"],
             [
@@ -1009,7 +860,7 @@ def _doc_slots(s, report):
     )
     if s["hashtags"]:
         blocks.append(
-            _table(
+            table(
                 "Hashtags",
                 ["hashtag", "slot", "keys", "memory", "share of slot"],
                 [
@@ -1025,7 +876,7 @@ def _doc_slots(s, report):
                 (1, 2, 3, 4),
             )
         )
-    return blocks + _advice(s)
+    return blocks + advice(s)
 
 
 def _doc_streams(s, report):
@@ -1034,7 +885,7 @@ def _doc_streams(s, report):
         return blocks + [Block("note", "No streams and no hashes with field TTLs.")]
     if s["items"]:
         blocks.append(
-            _table(
+            table(
                 "Largest streams",
                 ["stream", "entries", "memory", "groups", "consumers", "pending", "groups detail"],
                 [
@@ -1056,7 +907,7 @@ def _doc_streams(s, report):
         blocks.append(Block("note", "No streams."))
     if s["hash_field_ttl"]:
         blocks.append(
-            _table(
+            table(
                 "Hashes with field TTLs",
                 [
                     "key",
@@ -1084,7 +935,7 @@ def _doc_streams(s, report):
         )
     else:
         blocks.append(Block("note", "No hashes with field TTLs."))
-    return blocks + _advice(s)
+    return blocks + advice(s)
 
 
 def _doc_schema(s, report):
@@ -1094,7 +945,7 @@ def _doc_schema(s, report):
 def _doc_fail_on(f, report):
     blocks = [Block("section", "Checks (--fail-on)")]
     blocks.append(
-        _table(
+        table(
             "",
             ["check", "measured", "threshold", "result"],
             [
@@ -1114,135 +965,13 @@ def _doc_fail_on(f, report):
     return blocks
 
 
-# --- renderers -------------------------------------------------------------------------------
-
-
-def render_json(report: dict) -> str:
-    return json.dumps(report, indent=2, ensure_ascii=False, default=str)
-
-
-_MD_SPECIAL = re.compile(r"([\\|`*_\[\]~])")
-
-
-def _md_cell(text: str) -> str:
-    """One cell or line of Markdown text: escaped, with markup characters taken literally."""
-    return _MD_SPECIAL.sub(r"\\\1", escape_text(text)).replace("<", "&lt;")
-
-
 def render_markdown(report: dict) -> str:
     return draw_markdown(document(report), "rdbscan report")
-
-
-def draw_markdown(blocks: list[Block], title: str) -> str:
-    """Blocks (see document) as markdown under a level-1 title."""
-    lines = [f"# {title}", ""]
-    for i, b in enumerate(blocks):
-        nxt = blocks[i + 1] if i + 1 < len(blocks) else None
-        if b.kind == "section":
-            lines += [f"## {_md_cell(b.text)}", ""]
-        elif b.kind == "kv":
-            lines += [f"- **{label}:** {_md_cell(value)}" for label, value in b.items] + [""]
-        elif b.kind == "table":
-            t = b.table
-            assert t is not None
-            if t.title:
-                lines += [f"**{_md_cell(t.title)}**", ""]
-            if not t.rows:
-                lines += ["(none)", ""]
-                continue
-            lines.append("| " + " | ".join(_md_cell(h) for h in t.headers) + " |")
-            lines.append(
-                "|"
-                + "|".join("---:" if i in t.numeric else "---" for i in range(len(t.headers)))
-                + "|"
-            )
-            lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in t.rows]
-            lines.append("")
-        elif b.kind == "finding":
-            sev, message, advice = b.items
-            lines.append(f"- **{SEVERITY_MARK[sev]}** {_md_cell(message)} → {_md_cell(advice)}")
-            if nxt is None or nxt.kind != "finding":
-                lines.append("")
-        elif b.kind == "advice":
-            lines += [f"> **What to do:** {_md_cell(b.text)}", ""]
-        elif b.kind == "note":
-            lines += [f"_{_md_cell(b.text)}_", ""]
-    return "\n".join(lines).rstrip() + "\n"
-
-
-_SEVERITY_STYLE = {"critical": "bold red", "warning": "bold yellow", "info": "bold cyan"}
 
 
 def render_text(report: dict, console=None) -> None:
     """Print the report with rich to `console` (default: stdout)."""
     draw_text(document(report), console)
-
-
-def draw_text(blocks: list[Block], console=None) -> None:
-    """Print blocks (see document) with rich to `console` (default: stdout)."""
-    from rich import box
-    from rich.console import Console
-    from rich.table import Table as RichTable
-    from rich.text import Text
-
-    if console is None:
-        import os
-        import sys
-
-        wide = not sys.stdout.isatty() and "COLUMNS" not in os.environ
-        console = Console(width=140 if wide else None)
-    for b in blocks:
-        if b.kind == "section":
-            console.print()
-            console.rule(Text(escape_text(b.text), style="bold"), align="left")
-        elif b.kind == "kv":
-            grid = RichTable.grid(padding=(0, 2))
-            grid.add_column(style="bold")
-            grid.add_column()
-            for label, value in b.items:
-                grid.add_row(Text(escape_text(label)), Text(escape_text(value)))
-            console.print(grid)
-        elif b.kind == "table":
-            t = b.table
-            assert t is not None
-            if not t.rows:
-                if t.title:
-                    console.print(Text(f"{escape_text(t.title)}: none", style="dim"))
-                continue
-            rt = RichTable(
-                title=Text(escape_text(t.title), style="italic") if t.title else None,
-                box=box.SIMPLE_HEAD,
-                title_justify="left",
-                show_edge=False,
-                pad_edge=False,
-            )
-            for i, h in enumerate(t.headers):
-                longest = max((len(str(r[i])) for r in t.rows), default=0)
-                rt.add_column(
-                    Text(h),
-                    justify="right" if i in t.numeric else "left",
-                    overflow="fold",
-                    no_wrap=i in t.numeric,
-                    min_width=min(longest, 28) if i == 0 else None,
-                )
-            for row in t.rows:
-                rt.add_row(*[Text(escape_text(c)) for c in row])
-            console.print(rt)
-        elif b.kind == "finding":
-            # a hanging indent: continuation lines start under the message, not under the mark
-            sev, message, advice = b.items
-            grid = RichTable.grid(padding=(0, 1))
-            grid.add_column(no_wrap=True)
-            grid.add_column()
-            grid.add_row(
-                Text(SEVERITY_MARK[sev], style=_SEVERITY_STYLE[sev]),
-                Text.assemble(escape_text(message), (" -> ", "dim"), escape_text(advice)),
-            )
-            console.print(grid)
-        elif b.kind == "advice":
-            console.print(Text.assemble(("What to do: ", "bold yellow"), escape_text(b.text)))
-        elif b.kind == "note":
-            console.print(Text(escape_text(b.text), style="dim"))
 
 
 def document_blocks(s: dict, report: dict) -> list:
@@ -1265,7 +994,7 @@ def document_blocks(s: dict, report: dict) -> list:
         )
     )
     blocks.append(
-        _table(
+        table(
             "Checks",
             ["check", "counts", "count", "memory"],
             [
@@ -1287,7 +1016,7 @@ def document_blocks(s: dict, report: dict) -> list:
 
     if s["items"]:
         blocks.append(
-            _table(
+            table(
                 "Breaks",
                 ["check", "declared", "family", "keys", "memory", "found", "limit", "example"],
                 [
@@ -1306,7 +1035,7 @@ def document_blocks(s: dict, report: dict) -> list:
                 (3, 4),
             )
         )
-    return blocks + _advice(s)
+    return blocks + advice(s)
 
 
 _LIMIT = {

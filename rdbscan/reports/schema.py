@@ -190,7 +190,7 @@ _DECLARED_TTL = {"never": "none", "always": "required", "mixed": "optional"}
 
 def infer(con, options: InferOptions | None = None, source: str | None = None, warn=None) -> dict:
     """The schema of the keys in an open rdbscan database: one entry per family, largest first."""
-    from .render import plain as _plain
+    from .format import plain as _plain
 
     options = options or InferOptions()
     values = {
@@ -345,7 +345,7 @@ def _md_code(text: str) -> str:
 
 def ttl_label(fam: dict) -> str:
     """The TTL column of the markdown table: the declared policy, and what the dump showed."""
-    from .render import fmt_duration_ms
+    from .format import fmt_duration_ms
 
     obs = fam.get("observed") or {}
     declared = fam.get("ttl") or "optional"
@@ -360,7 +360,7 @@ def ttl_label(fam: dict) -> str:
 
 
 def render_markdown(schema: dict) -> str:
-    from .render import fmt_bytes, fmt_int
+    from .format import fmt_bytes, fmt_int
 
     lines = [HEADER, ""]
     src = ", ".join(x for x in (schema.get("source"), schema.get("server")) if x)

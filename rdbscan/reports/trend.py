@@ -21,7 +21,7 @@ from .diff import (
     parse_when,
     pick_snapshot,
 )
-from .render import plain
+from .format import plain
 
 TREND_FORMAT = 1
 

@@ -14,7 +14,7 @@ Every number comes from those SQL files; this module slices their rows and words
 from __future__ import annotations
 
 from . import querylib
-from .render import fmt_bytes
+from .format import fmt_bytes
 
 
 def _param(run, query: str, name: str):

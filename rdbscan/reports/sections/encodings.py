@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..render import fmt_bytes
+from ..format import fmt_bytes
 from ..thresholds import SETTING_NAMES
 
 if TYPE_CHECKING:

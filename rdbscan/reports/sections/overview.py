@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..render import fmt_bytes
+from ..format import fmt_bytes
 
 if TYPE_CHECKING:
     from ..querylib import Runner
