@@ -65,7 +65,7 @@ def report(
 
     source: a list of dumps (loaded first into `output`, or a temporary database removed
     afterwards; `load_options`: progress, target, replace, allow_ratio), the path of one dump
-    or database, or a connection from rdbscan.reports.report.open_database, which stays open.
+    or database, or a connection from rdbscan.reports.engine.database.open_database, which stays open.
     fail_on: parsed `--fail-on` checks (rdbscan.reports.report.parse_fail_on); on_section:
     called with each section's name before its queries run; charts: also the HTML report's
     data.  What the load tells, and the exit code the command line would give, come with

@@ -110,9 +110,10 @@ def _report_files(out: Path, name: str, db: Path) -> None:
     them: the HTML first, then the report without its charts)."""
     from rich.console import Console
 
+    from rdbscan.reports.engine.database import open_database
     from rdbscan.reports.html import render_html
     from rdbscan.reports.render import render_json, render_markdown, render_text
-    from rdbscan.reports.report import ReportOptions, build_report, open_database
+    from rdbscan.reports.report import ReportOptions, build_report
 
     try:
         con = open_database(str(db))

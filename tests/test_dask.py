@@ -15,7 +15,7 @@ from rdbscan.db.outcome import outcome
 from rdbscan.db.parquet import Dataset
 from rdbscan.fleet.dask import run_tasks
 from rdbscan.fleet.load import _settle
-from rdbscan.reports.dataset import open_dataset
+from rdbscan.reports.engine.dataset import open_dataset
 
 distributed = pytest.importorskip("dask.distributed")  # the [dask] extra, part of [test]
 

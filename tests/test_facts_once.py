@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import re
 
-from rdbscan.reports import querylib
-from rdbscan.reports import thresholds as rpt
+from rdbscan.reports.engine import querylib
+from rdbscan.reports.engine import thresholds as rpt
 
 QUERIES = querylib.queries_dir()
 RLIMITS = QUERIES / "_rlimits.sql"

@@ -23,6 +23,7 @@ from rdbscan.cli.main import main
 from rdbscan.db.load import load
 from rdbscan.reports import html as rhtml
 from rdbscan.reports import report as rpt
+from rdbscan.reports.engine.database import open_database
 
 SAMPLE = "redis-7.4.1/small"  # the same bytes as sample_dumps/redis-7.4.1.rdb
 LFU = "redis-7.0.15/variants/lfu"
@@ -46,7 +47,7 @@ def dbs(tmp_path_factory):
 
 
 def _report(db, **kw):
-    con = rpt.open_database(db)
+    con = open_database(db)
     try:
         return rpt.build_report(con, rpt.ReportOptions(**kw), charts=True)
     finally:

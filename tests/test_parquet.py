@@ -17,7 +17,7 @@ from killed_writer import killed_load
 import rdbscan
 from rdbscan.cli.main import main
 from rdbscan.db.parquet import Dataset
-from rdbscan.reports.dataset import open_dataset
+from rdbscan.reports.engine.dataset import open_dataset
 
 ROOT = Path(__file__).parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"

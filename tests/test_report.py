@@ -11,6 +11,7 @@ from report_truth import big_key_rules, hashtag, manifest, naming_violations
 
 from rdbscan.db.load import load
 from rdbscan.reports import report as rpt
+from rdbscan.reports.engine.database import open_database
 from rdbscan.reports.rules import NamingConfig
 
 SMALL = [
@@ -48,7 +49,7 @@ def loaded(tmp_path_factory):
 
 
 def build(db: str, **kw) -> dict:
-    con = rpt.open_database(db)
+    con = open_database(db)
     try:
         fail_on = kw.pop("fail_on", None)
         return rpt.build_report(con, rpt.ReportOptions(**kw), fail_on=fail_on)
@@ -65,7 +66,7 @@ def test_report_on_a_read_only_database(loaded, r70):
     """A database opened read-only (locked by another process, a read-only file): the macros,
     the naming check's helper macros and tables and every base relation are TEMP objects, and
     the report is the same."""
-    con = rpt.open_database(loaded("redis-7.0.15/small"), read_only=True)
+    con = open_database(loaded("redis-7.0.15/small"), read_only=True)
     try:
         rep = rpt.build_report(con, rpt.ReportOptions(top=1000))
     finally:
@@ -565,7 +566,7 @@ def test_two_dumps_in_one_database(tmp_path):
 
 def test_on_section_names_each_section_in_order(loaded):
     seen = []
-    con = rpt.open_database(loaded("redis-7.0.15/small"))
+    con = open_database(loaded("redis-7.0.15/small"))
     try:
         report = rpt.build_report(
             con, rpt.ReportOptions(sections=("naming", "ttl")), on_section=seen.append

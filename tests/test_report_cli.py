@@ -14,7 +14,7 @@ from report_truth import big_key_rules, manifest, naming_violations
 
 from rdbscan.cli.main import main
 from rdbscan.db.load import load
-from rdbscan.reports.querylib import bundled_queries, queries_dir
+from rdbscan.reports.engine.querylib import bundled_queries, queries_dir
 
 REL = "redis-7.0.15/small"
 

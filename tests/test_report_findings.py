@@ -20,6 +20,7 @@ from rdbscan.cli.main import main
 from rdbscan.db.load import load
 from rdbscan.reports import render
 from rdbscan.reports import report as rpt
+from rdbscan.reports.engine.database import open_database
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -37,7 +38,7 @@ def _load(tmp_path, data: bytes, name="d") -> str:
 
 
 def _report(db: str, fail_on=None, **kw) -> dict:
-    con = rpt.open_database(db)
+    con = open_database(db)
     try:
         return rpt.build_report(con, rpt.ReportOptions(**kw), fail_on=fail_on)
     finally:

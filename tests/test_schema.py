@@ -18,6 +18,7 @@ from rdbscan.db.load import load
 from rdbscan.errors import EXIT_USAGE
 from rdbscan.reports import report as rpt
 from rdbscan.reports import schema as sch
+from rdbscan.reports.engine.database import open_database
 
 SMALL = [
     "redis-2.8.24",
@@ -64,7 +65,7 @@ def loaded(tmp_path_factory):
 
 
 def infer(db: str, **kw) -> dict:
-    con = rpt.open_database(db)
+    con = open_database(db)
     try:
         return sch.infer(con, sch.InferOptions(**kw))
     finally:
@@ -293,7 +294,7 @@ FAMILY_RX = {
 
 
 def check_report(db: str, schema_path, **kw) -> dict:
-    con = rpt.open_database(db)
+    con = open_database(db)
     try:
         fail_on = kw.pop("fail_on", None)
         return rpt.build_report(

@@ -17,6 +17,7 @@ from rdbscan.api import load
 from rdbscan.cli.main import main
 from rdbscan.errors import EXIT_FINDINGS
 from rdbscan.reports import report as rpt
+from rdbscan.reports.engine.database import open_database
 from rdbscan.reports.rules import load_rules
 
 HERE = Path(__file__).parent / "fixtures" / "values"
@@ -33,7 +34,7 @@ def db(tmp_path_factory):
 
 
 def _report(path: str, **options) -> dict:
-    con = rpt.open_database(path, read_only=True)
+    con = open_database(path, read_only=True)
     try:
         options.setdefault("sections", ("values",))
         return rpt.build_report(con, rpt.ReportOptions(top=options.pop("top", 100), **options))
@@ -226,7 +227,7 @@ def test_type_name_rule_is_opt_in_and_exact(db, tmp_path):
     assert len([k for k in KEYS if _type_named(k)]) == 14  # `hashes:seen` names no type
 
     def naming(**kw) -> dict:
-        con = rpt.open_database(db, read_only=True)
+        con = open_database(db, read_only=True)
         try:
             return rpt.build_report(con, rpt.ReportOptions(sections=("naming",), **kw))["naming"]
         finally:

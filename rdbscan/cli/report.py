@@ -12,10 +12,13 @@ import click
 
 from ..db.store import is_database_file
 from ..errors import EXIT_DATABASE, EXIT_INPUT, EXIT_USAGE, CommandError
-from ..reports import querylib, render
+from ..reports import render
 from ..reports import report as rpt
+from ..reports.engine import querylib, relations
+from ..reports.engine.database import open_report_database
+from ..reports.engine.sources import release_load_memory
 from ..reports.rules import RulesFile, load_rules
-from ..reports.run import open_report_database, release_load_memory, run_report
+from ..reports.run import run_report
 from .options import (
     delimiters_option,
     memory_limit_option,
@@ -387,7 +390,7 @@ def query_cmd(database, name, params, dump_id, delimiters, fmt):
         )
     con = open_report_database(database)
     try:
-        querylib.prepare(con, values, needs=querylib.relations_used(q))
+        relations.prepare(con, values, needs=relations.relations_used(q))
         cols, rows = querylib.run(con, q, values)
     except ValueError as e:
         raise CommandError(str(e), EXIT_USAGE) from None

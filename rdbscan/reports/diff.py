@@ -28,9 +28,9 @@ from ..db.parquet import is_dataset
 from ..db.sizes import parse_size
 from ..db.store import SCHEMA_VERSION, is_database_file
 from ..errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_USAGE
-from . import querylib
+from .engine import querylib
+from .engine.thresholds import BIG_KEY_DEFAULTS, SETTING_NAMES, set_query_params, thresholds_for
 from .format import plain
-from .thresholds import BIG_KEY_DEFAULTS, SETTING_NAMES, set_query_params, thresholds_for
 
 DIFF_FORMAT = 1
 
@@ -281,7 +281,7 @@ class Workspace:
         if real in self.catalogs:
             return self.catalogs[real]
         if is_dataset(path):  # a Parquet dataset (docs/fleet.md): its views, in a catalog
-            from .dataset import attach_dataset
+            from .engine.dataset import attach_dataset
 
             name = f"rdb{len(self.catalogs) + 1}"
             attach_dataset(self.con, path, name)
@@ -423,7 +423,7 @@ BASE = ("_dkeys", "_dstats", "_dfamilies", "_dchanges")
 class DiffRunner:
     """Runs the diff queries on one workspace with the diff's parameter values; the base
     relations are created before the first query (views with their parameters inlined, as
-    querylib.prepare does for the report)."""
+    relations.prepare does for the report)."""
 
     def __init__(self, con, values: dict, base: tuple[str, ...] = BASE):
         self.con = con
@@ -438,7 +438,7 @@ class DiffRunner:
         for name in self.base:
             q = self.queries[name]
             for statement in q.statements:
-                if querylib._CREATES_VIEW.search(querylib._strip_comments(statement.sql)):
+                if querylib.CREATES_VIEW.search(querylib.strip_comments(statement.sql)):
                     self.con.execute(querylib.inline_params(statement, self.values))
                 else:
                     self.con.execute(statement.sql, querylib.bind(statement, self.values))

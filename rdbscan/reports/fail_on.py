@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from ..errors import EXIT_FINDINGS
 
 if TYPE_CHECKING:
-    from .querylib import Runner
+    from .engine.relations import Runner
 
 
 FAIL_RULES = {

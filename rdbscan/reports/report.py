@@ -9,31 +9,23 @@ writes the "what to do" advice.
 from __future__ import annotations
 
 import datetime as _dt
-import os
-import tempfile
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
-import duckdb
-
-from ..db.connections import connect, memory_limit
-from ..db.macros import create_macros
-from ..db.store import StoreError, check_schema
 from ..errors import EXIT_FINDINGS as EXIT_FINDINGS
-from . import findings, querylib
+from . import findings
+from .engine import querylib, relations
+from .engine.relations import Runner
+from .engine.thresholds import BIG_KEY_DEFAULTS, set_query_params, thresholds_for
+from .engine.thresholds import SETTING_NAMES as SETTING_NAMES
+from .engine.thresholds import default_thresholds as default_thresholds
 from .fail_on import FAIL_RULES as FAIL_RULES
 from .fail_on import evaluate_fail_on
 from .fail_on import parse_fail_on as parse_fail_on
-from .querylib import Runner
 from .rules import NamingConfig
 from .sections import BUILDERS
 from .sections import charts as chart_data
-from .thresholds import BIG_KEY_DEFAULTS, set_query_params, thresholds_for
-from .thresholds import SETTING_NAMES as SETTING_NAMES
-from .thresholds import default_thresholds as default_thresholds
 
 REPORT_FORMAT = 1
 
@@ -61,73 +53,11 @@ class ReportOptions:
     )
 
 
-# DuckDB memory for queries on an opened database (db/connections.memory_limit(): 128 MB unless
-# --memory-limit or RDBSCAN_MEMORY_LIMIT says otherwise).  The bundled queries stream over the
-# `keys` table (rkeys is a view) and keep aggregates, so they fit; what does not (a keyspace of
-# unique families, millions of keys breaking naming rules) spills to a temporary directory
-# instead of growing the process.
-
-
-def open_database(path: str, read_only: bool = False) -> duckdb.DuckDBPyConnection:
-    """Open a database rdbscan wrote and (re)create the macros; TEMP macros if it is read-only.
-
-    Queries get memory_limit() and spill to a directory of their own under the system temporary
-    directory (DuckDB creates it when it first spills and removes it when the connection closes):
-    the default, next to the database file, may not be writable.
-    """
-    from ..db.parquet import is_dataset
-
-    if is_dataset(path):  # a Parquet dataset: views over its files (docs/fleet.md)
-        from .dataset import open_dataset
-
-        return open_dataset(path, memory_limit())
-    if not Path(path).exists():
-        raise FileNotFoundError(path)
-    con = None
-    if not read_only:
-        try:
-            con = connect(path)
-            create_macros(con)
-        except duckdb.Error:
-            # locked by another process, or a read-only file: fall back to TEMP macros
-            if con is not None:
-                con.close()
-            con = None
-    if con is None:
-        con = connect(path, read_only=True)
-        create_macros(con, temporary=True)
-    con.execute("SET enable_progress_bar = false")
-    con.execute(f"SET memory_limit = '{memory_limit()}'")
-    spill = os.path.join(tempfile.gettempdir(), f"rdbscan-{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
-    try:
-        con.execute("SET temp_directory = " + querylib.sql_literal(spill))
-    except duckdb.Error:
-        pass  # the database is open elsewhere in this process and has spilled already: keep its directory
-    tables = {
-        r[0]
-        for r in con.execute(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'"
-        ).fetchall()
-    }
-    missing = {"keys", "dumps"} - tables
-    if missing:
-        con.close()
-        raise ValueError(
-            f"{path} is not an rdbscan database (no {', '.join(sorted(missing))} table)"
-        )
-    try:
-        check_schema(con, path)
-    except StoreError:
-        con.close()
-        raise
-    return con
-
-
 def query_values(con, options: ReportOptions) -> tuple[dict, dict]:
     """All query parameter values for a report, plus where the encoding thresholds came from."""
     dump = con.execute(
         "SELECT server, server_version, rdb_version FROM dumps "
-        f"WHERE dump_id IN ({querylib.REPORTED_DUMPS}) "
+        f"WHERE dump_id IN ({relations.REPORTED_DUMPS}) "
         "ORDER BY rdb_version DESC NULLS LAST, dump_id LIMIT 1",
         {"dump_id": options.dump_id},
     ).fetchone()

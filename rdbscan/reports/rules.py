@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .engine.thresholds import BIG_KEY_PARAMS
+
 try:  # Python 3.11+
     import tomllib as _toml
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10
@@ -91,14 +93,6 @@ _RULE_KEYS: dict[str, dict[str, tuple[str, type]]] = {
     "generic-name": {"names": ("generic_names", list)},
     "mixed-delimiters": {"candidates": ("mixed_candidates", str)},
 }
-# The big-key thresholds a rules file may set (queries/big_keys.sql parameters).
-BIG_KEY_PARAMS = (
-    "string_bytes",
-    "string_critical_bytes",
-    "collection_length",
-    "collection_critical_length",
-    "collection_memory",
-)
 
 
 def parse_rules(data: dict, origin: str = "rules file") -> RulesFile:

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from .._version import __version__
 from ..db import sizes
 from ..db.macros import segment_delimiters
-from . import querylib
+from .engine import querylib
+from .engine.relations import REPORTED_DUMPS, prepare, relations_used
 
 SCHEMA_FORMAT = 1
 # First line of every TOML / markdown schema rdbscan writes: `schema -o` may replace such a file.
@@ -203,7 +204,7 @@ def infer(con, options: InferOptions | None = None, source: str | None = None, w
 
     def rows(name, **more):
         q = queries[name]
-        querylib.prepare(con, values, needs=querylib.relations_used(q), created=created)
+        prepare(con, values, needs=relations_used(q), created=created)
         return [_plain(r) for r in querylib.run_dicts(con, q, {**values, **more})]
 
     fams = rows("schema_families")
@@ -211,7 +212,7 @@ def infer(con, options: InferOptions | None = None, source: str | None = None, w
     for r in rows("schema_placeholders"):
         slots.setdefault(r["pattern"], {})[r["position"]] = r
     dump = con.execute(
-        f"SELECT server, server_version FROM dumps WHERE dump_id IN ({querylib.REPORTED_DUMPS}) "
+        f"SELECT server, server_version FROM dumps WHERE dump_id IN ({REPORTED_DUMPS}) "
         "ORDER BY dump_id LIMIT 1",
         {"dump_id": options.dump_id},
     ).fetchone()

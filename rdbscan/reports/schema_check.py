@@ -11,7 +11,7 @@ against the few patterns that share their first characters.
 
 from __future__ import annotations
 
-from . import querylib
+from .engine import querylib, relations
 from .render import _LIMIT
 from .schema import PLACEHOLDER_RE, Schema, literal_length, literal_prefix, literal_suffix
 
@@ -90,7 +90,7 @@ def create_relations(con, schema: Schema) -> None:
 def section(run, schema: Schema, top: int) -> dict:
     """The report's `schema` section (docs/json.md): totals per check, then the rows (top N per
     check by memory), with the declared pattern and its limit next to each."""
-    querylib.prepare(run.con, run.values, created=run.created)
+    relations.prepare(run.con, run.values, created=run.created)
     create_relations(run.con, schema)
     rows = run.rows("schema_check")
     rules = {r.index: r for r in schema.rules}

@@ -13,7 +13,7 @@ Every number comes from those SQL files; this module slices their rows and words
 
 from __future__ import annotations
 
-from . import querylib
+from .engine import querylib
 from .format import fmt_bytes
 
 

@@ -9,7 +9,7 @@ from ..values import section as values_section
 from . import big_keys, cold, encodings, naming, overview, patterns, slots, streams, ttl
 
 if TYPE_CHECKING:
-    from ..querylib import Runner
+    from ..engine.relations import Runner
     from ..report import ReportOptions
 
 

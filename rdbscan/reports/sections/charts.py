@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..querylib import Runner
+    from ..engine.relations import Runner
     from ..report import ReportOptions
 
 

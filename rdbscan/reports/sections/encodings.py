@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..engine.thresholds import SETTING_NAMES
 from ..format import fmt_bytes
-from ..thresholds import SETTING_NAMES
 
 if TYPE_CHECKING:
-    from ..querylib import Runner
+    from ..engine.relations import Runner
     from ..report import ReportOptions
 
 

@@ -7,7 +7,7 @@ import datetime as _dt
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..querylib import Runner
+    from ..engine.relations import Runner
     from ..report import ReportOptions
 
 

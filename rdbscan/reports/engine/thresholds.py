@@ -5,9 +5,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..rdb import constants as C
+from ...rdb import constants as C
 from . import querylib
-from .rules import BIG_KEY_PARAMS
+
+# The big-key thresholds a rules file may set (queries/big_keys.sql parameters).
+BIG_KEY_PARAMS = (
+    "string_bytes",
+    "string_critical_bytes",
+    "collection_length",
+    "collection_critical_length",
+    "collection_memory",
+)
 
 # The big-key thresholds are parameters of queries/big_keys.sql; its header holds their defaults,
 # which follow the big-key guidance of the cloud Redis services (Alibaba Cloud, Huawei Cloud,
