@@ -69,9 +69,9 @@ def report(
     fail_on: parsed `--fail-on` checks (rdbscan.reports.report.parse_fail_on); on_section:
     called with each section's name before its queries run; charts: also the HTML report's
     data.  What the load tells, and the exit code the command line would give, come with
-    rdbscan.reports.run.run_report, which this calls; when no dump could be read this raises
+    rdbscan.reports.report.run.run_report, which this calls; when no dump could be read this raises
     rdbscan.errors.CommandError with the load's errors."""
-    from .reports.run import run_report
+    from .reports.report.run import run_report
 
     if not isinstance(source, (str, list, tuple)):  # an open connection
         from .reports.report import build_report

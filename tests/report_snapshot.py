@@ -111,9 +111,9 @@ def _report_files(out: Path, name: str, db: Path) -> None:
     from rich.console import Console
 
     from rdbscan.reports.engine.database import open_database
-    from rdbscan.reports.html import render_html
-    from rdbscan.reports.render import render_json, render_markdown, render_text
     from rdbscan.reports.report import ReportOptions, build_report
+    from rdbscan.reports.report.html import render_html
+    from rdbscan.reports.report.render import render_json, render_markdown, render_text
 
     try:
         con = open_database(str(db))

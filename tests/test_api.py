@@ -14,9 +14,9 @@ from report_truth import manifest
 import rdbscan
 from rdbscan.cli.main import main
 from rdbscan.errors import EXIT_DAMAGED, EXIT_FINDINGS, EXIT_INPUT, EXIT_USAGE, CommandError
-from rdbscan.reports.render import render_json
 from rdbscan.reports.report import ReportOptions, parse_fail_on
-from rdbscan.reports.run import run_report
+from rdbscan.reports.report.render import render_json
+from rdbscan.reports.report.run import run_report
 
 REL = "redis-7.0.15/small"
 TIMED = ("parse_seconds", "bytes_per_second", "keys_per_second")

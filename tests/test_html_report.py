@@ -21,9 +21,10 @@ from report_truth import FIXTURES, big_key_rules, manifest
 
 from rdbscan.cli.main import main
 from rdbscan.db.load import load
-from rdbscan.reports import html as rhtml
 from rdbscan.reports import report as rpt
 from rdbscan.reports.engine.database import open_database
+from rdbscan.reports.html.page import esc
+from rdbscan.reports.report.html import render_html
 
 SAMPLE = "redis-7.4.1/small"  # the same bytes as sample_dumps/redis-7.4.1.rdb
 LFU = "redis-7.0.15/variants/lfu"
@@ -150,7 +151,7 @@ def test_text_report_opens_with_the_findings_in_25_lines(tmp_path):
 
 def test_empty_sections_print_one_line(dbs):
     rep = _report(dbs[SAMPLE])
-    from rdbscan.reports.render import document
+    from rdbscan.reports.report.render import document
 
     blocks = document(rep)
     slots = blocks.index(
@@ -210,7 +211,7 @@ def test_html_is_self_contained_and_holds_the_json_report(dbs, rel, tmp_path):
     assert sum(s["keys"] for s in slots) == js["overview"]["keys"]
     assert max(s["keys"] for s in slots) == js["slots"]["max_keys_in_slot"]
     for f in js["findings"]:
-        assert rhtml._e(f["message"]) in page
+        assert esc(f["message"]) in page
 
 
 def test_html_names_from_the_dump_are_escaped():
@@ -234,7 +235,7 @@ def test_html_names_from_the_dump_are_escaped():
         ],
         "options": {"sections": ["overview"]},
     }
-    page = rhtml.render_html(rep)
+    page = render_html(rep)
     assert "<script>alert(1)" not in page and "<b>x</b>" not in page
     assert _embedded(page)["findings"][0]["message"] == "key </script><script>alert(1)</script>"
 

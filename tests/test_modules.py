@@ -20,7 +20,7 @@ from rdbscan.rdb.modules import MODULE_CHARSET, module_type_name, vectorset_mem_
 from rdbscan.rdb.parser import DumpInfo, parse
 from rdbscan.reports import report as rpt
 from rdbscan.reports.engine.database import open_database
-from rdbscan.reports.render import render_markdown
+from rdbscan.reports.report.render import render_markdown
 
 LIVE = Path(__file__).parent / "fixtures" / "live"
 VECTORSETS = ["redis-8.2-vectorset", "redis-8.6-vectorset"]

@@ -12,7 +12,8 @@ from report_truth import big_key_rules, hashtag, manifest, naming_violations
 from rdbscan.db.load import load
 from rdbscan.reports import report as rpt
 from rdbscan.reports.engine.database import open_database
-from rdbscan.reports.rules import NamingConfig
+from rdbscan.reports.engine.thresholds import default_thresholds
+from rdbscan.reports.report.rules import NamingConfig
 
 SMALL = [
     "redis-2.8.24",
@@ -305,12 +306,12 @@ def _max_elem(k):
 
 
 def test_encoding_thresholds_by_version():
-    assert rpt.default_thresholds("redis", "7.0.15", 10)["set_max_listpack_entries"] == 0
-    assert rpt.default_thresholds("redis", "7.2.6", 11)["set_max_listpack_entries"] == 128
-    assert rpt.default_thresholds("valkey", "8.0.1", 11)["list_compact_encoding"] == "listpack"
-    assert rpt.default_thresholds("redis", "2.8.24", 6)["list_compact_encoding"] == "ziplist"
-    assert rpt.default_thresholds("redis", "6.2.16", 9)["compact_encoding"] == "ziplist"
-    assert rpt.default_thresholds("redis", None, 9)["list_compact_encoding"] == "none"
+    assert default_thresholds("redis", "7.0.15", 10)["set_max_listpack_entries"] == 0
+    assert default_thresholds("redis", "7.2.6", 11)["set_max_listpack_entries"] == 128
+    assert default_thresholds("valkey", "8.0.1", 11)["list_compact_encoding"] == "listpack"
+    assert default_thresholds("redis", "2.8.24", 6)["list_compact_encoding"] == "ziplist"
+    assert default_thresholds("redis", "6.2.16", 9)["compact_encoding"] == "ziplist"
+    assert default_thresholds("redis", None, 9)["list_compact_encoding"] == "none"
 
 
 def test_encoding_whatif_and_near(r70):

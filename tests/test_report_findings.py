@@ -18,9 +18,10 @@ from rich.console import Console
 
 from rdbscan.cli.main import main
 from rdbscan.db.load import load
-from rdbscan.reports import render
+from rdbscan.errors import EXIT_FINDINGS
 from rdbscan.reports import report as rpt
 from rdbscan.reports.engine.database import open_database
+from rdbscan.reports.report import render
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -267,7 +268,7 @@ def test_fail_on_messages_compare_like_with_like(tmp_path):
             "no-ttl-share=30%,naming:uppercase,no-ttl-share=0.5",
         ],
     )
-    assert res.exit_code == rpt.EXIT_FINDINGS
+    assert res.exit_code == EXIT_FINDINGS
     assert res.stderr.strip().splitlines()[-1] == (
         "rdbscan: findings exceed --fail-on thresholds: no-ttl-share 100% > 30%, naming:uppercase 1 > 0, "
         "no-ttl-share 1 > 0.5"

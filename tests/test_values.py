@@ -18,7 +18,7 @@ from rdbscan.cli.main import main
 from rdbscan.errors import EXIT_FINDINGS
 from rdbscan.reports import report as rpt
 from rdbscan.reports.engine.database import open_database
-from rdbscan.reports.rules import load_rules
+from rdbscan.reports.report.rules import load_rules
 
 HERE = Path(__file__).parent / "fixtures" / "values"
 TRUTH = json.loads((HERE / "truth.json").read_text())
@@ -209,7 +209,7 @@ def test_a_dump_without_lzf_strings_says_nothing_was_measured(tmp_path):
 
 
 def test_text_and_markdown_render_the_section(db):
-    from rdbscan.reports.render import render_markdown
+    from rdbscan.reports.report.render import render_markdown
 
     rep = _report(db)
     md = render_markdown(rep)

@@ -115,7 +115,7 @@ def _html_option(what: str):
 
 def _check_html_target(html_path: str | None) -> None:
     """Refuse an HTML file rdbscan would not overwrite before the work, not after it."""
-    from ..reports import html
+    from ..reports.html import page as html
 
     if html_path:
         try:

@@ -111,7 +111,7 @@ def write_page(page: str, html_path: str | None, quiet: bool, what: str = "HTML"
     """An HTML page (report, diff, trend) to `html_path`, else to standard output.  A file
     rdbscan did not write is left untouched; either failure exits with EXIT_DATABASE."""
     from ..errors import EXIT_DATABASE, CommandError
-    from ..reports import html
+    from ..reports.html import page as html
 
     if not html_path:
         click.echo(page, nl=False)

@@ -1,5 +1,5 @@
 """Report commands (`report`, `queries`, `query`): thin click wrappers over rdbscan.reports.report,
-rdbscan.reports.querylib and rdbscan.reports.render."""
+rdbscan.reports.engine.querylib and rdbscan.reports.report.render."""
 
 from __future__ import annotations
 
@@ -12,13 +12,13 @@ import click
 
 from ..db.store import is_database_file
 from ..errors import EXIT_DATABASE, EXIT_INPUT, EXIT_USAGE, CommandError
-from ..reports import render
 from ..reports import report as rpt
 from ..reports.engine import querylib, relations
 from ..reports.engine.database import open_report_database
 from ..reports.engine.sources import release_load_memory
-from ..reports.rules import RulesFile, load_rules
-from ..reports.run import run_report
+from ..reports.report import render
+from ..reports.report.rules import RulesFile, load_rules
+from ..reports.report.run import run_report
 from .options import (
     delimiters_option,
     memory_limit_option,
@@ -302,7 +302,7 @@ def report_cmd(
 
 def _write_html(report: dict, html_path: str | None, quiet: bool) -> None:
     """The HTML report to `html_path` (else standard output); takes `charts` out of `report`."""
-    from ..reports import html
+    from ..reports.report import html
 
     write_page(html.render_html(report), html_path, quiet, "HTML report")
     report.pop("charts", None)

@@ -1,6 +1,6 @@
 """`rdbscan diff` and `rdbscan trend` as one self-contained HTML page each.
 
-Drawn with the report's HTML machinery (rdbscan.reports.html: the page, the blocks as HTML, SVG
+Drawn with the report's HTML machinery (rdbscan.reports.html: the page, the blocks as HTML, the SVG
 charts): the verdict first (diff_render.diff_verdict / trend_verdict), then the charts, then the
 tables of the text output (diff_render.diff_sections / trend_sections), and the diff or trend dict
 embedded as JSON.  No script draws a chart: they are SVG written here.
@@ -8,7 +8,6 @@ embedded as JSON.  No script draws a chart: they are SVG written here.
 
 from __future__ import annotations
 
-from . import html as H
 from .diff_render import (
     diff_sections,
     diff_verdict,
@@ -20,6 +19,8 @@ from .diff_render import (
     trend_verdict,
 )
 from .format import fmt_bytes, fmt_duration_ms, fmt_int, fmt_time
+from .html import page as P
+from .html import svg as S
 
 ADDED, REMOVED, CHANGED = "#59a14f", "#e15759", "#f28e2b"
 TREND_LINES = 10  # families drawn as lines per instance (the JSON's first ones: fastest growth)
@@ -33,11 +34,11 @@ def _body(verdict, charts: list[str], sections) -> str:
     )
     return (
         '<section id="verdict">'
-        + H.blocks_html(verdict)
+        + P.blocks_html(verdict)
         + "</section>"
         + charts_html
         + '<section id="sections">'
-        + H.blocks_html(sections)
+        + P.blocks_html(sections)
         + "</section>"
     )
 
@@ -60,7 +61,7 @@ def _diff_header(d: dict) -> str:
         rows.append(
             "<tr>"
             + "".join(
-                f"<td>{H.esc(v)}</td>"
+                f"<td>{P.esc(v)}</td>"
                 for v in (
                     what,
                     _where(s),
@@ -81,10 +82,10 @@ def _diff_header(d: dict) -> str:
         else "interval unknown"
     )
     return (
-        f'<header><h1>rdbscan diff</h1><p class="sub">generated {H.esc(d.get("generated_at"))} · '
-        f"{H.esc(when)} · keys {fmt_int(t['old_keys'])} → {fmt_int(t['new_keys'])} · memory "
-        f"{H.esc(fmt_bytes(t['old_memory_bytes']))} → {H.esc(fmt_bytes(t['new_memory_bytes']))} "
-        f"({H.esc(fmt_growth(t['memory_growth']))}, estimate)</p>"
+        f'<header><h1>rdbscan diff</h1><p class="sub">generated {P.esc(d.get("generated_at"))} · '
+        f"{P.esc(when)} · keys {fmt_int(t['old_keys'])} → {fmt_int(t['new_keys'])} · memory "
+        f"{P.esc(fmt_bytes(t['old_memory_bytes']))} → {P.esc(fmt_bytes(t['new_memory_bytes']))} "
+        f"({P.esc(fmt_growth(t['memory_growth']))}, estimate)</p>"
         '<table class="dumps"><thead><tr><th>snapshot</th><th>dumps</th><th>instance</th>'
         "<th>server</th><th>taken</th><th>keys</th><th>memory (estimate)</th><th>used-mem</th>"
         "</tr></thead><tbody>" + "".join(rows) + "</tbody></table></header>"
@@ -94,9 +95,9 @@ def _diff_header(d: dict) -> str:
 def _diff_charts(d: dict) -> list[str]:
     fams = d["families"]["items"]
     out = [
-        H.chart_box(
+        S.chart_box(
             "Memory by family, old and new (the largest changes)",
-            H.pair_bars(
+            S.pair_bars(
                 "Memory by family",
                 [
                     (
@@ -109,9 +110,9 @@ def _diff_charts(d: dict) -> list[str]:
                 ],
             ),
         ),
-        H.chart_box(
+        S.chart_box(
             "Growth of memory per family",
-            H.signed_bars(
+            S.signed_bars(
                 "Growth per family",
                 [
                     (
@@ -125,9 +126,9 @@ def _diff_charts(d: dict) -> list[str]:
                 ],
             ),
         ),
-        H.chart_box(
+        S.chart_box(
             "Keys added, removed and changed per family",
-            H.stacked_bars(
+            S.stacked_bars(
                 "Keys added, removed and changed",
                 [
                     (
@@ -140,9 +141,9 @@ def _diff_charts(d: dict) -> list[str]:
                 [("added", ADDED), ("removed", REMOVED), ("changed", CHANGED)],
             ),
         ),
-        H.chart_box(
+        S.chart_box(
             "Memory by type, old and new",
-            H.pair_bars(
+            S.pair_bars(
                 "Memory by type",
                 [
                     (
@@ -159,9 +160,9 @@ def _diff_charts(d: dict) -> list[str]:
     dist = d["ttl"]["distribution"]
     if any(r["old_keys"] or r["new_keys"] for r in dist):
         out.append(
-            H.chart_box(
+            S.chart_box(
                 "Remaining TTL at each snapshot (keys)",
-                H.pair_bars(
+                S.pair_bars(
                     "Remaining TTL",
                     [
                         (
@@ -182,7 +183,7 @@ def _diff_charts(d: dict) -> list[str]:
 def render_diff_html(d: dict) -> str:
     """The diff (rdbscan.reports.diff.build_diff) as one HTML document (no external reference)."""
     title = f"rdbscan diff · {_where(d['old'])} → {_where(d['new'])}"
-    return H.page(
+    return P.page(
         title,
         _diff_header(d),
         _body(diff_verdict(d), _diff_charts(d), diff_sections(d)),
@@ -225,14 +226,14 @@ def _trend_charts(t: dict) -> list[str]:
         fams = inst["families"][:TREND_LINES]
 
         out.append(
-            H.chart_box(
+            S.chart_box(
                 f"{name}: memory and keys per snapshot",
-                H.line_chart(
+                S.line_chart(
                     f"{name}: memory per snapshot",
                     ticks,
                     [("memory (estimate)", [s["memory_bytes"] for s in snaps])],
                 )
-                + H.line_chart(
+                + S.line_chart(
                     f"{name}: keys per snapshot",
                     ticks,
                     [("keys", [s["keys"] for s in snaps])],
@@ -243,9 +244,9 @@ def _trend_charts(t: dict) -> list[str]:
             )
         )
         out.append(
-            H.chart_box(
+            S.chart_box(
                 f"{name}: memory by family per snapshot (the fastest growing)",
-                H.line_chart(
+                S.line_chart(
                     f"{name}: memory by family",
                     ticks,
                     [(f["pattern"], _points(f, ids, "memory_bytes")) for f in fams],
@@ -254,9 +255,9 @@ def _trend_charts(t: dict) -> list[str]:
             )
         )
         out.append(
-            H.chart_box(
+            S.chart_box(
                 f"{name}: keys by family per snapshot",
-                H.line_chart(
+                S.line_chart(
                     f"{name}: keys by family",
                     ticks,
                     [(f["pattern"], _points(f, ids, "keys")) for f in fams],
@@ -266,9 +267,9 @@ def _trend_charts(t: dict) -> list[str]:
             )
         )
         out.append(
-            H.chart_box(
+            S.chart_box(
                 f"{name}: growth per day by family",
-                H.signed_bars(
+                S.signed_bars(
                     f"{name}: growth per day",
                     [
                         (f["pattern"], f["memory_per_day"], fmt_per_day_bytes(f["memory_per_day"]))
@@ -285,12 +286,12 @@ def render_trend_html(t: dict) -> str:
     """The trend (rdbscan.reports.trend.build_trend) as one HTML document."""
     insts = t["instances"]
     sub = (
-        f"generated {H.esc(t.get('generated_at'))} · {H.esc(t.get('database'))} · "
+        f"generated {P.esc(t.get('generated_at'))} · {P.esc(t.get('database'))} · "
         f"{fmt_int(len(insts))} instance(s), "
         f"{fmt_int(sum(len(i['snapshots']) for i in insts))} snapshot(s)"
     )
     header = f'<header><h1>rdbscan trend</h1><p class="sub">{sub}</p></header>'
-    return H.page(
+    return P.page(
         "rdbscan trend",
         header,
         _body(trend_verdict(t), _trend_charts(t), trend_sections(t)),

@@ -12,7 +12,7 @@ against the few patterns that share their first characters.
 from __future__ import annotations
 
 from .engine import querylib, relations
-from .render import _LIMIT
+from .report.render import _LIMIT
 from .schema import PLACEHOLDER_RE, Schema, literal_length, literal_prefix, literal_suffix
 
 CHECKS = {

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..values import section as values_section
 from . import big_keys, cold, encodings, naming, overview, patterns, slots, streams, ttl
+from .values import section as values_section
 
 if TYPE_CHECKING:
-    from ..engine.relations import Runner
-    from ..report import ReportOptions
+    from ...engine.relations import Runner
+    from ..build import ReportOptions
 
 
 def _values(run: Runner, options: ReportOptions, meta: dict) -> dict:

@@ -7,8 +7,8 @@ they draw blocks.  JSON is the dict itself (docs/json.md).
 
 from __future__ import annotations
 
-from .document import Block, advice, draw_markdown, draw_text, render_json, table
-from .format import (
+from ..document import Block, advice, draw_markdown, draw_text, render_json, table
+from ..format import (
     fmt_bytes,
     fmt_db_key,
     fmt_duration_ms,

@@ -13,8 +13,8 @@ Every number comes from those SQL files; this module slices their rows and words
 
 from __future__ import annotations
 
-from .engine import querylib
-from .format import fmt_bytes
+from ...engine import querylib
+from ...format import fmt_bytes
 
 
 def _param(run, query: str, name: str):

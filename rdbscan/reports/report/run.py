@@ -13,8 +13,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import EXIT_DAMAGED, EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, CommandError, worst_exit
-from .engine.sources import open_sources
+from ...errors import EXIT_DAMAGED, EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, CommandError, worst_exit
+from ..engine.sources import open_sources
 
 
 @dataclass
@@ -64,7 +64,7 @@ def run_report(
     allow_ratio (open_sources).  Each line of the load outcome goes to `say` as soon as it is
     known and into ReportRun.messages.  A value the report cannot use (--set, --config, a
     dump id) is a CommandError with EXIT_USAGE."""
-    from .report import ReportOptions, build_report
+    from .build import ReportOptions, build_report
 
     options = options or ReportOptions()
     messages: list[str] = []

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..errors import EXIT_FINDINGS
+from ...errors import EXIT_FINDINGS
 
 if TYPE_CHECKING:
-    from .engine.relations import Runner
+    from ..engine.relations import Runner
 
 
 FAIL_RULES = {
@@ -73,7 +73,7 @@ def evaluate_fail_on(run: Runner, report: dict, rules: list[tuple[str, str]]) ->
     for rule, thr_text in rules:
         thr, pct = _threshold(thr_text)
         if rule.split(":", 1)[0] == "schema":
-            from .schema_check import fail_value
+            from ..schema_check import fail_value
 
             (value, description), share = fail_value(report, rule), None
         else:

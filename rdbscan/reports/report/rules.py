@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .engine.thresholds import BIG_KEY_PARAMS
+from ..engine.thresholds import BIG_KEY_PARAMS
 
 try:  # Python 3.11+
     import tomllib as _toml

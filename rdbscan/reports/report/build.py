@@ -13,13 +13,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..errors import EXIT_FINDINGS as EXIT_FINDINGS
+from ...errors import EXIT_FINDINGS as EXIT_FINDINGS
+from ..engine import querylib, relations
+from ..engine.relations import Runner
+from ..engine.thresholds import BIG_KEY_DEFAULTS, set_query_params, thresholds_for
+from ..engine.thresholds import SETTING_NAMES as SETTING_NAMES
+from ..engine.thresholds import default_thresholds as default_thresholds
 from . import findings
-from .engine import querylib, relations
-from .engine.relations import Runner
-from .engine.thresholds import BIG_KEY_DEFAULTS, set_query_params, thresholds_for
-from .engine.thresholds import SETTING_NAMES as SETTING_NAMES
-from .engine.thresholds import default_thresholds as default_thresholds
 from .fail_on import FAIL_RULES as FAIL_RULES
 from .fail_on import evaluate_fail_on
 from .fail_on import parse_fail_on as parse_fail_on
@@ -157,7 +157,7 @@ def build_report(
             )
         }
     if options.schema is not None:
-        from .schema_check import section as schema_section
+        from ..schema_check import section as schema_section
 
         step("schema")
         report["schema"] = schema_section(run, options.schema, options.top)  # type: ignore[arg-type]

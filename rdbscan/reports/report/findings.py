@@ -11,7 +11,7 @@ A finding: `id severity section memory_bytes keys message advice`.  Severity is 
 
 from __future__ import annotations
 
-from .format import fmt_bytes, fmt_int, fmt_key, fmt_time
+from ..format import fmt_bytes, fmt_int, fmt_key, fmt_time
 
 MAX_FINDINGS = 10
 SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
