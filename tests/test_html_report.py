@@ -197,7 +197,7 @@ def test_html_is_self_contained_and_holds_the_json_report(dbs, rel, tmp_path):
     assert page.count("<script") == 2 and "<link" not in page and "<img" not in page
     data = _embedded(page)
     js = json.loads(run("report", dbs[rel], "-q", "--format", "json").stdout)
-    for name in rpt.SECTIONS + ("findings",):
+    for name in rpt.SECTION_NAMES + ("findings",):
         assert data[name] == js[name], name
     # the charts: the family tree's first level adds up to the whole keyspace
     tree = data["charts"]["family_tree"]

@@ -72,7 +72,7 @@ def test_report_on_a_read_only_database(loaded, r70):
         rep = rpt.build_report(con, rpt.ReportOptions(top=1000))
     finally:
         con.close()
-    for section in rpt.SECTIONS:
+    for section in rpt.SECTION_NAMES:
         assert rep[section] == r70[section], section
     assert rep["naming"]["rules"] and rep["encodings"]["strings_to_hashes"]
 

@@ -68,7 +68,7 @@ def _params(pairs, query: querylib.Query) -> dict:
     return out
 
 
-SECTION_CHOICES = click.Choice(list(rpt.SECTIONS))
+SECTION_CHOICES = click.Choice(list(rpt.SECTION_NAMES))
 MAX_TOP = 100_000  # rows per list; DuckDB's arg_max(x, n) takes n below 1,000,000
 
 
@@ -249,7 +249,7 @@ def report_cmd(
         dump_id=dump_id,
         top=top,
         delimiters=delimiters or rules.delimiters or ":",
-        sections=tuple(sections) or rpt.SECTIONS,
+        sections=tuple(sections) or rpt.SECTION_NAMES,
         config_path=config_path,
         settings=_settings(sets),
         naming=rules.naming,

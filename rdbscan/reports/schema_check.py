@@ -12,7 +12,6 @@ against the few patterns that share their first characters.
 from __future__ import annotations
 
 from .engine import querylib, relations
-from .report.render import _LIMIT
 from .schema import PLACEHOLDER_RE, Schema, literal_length, literal_prefix, literal_suffix
 
 CHECKS = {
@@ -29,6 +28,15 @@ CHECKS = {
     "no-keys": "declared families no key matches",
 }
 FAMILY_CHECKS = ("max-family-memory", "no-keys")  # counted in families, the others in keys
+
+# check -> the declared limit it compares with (a Rule attribute)
+LIMIT = {
+    "max-ttl": "max_ttl_ms",
+    "max-length": "max_length",
+    "max-value-bytes": "max_value_bytes",
+    "max-memory": "max_memory",
+    "max-family-memory": "max_family_memory",
+}
 
 
 def _lit(text: str) -> str:
@@ -109,8 +117,8 @@ def section(run, schema: Schema, top: int) -> dict:
                 if row["check"] == "type"
                 else rule.ttl
                 if row["check"] in ("ttl-required", "ttl-none")
-                else getattr(rule, _LIMIT[row["check"]])
-                if row["check"] in _LIMIT
+                else getattr(rule, LIMIT[row["check"]])
+                if row["check"] in LIMIT
                 else None
             )
             if rule

@@ -4,13 +4,14 @@ contract, docs/json.md); `findings` (the verdict) and `fail_on` (`--fail-on`) re
 sections say; `render` and `html` draw it; `run` loads, then reports; `rules` reads a rules
 file."""
 
-from .build import REPORT_FORMAT, SECTIONS, ReportOptions, build_report
-from .fail_on import FAIL_RULES, parse_fail_on
+from .build import REPORT_FORMAT, ReportOptions, build_report
+from .fail_on import parse_fail_on
+from .sections import FAIL_RULES, SECTION_NAMES
 
 __all__ = [
     "FAIL_RULES",
     "REPORT_FORMAT",
-    "SECTIONS",
+    "SECTION_NAMES",
     "ReportOptions",
     "build_report",
     "parse_fail_on",

@@ -1,9 +1,9 @@
 """`rdbscan report` as a library: run the bundled queries over a database and assemble one dict.
 
-The dict is the JSON contract (docs/json.md); the text and markdown renderers
-(`rdbscan.reports.render`) only lay it out.  Every number comes from a SQL file in `rdbscan/reports/queries/`; Python here
-only picks parameters (thresholds by server version, config file, rules file), slices lists and
-writes the "what to do" advice.
+The dict is the JSON contract (docs/json.md): each section's object (its builder, in the order of
+`sections.SECTIONS`), `fail_on`, `charts` for the HTML report, and the findings first; the
+renderers (render.py, html.py) only lay it out.  Every number comes from a bundled SQL file;
+Python here only picks parameters (thresholds by server version, config file, rules file).
 """
 
 from __future__ import annotations
@@ -13,23 +13,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ...errors import EXIT_FINDINGS as EXIT_FINDINGS
 from ..engine import querylib, relations
 from ..engine.relations import Runner
 from ..engine.thresholds import BIG_KEY_DEFAULTS, set_query_params, thresholds_for
-from ..engine.thresholds import SETTING_NAMES as SETTING_NAMES
-from ..engine.thresholds import default_thresholds as default_thresholds
 from . import findings
-from .fail_on import FAIL_RULES as FAIL_RULES
 from .fail_on import evaluate_fail_on
-from .fail_on import parse_fail_on as parse_fail_on
 from .rules import NamingConfig
-from .sections import BUILDERS
-from .sections import charts as chart_data
+from .sections import SECTION_NAMES, SECTIONS
 
 REPORT_FORMAT = 1
-
-SECTIONS = tuple(BUILDERS)  # in the order of the report
 
 
 # --- options ---------------------------------------------------------------------------------
@@ -40,7 +32,7 @@ class ReportOptions:
     dump_id: int = 0
     top: int = 10
     delimiters: str = ":"
-    sections: tuple[str, ...] = SECTIONS
+    sections: tuple[str, ...] = SECTION_NAMES
     config_path: str | None = None  # redis.conf with encoding thresholds
     settings: dict[str, str] = field(default_factory=dict)  # --set name=value
     naming: NamingConfig = field(default_factory=NamingConfig)
@@ -136,36 +128,23 @@ def build_report(
         },
     }
     step = on_section or (lambda name: None)
-    # overview is always computed: other sections and the renderers refer to it
-    step("overview")
-    report["overview"] = BUILDERS["overview"](run, options, meta)
-    for name in SECTIONS[1:]:
-        if name in options.sections:
-            step(name)
-            report[name] = BUILDERS[name](run, options, meta)
-    if "overview" not in options.sections:
-        report["overview"] = {
-            k: report["overview"][k]
-            for k in (
-                "keys",
-                "keys_by_db",
-                "rdb_version",
-                "memory_bytes",
-                "snapshot_time",
-                "snapshot_ms",
-                "snapshot_source",
-            )
-        }
-    if options.schema is not None:
-        from ..schema_check import section as schema_section
-
-        step("schema")
-        report["schema"] = schema_section(run, options.schema, options.top)  # type: ignore[arg-type]
+    for section in SECTIONS:
+        if section.always or section.wanted(options):
+            step(section.name)
+            report[section.name] = section.build(run, options, meta)
+    for section in SECTIONS:  # built for the other parts only: what they read
+        if section.always and not section.wanted(options):
+            report[section.name] = {k: report[section.name][k] for k in section.always}
     if fail_on:
         report["fail_on"] = evaluate_fail_on(run, report, fail_on)
     if charts:
         step("charts")
-        report["charts"] = chart_data.build(run, options)
+        report["charts"] = {
+            k: v
+            for s in SECTIONS
+            if s.chart_data is not None
+            for k, v in s.chart_data(run, options).items()
+        }
     # the verdict first: right after the options in the JSON object
     found = findings.build(report)
     report = {

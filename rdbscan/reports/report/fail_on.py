@@ -1,29 +1,18 @@
-"""`--fail-on`: the rules, parsing them, and measuring each on a report (docs/report.md)."""
+"""`--fail-on`: parsing the checks, and measuring each on a report (docs/report.md).  The rules
+are the sections' (`fail_rules`, sections/__init__.py FAIL_RULES); each is measured by its
+section's `fail_value`."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from ...errors import EXIT_FINDINGS
+from ..document import Block, table
+from ..format import fmt_int, fmt_pct
+from .sections import FAIL_OWNERS, FAIL_RULES
 
 if TYPE_CHECKING:
     from ..engine.relations import Runner
-
-
-FAIL_RULES = {
-    # rule: (default threshold, description)
-    "big-keys": (0, "keys over any big-key threshold"),
-    "big-keys-critical": (0, "keys over a critical big-key threshold"),
-    "no-ttl": (0, "keys without TTL in cache/session-like families"),
-    "no-ttl-share": ("50%", "share of memory held by keys without TTL"),
-    "expired": (0, "keys already expired at snapshot time"),
-    "naming": (0, "keys breaking any enabled naming rule"),
-    "encodings": (0, "non-compact keys that fit the compact thresholds"),
-    "schema": (
-        0,
-        "breaks of the key schema (--schema): keys per key check, families per family check",
-    ),
-}
 
 
 def parse_fail_on(
@@ -43,12 +32,14 @@ def parse_fail_on(
             rule = rule.strip()
             base = rule.split(":", 1)[0]
             if base not in FAIL_RULES:
+                details = "".join(f", {r}:{f.detail}" for r, f in FAIL_RULES.items() if f.detail)
                 raise ValueError(
-                    f"--fail-on: unknown rule {rule!r} (known: {', '.join(FAIL_RULES)}, "
-                    "naming:<rule-id>, schema:<check>)"
+                    f"--fail-on: unknown rule {rule!r} (known: {', '.join(FAIL_RULES)}{details})"
                 )
             if thr.strip() == "":
-                thr = str((defaults or {}).get(rule, FAIL_RULES[base][0] if ":" not in rule else 0))
+                thr = str(
+                    (defaults or {}).get(rule, FAIL_RULES[base].default if ":" not in rule else 0)
+                )
             _threshold(thr)
             out.append((rule, thr.strip()))
     return out
@@ -66,21 +57,25 @@ def _threshold(text: str) -> tuple[float, bool]:
     return value, pct
 
 
+def _compares_share(rule: str) -> bool:
+    """The rule compares the share (no-ttl-share), not the count."""
+    found = FAIL_RULES.get(rule)
+    return found is not None and found.share
+
+
 def evaluate_fail_on(run: Runner, report: dict, rules: list[tuple[str, str]]) -> dict:
     """Compare findings with thresholds; `failed` is True when any check exceeds its threshold."""
     checks = []
     total_keys = report["overview"]["keys"] or 0
     for rule, thr_text in rules:
         thr, pct = _threshold(thr_text)
-        if rule.split(":", 1)[0] == "schema":
-            from ..schema_check import fail_value
-
-            (value, description), share = fail_value(report, rule), None
-        else:
-            value, share, description = _fail_value(run, rule)
+        base = rule.split(":", 1)[0]
+        measure = FAIL_OWNERS[base].fail_value
+        assert measure is not None
+        value, share, description = measure(run, report, rule)
         if share is None:
             share = value / total_keys if total_keys else 0.0
-        if rule == "no-ttl-share":
+        if _compares_share(rule):
             # value is bytes; the rule compares the share (a bare number is a fraction: 0.3 = 30 %)
             measured = share * 100 if pct else share
         else:
@@ -89,7 +84,7 @@ def evaluate_fail_on(run: Runner, report: dict, rules: list[tuple[str, str]]) ->
         shown = (
             f"{round(measured, 4):g}%"
             if pct
-            else (f"{round(measured, 6):g}" if rule == "no-ttl-share" else str(value))
+            else (f"{round(measured, 6):g}" if _compares_share(rule) else str(value))
         )
         checks.append(
             {
@@ -99,46 +94,32 @@ def evaluate_fail_on(run: Runner, report: dict, rules: list[tuple[str, str]]) ->
                 "threshold": thr_text,
                 "measured": shown,
                 "failed": measured > thr,
-                "description": description or FAIL_RULES[rule.split(":", 1)[0]][1],
+                "description": description or FAIL_RULES[base].description,
             }
         )
     failed = any(c["failed"] for c in checks)
     return {"checks": checks, "failed": failed, "exit_code": EXIT_FINDINGS if failed else 0}
 
 
-def _fail_value(run: Runner, rule: str):
-    """(count, share or None, description or None) measured for one --fail-on rule."""
-    if rule.startswith("naming:"):
-        rid = rule.split(":", 1)[1]
-        by_rule = {r["rule"]: r for r in run.rows("naming_rules", examples=0)}
-        if rid not in by_rule:
-            raise ValueError(f"--fail-on: unknown or disabled naming rule {rid!r}")
-        return (
-            by_rule[rid]["keys"],
-            None,
-            f"keys breaking naming rule {rid}: {by_rule[rid]['description']}",
+def layout(f: dict, report: dict) -> list[Block]:
+    """The checks' block, after the sections."""
+    blocks = [Block("section", "Checks (--fail-on)")]
+    blocks.append(
+        table(
+            "",
+            ["check", "measured", "threshold", "result"],
+            [
+                [
+                    c["rule"],
+                    f"{fmt_int(c['value'])} ({fmt_pct(c['share'])})"
+                    if not _compares_share(c["rule"])
+                    else fmt_pct(c["share"]),
+                    c["threshold"],
+                    "FAIL" if c["failed"] else "ok",
+                ]
+                for c in f["checks"]
+            ],
+            (1, 2),
         )
-    value, share = _fail_measure(run, rule)
-    return value, share, None
-
-
-def _fail_measure(run: Runner, rule: str):
-    """(count or bytes, share or None) measured for one --fail-on rule (not naming:<id>)."""
-    if rule in ("big-keys", "big-keys-critical"):
-        rows = run.rows("big_keys", top=1)
-        return (
-            rows[0]["total_keys" if rule == "big-keys" else "total_critical"] if rows else 0
-        ), None
-    if rule == "no-ttl":
-        rows = run.rows("ttl_families", top=0)
-        return sum(r["keys_without_ttl"] for r in rows if r["looks_ephemeral"]), None
-    if rule == "no-ttl-share":
-        s = run.one("ttl_summary")
-        return s["memory_without_ttl"], s["memory_share_without_ttl"]
-    if rule == "expired":
-        return run.one("ttl_summary")["expired_at_snapshot"], None
-    if rule == "naming":
-        return run.one("naming_summary")["keys"], None
-    if rule == "encodings":
-        return sum(r["keys"] for r in run.rows("encoding_candidates_summary")), None
-    raise ValueError(f"--fail-on: unknown rule {rule!r}")
+    )
+    return blocks

@@ -1,31 +1,41 @@
-"""The report's sections, one module each: `build(run, options, meta)` returns the section's
-object of the report (docs/json.md); every figure comes from the bundled queries it runs."""
+"""The report's sections, in the order of the report: the one list the text, markdown, JSON and
+HTML reports, `--section` and `--fail-on` read.  Each is a package of this folder (its builder,
+layout, findings, charts and `--fail-on` rules; report/section.py says what each part is)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from ..section import FailRule, Section
+from . import (
+    big_keys,
+    cold,
+    encodings,
+    naming,
+    overview,
+    patterns,
+    schema,
+    slots,
+    streams,
+    ttl,
+    values,
+)
 
-from . import big_keys, cold, encodings, naming, overview, patterns, slots, streams, ttl
-from .values import section as values_section
+SECTIONS: tuple[Section, ...] = (
+    overview.SECTION,
+    big_keys.SECTION,
+    patterns.SECTION,
+    ttl.SECTION,
+    encodings.SECTION,
+    values.SECTION,
+    naming.SECTION,
+    cold.SECTION,
+    slots.SECTION,
+    streams.SECTION,
+    schema.SECTION,
+)
 
-if TYPE_CHECKING:
-    from ...engine.relations import Runner
-    from ..build import ReportOptions
+# the `--section` choices, in order
+SECTION_NAMES = tuple(s.name for s in SECTIONS if s.selectable)
 
-
-def _values(run: Runner, options: ReportOptions, meta: dict) -> dict:
-    return values_section(run, options)  # reports/values.py: the Value design section
-
-
-BUILDERS = {
-    "overview": overview.build,
-    "big_keys": big_keys.build,
-    "patterns": patterns.build,
-    "ttl": ttl.build,
-    "encodings": encodings.build,
-    "values": _values,
-    "naming": naming.build,
-    "cold": cold.build,
-    "slots": slots.build,
-    "streams": streams.build,
-}
+# every `--fail-on` rule, and the section that measures it
+FAIL_RULES: dict[str, FailRule] = {r: f for s in SECTIONS for r, f in s.fail_rules.items()}
+FAIL_OWNERS: dict[str, Section] = {r: s for s in SECTIONS for r in s.fail_rules}

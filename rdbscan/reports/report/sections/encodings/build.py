@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...engine.thresholds import SETTING_NAMES
-from ...format import fmt_bytes
+from ....engine.thresholds import SETTING_NAMES
+from ....format import fmt_bytes
 
 if TYPE_CHECKING:
-    from ...engine.relations import Runner
-    from ..build import ReportOptions
+    from ....engine.relations import Runner
+    from ...build import ReportOptions
 
 
 def build(run: Runner, options: ReportOptions, meta: dict) -> dict:

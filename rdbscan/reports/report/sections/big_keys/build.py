@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ...engine.relations import Runner
-    from ..build import ReportOptions
+    from ....engine.relations import Runner
+    from ...build import ReportOptions
 
 
 def build(run: Runner, options: ReportOptions, meta: dict) -> dict:

@@ -13,8 +13,8 @@ Every number comes from those SQL files; this module slices their rows and words
 
 from __future__ import annotations
 
-from ...engine import querylib
-from ...format import fmt_bytes
+from ....engine import querylib
+from ....format import fmt_bytes
 
 
 def _param(run, query: str, name: str):
@@ -31,7 +31,7 @@ def _pop_totals(rows: list[dict], names: tuple[str, ...]) -> dict:
     return totals
 
 
-def section(run, options) -> dict:
+def build(run, options, meta: dict) -> dict:
     """The `values` part of the report (docs/json.md)."""
     top = max(options.top, 1)
     split = run.rows("split_keys", top=top)

@@ -7,8 +7,8 @@ import datetime as _dt
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ...engine.relations import Runner
-    from ..build import ReportOptions
+    from ....engine.relations import Runner
+    from ...build import ReportOptions
 
 
 def _ms_to_iso(ms):

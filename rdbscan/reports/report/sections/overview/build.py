@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ...format import fmt_bytes
+from ....format import fmt_bytes
 
 if TYPE_CHECKING:
-    from ...engine.relations import Runner
-    from ..build import ReportOptions
+    from ....engine.relations import Runner
+    from ...build import ReportOptions
 
 
 def _same_or_max(items: list, key: str):
@@ -47,7 +47,7 @@ def build(run: Runner, options: ReportOptions, meta: dict) -> dict:
             f"{fmt_bytes(sum(t['memory_bytes'] or 0 for t in lower))}) is a lower bound: their "
             "serialized size, as rdbscan does not read these module types (docs/modules.md)."
         )
-    from ...engine.relations import left_out_snapshots
+    from ....engine.relations import left_out_snapshots
 
     for s in left_out_snapshots(run.con, options.dump_id):
         notes.append(

@@ -1,0 +1,34 @@
+"""The overview's findings: the dump itself (read to the end? its checksum?)."""
+
+from __future__ import annotations
+
+from ....format import fmt_int
+from ...section import finding
+
+
+def findings(o: dict, report: dict) -> list[dict]:
+    out: list[dict] = []
+    total_keys = o.get("keys") or 0
+    if o.get("complete") is False:
+        out.append(
+            finding(
+                "dump-incomplete",
+                "critical",
+                "overview",
+                f"The dump could not be read to the end: the figures cover the "
+                f"{fmt_int(total_keys)} keys read before the damage.",
+                "take a new snapshot; do not restore this file",
+                keys=total_keys,
+            )
+        )
+    if "mismatch" in str(o.get("checksum") or ""):
+        out.append(
+            finding(
+                "checksum-mismatch",
+                "critical",
+                "overview",
+                "The CRC64 checksum does not match: the file is damaged.",
+                "do not restore it; take a new snapshot",
+            )
+        )
+    return out

@@ -1,0 +1,14 @@
+"""Key families: which families hold the keys and the memory, and prefixes."""
+
+from ...section import Section
+from .build import build
+from .findings import findings
+from .layout import layout
+
+SECTION = Section(
+    "patterns",
+    build=build,
+    layout=layout,
+    findings=findings,
+    finding_order=5,
+)

@@ -1,0 +1,16 @@
+"""Cluster slots: keys and memory per hash slot, and hashtags."""
+
+from ...section import Section
+from .build import build
+from .charts import charts
+from .findings import findings
+from .layout import layout
+
+SECTION = Section(
+    "slots",
+    build=build,
+    layout=layout,
+    findings=findings,
+    finding_order=8,
+    charts=charts,
+)

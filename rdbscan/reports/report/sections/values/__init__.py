@@ -1,0 +1,14 @@
+"""Value design: keys split into shards, collections with big elements, compressible strings."""
+
+from ...section import Section
+from .build import build
+from .findings import findings
+from .layout import layout
+
+SECTION = Section(
+    "values",
+    build=build,
+    layout=layout,
+    findings=findings,
+    finding_order=4,
+)
