@@ -31,84 +31,90 @@ def layout(b, report):
             ],
         )
     )
-    blocks.append(
-        table(
-            "Keys over each threshold",
-            ["rule", "severity", "threshold", "keys", "memory", "with TTL"],
-            [
-                [
-                    r["rule"],
-                    r["severity"],
-                    fmt_bytes(r["threshold"])
-                    if r["measure"] != "elements"
-                    else f"{fmt_int(r['threshold'])} el.",
-                    fmt_int(r["keys"]),
-                    fmt_bytes(r["memory_bytes"]),
-                    fmt_int(r["keys_with_ttl"]),
-                ]
-                for r in b["rules"]
-            ],
-            (2, 3, 4, 5),
-        )
-    )
+    blocks.append(_rules(b))
     if b["items"]:
-        blocks.append(
-            table(
-                "Big keys, critical first",
-                ["key", "type", "length", "memory", "severity", "TTL"],
-                [
-                    [
-                        fmt_db_key(i),
-                        i["type"],
-                        fmt_int(i["length"]),
-                        fmt_bytes(i["memory_bytes"]),
-                        i["severity"],
-                        "yes" if i["has_ttl"] else "",
-                    ]
-                    for i in b["items"]
-                ],
-                (2, 3),
-            )
-        )
+        blocks.append(_items(b))
     if b["top_by_memory"]:
-        blocks.append(
-            table(
-                "Top keys by memory, per type",
-                ["type", "#", "key", "encoding", "length", "memory"],
-                [
-                    [
-                        r["type"],
-                        str(r["rank"]),
-                        fmt_db_key(r),
-                        r["encoding"],
-                        fmt_int(r["length"]),
-                        (">= " if r.get("memory_is_lower_bound") else "")
-                        + fmt_bytes(r["memory_bytes"]),
-                    ]
-                    for r in b["top_by_memory"]
-                    if r["rank"] <= 3
-                ],
-                (1, 4, 5),
-            )
-        )
+        blocks.append(_top_by_memory(b))
     if b["top_by_length"]:
-        blocks.append(
-            table(
-                "Top collections by element count, per type",
-                ["type", "#", "key", "length", "memory"],
-                [
-                    [
-                        r["type"],
-                        str(r["rank"]),
-                        fmt_db_key(r),
-                        fmt_int(r["length"]),
-                        (">= " if r.get("memory_is_lower_bound") else "")
-                        + fmt_bytes(r["memory_bytes"]),
-                    ]
-                    for r in b["top_by_length"]
-                    if r["rank"] <= 3
-                ],
-                (1, 3, 4),
-            )
-        )
+        blocks.append(_top_by_length(b))
     return blocks + advice(b)
+
+
+def _rules(b: dict) -> Block:
+    return table(
+        "Keys over each threshold",
+        ["rule", "severity", "threshold", "keys", "memory", "with TTL"],
+        [
+            [
+                r["rule"],
+                r["severity"],
+                fmt_bytes(r["threshold"])
+                if r["measure"] != "elements"
+                else f"{fmt_int(r['threshold'])} el.",
+                fmt_int(r["keys"]),
+                fmt_bytes(r["memory_bytes"]),
+                fmt_int(r["keys_with_ttl"]),
+            ]
+            for r in b["rules"]
+        ],
+        (2, 3, 4, 5),
+    )
+
+
+def _items(b: dict) -> Block:
+    return table(
+        "Big keys, critical first",
+        ["key", "type", "length", "memory", "severity", "TTL"],
+        [
+            [
+                fmt_db_key(i),
+                i["type"],
+                fmt_int(i["length"]),
+                fmt_bytes(i["memory_bytes"]),
+                i["severity"],
+                "yes" if i["has_ttl"] else "",
+            ]
+            for i in b["items"]
+        ],
+        (2, 3),
+    )
+
+
+def _top_by_memory(b: dict) -> Block:
+    return table(
+        "Top keys by memory, per type",
+        ["type", "#", "key", "encoding", "length", "memory"],
+        [
+            [
+                r["type"],
+                str(r["rank"]),
+                fmt_db_key(r),
+                r["encoding"],
+                fmt_int(r["length"]),
+                (">= " if r.get("memory_is_lower_bound") else "") + fmt_bytes(r["memory_bytes"]),
+            ]
+            for r in b["top_by_memory"]
+            if r["rank"] <= 3
+        ],
+        (1, 4, 5),
+    )
+
+
+def _top_by_length(b: dict) -> Block:
+    return table(
+        "Top collections by element count, per type",
+        ["type", "#", "key", "length", "memory"],
+        [
+            [
+                r["type"],
+                str(r["rank"]),
+                fmt_db_key(r),
+                fmt_int(r["length"]),
+                (">= " if r.get("memory_is_lower_bound") else "") + fmt_bytes(r["memory_bytes"]),
+            ]
+            for r in b["top_by_length"]
+            if r["rank"] <= 3
+        ],
+        (1, 3, 4),
+    )

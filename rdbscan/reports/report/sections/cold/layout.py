@@ -50,59 +50,65 @@ def layout(c, report):
                 ],
             )
         )
-    blocks.append(
-        table(
-            "Coldest keys",
-            ["key", "type", "memory", "idle", "LFU", "TTL"],
-            [
-                [
-                    fmt_db_key(i),
-                    i["type"],
-                    fmt_bytes(i["memory_bytes"]),
-                    fmt_seconds(i["idle_seconds"]),
-                    "-" if i["lfu_freq"] is None else str(i["lfu_freq"]),
-                    "yes" if i["has_ttl"] else "",
-                ]
-                for i in c["items"]
-            ],
-            (2, 3, 4),
-        )
-    )
+    blocks.append(_coldest(c))
     if c.get("hot"):
-        blocks.append(
-            table(
-                "Hottest keys (LFU)",
-                ["key", "type", "memory", "LFU", "TTL"],
-                [
-                    [
-                        fmt_db_key(i),
-                        i["type"],
-                        fmt_bytes(i["memory_bytes"]),
-                        str(i["lfu_freq"]),
-                        "yes" if i["has_ttl"] else "",
-                    ]
-                    for i in c["hot"]
-                ],
-                (2, 3),
-            )
-        )
+        blocks.append(_hottest(c))
     if c.get("hot_families"):
-        blocks.append(
-            table(
-                "Hottest families (LFU)",
-                ["family", "keys", "max LFU", "median LFU", "hot keys", "hottest key"],
-                [
-                    [
-                        fmt_key(f["pattern"], 40),
-                        fmt_int(f["keys"]),
-                        str(f["max_freq"]),
-                        str(f["median_freq"]),
-                        fmt_int(f["hot_keys"]),
-                        fmt_key(f["hottest_key"], 40),
-                    ]
-                    for f in c["hot_families"]
-                ],
-                (1, 2, 3, 4),
-            )
-        )
+        blocks.append(_hottest_families(c))
     return blocks + advice(c)
+
+
+def _coldest(c: dict) -> Block:
+    return table(
+        "Coldest keys",
+        ["key", "type", "memory", "idle", "LFU", "TTL"],
+        [
+            [
+                fmt_db_key(i),
+                i["type"],
+                fmt_bytes(i["memory_bytes"]),
+                fmt_seconds(i["idle_seconds"]),
+                "-" if i["lfu_freq"] is None else str(i["lfu_freq"]),
+                "yes" if i["has_ttl"] else "",
+            ]
+            for i in c["items"]
+        ],
+        (2, 3, 4),
+    )
+
+
+def _hottest(c: dict) -> Block:
+    return table(
+        "Hottest keys (LFU)",
+        ["key", "type", "memory", "LFU", "TTL"],
+        [
+            [
+                fmt_db_key(i),
+                i["type"],
+                fmt_bytes(i["memory_bytes"]),
+                str(i["lfu_freq"]),
+                "yes" if i["has_ttl"] else "",
+            ]
+            for i in c["hot"]
+        ],
+        (2, 3),
+    )
+
+
+def _hottest_families(c: dict) -> Block:
+    return table(
+        "Hottest families (LFU)",
+        ["family", "keys", "max LFU", "median LFU", "hot keys", "hottest key"],
+        [
+            [
+                fmt_key(f["pattern"], 40),
+                fmt_int(f["keys"]),
+                str(f["max_freq"]),
+                str(f["median_freq"]),
+                fmt_int(f["hot_keys"]),
+                fmt_key(f["hottest_key"], 40),
+            ]
+            for f in c["hot_families"]
+        ],
+        (1, 2, 3, 4),
+    )

@@ -38,95 +38,13 @@ def layout(e, report):
         )
     )
     if e["candidates"]:
-        blocks.append(
-            table(
-                "Keys that would be compact",
-                [
-                    "key",
-                    "type",
-                    "encoding",
-                    "-> target",
-                    "length",
-                    "longest elem",
-                    "memory",
-                    "saves ~",
-                ],
-                [
-                    [
-                        fmt_db_key(c),
-                        c["type"],
-                        c["encoding"],
-                        c["target_encoding"],
-                        fmt_int(c["length"]),
-                        fmt_bytes(c["max_elem_bytes"]),
-                        fmt_bytes(c["memory_bytes"]),
-                        fmt_bytes(c["savings_bytes"]),
-                    ]
-                    for c in e["candidates"]
-                ],
-                (4, 5, 6, 7),
-            )
-        )
+        blocks.append(_candidates(e))
     if e["near_threshold"]:
-        blocks.append(
-            table(
-                "Just over a threshold",
-                [
-                    "key",
-                    "type",
-                    "length",
-                    "longest elem",
-                    "blocked by",
-                    "memory",
-                    "saves ~ if raised",
-                ],
-                [
-                    [
-                        fmt_db_key(c),
-                        c["type"],
-                        fmt_int(c["length"]),
-                        fmt_bytes(c["max_elem_bytes"]),
-                        c["blocked_by"],
-                        fmt_bytes(c["memory_bytes"]),
-                        fmt_bytes(c["savings_bytes"]),
-                    ]
-                    for c in e["near_threshold"]
-                ],
-                (2, 3, 5, 6),
-            )
-        )
+        blocks.append(_near_threshold(e))
     if e["what_if"]:
-        blocks.append(
-            table(
-                "What if thresholds were raised",
-                ["type", "change", "keys convert", "saves ~"],
-                [
-                    [w["type"], w["change"], fmt_int(w["keys"]), fmt_bytes(w["savings_bytes"])]
-                    for w in e["what_if"]
-                ],
-                (2, 3),
-            )
-        )
+        blocks.append(_what_if(e))
     if e["strings_to_hashes"]:
-        blocks.append(
-            table(
-                "Small strings that would be cheaper as hash fields",
-                ["family", "hashes", "keys", "memory now", "as hashes", "saves ~", "e.g. HSET"],
-                [
-                    [
-                        fmt_key(s["family"], 40),
-                        fmt_int(s["hashes"]),
-                        fmt_int(s["keys"]),
-                        fmt_bytes(s["memory_bytes"]),
-                        fmt_bytes(s["estimated_bytes"]),
-                        fmt_bytes(s["savings_bytes"]),
-                        fmt_key(s["example_parent"], 30),
-                    ]
-                    for s in e["strings_to_hashes"]
-                ],
-                (1, 2, 3, 4, 5),
-            )
-        )
+        blocks.append(_strings_to_hashes(e))
     blocks.append(
         Block(
             "note",
@@ -135,3 +53,93 @@ def layout(e, report):
         )
     )
     return blocks + advice(e)
+
+
+def _candidates(e: dict) -> Block:
+    return table(
+        "Keys that would be compact",
+        [
+            "key",
+            "type",
+            "encoding",
+            "-> target",
+            "length",
+            "longest elem",
+            "memory",
+            "saves ~",
+        ],
+        [
+            [
+                fmt_db_key(c),
+                c["type"],
+                c["encoding"],
+                c["target_encoding"],
+                fmt_int(c["length"]),
+                fmt_bytes(c["max_elem_bytes"]),
+                fmt_bytes(c["memory_bytes"]),
+                fmt_bytes(c["savings_bytes"]),
+            ]
+            for c in e["candidates"]
+        ],
+        (4, 5, 6, 7),
+    )
+
+
+def _near_threshold(e: dict) -> Block:
+    return table(
+        "Just over a threshold",
+        [
+            "key",
+            "type",
+            "length",
+            "longest elem",
+            "blocked by",
+            "memory",
+            "saves ~ if raised",
+        ],
+        [
+            [
+                fmt_db_key(c),
+                c["type"],
+                fmt_int(c["length"]),
+                fmt_bytes(c["max_elem_bytes"]),
+                c["blocked_by"],
+                fmt_bytes(c["memory_bytes"]),
+                fmt_bytes(c["savings_bytes"]),
+            ]
+            for c in e["near_threshold"]
+        ],
+        (2, 3, 5, 6),
+    )
+
+
+def _what_if(e: dict) -> Block:
+    return table(
+        "What if thresholds were raised",
+        ["type", "change", "keys convert", "saves ~"],
+        [
+            [w["type"], w["change"], fmt_int(w["keys"]), fmt_bytes(w["savings_bytes"])]
+            for w in e["what_if"]
+        ],
+        (2, 3),
+    )
+
+
+def _strings_to_hashes(e: dict) -> Block:
+    return table(
+        "Small strings that would be cheaper as hash fields",
+        ["family", "hashes", "keys", "memory now", "as hashes", "saves ~", "e.g. HSET"],
+        [
+            [
+                fmt_key(s["family"], 40),
+                fmt_int(s["hashes"]),
+                fmt_int(s["keys"]),
+                fmt_bytes(s["memory_bytes"]),
+                fmt_bytes(s["estimated_bytes"]),
+                fmt_bytes(s["savings_bytes"]),
+                fmt_key(s["example_parent"], 30),
+            ]
+            for s in e["strings_to_hashes"]
+        ],
+        (1, 2, 3, 4, 5),
+    )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ....engine.relations import left_out_snapshots
 from ....format import fmt_bytes
 
 if TYPE_CHECKING:
@@ -31,55 +32,15 @@ def build(run: Runner, options: ReportOptions, meta: dict) -> dict:
     memory = tot.get("all_memory_bytes") or 0
     parse_seconds = sum(d["parse_seconds"] or 0 for d in dumps)
     bytes_read = sum(d["bytes_read"] or 0 for d in dumps)
-    advice = []
     sources = {d["snapshot_source"] for d in dumps}
-    notes = []
-    if sources - {"ctime"}:
-        notes.append(
-            "Some dump has no aux ctime: TTLs are measured from the file's modification time "
-            "(or now when the file is gone), not from the snapshot."
-        )
-    lower = [t for t in types if t.get("memory_lower_bound_keys")]
-    if lower:
-        notes.append(
-            f"Memory of {sum(t['memory_lower_bound_keys'] for t in lower)} module key(s) "
-            f"({', '.join(sorted({t['type'] for t in lower}))}; "
-            f"{fmt_bytes(sum(t['memory_bytes'] or 0 for t in lower))}) is a lower bound: their "
-            "serialized size, as rdbscan does not read these module types (docs/modules.md)."
-        )
-    from ....engine.relations import left_out_snapshots
-
-    for s in left_out_snapshots(run.con, options.dump_id):
-        notes.append(
-            f"The database holds {s['snapshots']} snapshots of instance {s['instance']}: the "
-            f"figures are those of the latest (snapshot {s['reported']}), not their sum; "
-            f"`--dump-id N` reports a dump of another, `rdbscan trend` and `rdbscan diff` "
-            f"compare them."
-        )
     used = sum(d["used_mem"] or 0 for d in dumps)
     total = sum(d["memory_total_bytes"] or 0 for d in dumps)
     gap = used - total if used and total and all(d["used_mem"] for d in dumps) else None
     models = sorted({d["memory_model"] for d in dumps if d.get("memory_model")})
-    notes += [m[0].upper() + m[1:] + "." for m in models if "(no exact profile)" in m]
-    if any(d["checksum"] == "mismatch" for d in dumps):
-        advice.append(
-            "A checksum mismatch means the file is damaged: do not restore it; take a new snapshot."
-        )
-    if any(d["complete"] is False for d in dumps):
-        advice.append(
-            "The dump could not be read to the end: the figures cover only the keys before the damage."
-        )
     skipped = sum(d["skipped_keys"] or 0 for d in dumps)
     tail = sum(d["tail_bytes"] or 0 for d in dumps)
-    if skipped:
-        advice.append(
-            f"{skipped} damaged keys were left out (load --skip-bad): the figures do not cover them."
-        )
-    if tail:
-        notes.append(
-            f"{tail} bytes followed the RDB's end marker and were not read (an AOF tail or "
-            f"other data after the snapshot)."
-        )
+    notes = _notes(run, options, sources, types, models, tail)
+    advice = _advice(dumps, skipped)
     inputs = sorted(
         {"+".join(x for x in (d["compression"], d["framing"]) if x) or "rdb" for d in dumps}
     )
@@ -122,3 +83,53 @@ def build(run: Runner, options: ReportOptions, meta: dict) -> dict:
         "notes": notes,
         "advice": advice,
     }
+
+
+def _notes(run, options, sources: set, types: list, models: list, tail: int) -> list[str]:
+    """What the figures do not say by themselves: no ctime, memory that is a lower bound, older
+    snapshots left out, a server newer than every memory profile, bytes after the RDB."""
+    notes = []
+    if sources - {"ctime"}:
+        notes.append(
+            "Some dump has no aux ctime: TTLs are measured from the file's modification time "
+            "(or now when the file is gone), not from the snapshot."
+        )
+    lower = [t for t in types if t.get("memory_lower_bound_keys")]
+    if lower:
+        notes.append(
+            f"Memory of {sum(t['memory_lower_bound_keys'] for t in lower)} module key(s) "
+            f"({', '.join(sorted({t['type'] for t in lower}))}; "
+            f"{fmt_bytes(sum(t['memory_bytes'] or 0 for t in lower))}) is a lower bound: their "
+            "serialized size, as rdbscan does not read these module types (docs/modules.md)."
+        )
+    for s in left_out_snapshots(run.con, options.dump_id):
+        notes.append(
+            f"The database holds {s['snapshots']} snapshots of instance {s['instance']}: the "
+            f"figures are those of the latest (snapshot {s['reported']}), not their sum; "
+            f"`--dump-id N` reports a dump of another, `rdbscan trend` and `rdbscan diff` "
+            f"compare them."
+        )
+    notes += [m[0].upper() + m[1:] + "." for m in models if "(no exact profile)" in m]
+    if tail:
+        notes.append(
+            f"{tail} bytes followed the RDB's end marker and were not read (an AOF tail or "
+            f"other data after the snapshot)."
+        )
+    return notes
+
+
+def _advice(dumps: list, skipped: int) -> list[str]:
+    advice = []
+    if any(d["checksum"] == "mismatch" for d in dumps):
+        advice.append(
+            "A checksum mismatch means the file is damaged: do not restore it; take a new snapshot."
+        )
+    if any(d["complete"] is False for d in dumps):
+        advice.append(
+            "The dump could not be read to the end: the figures cover only the keys before the damage."
+        )
+    if skipped:
+        advice.append(
+            f"{skipped} damaged keys were left out (load --skip-bad): the figures do not cover them."
+        )
+    return advice

@@ -13,8 +13,18 @@ from ....format import (
 
 
 def layout(o, report):
-    blocks = [Block("section", "Overview")]
     dumps = o.get("dumps", [])
+    blocks = [Block("section", "Overview"), Block("kv", items=_facts(o, dumps))]
+    if len(dumps) > 1:
+        blocks.append(_dumps_table(dumps))
+    blocks.append(_databases_table(o))
+    blocks.append(_types_table(o))
+    blocks += [Block("note", n) for n in o.get("notes", [])]
+    return blocks + advice(o)
+
+
+def _facts(o: dict, dumps: list) -> list[tuple[str, str]]:
+    """Server, snapshot, keys, memory, the dump's state, the parse: one line each."""
     speed = ""
     if o.get("parse_seconds"):
         speed = (
@@ -65,28 +75,31 @@ def layout(o, report):
     ]
     if len(dumps) > 1:
         kv.insert(0, ("Dumps", str(len(dumps))))
-    blocks.append(Block("kv", items=kv))
-    if len(dumps) > 1:
-        blocks.append(
-            table(
-                "Dumps",
-                ["id", "path", "server", "rdb", "snapshot", "keys", "checksum", "complete"],
-                [
-                    [
-                        str(d["dump_id"]),
-                        fmt_key(d["path"], 50),
-                        f"{d['server']} {d['server_version']}",
-                        str(d["rdb_version"]),
-                        fmt_time(d["snapshot_time"]),
-                        fmt_int(d["keys"]),
-                        d["checksum"] or "not reached",
-                        "yes" if d["complete"] else "no",
-                    ]
-                    for d in dumps
-                ],
-                (5,),
-            )
-        )
+    return kv
+
+
+def _dumps_table(dumps: list) -> Block:
+    return table(
+        "Dumps",
+        ["id", "path", "server", "rdb", "snapshot", "keys", "checksum", "complete"],
+        [
+            [
+                str(d["dump_id"]),
+                fmt_key(d["path"], 50),
+                f"{d['server']} {d['server_version']}",
+                str(d["rdb_version"]),
+                fmt_time(d["snapshot_time"]),
+                fmt_int(d["keys"]),
+                d["checksum"] or "not reached",
+                "yes" if d["complete"] else "no",
+            ]
+            for d in dumps
+        ],
+        (5,),
+    )
+
+
+def _databases_table(o: dict) -> Block:
     rest = o.get("dbs_not_listed") or {}
     more = (
         [
@@ -100,39 +113,36 @@ def layout(o, report):
         if rest.get("databases")
         else []
     )
-    blocks.append(
-        table(
-            "Keys per database" + (" (most keys)" if more else ""),
-            ["db", "keys", "with TTL", "memory"],
+    return table(
+        "Keys per database" + (" (most keys)" if more else ""),
+        ["db", "keys", "with TTL", "memory"],
+        [
             [
-                [
-                    str(d["db"]),
-                    fmt_int(d["keys"]),
-                    fmt_int(d["keys_with_ttl"]),
-                    fmt_bytes(d["memory_bytes"]),
-                ]
-                for d in o.get("dbs", [])
+                str(d["db"]),
+                fmt_int(d["keys"]),
+                fmt_int(d["keys_with_ttl"]),
+                fmt_bytes(d["memory_bytes"]),
             ]
-            + more,
-            (0, 1, 2, 3),
-        )
+            for d in o.get("dbs", [])
+        ]
+        + more,
+        (0, 1, 2, 3),
     )
-    blocks.append(
-        table(
-            "Keys and memory by type and encoding",
-            ["type", "encoding", "keys", "memory", "share"],
+
+
+def _types_table(o: dict) -> Block:
+    return table(
+        "Keys and memory by type and encoding",
+        ["type", "encoding", "keys", "memory", "share"],
+        [
             [
-                [
-                    t["type"],
-                    t["encoding"],
-                    fmt_int(t["keys"]),
-                    fmt_bytes(t["memory_bytes"]),
-                    fmt_pct(t["memory_share"]),
-                ]
-                for t in o.get("types", [])
-            ],
-            (2, 3, 4),
-        )
+                t["type"],
+                t["encoding"],
+                fmt_int(t["keys"]),
+                fmt_bytes(t["memory_bytes"]),
+                fmt_pct(t["memory_share"]),
+            ]
+            for t in o.get("types", [])
+        ],
+        (2, 3, 4),
     )
-    blocks += [Block("note", n) for n in o.get("notes", [])]
-    return blocks + advice(o)

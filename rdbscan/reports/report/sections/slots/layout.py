@@ -40,56 +40,62 @@ def layout(s, report):
             )
         )
     blocks.append(Block("kv", items=kv))
-    blocks.append(
-        table(
-            "Hottest slots",
-            ["slot", "keys", "memory", "share of keys", "hashtags"],
-            [
-                [
-                    str(r["slot"]),
-                    fmt_int(r["keys"]),
-                    fmt_bytes(r["memory_bytes"]),
-                    fmt_pct(r["key_share"]),
-                    fmt_list(r["hashtags"], 30),
-                ]
-                for r in s["hottest"]
-            ],
-            (0, 1, 2, 3),
-        )
-    )
-    blocks.append(
-        table(
-            "Slots by memory",
-            ["slot", "keys", "memory", "share", "largest key"],
-            [
-                [
-                    str(r["slot"]),
-                    fmt_int(r["keys"]),
-                    fmt_bytes(r["memory_bytes"]),
-                    fmt_pct(r["memory_share"]),
-                    fmt_key(r["largest_key"], 40),
-                ]
-                for r in s["by_memory"]
-            ],
-            (0, 1, 2, 3),
-        )
-    )
+    blocks.append(_hottest(s))
+    blocks.append(_by_memory(s))
     if s["hashtags"]:
-        blocks.append(
-            table(
-                "Hashtags",
-                ["hashtag", "slot", "keys", "memory", "share of slot"],
-                [
-                    [
-                        fmt_key(h["hashtag"], 40),
-                        str(h["slot"]),
-                        fmt_int(h["keys"]),
-                        fmt_bytes(h["memory_bytes"]),
-                        fmt_pct(h["share_of_slot"]),
-                    ]
-                    for h in s["hashtags"]
-                ],
-                (1, 2, 3, 4),
-            )
-        )
+        blocks.append(_hashtags(s))
     return blocks + advice(s)
+
+
+def _hottest(s: dict) -> Block:
+    return table(
+        "Hottest slots",
+        ["slot", "keys", "memory", "share of keys", "hashtags"],
+        [
+            [
+                str(r["slot"]),
+                fmt_int(r["keys"]),
+                fmt_bytes(r["memory_bytes"]),
+                fmt_pct(r["key_share"]),
+                fmt_list(r["hashtags"], 30),
+            ]
+            for r in s["hottest"]
+        ],
+        (0, 1, 2, 3),
+    )
+
+
+def _by_memory(s: dict) -> Block:
+    return table(
+        "Slots by memory",
+        ["slot", "keys", "memory", "share", "largest key"],
+        [
+            [
+                str(r["slot"]),
+                fmt_int(r["keys"]),
+                fmt_bytes(r["memory_bytes"]),
+                fmt_pct(r["memory_share"]),
+                fmt_key(r["largest_key"], 40),
+            ]
+            for r in s["by_memory"]
+        ],
+        (0, 1, 2, 3),
+    )
+
+
+def _hashtags(s: dict) -> Block:
+    return table(
+        "Hashtags",
+        ["hashtag", "slot", "keys", "memory", "share of slot"],
+        [
+            [
+                fmt_key(h["hashtag"], 40),
+                str(h["slot"]),
+                fmt_int(h["keys"]),
+                fmt_bytes(h["memory_bytes"]),
+                fmt_pct(h["share_of_slot"]),
+            ]
+            for h in s["hashtags"]
+        ],
+        (1, 2, 3, 4),
+    )

@@ -35,24 +35,7 @@ def layout(t, report):
         )
     )
     if t["families"]:
-        blocks.append(
-            table(
-                "Families with keys without TTL",
-                ["family", "keys", "no TTL", "memory no TTL", "TTL coverage", "cache/session?"],
-                [
-                    [
-                        fmt_key(f["pattern"], 50),
-                        fmt_int(f["keys"]),
-                        fmt_int(f["keys_without_ttl"]),
-                        fmt_bytes(f["memory_without_ttl"]),
-                        fmt_pct(f["ttl_share"]),
-                        "yes" if f["looks_ephemeral"] else "",
-                    ]
-                    for f in t["families"]
-                ],
-                (1, 2, 3, 4),
-            )
-        )
+        blocks.append(_families(t))
     herd = t["herd"]["seconds"] + t["herd"]["minutes"]
     if herd:
         blocks.append(
@@ -74,20 +57,41 @@ def layout(t, report):
                 (3, 4, 5, 6),
             )
         )
-    blocks.append(
-        table(
-            "TTL distribution",
-            ["remaining TTL", "keys", "memory", "share of keys"],
-            [
-                [
-                    d["bucket"],
-                    fmt_int(d["keys"]),
-                    fmt_bytes(d["memory_bytes"]),
-                    fmt_pct(d["key_share"]),
-                ]
-                for d in t["distribution"]
-            ],
-            (1, 2, 3),
-        )
-    )
+    blocks.append(_distribution(t))
     return blocks + advice(t)
+
+
+def _families(t: dict) -> Block:
+    return table(
+        "Families with keys without TTL",
+        ["family", "keys", "no TTL", "memory no TTL", "TTL coverage", "cache/session?"],
+        [
+            [
+                fmt_key(f["pattern"], 50),
+                fmt_int(f["keys"]),
+                fmt_int(f["keys_without_ttl"]),
+                fmt_bytes(f["memory_without_ttl"]),
+                fmt_pct(f["ttl_share"]),
+                "yes" if f["looks_ephemeral"] else "",
+            ]
+            for f in t["families"]
+        ],
+        (1, 2, 3, 4),
+    )
+
+
+def _distribution(t: dict) -> Block:
+    return table(
+        "TTL distribution",
+        ["remaining TTL", "keys", "memory", "share of keys"],
+        [
+            [
+                d["bucket"],
+                fmt_int(d["keys"]),
+                fmt_bytes(d["memory_bytes"]),
+                fmt_pct(d["key_share"]),
+            ]
+            for d in t["distribution"]
+        ],
+        (1, 2, 3),
+    )

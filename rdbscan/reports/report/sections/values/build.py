@@ -62,6 +62,43 @@ def build(run, options, meta: dict) -> dict:
     min_shards = _param(run, "split_keys", "min_shards")
     element_bytes = _param(run, "big_elements", "big_element_bytes")
     min_bytes = _param(run, "compressible", "compress_min_bytes")
+    advice = _advice(split, comp, st, bt, ct, element_bytes, min_bytes)
+    return {
+        "split_keys": {
+            "min_shards": min_shards,
+            "logical_keys": st["total_logical_keys"],
+            "shards": st["total_shards"],
+            "memory_bytes": st["total_memory_bytes"],
+            "big_when_joined": st["total_big_when_joined"],
+            "big_when_joined_memory_bytes": st["total_big_when_joined_memory"],
+            "items": split,
+        },
+        "big_elements": {
+            "threshold_bytes": element_bytes,
+            "keys": bt["total_keys"],
+            "memory_bytes": bt["total_memory_bytes"],
+            "keys_by_type": dict(sorted(by_type.items())),
+            "items": big,
+        },
+        "compressible": {
+            "min_bytes": min_bytes,
+            "keys": ct["total_keys"],
+            "raw_bytes": ct["total_raw_bytes"],
+            "stored_bytes": ct["total_stored_bytes"],
+            "ratio": _ratio(ct["total_raw_bytes"], ct["total_stored_bytes"]),
+            "savings_bytes": ct["total_savings_bytes"],
+            "lzf_strings": ct["lzf_strings"],
+            "families": comp,
+        },
+        "advice": advice,
+    }
+
+
+def _ratio(raw, stored):
+    return round(raw / stored, 2) if stored else None
+
+
+def _advice(split, comp, st: dict, bt: dict, ct: dict, element_bytes, min_bytes) -> list[str]:
     advice = []
     joined = [r for r in split if r["big_when_joined"]]
     if joined:
@@ -96,36 +133,4 @@ def build(run, options, meta: dict) -> dict:
             "No string of this dump is stored LZF-compressed: it was saved with "
             "`rdbcompression no` (or nothing compresses), so compressibility is not measured."
         )
-    return {
-        "split_keys": {
-            "min_shards": min_shards,
-            "logical_keys": st["total_logical_keys"],
-            "shards": st["total_shards"],
-            "memory_bytes": st["total_memory_bytes"],
-            "big_when_joined": st["total_big_when_joined"],
-            "big_when_joined_memory_bytes": st["total_big_when_joined_memory"],
-            "items": split,
-        },
-        "big_elements": {
-            "threshold_bytes": element_bytes,
-            "keys": bt["total_keys"],
-            "memory_bytes": bt["total_memory_bytes"],
-            "keys_by_type": dict(sorted(by_type.items())),
-            "items": big,
-        },
-        "compressible": {
-            "min_bytes": min_bytes,
-            "keys": ct["total_keys"],
-            "raw_bytes": ct["total_raw_bytes"],
-            "stored_bytes": ct["total_stored_bytes"],
-            "ratio": _ratio(ct["total_raw_bytes"], ct["total_stored_bytes"]),
-            "savings_bytes": ct["total_savings_bytes"],
-            "lzf_strings": ct["lzf_strings"],
-            "families": comp,
-        },
-        "advice": advice,
-    }
-
-
-def _ratio(raw, stored):
-    return round(raw / stored, 2) if stored else None
+    return advice

@@ -45,62 +45,68 @@ def layout(v, report):
         )
     )
     if sk["items"]:
-        blocks.append(
-            table(
-                "Keys split into shards, by memory",
-                ["logical key", "type", "shards", "memory", "largest", "median", "balance"],
-                [
-                    [
-                        fmt_db_key({"key": r["logical_key"], "db": r["db"]})
-                        + (" (big once joined)" if r["big_when_joined"] else ""),
-                        r["type"],
-                        fmt_int(r["shards"]),
-                        fmt_bytes(r["memory_bytes"]),
-                        fmt_bytes(r["largest_shard_bytes"]),
-                        fmt_bytes(r["median_shard_bytes"]),
-                        f"{r['balance']:g}" if r["balance"] is not None else "-",
-                    ]
-                    for r in sk["items"]
-                ],
-                (2, 3, 4, 5, 6),
-            )
-        )
+        blocks.append(_split_keys(sk))
     if be["items"]:
-        blocks.append(
-            table(
-                f"Collections with an element over {fmt_bytes(be['threshold_bytes'])}",
-                ["key", "type", "length", "longest element", "memory"],
-                [
-                    [
-                        fmt_db_key(r),
-                        r["type"],
-                        fmt_int(r["length"]),
-                        fmt_bytes(r["max_elem_bytes"]),
-                        fmt_bytes(r["memory_bytes"]),
-                    ]
-                    for r in be["items"]
-                ],
-                (2, 3, 4),
-            )
-        )
+        blocks.append(_big_elements(be))
     if cp["families"]:
-        blocks.append(
-            table(
-                f"Strings over {fmt_bytes(cp['min_bytes'])} by family: LZF in the RDB",
-                ["family", "keys", "raw", "stored", "ratio", "memory", "to save"],
-                [
-                    [
-                        fmt_key(r["pattern"]),
-                        fmt_int(r["keys"]),
-                        fmt_bytes(r["raw_bytes"]),
-                        fmt_bytes(r["stored_bytes"]),
-                        f"{r['ratio']:g}" if r["ratio"] is not None else "-",
-                        fmt_bytes(r["memory_bytes"]),
-                        fmt_bytes(r["savings_bytes"]),
-                    ]
-                    for r in cp["families"]
-                ],
-                (1, 2, 3, 4, 5, 6),
-            )
-        )
+        blocks.append(_compressible(cp))
     return blocks + advice(v)
+
+
+def _split_keys(sk: dict) -> Block:
+    return table(
+        "Keys split into shards, by memory",
+        ["logical key", "type", "shards", "memory", "largest", "median", "balance"],
+        [
+            [
+                fmt_db_key({"key": r["logical_key"], "db": r["db"]})
+                + (" (big once joined)" if r["big_when_joined"] else ""),
+                r["type"],
+                fmt_int(r["shards"]),
+                fmt_bytes(r["memory_bytes"]),
+                fmt_bytes(r["largest_shard_bytes"]),
+                fmt_bytes(r["median_shard_bytes"]),
+                f"{r['balance']:g}" if r["balance"] is not None else "-",
+            ]
+            for r in sk["items"]
+        ],
+        (2, 3, 4, 5, 6),
+    )
+
+
+def _big_elements(be: dict) -> Block:
+    return table(
+        f"Collections with an element over {fmt_bytes(be['threshold_bytes'])}",
+        ["key", "type", "length", "longest element", "memory"],
+        [
+            [
+                fmt_db_key(r),
+                r["type"],
+                fmt_int(r["length"]),
+                fmt_bytes(r["max_elem_bytes"]),
+                fmt_bytes(r["memory_bytes"]),
+            ]
+            for r in be["items"]
+        ],
+        (2, 3, 4),
+    )
+
+
+def _compressible(cp: dict) -> Block:
+    return table(
+        f"Strings over {fmt_bytes(cp['min_bytes'])} by family: LZF in the RDB",
+        ["family", "keys", "raw", "stored", "ratio", "memory", "to save"],
+        [
+            [
+                fmt_key(r["pattern"]),
+                fmt_int(r["keys"]),
+                fmt_bytes(r["raw_bytes"]),
+                fmt_bytes(r["stored_bytes"]),
+                f"{r['ratio']:g}" if r["ratio"] is not None else "-",
+                fmt_bytes(r["memory_bytes"]),
+                fmt_bytes(r["savings_bytes"]),
+            ]
+            for r in cp["families"]
+        ],
+        (1, 2, 3, 4, 5, 6),
+    )
