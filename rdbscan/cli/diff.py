@@ -1,5 +1,4 @@
-"""`rdbscan diff` and `rdbscan trend`: thin click wrappers over rdbscan.reports.diff,
-rdbscan.reports.trend and rdbscan.reports.diff_render."""
+"""`rdbscan diff` and `rdbscan trend`: thin click wrappers over rdbscan.reports.diff."""
 
 from __future__ import annotations
 
@@ -343,10 +342,10 @@ def diff_cmd(
         if tmpdir:
             shutil.rmtree(tmpdir, ignore_errors=True)
 
-    from ..reports.diff_render import render_diff
+    from ..reports.diff.render import render_diff
 
     if fmt == "html" or html_path:
-        from ..reports.diff_html import render_diff_html
+        from ..reports.diff.html import render_diff_html
 
         _write_page(render_diff_html(result), html_path, quiet)
     if fmt != "html":
@@ -412,8 +411,8 @@ def trend_cmd(database, instance, from_, to, fmt, html_path, top, delimiters):
 
     Example: rdbscan trend history.duckdb --instance cache-1 --from 2026-11-01
     """
-    from ..reports.diff_render import render_trend
-    from ..reports.trend import build_trend
+    from ..reports.diff.trend import build_trend
+    from ..reports.diff.trend_render import render_trend
 
     _check_html_target(html_path)
     ws = D.Workspace()
@@ -426,7 +425,7 @@ def trend_cmd(database, instance, from_, to, fmt, html_path, top, delimiters):
     finally:
         ws.close()
     if fmt == "html" or html_path:
-        from ..reports.diff_html import render_trend_html
+        from ..reports.diff.html import render_trend_html
 
         _write_page(render_trend_html(result), html_path, quiet=False)
     if fmt != "html":

@@ -240,7 +240,7 @@ def report_cmd(
             else (",".join(f"{k}={v}" for k, v in rules.fail_on.items()) if rules.fail_on else None)
         )
         checks = rpt.parse_fail_on(fail_spec, defaults=rules.fail_on)
-        from ..reports.schema_check import load_for_report
+        from ..reports.schema.check import load_for_report
 
         key_schema, delimiters = load_for_report(schema_path, checks, delimiters)
     except ValueError as e:

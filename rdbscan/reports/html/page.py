@@ -78,7 +78,7 @@ def _block_html(b: Block) -> str:
 
 
 def blocks_html(blocks: list[Block]) -> str:
-    """Blocks (render.document, diff_render.diff_document, ...) as HTML; consecutive findings
+    """Blocks (report.render.document, diff.render.diff_document, ...) as HTML; consecutive findings
     form one list."""
     parts, in_list = [], False
     for b in blocks:

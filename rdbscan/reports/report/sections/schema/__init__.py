@@ -1,8 +1,8 @@
 """Schema (only with `--schema FILE`): the keys checked against a key schema (docs/schema.md);
-the check itself is the key-schema product's (rdbscan/reports/schema_check.py)."""
+the check itself is the key-schema product's (rdbscan/reports/schema/check.py)."""
 
-from ....schema_check import fail_value as _measure
-from ....schema_check import section as _check
+from ....schema.check import fail_value as _measure
+from ....schema.check import section as _check
 from ...section import FailRule, Section
 from .layout import layout
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ....document import Block, advice, table
 from ....format import fmt_bytes, fmt_duration_ms, fmt_int, fmt_key, fmt_pct
-from ....schema_check import LIMIT
+from ....schema.check import LIMIT
 
 
 def layout(s: dict, report: dict) -> list[Block]:

@@ -11,8 +11,9 @@ against the few patterns that share their first characters.
 
 from __future__ import annotations
 
-from .engine import querylib, relations
-from .schema import PLACEHOLDER_RE, Schema, literal_length, literal_prefix, literal_suffix
+from ..engine import querylib, relations
+from .read import Schema
+from .spec import PLACEHOLDER_RE, literal_length, literal_prefix, literal_suffix
 
 CHECKS = {
     # check: (what it counts, unit of the count for --fail-on)
@@ -141,8 +142,25 @@ def section(run, schema: Schema, top: int) -> dict:
         )
     violations = sum(c["count"] for c in checks)
     out_items = [r for name in CHECKS for r in items[name][: max(top, 1)]]
+    advice = _advice({c["check"]: c for c in checks})
+    return {
+        "file": schema.path,
+        "delimiters": schema.delimiters,
+        "families_declared": len(schema.rules),
+        "keys": totals[0],
+        "keys_documented": totals[1],
+        "memory_bytes": totals[2],
+        "memory_documented": totals[3],
+        "violations": violations,
+        "checks": checks,
+        "items": out_items,
+        "advice": advice,
+    }
+
+
+def _advice(by: dict) -> list[str]:
+    """What to do about the breaks; `by`: each check's totals, by name."""
     advice = []
-    by = {c["check"]: c for c in checks}
     if by["undocumented"]["keys"]:
         advice.append(
             f"{by['undocumented']['keys']} key(s) in {by['undocumented']['families']} "
@@ -164,19 +182,7 @@ def section(run, schema: Schema, top: int) -> dict:
             "Declared families without keys are dead documentation, or a writer that "
             "changed its key names: check, then remove them from the schema."
         )
-    return {
-        "file": schema.path,
-        "delimiters": schema.delimiters,
-        "families_declared": len(schema.rules),
-        "keys": totals[0],
-        "keys_documented": totals[1],
-        "memory_bytes": totals[2],
-        "memory_documented": totals[3],
-        "violations": violations,
-        "checks": checks,
-        "items": out_items,
-        "advice": advice,
-    }
+    return advice
 
 
 def fail_value(report: dict, rule: str) -> tuple[int, str | None]:
@@ -196,7 +202,7 @@ def fail_value(report: dict, rule: str) -> tuple[int, str | None]:
 def load_for_report(path: str | None, checks: list[tuple[str, str]], delimiters: str | None):
     """`report --schema`: the schema (or None) and the delimiters to report with, the schema's
     unless --delimiters says otherwise; ValueError for a bad file, or --fail-on schema without one."""
-    from .schema import load_schema
+    from .read import load_schema
 
     wanted = [rule for rule, _ in checks if rule.split(":", 1)[0] == "schema"]
     if not path:

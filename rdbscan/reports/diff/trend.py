@@ -1,7 +1,7 @@
 """`rdbscan trend` as a library: the families of each instance over the snapshots of one database.
 
 The database holds snapshots written by `rdbscan load --instance NAME` (docs/diff.md); it is
-attached read-only to an in-memory connection (rdbscan.reports.diff.Workspace), where the bundled
+attached read-only to an in-memory connection (rdbscan.reports.diff.workspace.Workspace), where the bundled
 rdbscan/reports/queries/diff/trend_*.sql compute keys and memory per snapshot and family and least-squares
 growth per day.  The dict `build_trend` returns is the JSON contract.
 """
@@ -11,17 +11,17 @@ from __future__ import annotations
 import datetime as _dt
 import time
 
-from .diff import (
+from ..format import plain
+from .build import DiffRunner
+from .snapshots import (
     DiffError,
-    DiffRunner,
     Snapshot,
-    Workspace,
     _iso,
     instance_snapshots,
     parse_when,
     pick_snapshot,
 )
-from .format import plain
+from .workspace import Workspace
 
 TREND_FORMAT = 1
 
@@ -79,45 +79,9 @@ def build_trend(
     run = DiffRunner(con, {"delimiters": delimiters, "top": top}, base=("_tkeys",))
     per_snap = run.rows("trend_snapshots")
     families = run.rows("trend_families")
-    instances = []
-    for i, name in enumerate(names):
-        group = series[name]
-        stats = {r["snapshot_id"]: r for r in per_snap if r["series"] == i}
-        fams = [r for r in families if r["series"] == i]
-        first = next(iter(stats.values()), {})
-        span = (group[-1].snapshot_ms - group[0].snapshot_ms) / 86400000 if group else None
-        instances.append(
-            {
-                "instance": name,
-                "snapshots": [
-                    plain(
-                        {
-                            "snapshot_id": s.snapshot_id,
-                            "snapshot_ms": s.snapshot_ms,
-                            "snapshot_time": _iso(s.snapshot_ms),
-                            "snapshot_source": s.snapshot_source,
-                            "dumps": len(s.dump_ids),
-                            "dump_ids": s.dump_ids,
-                            "paths": s.paths,
-                            "keys": stats[s.snapshot_id]["keys"],
-                            "keys_with_ttl": stats[s.snapshot_id]["keys_with_ttl"],
-                            "memory_bytes": stats[s.snapshot_id]["memory_bytes"],
-                            "used_mem": s.used_mem,
-                            "complete": s.complete,
-                        }
-                    )
-                    for s in group
-                ],
-                "days": span,
-                "memory_per_day": first.get("memory_per_day"),
-                "keys_per_day": first.get("keys_per_day"),
-                "families_total": fams[0]["families_total"] if fams else 0,
-                "families": [
-                    {k: v for k, v in f.items() if k not in ("series", "families_total")}
-                    for f in fams
-                ],
-            }
-        )
+    instances = [
+        _instance(name, series[name], i, per_snap, families) for i, name in enumerate(names)
+    ]
     return {
         "rdbscan_trend": TREND_FORMAT,
         "generated_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -131,4 +95,43 @@ def build_trend(
         },
         "instances": instances,
         "trend_seconds": round(time.perf_counter() - started, 3),
+    }
+
+
+def _instance(
+    name, group: list[Snapshot], i: int, per_snap: list[dict], families: list[dict]
+) -> dict:
+    """One instance's snapshots (keys and memory of each), growth per day and families."""
+    stats = {r["snapshot_id"]: r for r in per_snap if r["series"] == i}
+    fams = [r for r in families if r["series"] == i]
+    first = next(iter(stats.values()), {})
+    span = (group[-1].snapshot_ms - group[0].snapshot_ms) / 86400000 if group else None
+    return {
+        "instance": name,
+        "snapshots": [
+            plain(
+                {
+                    "snapshot_id": s.snapshot_id,
+                    "snapshot_ms": s.snapshot_ms,
+                    "snapshot_time": _iso(s.snapshot_ms),
+                    "snapshot_source": s.snapshot_source,
+                    "dumps": len(s.dump_ids),
+                    "dump_ids": s.dump_ids,
+                    "paths": s.paths,
+                    "keys": stats[s.snapshot_id]["keys"],
+                    "keys_with_ttl": stats[s.snapshot_id]["keys_with_ttl"],
+                    "memory_bytes": stats[s.snapshot_id]["memory_bytes"],
+                    "used_mem": s.used_mem,
+                    "complete": s.complete,
+                }
+            )
+            for s in group
+        ],
+        "days": span,
+        "memory_per_day": first.get("memory_per_day"),
+        "keys_per_day": first.get("keys_per_day"),
+        "families_total": fams[0]["families_total"] if fams else 0,
+        "families": [
+            {k: v for k, v in f.items() if k not in ("series", "families_total")} for f in fams
+        ],
     }

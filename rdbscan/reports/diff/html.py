@@ -1,26 +1,20 @@
 """`rdbscan diff` and `rdbscan trend` as one self-contained HTML page each.
 
 Drawn with the report's HTML machinery (rdbscan.reports.html: the page, the blocks as HTML, the SVG
-charts): the verdict first (diff_render.diff_verdict / trend_verdict), then the charts, then the
-tables of the text output (diff_render.diff_sections / trend_sections), and the diff or trend dict
-embedded as JSON.  No script draws a chart: they are SVG written here.
+charts): the verdict first (render.diff_verdict / trend_render.trend_verdict), then the charts,
+then the tables of the text output (layout.diff_sections / trend_render.trend_sections), and the
+diff or trend dict embedded as JSON.  No script draws a chart: they are SVG written here.
 """
 
 from __future__ import annotations
 
-from .diff_render import (
-    diff_sections,
-    diff_verdict,
-    fmt_growth,
-    fmt_per_day_bytes,
-    fmt_signed_bytes,
-    fmt_signed_int,
-    trend_sections,
-    trend_verdict,
-)
-from .format import fmt_bytes, fmt_duration_ms, fmt_int, fmt_time
-from .html import page as P
-from .html import svg as S
+from ..format import fmt_bytes, fmt_duration_ms, fmt_int, fmt_time
+from ..html import page as P
+from ..html import svg as S
+from .blocks import fmt_growth, fmt_per_day_bytes, fmt_signed_bytes, fmt_signed_int
+from .layout import diff_sections
+from .render import diff_verdict
+from .trend_render import trend_sections, trend_verdict
 
 ADDED, REMOVED, CHANGED = "#59a14f", "#e15759", "#f28e2b"
 TREND_LINES = 10  # families drawn as lines per instance (the JSON's first ones: fastest growth)
@@ -93,39 +87,7 @@ def _diff_header(d: dict) -> str:
 
 
 def _diff_charts(d: dict) -> list[str]:
-    fams = d["families"]["items"]
-    out = [
-        S.chart_box(
-            "Memory by family, old and new (the largest changes)",
-            S.pair_bars(
-                "Memory by family",
-                [
-                    (
-                        r["pattern"],
-                        r["old_memory_bytes"],
-                        r["new_memory_bytes"],
-                        f"{fmt_bytes(r['old_memory_bytes'])} → {fmt_bytes(r['new_memory_bytes'])}",
-                    )
-                    for r in fams
-                ],
-            ),
-        ),
-        S.chart_box(
-            "Growth of memory per family",
-            S.signed_bars(
-                "Growth per family",
-                [
-                    (
-                        r["pattern"],
-                        r["delta_memory_bytes"],
-                        f"{fmt_signed_bytes(r['delta_memory_bytes'])} ({fmt_growth(r['memory_growth'])})"
-                        if r["status"] not in ("new", "vanished")
-                        else f"{fmt_signed_bytes(r['delta_memory_bytes'])} ({r['status']})",
-                    )
-                    for r in fams
-                ],
-            ),
-        ),
+    out = _family_charts(d["families"]["items"]) + [
         S.chart_box(
             "Keys added, removed and changed per family",
             S.stacked_bars(
@@ -178,6 +140,43 @@ def _diff_charts(d: dict) -> list[str]:
             )
         )
     return out
+
+
+def _family_charts(fams: list[dict]) -> list[str]:
+    """Memory by family, old and new; its growth."""
+    return [
+        S.chart_box(
+            "Memory by family, old and new (the largest changes)",
+            S.pair_bars(
+                "Memory by family",
+                [
+                    (
+                        r["pattern"],
+                        r["old_memory_bytes"],
+                        r["new_memory_bytes"],
+                        f"{fmt_bytes(r['old_memory_bytes'])} → {fmt_bytes(r['new_memory_bytes'])}",
+                    )
+                    for r in fams
+                ],
+            ),
+        ),
+        S.chart_box(
+            "Growth of memory per family",
+            S.signed_bars(
+                "Growth per family",
+                [
+                    (
+                        r["pattern"],
+                        r["delta_memory_bytes"],
+                        f"{fmt_signed_bytes(r['delta_memory_bytes'])} ({fmt_growth(r['memory_growth'])})"
+                        if r["status"] not in ("new", "vanished")
+                        else f"{fmt_signed_bytes(r['delta_memory_bytes'])} ({r['status']})",
+                    )
+                    for r in fams
+                ],
+            ),
+        ),
+    ]
 
 
 def render_diff_html(d: dict) -> str:
