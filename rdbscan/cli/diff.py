@@ -247,7 +247,7 @@ def diff_cmd(
     database holding one snapshot, or DB.duckdb#N for dump N in it.  A cluster compares as a
     whole: --old 'old/shard*.rdb' --new 'new/shard*.rdb'.  One database holding many snapshots
     (`rdbscan load --instance NAME`) compares two of them: its last two, or --from/--to.  Every
-    figure comes from a SQL file of queries/diff/.  Exit codes: 0 ok, 3 a --fail-on threshold
+    figure comes from a SQL file of diff/queries/.  Exit codes: 0 ok, 3 a --fail-on threshold
     exceeded, 4 a dump that could not be read to the end (nothing compared), 5 checksum mismatch.
 
     Example: rdbscan diff monday.rdb tuesday.rdb --fail-on growth=20%,new-big-keys

@@ -14,30 +14,14 @@ from __future__ import annotations
 import datetime as _dt
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from ..engine import querylib
 from ..engine.thresholds import BIG_KEY_DEFAULTS, SETTING_NAMES, set_query_params, thresholds_for
-from ..format import plain
 from .fail_on import evaluate_fail_on
+from .runner import DiffRunner, diff_queries
 from .snapshots import DiffError, Snapshot, read_dumps
 from .workspace import Workspace
 
 DIFF_FORMAT = 1
-
-
-def queries_dir() -> Path:
-    return querylib.queries_dir() / "diff"
-
-
-def diff_queries(include_base: bool = False) -> dict[str, querylib.Query]:
-    out = {}
-    for path in sorted(queries_dir().glob("*.sql")):
-        if path.stem.startswith("_") and not include_base:
-            continue
-        q = querylib.parse_query(path)
-        out[q.name] = q
-    return out
 
 
 @dataclass
@@ -80,45 +64,6 @@ def _create_sides(ws: Workspace, old: Snapshot, new: Snapshot) -> None:
         + " UNION ALL "
         + _side_view(ws.attach(new.database), "new")
     )
-
-
-BASE = ("_dkeys", "_dstats", "_dfamilies", "_dchanges")
-
-
-class DiffRunner:
-    """Runs the diff queries on one workspace with the diff's parameter values; the base
-    relations are created before the first query (views with their parameters inlined, as
-    relations.prepare does for the report)."""
-
-    def __init__(self, con, values: dict, base: tuple[str, ...] = BASE):
-        self.con = con
-        self.values = values
-        self.base = base
-        self.queries = diff_queries(include_base=True)
-        self.prepared = False
-
-    def prepare(self) -> None:
-        if self.prepared:
-            return
-        for name in self.base:
-            q = self.queries[name]
-            for statement in q.statements:
-                if querylib.CREATES_VIEW.search(querylib.strip_comments(statement.sql)):
-                    self.con.execute(querylib.inline_params(statement, self.values))
-                else:
-                    self.con.execute(statement.sql, querylib.bind(statement, self.values))
-        self.prepared = True
-
-    def rows(self, name: str, **overrides) -> list[dict]:
-        self.prepare()
-        return [
-            plain(r)
-            for r in querylib.run_dicts(self.con, self.queries[name], {**self.values, **overrides})
-        ]
-
-    def one(self, name: str, **overrides) -> dict:
-        rows = self.rows(name, **overrides)
-        return rows[0] if rows else {}
 
 
 def query_values(old: Snapshot, new: Snapshot, options: DiffOptions) -> tuple[dict, dict]:

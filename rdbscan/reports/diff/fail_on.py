@@ -10,7 +10,7 @@ from ..format import plain
 from .snapshots import DiffError
 
 if TYPE_CHECKING:
-    from .build import DiffRunner
+    from .runner import DiffRunner
 
 FAIL_RULES = {
     # rule: (default threshold, description)

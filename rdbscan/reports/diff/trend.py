@@ -12,7 +12,7 @@ import datetime as _dt
 import time
 
 from ..format import plain
-from .build import DiffRunner
+from .runner import DiffRunner
 from .snapshots import (
     DiffError,
     Snapshot,

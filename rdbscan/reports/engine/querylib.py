@@ -1,4 +1,9 @@
-"""The bundled SQL files of `rdbscan/reports/queries/`: finding them, reading their header, running them.
+"""The bundled SQL files: finding them, reading their header, running them.
+
+Each lives in a `queries/` folder next to the code that runs it: the shared base relations in
+`engine/queries/`, each section's in its package (`report/sections/*/queries/`), the key schema's
+in `schema/queries/`; one namespace of names for `rdbscan queries` and `rdbscan query`.  (The
+diff's, of the same names, are its own: `diff/queries/`.)
 
 Each file starts with a comment block (docs/queries.md, "Adding a query"):
 
@@ -11,7 +16,7 @@ Each file starts with a comment block (docs/queries.md, "Adding a query"):
 
 Parameters are DuckDB named prepared-statement parameters (`$top`); the default in parentheses is a
 Python literal (number, 'string', [list]).  A `from FILE.sql: NAME, ...` line (`*`: all) takes
-parameters as another file of `queries/` declares them, so that a default is written once (the
+parameters as another bundled file declares them, so that a default is written once (the
 compact-encoding thresholds: `_rlimits.sql`).  Files whose name starts with `_` build base relations
 (`_rkeys.sql` -> TEMP VIEW rkeys, `_rfamilies.sql` -> TEMP TABLE rfamilies, ...): `prepare()`
 creates them before queries that mention them.  A view cannot hold prepared-statement parameters, so a base
@@ -34,9 +39,23 @@ _PARAM_FROM = re.compile(r"^--\s+from (\S+\.sql):\s*(.+)$")
 _PARAM_USE = re.compile(r"\$([a-z_][a-z0-9_]*)")
 
 
-def queries_dir() -> Path:
-    """The bundled SQL: rdbscan/reports/queries, installed with the package."""
-    return Path(__file__).resolve().parent.parent / "queries"
+REPORTS = Path(__file__).resolve().parent.parent  # rdbscan/reports
+# The folders of the bundled SQL, under REPORTS, installed with the package.
+QUERY_DIRS = ("engine/queries", "report/sections/*/queries", "schema/queries")
+
+
+def query_files() -> list[Path]:
+    """Every bundled SQL file, by file name."""
+    return sorted(
+        (p for pattern in QUERY_DIRS for p in REPORTS.glob(pattern + "/*.sql")),
+        key=lambda p: p.name,
+    )
+
+
+def bundled_file(name: str) -> Path:
+    """The bundled file `name` (`_rlimits.sql`), wherever it is."""
+    found = [p for p in query_files() if p.name == name]
+    return found[0] if found else REPORTS / "engine" / "queries" / name
 
 
 @dataclass
@@ -139,8 +158,8 @@ def _parse_query(path: Path) -> Query:
 
 
 def _params_from(path: Path, source: str, names: str) -> dict[str, Param]:
-    """The parameters `names` (comma-separated, or `*`) as queries/`source` declares them."""
-    declared = parse_query(queries_dir() / source).params
+    """The parameters `names` (comma-separated, or `*`) as the bundled `source` declares them."""
+    declared = parse_query(bundled_file(source)).params
     wanted = list(declared) if names.strip() == "*" else [n.strip() for n in names.split(",")]
     missing = [n for n in wanted if n not in declared]
     if missing:
@@ -149,11 +168,13 @@ def _params_from(path: Path, source: str, names: str) -> dict[str, Param]:
 
 
 def bundled_queries(include_base: bool = False) -> dict[str, Query]:
-    out = {}
-    for path in sorted(queries_dir().glob("*.sql")):
+    out: dict[str, Query] = {}
+    for path in query_files():
         if path.stem.startswith("_") and not include_base:
             continue
         q = parse_query(path)
+        if q.name in out:
+            raise ValueError(f"two bundled queries named {q.name}: {out[q.name].path}, {path}")
         out[q.name] = q
     return out
 

@@ -8,7 +8,7 @@ adding its package and its entry.  Every figure comes from the bundled SQL its b
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -35,8 +35,9 @@ class FailRule:
 class Section:
     # its key in the report object (docs/json.md) and its `--section` name
     name: str
-    # (run, options, meta) -> the section's object; meta: what query_values() worked out
-    build: Callable[[Runner, Any, dict], dict]
+    # (run, options, meta) -> the section's object (its `data`); meta: what query_values()
+    # worked out
+    build: Callable[[Runner, Any, dict], Mapping[str, Any]]
     # (its object, the report) -> its blocks in the text, markdown and HTML reports
     layout: Callable[[dict, dict], list[Block]]
     # (its object, the report) -> its findings (finding() below); asked when the object is there
@@ -51,6 +52,8 @@ class Section:
     # (report) -> its charts, drawn in the order of the sections (docs/html-report.md)
     chart_data: Callable[[Runner, Any], dict] | None = None
     charts: Callable[[dict], list[str]] | None = None
+    # the TypedDict of its object, as docs/json.md documents it (tests/test_docs.py)
+    data: type | None = None
     # False: not a `--section` choice, built when `enabled(options)` says so (schema: --schema)
     selectable: bool = True
     enabled: Callable[[Any], bool] | None = None

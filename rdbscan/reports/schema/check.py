@@ -11,6 +11,8 @@ against the few patterns that share their first characters.
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from ..engine import querylib, relations
 from .read import Schema
 from .spec import PLACEHOLDER_RE, literal_length, literal_prefix, literal_suffix
@@ -96,7 +98,23 @@ def create_relations(con, schema: Schema) -> None:
     con.execute(assignment_sql(schema))
 
 
-def section(run, schema: Schema, top: int) -> dict:
+class SchemaCheckData(TypedDict):
+    """The report's `schema` object (docs/json.md, docs/schema.md)."""
+
+    file: str
+    delimiters: str
+    families_declared: int
+    keys: int
+    keys_documented: int
+    memory_bytes: int
+    memory_documented: int
+    violations: int
+    checks: list[dict]
+    items: list[dict]
+    advice: list[str]
+
+
+def section(run, schema: Schema, top: int) -> SchemaCheckData:
     """The report's `schema` section (docs/json.md): totals per check, then the rows (top N per
     check by memory), with the declared pattern and its limit next to each."""
     relations.prepare(run.con, run.values, created=run.created)

@@ -1,7 +1,7 @@
 """Big keys: keys over the big-key thresholds, the top keys by memory and by length."""
 
 from ...section import Section
-from .build import build
+from .build import BigKeysData, build
 from .charts import charts
 from .fail_on import FAIL_RULES, fail_value
 from .findings import findings
@@ -11,6 +11,7 @@ SECTION = Section(
     "big_keys",
     build=build,
     layout=layout,
+    data=BigKeysData,
     findings=findings,
     finding_order=1,
     fail_rules=FAIL_RULES,

@@ -2,14 +2,30 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 if TYPE_CHECKING:
     from ....engine.relations import Runner
-    from ...build import ReportOptions
 
 
-def build(run: Runner, options: ReportOptions, meta: dict) -> dict:
+class BigKeysData(TypedDict):
+    """The `big_keys` object (docs/json.md)."""
+
+    thresholds: dict[str, int]
+    keys: int
+    critical: int
+    keys_with_ttl: int
+    memory_bytes: int
+    critical_memory_bytes: int
+    lazyfree_lazy_expire: str | None
+    rules: list[dict]
+    items: list[dict]
+    top_by_memory: list[dict]
+    top_by_length: list[dict]
+    advice: list[str]
+
+
+def build(run: Runner, options, meta: dict) -> BigKeysData:
     items = run.rows("big_keys")
     rules = run.rows("big_keys_summary")
     top = run.rows("big_keys_top")

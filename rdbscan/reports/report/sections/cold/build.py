@@ -3,14 +3,44 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict, cast
 
 if TYPE_CHECKING:
     from ....engine.relations import Runner
-    from ...build import ReportOptions
 
 
-def build(run: Runner, options: ReportOptions, meta: dict) -> dict:
+class _ColdAlways(TypedDict):
+    available: bool
+    policy: str | None
+    reason: str | None
+    items: list[dict]
+    hot: list[dict]
+    hot_families: list[dict]
+    advice: list[str]
+
+
+class ColdData(_ColdAlways, total=False):
+    """The `cold` object (docs/json.md); with LRU or LFU data (`available`), also the options
+    and queries/cold_summary.sql's row."""
+
+    idle_days: float
+    max_freq: int
+    keys: int
+    keys_with_idle: int
+    keys_with_freq: int
+    cold_idle_keys: int
+    cold_idle_memory: int
+    cold_freq_keys: int
+    cold_freq_memory: int
+    cold_without_ttl: int
+    max_idle_seconds: int | None
+    median_idle_seconds: float | None
+    min_freq: int | None
+    median_freq: float | None
+    max_freq_seen: int | None
+
+
+def build(run: Runner, options, meta: dict) -> ColdData:
     s = run.one("cold_summary")
     has_idle, has_freq = bool(s.get("keys_with_idle")), bool(s.get("keys_with_freq"))
     if not (has_idle or has_freq):
@@ -34,15 +64,18 @@ def build(run: Runner, options: ReportOptions, meta: dict) -> dict:
         advice.append(
             f"{cold_nottl} cold key(s) have no TTL: review them for deletion or give them an expiry."
         )
-    return {
-        "available": True,
-        "policy": "lfu" if has_freq else "lru",
-        "idle_days": options.idle_days,
-        "max_freq": options.max_freq,
-        **s,
-        "reason": None,
-        "items": items,
-        "hot": hot,
-        "hot_families": hot_families,
-        "advice": advice,
-    }
+    return cast(
+        ColdData,
+        {
+            "available": True,
+            "policy": "lfu" if has_freq else "lru",
+            "idle_days": options.idle_days,
+            "max_freq": options.max_freq,
+            **s,
+            "reason": None,
+            "items": items,
+            "hot": hot,
+            "hot_families": hot_families,
+            "advice": advice,
+        },
+    )

@@ -2,7 +2,7 @@
 what raising a threshold would convert, strings cheaper as hash fields."""
 
 from ...section import Section
-from .build import build
+from .build import EncodingsData, build
 from .fail_on import FAIL_RULES, fail_value
 from .findings import findings
 from .layout import layout
@@ -11,6 +11,7 @@ SECTION = Section(
     "encodings",
     build=build,
     layout=layout,
+    data=EncodingsData,
     findings=findings,
     finding_order=3,
     fail_rules=FAIL_RULES,

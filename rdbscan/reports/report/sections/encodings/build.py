@@ -3,24 +3,46 @@ over, what raising a threshold would convert."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 from ....engine.thresholds import SETTING_NAMES
 from ....format import fmt_bytes
 
 if TYPE_CHECKING:
     from ....engine.relations import Runner
-    from ...build import ReportOptions
 
 
-def build(run: Runner, options: ReportOptions, meta: dict) -> dict:
+class CandidatesTotal(TypedDict):
+    keys: int
+    savings_bytes: int
+
+
+class EncodingsData(TypedDict):
+    """The `encodings` object (docs/json.md)."""
+
+    server: str | None
+    server_version: str | None
+    thresholds: dict[str, int]
+    threshold_sources: dict[str, str]
+    compact_encoding: str
+    list_compact_encoding: str
+    candidates: list[dict]
+    candidates_by_type: list[dict]
+    candidates_total: CandidatesTotal
+    near_threshold: list[dict]
+    what_if: list[dict]
+    strings_to_hashes: list[dict]
+    advice: list[str]
+
+
+def build(run: Runner, options, meta: dict) -> EncodingsData:
     values = run.values
     candidates = run.rows("encoding_candidates")
     summary = run.rows("encoding_candidates_summary")
     near = run.rows("encoding_near")
     whatif = run.rows("encoding_whatif")
     s2h = run.rows("strings_to_hashes")
-    total = {
+    total: CandidatesTotal = {
         "keys": sum(r["keys"] for r in summary),
         "savings_bytes": sum(r["savings_bytes"] for r in summary),
     }

@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 if TYPE_CHECKING:
     from ....engine.relations import Runner
-    from ...build import ReportOptions
 
 
-def build(run: Runner, options: ReportOptions, meta: dict) -> dict:
+class NamingData(TypedDict):
+    """The `naming` object (docs/json.md)."""
+
+    keys: int
+    memory_bytes: int
+    keys_checked: int
+    config: dict
+    rules: list[dict]
+    families: list[dict]
+    advice: list[str]
+
+
+def build(run: Runner, options, meta: dict) -> NamingData:
     rules = run.rows("naming_rules")
     summary = run.one("naming_summary")
     families = run.rows("naming_families")

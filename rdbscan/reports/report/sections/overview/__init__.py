@@ -1,7 +1,7 @@
 """The Overview: dumps, databases, types, memory against used_mem, what the figures cover."""
 
 from ...section import Section
-from .build import build
+from .build import OverviewData, build
 from .charts import chart_data, charts
 from .findings import findings
 from .layout import layout
@@ -10,6 +10,7 @@ SECTION = Section(
     "overview",
     build=build,
     layout=layout,
+    data=OverviewData,
     findings=findings,
     finding_order=0,
     chart_data=chart_data,

@@ -2,14 +2,55 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 from ....engine.relations import left_out_snapshots
 from ....format import fmt_bytes
 
 if TYPE_CHECKING:
     from ....engine.relations import Runner
-    from ...build import ReportOptions
+
+
+class DatabasesNotListed(TypedDict):
+    databases: int
+    keys: int
+    keys_with_ttl: int
+    memory_bytes: int
+
+
+class OverviewData(TypedDict):
+    """The `overview` object (docs/json.md)."""
+
+    keys: int
+    keys_by_db: dict[str, int]
+    databases: int
+    keys_with_ttl: int
+    memory_bytes: int
+    used_mem: int | None
+    memory_vs_used_mem: float | None
+    memory_total_bytes: int | None
+    used_mem_gap: int | None
+    memory_model: str | None
+    rdb_version: int | None
+    server: str | None
+    server_version: str | None
+    snapshot_time: str | None
+    snapshot_ms: int | None
+    snapshot_source: str | None
+    checksum: str | None
+    complete: bool
+    skipped_keys: int
+    tail_bytes: int
+    input: str | None
+    parse_seconds: float | None
+    bytes_per_second: int | None
+    keys_per_second: int | None
+    dumps: list[dict]
+    dbs: list[dict]
+    dbs_not_listed: DatabasesNotListed
+    types: list[dict]
+    notes: list[str]
+    advice: list[str]
 
 
 def _same_or_max(items: list, key: str):
@@ -19,7 +60,7 @@ def _same_or_max(items: list, key: str):
     return vals[0] if len(set(map(str, vals))) == 1 else max(vals)
 
 
-def build(run: Runner, options: ReportOptions, meta: dict) -> dict:
+def build(run: Runner, options, meta: dict) -> OverviewData:
     dumps = run.rows("overview_dumps")
     dbs = run.rows("overview_dbs")
     types = run.rows("overview_types")

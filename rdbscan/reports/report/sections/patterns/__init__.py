@@ -1,7 +1,7 @@
 """Key families: which families hold the keys and the memory, and prefixes."""
 
 from ...section import Section
-from .build import build
+from .build import PatternsData, build
 from .findings import findings
 from .layout import layout
 
@@ -9,6 +9,7 @@ SECTION = Section(
     "patterns",
     build=build,
     layout=layout,
+    data=PatternsData,
     findings=findings,
     finding_order=5,
 )

@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 if TYPE_CHECKING:
     from ....engine.relations import Runner
-    from ...build import ReportOptions
 
 
-def build(run: Runner, options: ReportOptions, meta: dict) -> dict:
+class PatternsData(TypedDict):
+    """The `patterns` object (docs/json.md)."""
+
+    delimiters: str
+    families: int
+    items: list[dict]
+    prefixes: list[dict]
+    advice: list[str]
+
+
+def build(run: Runner, options, meta: dict) -> PatternsData:
     items = run.rows("patterns", top=max(options.top, 1))
     prefixes = run.rows("prefixes", top=max(options.top, 1))
     families = sum(r["families"] for r in items)

@@ -1,13 +1,14 @@
 """Schema (only with `--schema FILE`): the keys checked against a key schema (docs/schema.md);
 the check itself is the key-schema product's (rdbscan/reports/schema/check.py)."""
 
+from ....schema.check import SchemaCheckData
 from ....schema.check import fail_value as _measure
 from ....schema.check import section as _check
 from ...section import FailRule, Section
 from .layout import layout
 
 
-def build(run, options, meta: dict) -> dict:
+def build(run, options, meta: dict) -> SchemaCheckData:
     return _check(run, options.schema, options.top)
 
 
@@ -20,6 +21,7 @@ SECTION = Section(
     "schema",
     build=build,
     layout=layout,
+    data=SchemaCheckData,
     fail_rules={
         "schema": FailRule(
             0,

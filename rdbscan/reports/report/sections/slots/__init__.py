@@ -1,7 +1,7 @@
 """Cluster slots: keys and memory per hash slot, and hashtags."""
 
 from ...section import Section
-from .build import build
+from .build import SlotsData, build
 from .charts import charts
 from .findings import findings
 from .layout import layout
@@ -10,6 +10,7 @@ SECTION = Section(
     "slots",
     build=build,
     layout=layout,
+    data=SlotsData,
     findings=findings,
     finding_order=8,
     charts=charts,

@@ -2,14 +2,29 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict, cast
 
 if TYPE_CHECKING:
     from ....engine.relations import Runner
-    from ...build import ReportOptions
 
 
-def build(run: Runner, options: ReportOptions, meta: dict) -> dict:
+class SlotsData(TypedDict):
+    """The `slots` object (docs/json.md): queries/slot_summary.sql's row, then the lists."""
+
+    slots_used: int
+    keys: int
+    avg_keys_per_slot: float | None
+    max_keys_in_slot: int | None
+    max_memory_in_slot: int | None
+    announced_slots: int | None
+    announced_mismatches: int | None
+    hottest: list[dict]
+    by_memory: list[dict]
+    hashtags: list[dict]
+    advice: list[str]
+
+
+def build(run: Runner, options, meta: dict) -> SlotsData:
     summary = run.one("slot_summary")
     hottest = run.rows("slots")
     by_memory = run.rows("slots_by_memory")
@@ -26,10 +41,13 @@ def build(run: Runner, options: ReportOptions, meta: dict) -> dict:
             "The per-slot counts announced in the dump disagree with the keys read: the dump "
             "may be damaged or truncated."
         )
-    return {
-        **summary,
-        "hottest": hottest,
-        "by_memory": by_memory,
-        "hashtags": tags,
-        "advice": advice,
-    }
+    return cast(
+        SlotsData,
+        {
+            **summary,
+            "hottest": hottest,
+            "by_memory": by_memory,
+            "hashtags": tags,
+            "advice": advice,
+        },
+    )

@@ -1,7 +1,7 @@
 """Streams and hash field TTLs: consumer groups, pending entries, length."""
 
 from ...section import Section
-from .build import build
+from .build import StreamsData, build
 from .findings import findings
 from .layout import layout
 
@@ -9,6 +9,7 @@ SECTION = Section(
     "streams",
     build=build,
     layout=layout,
+    data=StreamsData,
     findings=findings,
     finding_order=9,
 )

@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 if TYPE_CHECKING:
     from ....engine.relations import Runner
-    from ...build import ReportOptions
 
 
-def build(run: Runner, options: ReportOptions, meta: dict) -> dict:
+class StreamsData(TypedDict):
+    """The `streams` object (docs/json.md)."""
+
+    items: list[dict]
+    hash_field_ttl: list[dict]
+    advice: list[str]
+
+
+def build(run: Runner, options, meta: dict) -> StreamsData:
     items = run.rows("streams")
     hfe = run.rows("hash_field_ttl")
     advice = []

@@ -1,7 +1,7 @@
 """TTL: keys without expiry, families that look ephemeral, expiry herds, the TTL distribution."""
 
 from ...section import Section
-from .build import build
+from .build import TtlData, build
 from .charts import chart_data, charts
 from .fail_on import FAIL_RULES, fail_value
 from .findings import findings
@@ -11,6 +11,7 @@ SECTION = Section(
     "ttl",
     build=build,
     layout=layout,
+    data=TtlData,
     findings=findings,
     finding_order=2,
     fail_rules=FAIL_RULES,

@@ -4,11 +4,37 @@ distribution."""
 from __future__ import annotations
 
 import datetime as _dt
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict, cast
 
 if TYPE_CHECKING:
     from ....engine.relations import Runner
-    from ...build import ReportOptions
+
+
+class Herd(TypedDict):
+    seconds: list[dict]
+    minutes: list[dict]
+
+
+class TtlData(TypedDict):
+    """The `ttl` object (docs/json.md): queries/ttl_summary.sql's row, then the lists."""
+
+    keys: int
+    keys_with_ttl: int
+    keys_without_ttl: int
+    memory_bytes: int
+    memory_without_ttl: int
+    memory_share_without_ttl: float | None
+    key_share_without_ttl: float | None
+    expired_at_snapshot: int
+    memory_expired_at_snapshot: int
+    expiring_within_1h: int
+    hashes_with_field_ttl: int
+    snapshot_ms: int | None
+    snapshot_time: str | None
+    families: list[dict]
+    herd: Herd
+    distribution: list[dict]
+    advice: list[str]
 
 
 def _ms_to_iso(ms):
@@ -17,7 +43,7 @@ def _ms_to_iso(ms):
     return _dt.datetime.fromtimestamp(ms / 1000, _dt.timezone.utc).isoformat()
 
 
-def build(run: Runner, options: ReportOptions, meta: dict) -> dict:
+def build(run: Runner, options, meta: dict) -> TtlData:
     s = run.one("ttl_summary")
     families = run.rows("ttl_families")
     herd = run.rows("ttl_herd")
@@ -42,14 +68,17 @@ def build(run: Runner, options: ReportOptions, meta: dict) -> dict:
             f"{s['expired_at_snapshot']} key(s) were already expired at snapshot time: active "
             "expiry is falling behind (raise `hz` or check for blocked event loops)."
         )
-    return {
-        **s,
-        "snapshot_time": _ms_to_iso(s.get("snapshot_ms")),
-        "families": families,
-        "herd": {
-            "seconds": [h for h in herd if h["granularity"] == "second"],
-            "minutes": [h for h in herd if h["granularity"] == "minute"],
+    return cast(
+        TtlData,
+        {
+            **s,
+            "snapshot_time": _ms_to_iso(s.get("snapshot_ms")),
+            "families": families,
+            "herd": {
+                "seconds": [h for h in herd if h["granularity"] == "second"],
+                "minutes": [h for h in herd if h["granularity"] == "minute"],
+            },
+            "distribution": dist,
+            "advice": advice,
         },
-        "distribution": dist,
-        "advice": advice,
-    }
+    )

@@ -1,7 +1,7 @@
 """Value design: keys split into shards, collections with big elements, compressible strings."""
 
 from ...section import Section
-from .build import build
+from .build import ValuesData, build
 from .findings import findings
 from .layout import layout
 
@@ -9,6 +9,7 @@ SECTION = Section(
     "values",
     build=build,
     layout=layout,
+    data=ValuesData,
     findings=findings,
     finding_order=4,
 )

@@ -13,8 +13,48 @@ Every number comes from those SQL files; this module slices their rows and words
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from ....engine import querylib
 from ....format import fmt_bytes
+
+
+class SplitKeys(TypedDict):
+    min_shards: int
+    logical_keys: int
+    shards: int
+    memory_bytes: int
+    big_when_joined: int
+    big_when_joined_memory_bytes: int
+    items: list[dict]
+
+
+class BigElements(TypedDict):
+    threshold_bytes: int
+    keys: int
+    memory_bytes: int
+    keys_by_type: dict[str, int]
+    items: list[dict]
+
+
+class Compressible(TypedDict):
+    min_bytes: int
+    keys: int
+    raw_bytes: int
+    stored_bytes: int
+    ratio: float | None
+    savings_bytes: int
+    lzf_strings: int
+    families: list[dict]
+
+
+class ValuesData(TypedDict):
+    """The `values` object (docs/json.md): value design."""
+
+    split_keys: SplitKeys
+    big_elements: BigElements
+    compressible: Compressible
+    advice: list[str]
 
 
 def _param(run, query: str, name: str):
@@ -31,7 +71,7 @@ def _pop_totals(rows: list[dict], names: tuple[str, ...]) -> dict:
     return totals
 
 
-def build(run, options, meta: dict) -> dict:
+def build(run, options, meta: dict) -> ValuesData:
     """The `values` part of the report (docs/json.md)."""
     top = max(options.top, 1)
     split = run.rows("split_keys", top=top)
