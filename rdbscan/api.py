@@ -65,13 +65,13 @@ def report(
 
     source: a list of dumps (loaded first into `output`, or a temporary database removed
     afterwards; `load_options`: progress, target, replace, allow_ratio), the path of one dump
-    or database, or a connection from rdbscan.reports.report.open_database, which stays open.
+    or database, or a connection from rdbscan.reports.engine.database.open_database, which stays open.
     fail_on: parsed `--fail-on` checks (rdbscan.reports.report.parse_fail_on); on_section:
     called with each section's name before its queries run; charts: also the HTML report's
     data.  What the load tells, and the exit code the command line would give, come with
-    rdbscan.reports.run.run_report, which this calls; when no dump could be read this raises
+    rdbscan.reports.report.run.run_report, which this calls; when no dump could be read this raises
     rdbscan.errors.CommandError with the load's errors."""
-    from .reports.run import run_report
+    from .reports.report.run import run_report
 
     if not isinstance(source, (str, list, tuple)):  # an open connection
         from .reports.report import build_report

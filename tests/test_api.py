@@ -1,4 +1,4 @@
-"""The library API the command line wraps (rdbscan/api.py, rdbscan/reports/run.py): load then
+"""The library API the command line wraps (rdbscan/api.py, rdbscan/reports/report/run.py): load then
 report is one call, and it gives what `rdbscan report` prints and the exit code it exits with."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from report_truth import manifest
 
 import rdbscan
 from rdbscan.errors import EXIT_DAMAGED, EXIT_FINDINGS, EXIT_INPUT, EXIT_USAGE, CommandError
-from rdbscan.reports.render import render_json
 from rdbscan.reports.report import ReportOptions, parse_fail_on
-from rdbscan.reports.run import run_report
+from rdbscan.reports.report.render import render_json
+from rdbscan.reports.report.run import run_report
 
 REL = "redis-7.0.15/small"
 TIMED = ("parse_seconds", "bytes_per_second", "keys_per_second")

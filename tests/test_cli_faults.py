@@ -294,7 +294,7 @@ def test_out_of_range_top(tmp_path):
 def test_interrupted_report_exits_130(tmp_path, monkeypatch, capsys):
     """Ctrl-C while the report's queries run: click turns it into Abort, which used to exit 1."""
     from rdbscan.cli import main as cli  # the module (rdbscan.cli exports only run)
-    from rdbscan.reports import report as rpt
+    from rdbscan.reports.report import build as rpt
 
     def interrupted(*args, **kw):
         raise KeyboardInterrupt

@@ -14,7 +14,7 @@ from rdbscan.db.outcome import outcome
 from rdbscan.db.parquet import Dataset
 from rdbscan.fleet.dask import run_tasks
 from rdbscan.fleet.load import _settle
-from rdbscan.reports.dataset import open_dataset
+from rdbscan.reports.engine.dataset import open_dataset
 
 pytestmark = pytest.mark.network  # a local Dask cluster of two worker processes
 

@@ -18,7 +18,7 @@ from test_diff import FIX, TRUTH, expected_changes, family, truth
 from test_html_report import _FETCHABLE, CHROMIUM, _browser
 
 from rdbscan.db.load import load
-from rdbscan.reports import html as rhtml
+from rdbscan.reports.format import fmt_bytes
 
 SPAN = 580 - 190 - 190 - 10  # the bar charts' bar area (html.pair_bars / stacked_bars)
 
@@ -278,7 +278,7 @@ def test_trend_page_draws_each_family_over_the_snapshots(history, tmp_path):
     # memory per snapshot: the totals of the JSON; --format html alone writes the page to stdout
     mem = figure(page, "cache-1: memory and keys per snapshot")
     assert re.findall(r"memory \(estimate\) at #\d+ [^<]*?\d\d:\d\d: ([^<]*)</title>", mem) == [
-        rhtml.fmt_bytes(s["memory_bytes"]) for s in js["instances"][0]["snapshots"]
+        fmt_bytes(s["memory_bytes"]) for s in js["instances"][0]["snapshots"]
     ]
     res = run_cli("trend", history, "--format", "html")
     assert res.exit_code == 0 and embedded(res.stdout, "trend")["instances"] == js["instances"]

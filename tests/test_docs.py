@@ -148,6 +148,48 @@ def test_every_json_field_is_documented(report_json):
     assert not missing, "docs/json.md does not document: " + ", ".join(missing)
 
 
+def _typed_keys(data: type, value: dict, where: str, wrong: list[str], fields: set[str]) -> None:
+    """`value` holds every required field of the TypedDict `data` and only its fields; nested
+    TypedDicts alike.  `fields` collects every field declared."""
+    import typing
+
+    declared = typing.get_type_hints(data)
+    fields.update(declared)
+    required = set(data.__required_keys__)  # type: ignore[attr-defined]
+    if not required <= set(value):
+        wrong.append(f"{where} lacks {sorted(required - set(value))}")
+    if not set(value) <= set(declared):
+        wrong.append(
+            f"{where} holds fields its TypedDict does not declare: {sorted(set(value) - set(declared))}"
+        )
+    for key, hint in declared.items():
+        if typing.is_typeddict(hint) and isinstance(value.get(key), dict):
+            _typed_keys(hint, value[key], f"{where}.{key}", wrong, fields)
+
+
+def test_the_sections_typed_data_are_the_json_report(report_json):
+    """Each section's object of the JSON report has the fields of its TypedDict (Section.data,
+    in the section's build.py), and docs/json.md documents every field a TypedDict declares,
+    also those the sample leaves out (cold keys' figures without LRU data)."""
+    from rdbscan.reports.report.sections import SECTIONS
+
+    page = (DOCS / "json.md").read_text(encoding="utf-8")
+    schema_page = (DOCS / "schema.md").read_text(encoding="utf-8")
+    wrong: list[str] = []
+    for section in SECTIONS:
+        assert section.data is not None, f"section {section.name} declares no typed data"
+        fields: set[str] = set()
+        if section.name in report_json:
+            _typed_keys(section.data, report_json[section.name], section.name, wrong, fields)
+        else:  # schema: only with --schema
+            _typed_keys(section.data, {}, section.name, [], fields)
+        text = schema_page + page if section.name == "schema" else page
+        for field in sorted(fields):
+            if not re.search(rf"(?<![\w-]){re.escape(field)}(?![\w-])", text):
+                wrong.append(f"docs/json.md does not document {section.name}: {field}")
+    assert not wrong, "\n".join(wrong)
+
+
 def test_the_readme_is_a_front_door():
     readme = (ROOT / "README.md").read_bytes()
     assert len(readme) < 12 * 1024, f"README.md is {len(readme)} bytes; the manual belongs in docs/"

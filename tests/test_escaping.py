@@ -14,7 +14,7 @@ import rdbwriter as W
 from common import run_cli
 
 from rdbscan.db.load import load
-from rdbscan.reports.render import escape_text, fmt_key
+from rdbscan.reports.format import escape_text, fmt_key
 
 OSC8 = b"\x1b]8;;https://evil.example\x07click\x1b]8;;\x07"  # a hyperlink escape
 LINK = b"[link=https://evil.example]click[/link]"  # Rich markup

@@ -1,16 +1,16 @@
 """Facts written once: the compact-encoding thresholds' defaults live in the header of
-rdbscan/reports/queries/_rlimits.sql; every other query takes them from there (`from
+rdbscan/reports/engine/queries/_rlimits.sql; every other query takes them from there (`from
 _rlimits.sql: ...`) and default_thresholds() starts from them."""
 
 from __future__ import annotations
 
 import re
 
-from rdbscan.reports import querylib
-from rdbscan.reports import thresholds as rpt
+from rdbscan.reports.engine import querylib
+from rdbscan.reports.engine import thresholds as rpt
 
-QUERIES = querylib.queries_dir()
-RLIMITS = QUERIES / "_rlimits.sql"
+QUERIES = querylib.REPORTS  # every .sql below: the report's, the key schema's, the diff's
+RLIMITS = QUERIES / "engine" / "queries" / "_rlimits.sql"
 
 
 def _declared(path) -> set[str]:
@@ -49,13 +49,13 @@ def test_queries_take_the_thresholds_from_rlimits():
             for name in set(q.params) & set(rlimits):
                 assert q.params[name] == rlimits[name], (q.name, name)
     assert takers == [
-        "_rcandidates.sql",
-        "diff/encodings.sql",
-        "encoding_candidates.sql",
-        "encoding_candidates_summary.sql",
-        "encoding_near.sql",
-        "encoding_whatif.sql",
-        "strings_to_hashes.sql",
+        "diff/queries/encodings.sql",
+        "report/sections/encodings/queries/_rcandidates.sql",
+        "report/sections/encodings/queries/encoding_candidates.sql",
+        "report/sections/encodings/queries/encoding_candidates_summary.sql",
+        "report/sections/encodings/queries/encoding_near.sql",
+        "report/sections/encodings/queries/encoding_whatif.sql",
+        "report/sections/encodings/queries/strings_to_hashes.sql",
     ]
 
 

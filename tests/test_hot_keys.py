@@ -8,6 +8,7 @@ from report_truth import manifest
 
 from rdbscan.db.load import load
 from rdbscan.reports import report as rpt
+from rdbscan.reports.engine.database import open_database
 
 REL = "redis-7.0.15/variants/lfu"
 
@@ -16,7 +17,7 @@ def test_hot_keys_and_families_match_manifest(tmp_path):
     m = manifest(REL)
     db = str(tmp_path / "lfu.duckdb")
     assert load([str(m.dump)], db)[0].complete
-    con = rpt.open_database(db)
+    con = open_database(db)
     try:
         rep = rpt.build_report(
             con, rpt.ReportOptions(sections=("cold",), top=10, settings={"hot_freq": "9"})
@@ -43,7 +44,7 @@ def test_no_hot_keys_without_lfu(tmp_path):
     m = manifest("redis-7.0.15/variants/lru")
     db = str(tmp_path / "lru.duckdb")
     load([str(m.dump)], db)
-    con = rpt.open_database(db)
+    con = open_database(db)
     try:
         c = rpt.build_report(con, rpt.ReportOptions(sections=("cold",)))["cold"]
     finally:

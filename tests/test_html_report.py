@@ -19,8 +19,10 @@ import pytest
 from common import run_cli
 from report_truth import FIXTURES, big_key_rules, manifest
 
-from rdbscan.reports import html as rhtml
 from rdbscan.reports import report as rpt
+from rdbscan.reports.engine.database import open_database
+from rdbscan.reports.html.page import esc
+from rdbscan.reports.report.html import render_html
 
 SAMPLE = "redis-7.4.1/small"  # the same bytes as sample_dumps/redis-7.4.1.rdb
 LFU = "redis-7.0.15/variants/lfu"
@@ -34,7 +36,7 @@ def dbs(loaded):
 
 
 def _report(db, **kw):
-    con = rpt.open_database(db)
+    con = open_database(db)
     try:
         return rpt.build_report(con, rpt.ReportOptions(**kw), charts=True)
     finally:
@@ -129,7 +131,7 @@ def test_text_report_opens_with_the_findings_in_25_lines(tmp_path):
 
 def test_empty_sections_print_one_line(dbs):
     rep = _report(dbs[SAMPLE])
-    from rdbscan.reports.render import document
+    from rdbscan.reports.report.render import document
 
     blocks = document(rep)
     slots = blocks.index(
@@ -176,7 +178,7 @@ def test_html_is_self_contained_and_holds_the_json_report(dbs, rel, tmp_path):
     assert page.count("<script") == 2 and "<link" not in page and "<img" not in page
     data = _embedded(page)
     js = json.loads(run_cli("report", dbs[rel], "-q", "--format", "json").stdout)
-    for name in rpt.SECTIONS + ("findings",):
+    for name in rpt.SECTION_NAMES + ("findings",):
         assert data[name] == js[name], name
     # the charts: the family tree's first level adds up to the whole keyspace
     tree = data["charts"]["family_tree"]
@@ -190,7 +192,7 @@ def test_html_is_self_contained_and_holds_the_json_report(dbs, rel, tmp_path):
     assert sum(s["keys"] for s in slots) == js["overview"]["keys"]
     assert max(s["keys"] for s in slots) == js["slots"]["max_keys_in_slot"]
     for f in js["findings"]:
-        assert rhtml._e(f["message"]) in page
+        assert esc(f["message"]) in page
 
 
 def test_html_names_from_the_dump_are_escaped():
@@ -214,7 +216,7 @@ def test_html_names_from_the_dump_are_escaped():
         ],
         "options": {"sections": ["overview"]},
     }
-    page = rhtml.render_html(rep)
+    page = render_html(rep)
     assert "<script>alert(1)" not in page and "<b>x</b>" not in page
     assert _embedded(page)["findings"][0]["message"] == "key </script><script>alert(1)</script>"
 

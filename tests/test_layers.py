@@ -44,16 +44,17 @@ def _layer(module: str) -> str:
     return parts[1] if parts[1] in LAYERS else "api"
 
 
-def _imports(module: str) -> set[str]:
+def _imports(module: str, typing_too: bool = False) -> set[str]:
     """rdbscan modules `module` imports anywhere in its file (also inside functions), but for
-    type checkers only."""
+    type checkers only (unless `typing_too`)."""
     path = MODULES[module]
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     out = set()
     tree = ast.parse(path.read_text(encoding="utf-8"))
     for node in ast.walk(tree):  # imports for type checkers only never run: leave them out
         if isinstance(node, ast.If) and getattr(node.test, "id", "") == "TYPE_CHECKING":
-            node.body = []
+            if not typing_too:
+                node.body = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             out.update(a.name for a in node.names if a.name.split(".")[0] == "rdbscan")
@@ -102,14 +103,14 @@ def test_the_rdb_layer_knows_nothing_of_the_database_or_the_reports():
             assert "import duckdb" not in text and "import pyarrow" not in text, module
 
 
-def test_no_import_cycle():
+def _no_cycle(graph: dict[str, set[str]]) -> None:
     state: dict[str, int] = {}
     stack: list[str] = []
 
     def visit(m: str) -> None:
         state[m] = 1
         stack.append(m)
-        for d in sorted(GRAPH[m]):
+        for d in sorted(graph[m]):
             if d == m:
                 continue
             if state.get(d) == 1:
@@ -119,9 +120,18 @@ def test_no_import_cycle():
         stack.pop()
         state[m] = 2
 
-    for m in sorted(GRAPH):
+    for m in sorted(graph):
         if m not in state:
             visit(m)
+
+
+def test_no_import_cycle():
+    _no_cycle(GRAPH)
+
+
+def test_no_import_cycle_in_the_reports_even_for_type_checkers():
+    reports = [m for m in MODULES if m.startswith("rdbscan.reports")]
+    _no_cycle({m: {d for d in _imports(m, typing_too=True) if d in reports} for m in reports})
 
 
 def test_one_module_picks_the_compiled_core():
@@ -140,3 +150,102 @@ def test_one_module_picks_the_compiled_core():
             if isinstance(node, ast.ImportFrom) and (node.module or "").endswith("_speedups"):
                 pickers.append(module)
     assert set(pickers) <= {"rdbscan.rdb.backend"}, pickers
+
+
+# Inside rdbscan/reports, lowest first: what a value looks like, then the blocks and the SQL
+# engine, then the HTML machinery, then the products; the report runs the key-schema check
+# (--schema), so it sits above the schema product.  A module may import its own level and those
+# below.
+REPORT_LEVEL = {
+    "format": 0,
+    "document": 1,
+    "engine": 1,
+    "html": 2,
+    "schema": 3,
+    "diff": 3,
+    "report": 4,
+}
+
+
+def _report_part(module: str) -> str | None:
+    parts = module.split(".")
+    if parts[:2] != ["rdbscan", "reports"] or len(parts) < 3:
+        return None
+    return parts[2]
+
+
+def test_the_reports_parts_import_only_the_parts_below_them():
+    assert set(REPORT_LEVEL) == {
+        p.stem for p in (PKG / "reports").iterdir() if p.suffix == ".py" or p.is_dir()
+    } - {"__init__", "__pycache__"}
+    wrong = []
+    for module, deps in GRAPH.items():
+        mine = _report_part(module)
+        if mine is None:
+            continue
+        for dep in deps:
+            theirs = _report_part(dep)
+            if theirs is not None and REPORT_LEVEL[theirs] > REPORT_LEVEL[mine]:
+                wrong.append(f"{module} imports {dep}")
+            elif theirs is not None and REPORT_LEVEL[theirs] == REPORT_LEVEL[mine] != 0:
+                if theirs != mine:  # products (and document/engine) do not import each other
+                    wrong.append(f"{module} imports {dep}")
+    assert not wrong, "\n".join(wrong)
+
+
+SECTIONS_PKG = "rdbscan.reports.report.sections"
+
+
+def _section(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[4] if module.startswith(SECTIONS_PKG + ".") and len(parts) > 4 else None
+
+
+def test_a_report_section_imports_no_other_section_nor_the_report_around_it():
+    """A section owns its parts: it reads the engine, the formatters, the blocks, the HTML
+    machinery and report/section.py, never another section, nor the list of sections (which
+    imports it) nor the modules that read that list."""
+    wrong = []
+    for module, deps in GRAPH.items():
+        mine = _section(module)
+        if mine is None:
+            continue
+        for dep in deps:
+            if dep.startswith(SECTIONS_PKG + "."):
+                if _section(dep) != mine:
+                    wrong.append(f"{module} imports {dep}")
+            elif dep.startswith("rdbscan.reports.report") and dep not in (
+                "rdbscan.reports.report.section",
+                "rdbscan.reports.report.build",  # ReportOptions, for type checkers only
+            ):
+                wrong.append(f"{module} imports {dep}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_every_import_of_the_package_names_a_module_or_name_that_exists():
+    """Also imports inside functions, which a move can leave pointing one level short (mypy
+    does not see them: it ignores missing imports)."""
+    import importlib
+
+    wrong = []
+    for module, path in MODULES.items():
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target.split(".")[0] != "rdbscan" or target.endswith("_speedups"):
+                continue
+            if target not in MODULES:
+                wrong.append(f"{module}: no module {target}")
+                continue
+            for a in node.names:
+                if f"{target}.{a.name}" in MODULES:
+                    continue
+                if not hasattr(importlib.import_module(target), a.name):
+                    wrong.append(f"{module}: {target} has no {a.name}")
+    assert not wrong, "\n".join(wrong)

@@ -488,6 +488,7 @@ def test_dumps_table_and_report_name_the_model(tmp_path, version, target, line):
 
     from rdbscan.db.load import load
     from rdbscan.reports import report as rpt
+    from rdbscan.reports.engine.database import open_database
 
     db = str(tmp_path / "x.duckdb")
     load([_newer_dump(tmp_path, version)], db, target=target)
@@ -500,7 +501,7 @@ def test_dumps_table_and_report_name_the_model(tmp_path, version, target, line):
     assert profile == (target.removeprefix("redis-") if target else newest)
     # k1 (2 bytes) holding 20 bytes: embstr J(16 + 1 + 1+2+1 + 3+20+1 = 45); n: J(21)
     assert mem == ({"k1": 48, "n": 24} if not target else {"k1": 48, "n": 32})
-    con = rpt.open_database(db)
+    con = open_database(db)
     try:
         overview = rpt.build_report(con, rpt.ReportOptions(sections=("overview",)))["overview"]
     finally:

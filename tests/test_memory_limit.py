@@ -126,8 +126,8 @@ def _setting(con) -> str:
 
 
 def test_report_and_diff_connections_take_the_chosen_limit(db):
-    from rdbscan.reports.diff import Workspace
-    from rdbscan.reports.report import open_database
+    from rdbscan.reports.diff.workspace import Workspace
+    from rdbscan.reports.engine.database import open_database
 
     def limits() -> tuple[str, str]:
         con = open_database(db, read_only=True)

@@ -19,7 +19,8 @@ from rdbscan.rdb.errors import CorruptError
 from rdbscan.rdb.modules import MODULE_CHARSET, module_type_name, vectorset_mem_usage
 from rdbscan.rdb.parser import DumpInfo, parse
 from rdbscan.reports import report as rpt
-from rdbscan.reports.render import render_markdown
+from rdbscan.reports.engine.database import open_database
+from rdbscan.reports.report.render import render_markdown
 
 LIVE = Path(__file__).parent / "fixtures" / "live"
 VECTORSETS = ["redis-8.2-vectorset", "redis-8.6-vectorset"]
@@ -141,7 +142,7 @@ def test_module_keys_in_the_database_and_the_report(tmp_path):
     mem = dict(con.execute("SELECT key, memory_bytes FROM keys").fetchall())
     assert all(mem[k] >= ser[k] for k in ("graph:small", "graph:chain"))
     con.close()
-    con = rpt.open_database(db)
+    con = open_database(db)
     try:
         report = rpt.build_report(con, rpt.ReportOptions(sections=("overview", "big_keys")))
     finally:

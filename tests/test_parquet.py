@@ -16,7 +16,7 @@ from killed_writer import killed_load
 
 import rdbscan
 from rdbscan.db.parquet import Dataset
-from rdbscan.reports.dataset import open_dataset
+from rdbscan.reports.engine.dataset import open_dataset
 
 ROOT = Path(__file__).parent.parent
 SAMPLES = [str(p) for p in sorted((ROOT / "sample_dumps").glob("*.rdb"))]

@@ -11,7 +11,9 @@ from report_truth import big_key_rules, hashtag, manifest, naming_violations
 
 from rdbscan.db.load import load
 from rdbscan.reports import report as rpt
-from rdbscan.reports.rules import NamingConfig
+from rdbscan.reports.engine.database import open_database
+from rdbscan.reports.engine.thresholds import default_thresholds
+from rdbscan.reports.report.rules import NamingConfig
 
 SMALL = [
     "redis-2.8.24",
@@ -31,7 +33,7 @@ SMALL = [
 
 
 def build(db: str, **kw) -> dict:
-    con = rpt.open_database(db)
+    con = open_database(db)
     try:
         fail_on = kw.pop("fail_on", None)
         return rpt.build_report(con, rpt.ReportOptions(**kw), fail_on=fail_on)
@@ -49,12 +51,12 @@ def test_report_on_a_read_only_database(loaded, r70):
     """A database opened read-only (locked by another process, a read-only file): the macros,
     the naming check's helper macros and tables and every base relation are TEMP objects, and
     the report is the same."""
-    con = rpt.open_database(loaded("redis-7.0.15/small"), read_only=True)
+    con = open_database(loaded("redis-7.0.15/small"), read_only=True)
     try:
         rep = rpt.build_report(con, rpt.ReportOptions(top=1000))
     finally:
         con.close()
-    for section in rpt.SECTIONS:
+    for section in rpt.SECTION_NAMES:
         assert rep[section] == r70[section], section
     assert rep["naming"]["rules"] and rep["encodings"]["strings_to_hashes"]
 
@@ -288,12 +290,12 @@ def _max_elem(k):
 
 
 def test_encoding_thresholds_by_version():
-    assert rpt.default_thresholds("redis", "7.0.15", 10)["set_max_listpack_entries"] == 0
-    assert rpt.default_thresholds("redis", "7.2.6", 11)["set_max_listpack_entries"] == 128
-    assert rpt.default_thresholds("valkey", "8.0.1", 11)["list_compact_encoding"] == "listpack"
-    assert rpt.default_thresholds("redis", "2.8.24", 6)["list_compact_encoding"] == "ziplist"
-    assert rpt.default_thresholds("redis", "6.2.16", 9)["compact_encoding"] == "ziplist"
-    assert rpt.default_thresholds("redis", None, 9)["list_compact_encoding"] == "none"
+    assert default_thresholds("redis", "7.0.15", 10)["set_max_listpack_entries"] == 0
+    assert default_thresholds("redis", "7.2.6", 11)["set_max_listpack_entries"] == 128
+    assert default_thresholds("valkey", "8.0.1", 11)["list_compact_encoding"] == "listpack"
+    assert default_thresholds("redis", "2.8.24", 6)["list_compact_encoding"] == "ziplist"
+    assert default_thresholds("redis", "6.2.16", 9)["compact_encoding"] == "ziplist"
+    assert default_thresholds("redis", None, 9)["list_compact_encoding"] == "none"
 
 
 def test_encoding_whatif_and_near(r70):
@@ -549,7 +551,7 @@ def test_two_dumps_in_one_database(tmp_path):
 
 def test_on_section_names_each_section_in_order(loaded):
     seen = []
-    con = rpt.open_database(loaded("redis-7.0.15/small"))
+    con = open_database(loaded("redis-7.0.15/small"))
     try:
         report = rpt.build_report(
             con, rpt.ReportOptions(sections=("naming", "ttl")), on_section=seen.append

@@ -12,7 +12,7 @@ import pytest
 from common import run_cli
 from report_truth import big_key_rules, manifest, naming_violations
 
-from rdbscan.reports.querylib import bundled_queries, queries_dir
+from rdbscan.reports.engine.querylib import bundled_queries, query_files
 
 REL = "redis-7.0.15/small"
 
@@ -195,7 +195,7 @@ def test_queries_listing_and_headers():
     res = run_cli("queries")
     assert res.exit_code == 0
     names = [line.split()[0] for line in res.stdout.splitlines()]
-    files = sorted(p.stem for p in queries_dir().glob("*.sql") if not p.stem.startswith("_"))
+    files = sorted(p.stem for p in query_files() if not p.stem.startswith("_"))
     assert sorted(names) == files
     for q in bundled_queries(include_base=True).values():
         text = q.path.read_text()

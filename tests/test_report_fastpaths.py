@@ -19,8 +19,9 @@ from report_truth import MKey, manifest, naming_violations
 from rdbscan.db import macros
 from rdbscan.db.load import load
 from rdbscan.rdb import constants as C
-from rdbscan.reports import querylib
 from rdbscan.reports import report as rpt
+from rdbscan.reports.engine import querylib, relations
+from rdbscan.reports.engine.database import open_database
 
 DELIMITER_SETS = [":", ":./", ".|", "-", ":-", "/", "#|", "_", " ", "a", ":{"]
 
@@ -261,7 +262,7 @@ def test_naming_fast_path(keys_db, with_plain):
         b"Data:2",
     ]
     db = keys_db(_naming_rows(raw, with_plain))
-    con = rpt.open_database(db)
+    con = open_database(db)
     try:
         rpt.build_report(con, rpt.ReportOptions(sections=("naming",)))
         got: dict[str, set] = {}
@@ -311,7 +312,7 @@ def test_big_keys_top_with_ties(keys_db):
             }
         )
     db = keys_db(rows)
-    con = rpt.open_database(db)
+    con = open_database(db)
     try:
         top = rpt.build_report(con, rpt.ReportOptions(sections=("big_keys",), top=7))["big_keys"]
     finally:
@@ -379,10 +380,10 @@ def test_strings_to_hashes_per_family(keys_db):
     got = {}
     for with_plain in (True, False):
         rows = _string_rows(with_plain)
-        con = rpt.open_database(keys_db(rows))
+        con = open_database(keys_db(rows))
         try:
             values = {"top": 0, "delimiters": ":"}
-            querylib.prepare(con, values, needs=querylib.relations_used(q))
+            relations.prepare(con, values, needs=relations.relations_used(q))
             got[with_plain] = querylib.run_dicts(con, q, values)
         finally:
             con.close()
@@ -454,11 +455,11 @@ def test_ttl_families_match_the_keys(keys_db):
                 "expire_at_ms": snap + rnd.randint(-(10**6), 10**9) if ttl else None,
             }
         )
-    con = rpt.open_database(keys_db(rows))
+    con = open_database(keys_db(rows))
     try:
         q = querylib.get_query("ttl_families")
         values = {"top": 0}
-        querylib.prepare(con, values, needs=querylib.relations_used(q))
+        relations.prepare(con, values, needs=relations.relations_used(q))
         got = {r["pattern"]: r for r in querylib.run_dicts(con, q, values)}
         assert con.execute("SELECT snapshot_ms FROM rsnap").fetchone()[0] == snap
     finally:

@@ -17,8 +17,10 @@ from common import FIXTURES, run_cli
 from rich.console import Console
 
 from rdbscan.db.load import load
-from rdbscan.reports import render
+from rdbscan.errors import EXIT_FINDINGS
 from rdbscan.reports import report as rpt
+from rdbscan.reports.engine.database import open_database
+from rdbscan.reports.report import render
 
 ROOT = Path(__file__).resolve().parent.parent
 SNAPSHOT_S = 1_700_000_000  # aux ctime of the generated dumps
@@ -35,7 +37,7 @@ def _load(tmp_path, data: bytes, name="d") -> str:
 
 
 def _report(db: str, fail_on=None, **kw) -> dict:
-    con = rpt.open_database(db)
+    con = open_database(db)
     try:
         return rpt.build_report(con, rpt.ReportOptions(**kw), fail_on=fail_on)
     finally:
@@ -263,7 +265,7 @@ def test_fail_on_messages_compare_like_with_like(tmp_path):
         "--fail-on",
         "no-ttl-share=30%,naming:uppercase,no-ttl-share=0.5",
     )
-    assert res.exit_code == rpt.EXIT_FINDINGS
+    assert res.exit_code == EXIT_FINDINGS
     assert res.stderr.strip().splitlines()[-1] == (
         "rdbscan: findings exceed --fail-on thresholds: no-ttl-share 100% > 30%, naming:uppercase 1 > 0, "
         "no-ttl-share 1 > 0.5"

@@ -17,6 +17,7 @@ from rdbscan.db.load import load
 from rdbscan.errors import EXIT_USAGE
 from rdbscan.reports import report as rpt
 from rdbscan.reports import schema as sch
+from rdbscan.reports.engine.database import open_database
 
 SMALL = [
     "redis-2.8.24",
@@ -48,7 +49,7 @@ SEEDED = {
 
 
 def infer(db: str, **kw) -> dict:
-    con = rpt.open_database(db)
+    con = open_database(db)
     try:
         return sch.infer(con, sch.InferOptions(**kw))
     finally:
@@ -277,7 +278,7 @@ FAMILY_RX = {
 
 
 def check_report(db: str, schema_path, **kw) -> dict:
-    con = rpt.open_database(db)
+    con = open_database(db)
     try:
         fail_on = kw.pop("fail_on", None)
         return rpt.build_report(

@@ -16,7 +16,8 @@ from common import run_cli
 from rdbscan.api import load
 from rdbscan.errors import EXIT_FINDINGS
 from rdbscan.reports import report as rpt
-from rdbscan.reports.rules import load_rules
+from rdbscan.reports.engine.database import open_database
+from rdbscan.reports.report.rules import load_rules
 
 HERE = Path(__file__).parent / "fixtures" / "values"
 TRUTH = json.loads((HERE / "truth.json").read_text())
@@ -30,7 +31,7 @@ def db(loaded):
 
 
 def _report(path: str, **options) -> dict:
-    con = rpt.open_database(path, read_only=True)
+    con = open_database(path, read_only=True)
     try:
         options.setdefault("sections", ("values",))
         return rpt.build_report(con, rpt.ReportOptions(top=options.pop("top", 100), **options))
@@ -206,7 +207,7 @@ def test_a_dump_without_lzf_strings_says_nothing_was_measured(tmp_path):
 
 
 def test_text_and_markdown_render_the_section(db):
-    from rdbscan.reports.render import render_markdown
+    from rdbscan.reports.report.render import render_markdown
 
     rep = _report(db)
     md = render_markdown(rep)
@@ -225,7 +226,7 @@ def test_type_name_rule_is_opt_in_and_exact(db, tmp_path):
     assert len([k for k in KEYS if _type_named(k)]) == 14  # `hashes:seen` names no type
 
     def naming(**kw) -> dict:
-        con = rpt.open_database(db, read_only=True)
+        con = open_database(db, read_only=True)
         try:
             return rpt.build_report(con, rpt.ReportOptions(sections=("naming",), **kw))["naming"]
         finally:

@@ -1,5 +1,4 @@
-"""`rdbscan diff` and `rdbscan trend`: thin click wrappers over rdbscan.reports.diff,
-rdbscan.reports.trend and rdbscan.reports.diff_render."""
+"""`rdbscan diff` and `rdbscan trend`: thin click wrappers over rdbscan.reports.diff."""
 
 from __future__ import annotations
 
@@ -118,7 +117,7 @@ def _html_option(what: str):
 
 def _check_html_target(html_path: str | None) -> None:
     """Refuse an HTML file rdbscan would not overwrite before the work, not after it."""
-    from ..reports import html
+    from ..reports.html import page as html
 
     if html_path:
         try:
@@ -254,7 +253,7 @@ def diff_cmd(
     database holding one snapshot, or DB.duckdb#N for dump N in it.  A cluster compares as a
     whole: --old 'old/shard*.rdb' --new 'new/shard*.rdb'.  One database holding many snapshots
     (`rdbscan load --instance NAME`) compares two of them: its last two, or --from/--to.  Every
-    figure comes from a SQL file of queries/diff/.  Exit codes: 0 ok, 3 a --fail-on threshold
+    figure comes from a SQL file of diff/queries/.  Exit codes: 0 ok, 3 a --fail-on threshold
     exceeded, 4 a dump that could not be read to the end (nothing compared), 5 checksum mismatch.
 
     Example: rdbscan diff monday.rdb tuesday.rdb --fail-on growth=20%,new-big-keys
@@ -349,10 +348,10 @@ def diff_cmd(
         if tmpdir:
             shutil.rmtree(tmpdir, ignore_errors=True)
 
-    from ..reports.diff_render import render_diff
+    from ..reports.diff.render import render_diff
 
     if fmt == "html" or html_path:
-        from ..reports.diff_html import render_diff_html
+        from ..reports.diff.html import render_diff_html
 
         _write_page(render_diff_html(result), html_path, quiet)
     if fmt != "html":
@@ -418,8 +417,8 @@ def trend_cmd(database, instance, from_, to, fmt, html_path, top, delimiters):
 
     Example: rdbscan trend history.duckdb --instance cache-1 --from 2026-11-01
     """
-    from ..reports.diff_render import render_trend
-    from ..reports.trend import build_trend
+    from ..reports.diff.trend import build_trend
+    from ..reports.diff.trend_render import render_trend
 
     _check_html_target(html_path)
     ws = D.Workspace()
@@ -432,7 +431,7 @@ def trend_cmd(database, instance, from_, to, fmt, html_path, top, delimiters):
     finally:
         ws.close()
     if fmt == "html" or html_path:
-        from ..reports.diff_html import render_trend_html
+        from ..reports.diff.html import render_trend_html
 
         _write_page(render_trend_html(result), html_path, quiet=False)
     if fmt != "html":

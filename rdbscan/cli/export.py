@@ -77,7 +77,7 @@ def export_cmd(sources, output, fmt, columns, unordered, force, target, quiet, a
     Example: rdbscan export dump.rdb -o keys.csv --columns rdbtools
     """
     from ..export.keys import check_output, export_keys, format_of
-    from ..reports.run import is_database, open_sources
+    from ..reports.engine.sources import is_database, open_sources
     from .fleet import expand_dumps
 
     if columns not in COLUMN_SETS and not columns.strip():

@@ -103,6 +103,6 @@ def open_sql_target(path: str):
 
     if not is_dataset(path):
         return None
-    from ..reports.dataset import open_dataset
+    from ..reports.engine.dataset import open_dataset
 
     return open_dataset(path)

@@ -12,8 +12,8 @@ import click
 
 def say(line: str) -> None:
     """One line on standard error; text from a dump in it (a key, a tar member's name) is
-    escaped, each line on its own (render.escape_text)."""
-    from ..reports.render import escape_text
+    escaped, each line on its own (format.escape_text)."""
+    from ..reports.format import escape_text
 
     click.echo("\n".join(escape_text(part) for part in str(line).split("\n")), err=True)
 
@@ -53,7 +53,7 @@ class RichProgress:
         self.progress.start()
         from rich.markup import escape
 
-        from ..reports.render import escape_text
+        from ..reports.format import escape_text
 
         label = escape(escape_text(os.path.basename(name)))  # a tar member's name is the dump's
         self.task = self.progress.add_task(label, total=size, keys=0, rate=0.0)
@@ -111,7 +111,7 @@ def write_page(page: str, html_path: str | None, quiet: bool, what: str = "HTML"
     """An HTML page (report, diff, trend) to `html_path`, else to standard output.  A file
     rdbscan did not write is left untouched; either failure exits with EXIT_DATABASE."""
     from ..errors import EXIT_DATABASE, CommandError
-    from ..reports import html
+    from ..reports.html import page as html
 
     if not html_path:
         click.echo(page, nl=False)

@@ -1,5 +1,5 @@
 """Report commands (`report`, `queries`, `query`): thin click wrappers over rdbscan.reports.report,
-rdbscan.reports.querylib and rdbscan.reports.render."""
+rdbscan.reports.engine.querylib and rdbscan.reports.report.render."""
 
 from __future__ import annotations
 
@@ -12,10 +12,13 @@ import click
 
 from ..db.store import is_database_file
 from ..errors import EXIT_DATABASE, EXIT_INPUT, EXIT_USAGE, CommandError
-from ..reports import querylib, render
 from ..reports import report as rpt
-from ..reports.rules import RulesFile, load_rules
-from ..reports.run import open_report_database, release_load_memory, run_report
+from ..reports.engine import querylib, relations
+from ..reports.engine.database import open_report_database
+from ..reports.engine.sources import release_load_memory
+from ..reports.report import render
+from ..reports.report.rules import RulesFile, load_rules
+from ..reports.report.run import run_report
 from .filters import filter_options, key_filter_from
 from .options import (
     checked_target,
@@ -67,7 +70,7 @@ def _params(pairs, query: querylib.Query) -> dict:
     return out
 
 
-SECTION_CHOICES = click.Choice(list(rpt.SECTIONS))
+SECTION_CHOICES = click.Choice(list(rpt.SECTION_NAMES))
 MAX_TOP = 100_000  # rows per list; DuckDB's arg_max(x, n) takes n below 1,000,000
 
 
@@ -251,7 +254,7 @@ def report_cmd(
             else (",".join(f"{k}={v}" for k, v in rules.fail_on.items()) if rules.fail_on else None)
         )
         checks = rpt.parse_fail_on(fail_spec, defaults=rules.fail_on)
-        from ..reports.schema_check import load_for_report
+        from ..reports.schema.check import load_for_report
 
         key_schema, delimiters = load_for_report(schema_path, checks, delimiters)
     except ValueError as e:
@@ -260,7 +263,7 @@ def report_cmd(
         dump_id=dump_id,
         top=top,
         delimiters=delimiters or rules.delimiters or ":",
-        sections=tuple(sections) or rpt.SECTIONS,
+        sections=tuple(sections) or rpt.SECTION_NAMES,
         config_path=config_path,
         settings=_settings(sets),
         naming=rules.naming,
@@ -318,7 +321,7 @@ def report_cmd(
 
 def _write_html(report: dict, html_path: str | None, quiet: bool) -> None:
     """The HTML report to `html_path` (else standard output); takes `charts` out of `report`."""
-    from ..reports import html
+    from ..reports.report import html
 
     write_page(html.render_html(report), html_path, quiet, "HTML report")
     report.pop("charts", None)
@@ -406,7 +409,7 @@ def query_cmd(database, name, params, dump_id, delimiters, fmt):
         )
     con = open_report_database(database)
     try:
-        querylib.prepare(con, values, needs=querylib.relations_used(q))
+        relations.prepare(con, values, needs=relations.relations_used(q))
         cols, rows = querylib.run(con, q, values)
     except ValueError as e:
         raise CommandError(str(e), EXIT_USAGE) from None

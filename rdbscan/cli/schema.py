@@ -73,7 +73,7 @@ def schema_cmd(sources, out_path, fmt, min_keys, dump_id, delimiters, target, re
     Example: rdbscan schema dump.rdb -o keyschema.toml
     """
     from ..errors import EXIT_DATABASE, EXIT_USAGE, CommandError
-    from ..reports.run import open_sources
+    from ..reports.engine.sources import open_sources
     from .fleet import expand_dumps
     from .output import make_progress, say
 

@@ -1,6 +1,6 @@
 """Printing query results: a table (or one block per row when the table would not fit the
 width), CSV and JSON for scripts.  Tables and blocks escape what a terminal could act on
-(render.escape_text); CSV and JSON keep every string exact."""
+(format.escape_text); CSV and JSON keep every string exact."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import csv
 import json
 import sys
 
-from ..reports.render import escape_text, plain
+from ..reports.format import escape_text, plain
 
 
 def _text(v) -> str:
@@ -21,7 +21,7 @@ def _text(v) -> str:
 
 
 def _shown(v) -> str:
-    """A cell as the table and record displays show it: escaped (render.escape_text)."""
+    """A cell as the table and record displays show it: escaped (format.escape_text)."""
     return escape_text(_text(v))
 
 

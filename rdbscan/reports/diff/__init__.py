@@ -1,0 +1,23 @@
+"""`rdbscan diff` and `rdbscan trend` (docs/diff.md): the snapshots compared (`snapshots`), the
+workspace that attaches their databases (`workspace`), the diff (`build`) and the trend
+(`trend`) run by the SQL of queries/diff/, `--fail-on` (`fail_on`), and their drawing as text,
+markdown (`render`, `trend_render`) and HTML (`html`)."""
+
+from .build import DiffOptions, build_diff
+from .fail_on import FAIL_RULES, parse_fail_on
+from .snapshots import DiffError, Snapshot
+from .workspace import Workspace, history_pair, is_database_spec, resolve_side, snapshot_of_dumps
+
+__all__ = [
+    "FAIL_RULES",
+    "DiffError",
+    "DiffOptions",
+    "Snapshot",
+    "Workspace",
+    "build_diff",
+    "history_pair",
+    "is_database_spec",
+    "parse_fail_on",
+    "resolve_side",
+    "snapshot_of_dumps",
+]

@@ -1,0 +1,152 @@
+"""The relations every report query reads: the dumps a report covers, their snapshot times
+(rsnap), and the base relations of the `_*.sql` files (rkeys, rfamilies, ...), created once per
+connection before the queries that read them; `Runner`, which runs bundled queries with one
+report's parameter values."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+from ..format import plain
+from .querylib import (
+    CREATES_VIEW,
+    Query,
+    bind,
+    bundled_queries,
+    inline_params,
+    run_dicts,
+    strip_comments,
+)
+
+# In dependency order: a base relation may read the ones before it.
+BASE_RELATIONS = {
+    "rkeys": "_rkeys",
+    "rfamilies": "_rfamilies",
+    "rnaming": "_rnaming",
+    "rlimits": "_rlimits",
+    "rcandidates": "_rcandidates",
+    "rslots": "_rslots",
+    "rhashtags": "_rslots",
+}
+
+
+# The dumps a report covers (docs/report.md, "What a report covers"): the one of --dump-id; else
+# every dump loaded without --instance and, of each instance, its latest snapshot (by snapshot
+# time, then id): a database of nightly snapshots (`load --instance`, for `trend`) is not summed.
+REPORTED_DUMPS = """
+SELECT d.dump_id FROM dumps AS d
+WHERE CASE WHEN $dump_id <> 0 THEN d.dump_id = $dump_id
+           ELSE d.instance IS NULL OR d.snapshot_id = (
+               SELECT arg_max(l.snapshot_id, (coalesce(l.snapshot_time, TIMESTAMP '1970-01-01'),
+                                              l.snapshot_id))
+               FROM dumps AS l WHERE l.instance = d.instance) END
+"""
+
+
+def left_out_snapshots(con, dump_id: int = 0) -> list[dict]:
+    """Per instance whose older snapshots the report leaves out: the instance, the snapshot
+    reported and how many snapshots the database holds of it (nothing with --dump-id)."""
+    if dump_id:
+        return []
+    rows = con.execute(
+        f"""SELECT instance, count(DISTINCT snapshot_id) AS snapshots,
+                   max(snapshot_id) FILTER (WHERE dump_id IN ({REPORTED_DUMPS})) AS reported
+            FROM dumps WHERE instance IS NOT NULL GROUP BY instance
+            HAVING count(DISTINCT snapshot_id) > 1 ORDER BY instance""",
+        {"dump_id": 0},
+    ).fetchall()
+    return [dict(instance=i, snapshots=n, reported=r) for i, n, r in rows]
+
+
+def create_snapshots(con, dump_id: int = 0) -> list[dict]:
+    """TEMP TABLE rsnap(dump_id, snapshot_ms, snapshot_source): the dumps the report covers
+    (REPORTED_DUMPS) and the time TTLs are measured from.
+
+    aux ctime when the dump has it; else the dump file's mtime; else now.  Returns the rows.
+    """
+    rows = con.execute(
+        f"SELECT dump_id, ctime, path FROM dumps WHERE dump_id IN ({REPORTED_DUMPS}) "
+        f"ORDER BY dump_id",
+        {"dump_id": dump_id},
+    ).fetchall()
+    snaps = []
+    for did, ctime, path in rows:
+        if ctime is not None and abs(int(ctime)) < (1 << 63) // 1000:  # else a damaged ctime
+            snaps.append((did, int(ctime) * 1000, "ctime"))
+            continue
+        try:
+            snaps.append((did, int(Path(path).stat().st_mtime * 1000), "file-mtime"))
+        except (OSError, TypeError):
+            snaps.append((did, int(time.time() * 1000), "now"))
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE rsnap (dump_id INTEGER, snapshot_ms BIGINT, snapshot_source VARCHAR)"
+    )
+    if snaps:
+        con.executemany("INSERT INTO rsnap VALUES (?, ?, ?)", snaps)  # one row per dump: a handful
+    return [dict(dump_id=d, snapshot_ms=s, snapshot_source=src) for d, s, src in snaps]
+
+
+def prepare(
+    con, values: dict | None = None, needs: set[str] | None = None, created: set | None = None
+) -> set:
+    """Create the base relations (rsnap, rkeys, and any in `needs`) once per connection.
+
+    rkeys is a view: each query reads from the `keys` table on disk and computes only the
+    columns it uses, so no copy of the keyspace is held in memory between queries.  The other
+    base relations are TEMP TABLEs: aggregates (rfamilies, rlimits, rslots, rhashtags) or the
+    keys a check selects (rnaming, rcandidates)."""
+    values = values or {}
+    created = created if created is not None else set()
+    if "rsnap" not in created:
+        create_snapshots(con, int(values.get("dump_id", 0) or 0))
+        created.add("rsnap")
+    wanted = ["rkeys"] + [r for r in BASE_RELATIONS if needs and r in needs and r != "rkeys"]
+    base = bundled_queries(include_base=True)
+    for rel in wanted:
+        if rel in created:
+            continue
+        q = base[BASE_RELATIONS[rel]]
+        if CREATES_VIEW.search(strip_comments(q.sql)):
+            con.execute(inline_params(q, values))
+        else:
+            for statement in q.statements:
+                con.execute(statement.sql, bind(statement, values))
+        # a file may create several relations (_rslots: rslots and rhashtags)
+        created.update(r for r, f in BASE_RELATIONS.items() if f == BASE_RELATIONS[rel])
+    return created
+
+
+def relations_used(query: Query) -> set[str]:
+    """Base relations a query reads, with the base relations those read in turn."""
+    base = bundled_queries(include_base=True)
+    used: set[str] = set()
+    todo = [query]
+    while todo:
+        sql = strip_comments(todo.pop().sql)
+        for rel in BASE_RELATIONS:
+            if rel not in used and re.search(rf"\b{rel}\b", sql):
+                used.add(rel)
+                todo.append(base[BASE_RELATIONS[rel]])
+    return used
+
+
+class Runner:
+    """Runs bundled queries on one connection with the report's parameter values."""
+
+    def __init__(self, con, values: dict):
+        self.con = con
+        self.values = values
+        self.created: set = set()
+        self.queries = bundled_queries()
+
+    def rows(self, name: str, **overrides) -> list[dict]:
+        q = self.queries[name]
+        values = {**self.values, **overrides}
+        prepare(self.con, values, needs=relations_used(q), created=self.created)
+        return [plain(r) for r in run_dicts(self.con, q, values)]
+
+    def one(self, name: str, **overrides) -> dict:
+        rows = self.rows(name, **overrides)
+        return rows[0] if rows else {}

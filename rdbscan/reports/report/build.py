@@ -1,0 +1,156 @@
+"""`rdbscan report` as a library: run the bundled queries over a database and assemble one dict.
+
+The dict is the JSON contract (docs/json.md): each section's object (its builder, in the order of
+`sections.SECTIONS`), `fail_on`, `charts` for the HTML report, and the findings first; the
+renderers (render.py, html.py) only lay it out.  Every number comes from a bundled SQL file;
+Python here only picks parameters (thresholds by server version, config file, rules file).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..engine import querylib, relations
+from ..engine.relations import Runner
+from ..engine.thresholds import BIG_KEY_DEFAULTS, set_query_params, thresholds_for
+from . import findings
+from .fail_on import evaluate_fail_on
+from .rules import NamingConfig
+from .sections import SECTION_NAMES, SECTIONS
+
+REPORT_FORMAT = 1
+
+
+# --- options ---------------------------------------------------------------------------------
+
+
+@dataclass
+class ReportOptions:
+    dump_id: int = 0
+    top: int = 10
+    delimiters: str = ":"
+    sections: tuple[str, ...] = SECTION_NAMES
+    config_path: str | None = None  # redis.conf with encoding thresholds
+    settings: dict[str, str] = field(default_factory=dict)  # --set name=value
+    naming: NamingConfig = field(default_factory=NamingConfig)
+    big_keys: dict = field(default_factory=dict)  # overrides of BIG_KEY_DEFAULTS
+    idle_days: float = 30
+    max_freq: int = 0
+    examples: int = 5
+    schema: object = (
+        None  # rdbscan.reports.schema.Schema: adds the `schema` section (--schema, docs/schema.md)
+    )
+
+
+def query_values(con, options: ReportOptions) -> tuple[dict, dict]:
+    """All query parameter values for a report, plus where the encoding thresholds came from."""
+    dump = con.execute(
+        "SELECT server, server_version, rdb_version FROM dumps "
+        f"WHERE dump_id IN ({relations.REPORTED_DUMPS}) "
+        "ORDER BY rdb_version DESC NULLS LAST, dump_id LIMIT 1",
+        {"dump_id": options.dump_id},
+    ).fetchone()
+    if dump is None:
+        raise ValueError(
+            f"no dump with id {options.dump_id}"
+            if options.dump_id
+            else "the database holds no dump"
+        )
+    server, version, rdb_version = dump
+    thresholds, sources, extra, rest = thresholds_for(
+        server, version, rdb_version, options.config_path, options.settings
+    )
+    big = {**BIG_KEY_DEFAULTS, **options.big_keys}
+    values = {
+        "dump_id": options.dump_id,
+        "delimiters": options.delimiters,
+        "top": options.top,
+        "examples": options.examples,
+        "idle_days": options.idle_days,
+        "max_freq": options.max_freq,
+        **big,
+        **thresholds,
+        **options.naming.query_values(options.delimiters),
+    }
+    # --set for any other query parameter (e.g. min_keys=20, margin=0.1, max_depth=2)
+    queries = querylib.bundled_queries(include_base=True).values()
+    for name, value in set_query_params(values, big, rest, queries).items():
+        if name.lower() == "lazyfree-lazy-expire":
+            extra[name.lower()] = value
+        else:
+            raise ValueError(
+                f"--set {name}: not a compact-encoding setting or query parameter "
+                f"(see `rdbscan queries -v`)"
+            )
+    lazy = (
+        extra.get("lazyfree-lazy-expire") or rest.get("lazyfree-lazy-expire") or ""
+    ).lower() or None
+    meta = {
+        "sources": sources,
+        "big": big,
+        "lazyfree_lazy_expire": lazy,
+        "server": server,
+        "server_version": version,
+        "rdb_version": rdb_version,
+    }
+    return values, meta
+
+
+def build_report(
+    con,
+    options: ReportOptions | None = None,
+    fail_on: list[tuple[str, str]] | None = None,
+    on_section: Callable[[str], None] | None = None,
+    charts: bool = False,
+) -> dict:
+    """Run every section's queries and return the report dict (the `--format json` object).
+
+    charts: also add `charts`, the aggregates the HTML report draws (docs/html-report.md).
+
+    fail_on: parsed `--fail-on` checks (parse_fail_on); adds the `fail_on` object.
+    on_section: called with each section's name before its queries run (progress display).
+    """
+    options = options or ReportOptions()
+    started = time.perf_counter()
+    values, meta = query_values(con, options)
+    run = Runner(con, values)
+    report: dict = {
+        "rdbscan_report": REPORT_FORMAT,
+        "generated_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "options": {
+            "dump_id": options.dump_id,
+            "top": options.top,
+            "delimiters": options.delimiters,
+            "sections": list(options.sections),
+        },
+    }
+    step = on_section or (lambda name: None)
+    for section in SECTIONS:
+        if section.always or section.wanted(options):
+            step(section.name)
+            report[section.name] = section.build(run, options, meta)
+    for section in SECTIONS:  # built for the other parts only: what they read
+        if section.always and not section.wanted(options):
+            report[section.name] = {k: report[section.name][k] for k in section.always}
+    if fail_on:
+        report["fail_on"] = evaluate_fail_on(run, report, fail_on)
+    if charts:
+        step("charts")
+        report["charts"] = {
+            k: v
+            for s in SECTIONS
+            if s.chart_data is not None
+            for k, v in s.chart_data(run, options).items()
+        }
+    # the verdict first: right after the options in the JSON object
+    found = findings.build(report)
+    report = {
+        **{k: report[k] for k in ("rdbscan_report", "generated_at", "options")},
+        "findings": found,
+        **report,
+    }
+    report["report_seconds"] = round(time.perf_counter() - started, 3)
+    return report

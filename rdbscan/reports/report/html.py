@@ -1,0 +1,80 @@
+"""The HTML report: the verdict, the charts, then the sections' tables (the text report's blocks),
+and the report dict (the JSON report, plus `charts`) embedded for the script's treemap and heat
+map (docs/html-report.md).  Each section draws its own charts (its `charts`)."""
+
+from __future__ import annotations
+
+import os
+
+from ..format import fmt_bytes, fmt_int, fmt_time
+from ..html.page import blocks_html, page
+from ..html.page import esc as _e
+from . import render
+from .sections import SECTIONS
+
+
+def _charts_html(report: dict) -> str:
+    out = [c for s in SECTIONS if s.charts is not None for c in s.charts(report)]
+    return (
+        '<section id="charts"><h2>Charts</h2><div class="grid">' + "".join(out) + "</div></section>"
+    )
+
+
+def _body_html(report: dict) -> str:
+    """The verdict, then the charts, then the sections; a report without its first section
+    (`--section` left the overview out) shows every block under the verdict, and no chart."""
+    verdict, parts = render.document_parts(report)
+    sections = [b for _, blocks in parts for b in blocks]
+    if not (verdict and parts and parts[0][0] == SECTIONS[0].name):
+        return '<section id="verdict">' + blocks_html(verdict + sections) + "</section>"
+    return (
+        '<section id="verdict">'
+        + blocks_html(verdict)
+        + "</section>"
+        + _charts_html(report)
+        + '<section id="sections">'
+        + blocks_html(sections)
+        + "</section>"
+    )
+
+
+def _header_html(report: dict) -> str:
+    o = report.get("overview") or {}
+    rows = []
+    for d in o.get("dumps") or []:
+        model = d.get("memory_model") or d.get("memory_profile") or ""
+        rows.append(
+            "<tr>"
+            + "".join(
+                f"<td>{_e(v)}</td>"
+                for v in (
+                    d.get("path"),
+                    f"{d.get('server') or '?'} {d.get('server_version') or ''}",
+                    d.get("rdb_version"),
+                    fmt_time(d.get("snapshot_time") or d.get("snapshot_ms")),
+                    fmt_int(d.get("keys")),
+                    fmt_bytes(d.get("memory_bytes")),
+                    model or "-",
+                )
+            )
+            + "</tr>"
+        )
+    table = (
+        '<table class="dumps"><thead><tr><th>dump</th><th>server</th><th>RDB</th><th>snapshot</th>'
+        "<th>keys</th><th>memory (estimate)</th><th>memory model</th></tr></thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table>"
+    )
+    return (
+        f'<header><h1>rdbscan report</h1><p class="sub">generated {_e(report.get("generated_at"))} · '
+        f"{fmt_int(o.get('keys'))} keys · {fmt_bytes(o.get('memory_bytes'))} estimated</p>{table}</header>"
+    )
+
+
+def render_html(report: dict) -> str:
+    """The whole report as one HTML document (no external reference)."""
+    title = "rdbscan report"
+    dumps = (report.get("overview") or {}).get("dumps") or []
+    if len(dumps) == 1:
+        title += " · " + os.path.basename(str(dumps[0].get("path")))
+    return page(title, _header_html(report), _body_html(report), report)

@@ -1,0 +1,101 @@
+"""What a section of the report is, and what the sections' parts share.
+
+A section is a package of `sections/` (its builder, layout, findings, charts and `--fail-on`
+rules) and one `Section` entry in the ordered list `sections.SECTIONS`, which the text,
+markdown, JSON and HTML reports, `--section` and `--fail-on` all read.  Adding a section means
+adding its package and its entry.  Every figure comes from the bundled SQL its builder runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..format import fmt_key
+
+if TYPE_CHECKING:
+    from ..document import Block
+    from ..engine.relations import Runner
+
+
+@dataclass(frozen=True)
+class FailRule:
+    """A `--fail-on` rule: its threshold when none is given, what it counts, whether it
+    compares the share (a fraction, or `N%`) rather than the count, and what `rule:detail`
+    names (naming:<rule-id>), if the rule takes one."""
+
+    default: Any
+    description: str
+    share: bool = False
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class Section:
+    # its key in the report object (docs/json.md) and its `--section` name
+    name: str
+    # (run, options, meta) -> the section's object (its `data`); meta: what query_values()
+    # worked out
+    build: Callable[[Runner, Any, dict], Mapping[str, Any]]
+    # (its object, the report) -> its blocks in the text, markdown and HTML reports
+    layout: Callable[[dict, dict], list[Block]]
+    # (its object, the report) -> its findings (finding() below); asked when the object is there
+    findings: Callable[[dict, dict], list[dict]] | None = None
+    # where its findings go among findings of equal severity, memory and keys
+    finding_order: int = 0
+    # `--fail-on` rules; `rule:detail` (naming:<rule-id>) is measured by the rule's section
+    fail_rules: dict[str, FailRule] = field(default_factory=dict)
+    # (run, report, rule) -> (value, share or None, description or None) for one of its rules
+    fail_value: Callable[[Runner, dict, str], tuple] | None = None
+    # the HTML report: (run, options) -> its part of `charts` (small aggregates), and
+    # (report) -> its charts, drawn in the order of the sections (docs/html-report.md)
+    chart_data: Callable[[Runner, Any], dict] | None = None
+    charts: Callable[[dict], list[str]] | None = None
+    # the TypedDict of its object, as docs/json.md documents it (tests/test_docs.py)
+    data: type | None = None
+    # False: not a `--section` choice, built when `enabled(options)` says so (schema: --schema)
+    selectable: bool = True
+    enabled: Callable[[Any], bool] | None = None
+    # fields built even when `--section` leaves the section out: other parts read them
+    always: tuple[str, ...] = ()
+
+    def wanted(self, options) -> bool:
+        """Whether `options` ask for the section."""
+        if self.enabled is not None:
+            return self.enabled(options)
+        return self.name in options.sections
+
+
+# --- what the sections' findings share (docs/findings.md) ------------------------------------
+
+
+def finding(fid, severity, section, message, advice, memory=None, keys=None) -> dict:
+    """One finding: `id severity section memory_bytes keys message advice`."""
+    return {
+        "id": fid,
+        "severity": severity,
+        "section": section,
+        "memory_bytes": int(memory) if memory is not None else None,
+        "keys": int(keys) if keys is not None else None,
+        "message": message,
+        "advice": advice,
+    }
+
+
+def share(part, whole) -> str:
+    """` (12%)`: `part` as a share of `whole`, or nothing when unknown."""
+    if not whole or part is None:
+        return ""
+    return f" ({part / whole:.0%})"
+
+
+def examples(names, n=2) -> str:
+    """The first `n` names, shortened, then `...`."""
+    names = [fmt_key(x, 40) for x in names if x is not None][:n]
+    return ", ".join(names) + (" ..." if names else "")
+
+
+def total_memory(report: dict) -> int:
+    """The memory of every key reported on (the overview's), for shares."""
+    return (report.get("overview") or {}).get("memory_bytes") or 0

@@ -1,0 +1,55 @@
+"""The big-keys findings: critical big keys, the other big keys."""
+
+from __future__ import annotations
+
+from ....format import fmt_bytes, fmt_int
+from ...section import examples, finding, share, total_memory
+
+
+def findings(b: dict, report: dict) -> list[dict]:
+    if not b.get("keys"):
+        return []
+    out: list[dict] = []
+    crit = b.get("critical") or 0
+    items = b.get("items") or []
+    crit_items = [i for i in items if i.get("severity") == "critical"]
+    if crit:
+        mem = b.get("critical_memory_bytes")
+        if mem is None:
+            mem = sum(i.get("memory_bytes") or 0 for i in crit_items)
+        out.append(
+            finding(
+                "big-keys-critical",
+                "critical",
+                "big_keys",
+                f"{fmt_int(crit)} critical big key{'s' if crit != 1 else ''} hold "
+                f"{fmt_bytes(mem)}{share(mem, total_memory(report))}: "
+                f"{examples(i['key'] for i in crit_items)}",
+                "split or UNLINK them; see Big keys",
+                memory=mem,
+                keys=crit,
+            )
+        )
+    rest = b["keys"] - crit
+    if rest > 0:
+        mem = b.get("memory_bytes")
+        if mem is None:
+            mem = sum(i.get("memory_bytes") or 0 for i in items if i.get("severity") != "critical")
+        elif b.get("critical_memory_bytes") is not None:
+            mem = mem - b["critical_memory_bytes"]
+        out.append(
+            finding(
+                "big-keys",
+                "warning",
+                "big_keys",
+                f"{fmt_int(rest)} big key{'s' if rest != 1 else ''} "
+                f"(over {fmt_bytes(b['thresholds']['string_bytes'])} or "
+                f"{fmt_int(b['thresholds']['collection_length'])} elements) hold "
+                f"{fmt_bytes(mem)}{share(mem, total_memory(report))}: "
+                f"{examples(i['key'] for i in items if i.get('severity') != 'critical')}",
+                "split large collections into buckets; delete with UNLINK; see Big keys",
+                memory=mem,
+                keys=rest,
+            )
+        )
+    return out

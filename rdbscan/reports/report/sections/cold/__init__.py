@@ -1,0 +1,18 @@
+"""Cold keys: keys idle longer than --idle-days (LRU), the hottest keys and families (LFU)."""
+
+from ...section import Section
+from .build import ColdData, build
+from .charts import chart_data, charts
+from .findings import findings
+from .layout import layout
+
+SECTION = Section(
+    "cold",
+    build=build,
+    layout=layout,
+    data=ColdData,
+    findings=findings,
+    finding_order=6,
+    chart_data=chart_data,
+    charts=charts,
+)

@@ -1,0 +1,13 @@
+"""The compact-encodings rule of `--fail-on`."""
+
+from __future__ import annotations
+
+from ...section import FailRule
+
+FAIL_RULES = {"encodings": FailRule(0, "non-compact keys that fit the compact thresholds")}
+
+
+def fail_value(run, report: dict, rule: str) -> tuple:
+    if rule == "encodings":
+        return sum(r["keys"] for r in run.rows("encoding_candidates_summary")), None, None
+    raise ValueError(f"--fail-on: unknown rule {rule!r}")

@@ -1,0 +1,145 @@
+"""The compact-encodings section's blocks."""
+
+from __future__ import annotations
+
+from ....document import Block, advice, table
+from ....format import (
+    fmt_bytes,
+    fmt_db_key,
+    fmt_int,
+    fmt_key,
+)
+
+
+def layout(e, report):
+    blocks = [Block("section", "Compact encodings (listpack / ziplist / intset)")]
+    th = e["thresholds"]
+    srcs = sorted(set(e["threshold_sources"].values()))
+    blocks.append(
+        Block(
+            "kv",
+            items=[
+                (
+                    "Thresholds",
+                    ", ".join(
+                        f"{k} {v}"
+                        for k, v in th.items()
+                        if not k.startswith("list-max-ziplist")
+                        or e["list_compact_encoding"] == "ziplist"
+                    ),
+                ),
+                ("From", "; ".join(srcs)),
+                (
+                    "Non-compact but eligible",
+                    f"{fmt_int(e['candidates_total']['keys'])} keys, about "
+                    f"{fmt_bytes(e['candidates_total']['savings_bytes'])} to save",
+                ),
+            ],
+        )
+    )
+    if e["candidates"]:
+        blocks.append(_candidates(e))
+    if e["near_threshold"]:
+        blocks.append(_near_threshold(e))
+    if e["what_if"]:
+        blocks.append(_what_if(e))
+    if e["strings_to_hashes"]:
+        blocks.append(_strings_to_hashes(e))
+    blocks.append(
+        Block(
+            "note",
+            "Savings are estimates: listpack size from the serialized size and the longest "
+            "element, memory from the 7.x MEMORY USAGE model.",
+        )
+    )
+    return blocks + advice(e)
+
+
+def _candidates(e: dict) -> Block:
+    return table(
+        "Keys that would be compact",
+        [
+            "key",
+            "type",
+            "encoding",
+            "-> target",
+            "length",
+            "longest elem",
+            "memory",
+            "saves ~",
+        ],
+        [
+            [
+                fmt_db_key(c),
+                c["type"],
+                c["encoding"],
+                c["target_encoding"],
+                fmt_int(c["length"]),
+                fmt_bytes(c["max_elem_bytes"]),
+                fmt_bytes(c["memory_bytes"]),
+                fmt_bytes(c["savings_bytes"]),
+            ]
+            for c in e["candidates"]
+        ],
+        (4, 5, 6, 7),
+    )
+
+
+def _near_threshold(e: dict) -> Block:
+    return table(
+        "Just over a threshold",
+        [
+            "key",
+            "type",
+            "length",
+            "longest elem",
+            "blocked by",
+            "memory",
+            "saves ~ if raised",
+        ],
+        [
+            [
+                fmt_db_key(c),
+                c["type"],
+                fmt_int(c["length"]),
+                fmt_bytes(c["max_elem_bytes"]),
+                c["blocked_by"],
+                fmt_bytes(c["memory_bytes"]),
+                fmt_bytes(c["savings_bytes"]),
+            ]
+            for c in e["near_threshold"]
+        ],
+        (2, 3, 5, 6),
+    )
+
+
+def _what_if(e: dict) -> Block:
+    return table(
+        "What if thresholds were raised",
+        ["type", "change", "keys convert", "saves ~"],
+        [
+            [w["type"], w["change"], fmt_int(w["keys"]), fmt_bytes(w["savings_bytes"])]
+            for w in e["what_if"]
+        ],
+        (2, 3),
+    )
+
+
+def _strings_to_hashes(e: dict) -> Block:
+    return table(
+        "Small strings that would be cheaper as hash fields",
+        ["family", "hashes", "keys", "memory now", "as hashes", "saves ~", "e.g. HSET"],
+        [
+            [
+                fmt_key(s["family"], 40),
+                fmt_int(s["hashes"]),
+                fmt_int(s["keys"]),
+                fmt_bytes(s["memory_bytes"]),
+                fmt_bytes(s["estimated_bytes"]),
+                fmt_bytes(s["savings_bytes"]),
+                fmt_key(s["example_parent"], 30),
+            ]
+            for s in e["strings_to_hashes"]
+        ],
+        (1, 2, 3, 4, 5),
+    )

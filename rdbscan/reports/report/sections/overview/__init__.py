@@ -1,0 +1,28 @@
+"""The Overview: dumps, databases, types, memory against used_mem, what the figures cover."""
+
+from ...section import Section
+from .build import OverviewData, build
+from .charts import chart_data, charts
+from .findings import findings
+from .layout import layout
+
+SECTION = Section(
+    "overview",
+    build=build,
+    layout=layout,
+    data=OverviewData,
+    findings=findings,
+    finding_order=0,
+    chart_data=chart_data,
+    charts=charts,
+    # --section without overview: what other parts read (findings, the HTML header, fail_on)
+    always=(
+        "keys",
+        "keys_by_db",
+        "rdb_version",
+        "memory_bytes",
+        "snapshot_time",
+        "snapshot_ms",
+        "snapshot_source",
+    ),
+)

@@ -1,0 +1,47 @@
+"""The overview's findings: the dump itself (read to the end? its checksum?)."""
+
+from __future__ import annotations
+
+from ....format import fmt_int
+from ...section import finding
+
+
+def findings(o: dict, report: dict) -> list[dict]:
+    out: list[dict] = []
+    total_keys = o.get("keys") or 0
+    if o.get("stopped_by") == "rdbscan":  # a limit of rdbscan, not damage to the file
+        out.append(
+            finding(
+                "rdbscan-older-than-dump",
+                "warning",
+                "overview",
+                f"rdbscan is older than this dump: it read the {fmt_int(total_keys)} keys before "
+                f"the first record it does not know; the figures cover those keys. The file is "
+                f"not damaged.",
+                "upgrade rdbscan (pip install -U rdbscan) and run the report again",
+                keys=total_keys,
+            )
+        )
+    elif o.get("complete") is False:
+        out.append(
+            finding(
+                "dump-incomplete",
+                "critical",
+                "overview",
+                f"The dump could not be read to the end: the figures cover the "
+                f"{fmt_int(total_keys)} keys read before the damage.",
+                "take a new snapshot; do not restore this file",
+                keys=total_keys,
+            )
+        )
+    if "mismatch" in str(o.get("checksum") or ""):
+        out.append(
+            finding(
+                "checksum-mismatch",
+                "critical",
+                "overview",
+                "The CRC64 checksum does not match: the file is damaged.",
+                "do not restore it; take a new snapshot",
+            )
+        )
+    return out

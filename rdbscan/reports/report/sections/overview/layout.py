@@ -1,0 +1,153 @@
+"""The overview's blocks: server, snapshot, keys and memory, dumps, databases, types."""
+
+from __future__ import annotations
+
+from ....document import Block, advice, table
+from ....format import (
+    fmt_bytes,
+    fmt_int,
+    fmt_key,
+    fmt_pct,
+    fmt_time,
+)
+
+
+def layout(o, report):
+    dumps = o.get("dumps", [])
+    blocks = [Block("section", "Overview"), Block("kv", items=_facts(o, dumps))]
+    if len(dumps) > 1:
+        blocks.append(_dumps_table(dumps))
+    blocks.append(_databases_table(o))
+    blocks.append(_types_table(o))
+    blocks += [Block("note", n) for n in o.get("notes", [])]
+    return blocks + advice(o)
+
+
+def _facts(o: dict, dumps: list) -> list[tuple[str, str]]:
+    """Server, snapshot, keys, memory, the dump's state, the parse: one line each."""
+    speed = ""
+    if o.get("parse_seconds"):
+        speed = (
+            f"{o['parse_seconds']:.2f} s ({fmt_bytes(o.get('bytes_per_second'))}/s, "
+            f"{fmt_int(o.get('keys_per_second'))} keys/s)"
+        )
+    kv = [
+        (
+            "Server",
+            f"{o.get('server') or '?'} {o.get('server_version') or '(version not recorded)'}",
+        ),
+        ("RDB version", str(o.get("rdb_version"))),
+        (
+            "Snapshot",
+            f"{fmt_time(o.get('snapshot_time') or o.get('snapshot_ms'))}"
+            f" ({o.get('snapshot_source') or '?'})",
+        ),
+        ("Keys", f"{fmt_int(o['keys'])} ({fmt_int(o.get('keys_with_ttl'))} with TTL)"),
+        ("Memory (estimate)", fmt_bytes(o.get("memory_bytes"))),
+        ("Memory model", (o.get("memory_model") or "-").removeprefix("memory model: ")),
+        ("used-mem at save", fmt_bytes(o.get("used_mem")) if o.get("used_mem") else "-"),
+        (
+            "Gap to used-mem",
+            "-"
+            if o.get("used_mem_gap") is None
+            else f"{fmt_bytes(o['used_mem_gap'])} not explained by the keys (estimate with keyspace "
+            f"overhead {fmt_bytes(o.get('memory_total_bytes'))}; the rest is startup memory, "
+            f"buffers, fragmentation)",
+        ),
+        ("Input", o.get("input") or "-"),
+        ("Checksum", o.get("checksum") or "-"),
+        (
+            "Complete",
+            (
+                (
+                    "NO: rdbscan is older than the dump (the file is not damaged); figures are "
+                    "partial: upgrade rdbscan"
+                    if o.get("stopped_by") == "rdbscan"
+                    else "NO: the dump is damaged, figures are partial"
+                )
+                if not o.get("complete")
+                else f"read to the end, but {fmt_int(o['skipped_keys'])} damaged keys left out "
+                f"(--skip-bad)"
+                if o.get("skipped_keys")
+                else "yes"
+            ),
+        ),
+        (
+            "After the RDB",
+            f"{fmt_int(o['tail_bytes'])} bytes not read" if o.get("tail_bytes") else "-",
+        ),
+        ("Parse", speed or "-"),
+    ]
+    if len(dumps) > 1:
+        kv.insert(0, ("Dumps", str(len(dumps))))
+    return kv
+
+
+def _dumps_table(dumps: list) -> Block:
+    return table(
+        "Dumps",
+        ["id", "path", "server", "rdb", "snapshot", "keys", "checksum", "complete"],
+        [
+            [
+                str(d["dump_id"]),
+                fmt_key(d["path"], 50),
+                f"{d['server']} {d['server_version']}",
+                str(d["rdb_version"]),
+                fmt_time(d["snapshot_time"]),
+                fmt_int(d["keys"]),
+                d["checksum"] or "not reached",
+                "yes" if d["complete"] else "no",
+            ]
+            for d in dumps
+        ],
+        (5,),
+    )
+
+
+def _databases_table(o: dict) -> Block:
+    rest = o.get("dbs_not_listed") or {}
+    more = (
+        [
+            [
+                f"({fmt_int(rest['databases'])} more)",
+                fmt_int(rest["keys"]),
+                fmt_int(rest["keys_with_ttl"]),
+                fmt_bytes(rest["memory_bytes"]),
+            ]
+        ]
+        if rest.get("databases")
+        else []
+    )
+    return table(
+        "Keys per database" + (" (most keys)" if more else ""),
+        ["db", "keys", "with TTL", "memory"],
+        [
+            [
+                str(d["db"]),
+                fmt_int(d["keys"]),
+                fmt_int(d["keys_with_ttl"]),
+                fmt_bytes(d["memory_bytes"]),
+            ]
+            for d in o.get("dbs", [])
+        ]
+        + more,
+        (0, 1, 2, 3),
+    )
+
+
+def _types_table(o: dict) -> Block:
+    return table(
+        "Keys and memory by type and encoding",
+        ["type", "encoding", "keys", "memory", "share"],
+        [
+            [
+                t["type"],
+                t["encoding"],
+                fmt_int(t["keys"]),
+                fmt_bytes(t["memory_bytes"]),
+                fmt_pct(t["memory_share"]),
+            ]
+            for t in o.get("types", [])
+        ],
+        (2, 3, 4),
+    )

@@ -1,0 +1,17 @@
+"""Cluster slots: keys and memory per hash slot, and hashtags."""
+
+from ...section import Section
+from .build import SlotsData, build
+from .charts import charts
+from .findings import findings
+from .layout import layout
+
+SECTION = Section(
+    "slots",
+    build=build,
+    layout=layout,
+    data=SlotsData,
+    findings=findings,
+    finding_order=8,
+    charts=charts,
+)

@@ -1,0 +1,53 @@
+"""The cluster-slots section: keys and memory per hash slot, and hashtags."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, TypedDict, cast
+
+if TYPE_CHECKING:
+    from ....engine.relations import Runner
+
+
+class SlotsData(TypedDict):
+    """The `slots` object (docs/json.md): queries/slot_summary.sql's row, then the lists."""
+
+    slots_used: int
+    keys: int
+    avg_keys_per_slot: float | None
+    max_keys_in_slot: int | None
+    max_memory_in_slot: int | None
+    announced_slots: int | None
+    announced_mismatches: int | None
+    hottest: list[dict]
+    by_memory: list[dict]
+    hashtags: list[dict]
+    advice: list[str]
+
+
+def build(run: Runner, options, meta: dict) -> SlotsData:
+    summary = run.one("slot_summary")
+    hottest = run.rows("slots")
+    by_memory = run.rows("slots_by_memory")
+    tags = run.rows("hashtags")
+    advice = []
+    if tags and hottest and hottest[0]["keys"] >= 10 and hottest[0]["hashtags"]:
+        advice.append(
+            f"Slot {hottest[0]['slot']} holds {hottest[0]['keys']} keys because of hashtag(s) "
+            f"{', '.join(hottest[0]['hashtags'])}: keep hashtags for keys that need multi-key "
+            "operations, and make the tag include the entity id."
+        )
+    if summary.get("announced_mismatches"):
+        advice.append(
+            "The per-slot counts announced in the dump disagree with the keys read: the dump "
+            "may be damaged or truncated."
+        )
+    return cast(
+        SlotsData,
+        {
+            **summary,
+            "hottest": hottest,
+            "by_memory": by_memory,
+            "hashtags": tags,
+            "advice": advice,
+        },
+    )

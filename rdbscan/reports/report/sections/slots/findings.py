@@ -1,0 +1,41 @@
+"""The cluster-slots findings: slot counts that disagree with the dump, a hot slot."""
+
+from __future__ import annotations
+
+from ....format import fmt_int
+from ...section import examples, finding
+
+
+def findings(s: dict, report: dict) -> list[dict]:
+    out: list[dict] = []
+    if s.get("announced_mismatches"):
+        out.append(
+            finding(
+                "slot-count-mismatch",
+                "critical",
+                "slots",
+                f"{fmt_int(s['announced_mismatches'])} slots hold a different number of keys "
+                "than the dump announced",
+                "the dump may be damaged or truncated; take a new snapshot",
+            )
+        )
+    if (
+        s.get("hottest")
+        and s["hottest"][0].get("hashtags")
+        and s["hottest"][0]["keys"] >= 10
+        and (s["hottest"][0].get("key_share") or 0) >= 0.05
+    ):
+        h = s["hottest"][0]
+        out.append(
+            finding(
+                "hot-slot",
+                "info",
+                "slots",
+                f"Slot {h['slot']} holds {fmt_int(h['keys'])} keys ({h['key_share']:.0%}) because of "
+                f"hashtag {examples(h['hashtags'], 1)}",
+                "keep hashtags for multi-key operations; see Cluster slots",
+                memory=h.get("memory_bytes"),
+                keys=h["keys"],
+            )
+        )
+    return out

@@ -1,0 +1,72 @@
+"""The streams section's blocks."""
+
+from __future__ import annotations
+
+from ....document import Block, advice, table
+from ....format import (
+    fmt_bytes,
+    fmt_db_key,
+    fmt_duration_ms,
+    fmt_int,
+    fmt_list,
+    fmt_time,
+)
+
+
+def layout(s, report):
+    blocks = [Block("section", "Streams and hash field TTLs")]
+    if not s["items"] and not s["hash_field_ttl"]:
+        return blocks + [Block("note", "No streams and no hashes with field TTLs.")]
+    if s["items"]:
+        blocks.append(
+            table(
+                "Largest streams",
+                ["stream", "entries", "memory", "groups", "consumers", "pending", "groups detail"],
+                [
+                    [
+                        fmt_db_key(r),
+                        fmt_int(r["length"]),
+                        fmt_bytes(r["memory_bytes"]),
+                        fmt_int(r["groups"]),
+                        fmt_int(r["consumers"]),
+                        fmt_int(r["pending"]),
+                        fmt_list(r["group_details"][:3], 45),
+                    ]
+                    for r in s["items"]
+                ],
+                (1, 2, 3, 4, 5),
+            )
+        )
+    else:
+        blocks.append(Block("note", "No streams."))
+    if s["hash_field_ttl"]:
+        blocks.append(
+            table(
+                "Hashes with field TTLs",
+                [
+                    "key",
+                    "encoding",
+                    "fields",
+                    "with TTL",
+                    "first field expires",
+                    "after snapshot",
+                    "memory",
+                ],
+                [
+                    [
+                        fmt_db_key(r),
+                        r["encoding"],
+                        fmt_int(r["length"]),
+                        fmt_int(r["fields_with_ttl"]),
+                        fmt_time(r["min_field_expire_ms"]),
+                        fmt_duration_ms(r["min_field_ttl_ms"]),
+                        fmt_bytes(r["memory_bytes"]),
+                    ]
+                    for r in s["hash_field_ttl"]
+                ],
+                (2, 3, 5, 6),
+            )
+        )
+    else:
+        blocks.append(Block("note", "No hashes with field TTLs."))
+    return blocks + advice(s)

@@ -1,0 +1,21 @@
+"""TTL: keys without expiry, families that look ephemeral, expiry herds, the TTL distribution."""
+
+from ...section import Section
+from .build import TtlData, build
+from .charts import chart_data, charts
+from .fail_on import FAIL_RULES, fail_value
+from .findings import findings
+from .layout import layout
+
+SECTION = Section(
+    "ttl",
+    build=build,
+    layout=layout,
+    data=TtlData,
+    findings=findings,
+    finding_order=2,
+    fail_rules=FAIL_RULES,
+    fail_value=fail_value,
+    chart_data=chart_data,
+    charts=charts,
+)

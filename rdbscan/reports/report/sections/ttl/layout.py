@@ -1,0 +1,97 @@
+"""The TTL section's blocks."""
+
+from __future__ import annotations
+
+from ....document import Block, advice, table
+from ....format import (
+    fmt_bytes,
+    fmt_int,
+    fmt_key,
+    fmt_pct,
+    fmt_time,
+)
+
+
+def layout(t, report):
+    blocks = [Block("section", "TTL")]
+    blocks.append(
+        Block(
+            "kv",
+            items=[
+                ("Measured from", f"{fmt_time(t.get('snapshot_ms'))} (snapshot time, not now)"),
+                (
+                    "Without TTL",
+                    f"{fmt_int(t['keys_without_ttl'])} keys ({fmt_pct(t['key_share_without_ttl'])}), "
+                    f"{fmt_bytes(t['memory_without_ttl'])} ({fmt_pct(t['memory_share_without_ttl'])} of memory)",
+                ),
+                ("With TTL", fmt_int(t["keys_with_ttl"])),
+                (
+                    "Expired at snapshot",
+                    f"{fmt_int(t['expired_at_snapshot'])} keys ({fmt_bytes(t['memory_expired_at_snapshot'])})",
+                ),
+                ("Expiring within 1 h", fmt_int(t["expiring_within_1h"])),
+                ("Hashes with field TTLs", fmt_int(t["hashes_with_field_ttl"])),
+            ],
+        )
+    )
+    if t["families"]:
+        blocks.append(_families(t))
+    herd = t["herd"]["seconds"] + t["herd"]["minutes"]
+    if herd:
+        blocks.append(
+            table(
+                "Expiries bunched in one second / minute (unlikely under uniform spreading)",
+                ["moment", "per", "family", "keys", "expected", "x expected", "p"],
+                [
+                    [
+                        fmt_time(h["moment_ms"]),
+                        h["granularity"],
+                        fmt_key(h["pattern"], 40),
+                        fmt_int(h["keys"]),
+                        f"{h['expected_keys']:.3g}",
+                        f"{h['ratio_to_expected']:,.0f}",
+                        f"{h['p_value']:.1e}" if h["p_value"] else f"1e{h['log10_p_value']:.0f}",
+                    ]
+                    for h in herd
+                ],
+                (3, 4, 5, 6),
+            )
+        )
+    blocks.append(_distribution(t))
+    return blocks + advice(t)
+
+
+def _families(t: dict) -> Block:
+    return table(
+        "Families with keys without TTL",
+        ["family", "keys", "no TTL", "memory no TTL", "TTL coverage", "cache/session?"],
+        [
+            [
+                fmt_key(f["pattern"], 50),
+                fmt_int(f["keys"]),
+                fmt_int(f["keys_without_ttl"]),
+                fmt_bytes(f["memory_without_ttl"]),
+                fmt_pct(f["ttl_share"]),
+                "yes" if f["looks_ephemeral"] else "",
+            ]
+            for f in t["families"]
+        ],
+        (1, 2, 3, 4),
+    )
+
+
+def _distribution(t: dict) -> Block:
+    return table(
+        "TTL distribution",
+        ["remaining TTL", "keys", "memory", "share of keys"],
+        [
+            [
+                d["bucket"],
+                fmt_int(d["keys"]),
+                fmt_bytes(d["memory_bytes"]),
+                fmt_pct(d["key_share"]),
+            ]
+            for d in t["distribution"]
+        ],
+        (1, 2, 3),
+    )

@@ -1,0 +1,176 @@
+"""The report's "Value design" section (`values`; docs/report.md): what the key-design guides say
+about values, measured on the dump.
+
+- split keys: a big key split by hand into shards (`video_info#olympic#2020-08-29#1`, `#2`, ...)
+  reported as the one logical key it is, with its shard count and balance (queries/split_keys.sql);
+- big elements: collections whose longest element exceeds 4 KB (queries/big_elements.sql);
+- compressible values: per family, how well strings over 1 KB compress (the RDB stores them
+  LZF-compressed, with both sizes) and the memory client-side compression would save
+  (queries/compressible.sql).
+
+Every number comes from those SQL files; this module slices their rows and words the advice.
+"""
+
+from __future__ import annotations
+
+from typing import TypedDict
+
+from ....engine import querylib
+from ....format import fmt_bytes
+
+
+class SplitKeys(TypedDict):
+    min_shards: int
+    logical_keys: int
+    shards: int
+    memory_bytes: int
+    big_when_joined: int
+    big_when_joined_memory_bytes: int
+    items: list[dict]
+
+
+class BigElements(TypedDict):
+    threshold_bytes: int
+    keys: int
+    memory_bytes: int
+    keys_by_type: dict[str, int]
+    items: list[dict]
+
+
+class Compressible(TypedDict):
+    min_bytes: int
+    keys: int
+    raw_bytes: int
+    stored_bytes: int
+    ratio: float | None
+    savings_bytes: int
+    lzf_strings: int
+    families: list[dict]
+
+
+class ValuesData(TypedDict):
+    """The `values` object (docs/json.md): value design."""
+
+    split_keys: SplitKeys
+    big_elements: BigElements
+    compressible: Compressible
+    advice: list[str]
+
+
+def _param(run, query: str, name: str):
+    """A parameter's value for this report: --set, else the default in the SQL file's header."""
+    return run.values.get(name, querylib.get_query(query).params[name].default)
+
+
+def _pop_totals(rows: list[dict], names: tuple[str, ...]) -> dict:
+    """The totals every row carries (window functions), removed from the rows."""
+    totals = {n: (rows[0][n] if rows else 0) or 0 for n in names}
+    for r in rows:
+        for n in names:
+            r.pop(n, None)
+    return totals
+
+
+def build(run, options, meta: dict) -> ValuesData:
+    """The `values` part of the report (docs/json.md)."""
+    top = max(options.top, 1)
+    split = run.rows("split_keys", top=top)
+    st = _pop_totals(
+        split,
+        (
+            "total_logical_keys",
+            "total_shards",
+            "total_memory_bytes",
+            "total_big_when_joined",
+            "total_big_when_joined_memory",
+        ),
+    )
+    big = run.rows("big_elements", top=top)
+    by_type = {r["type"]: r["type_keys"] for r in big}
+    bt = _pop_totals(big, ("total_keys", "total_memory_bytes", "type_keys"))
+    comp = run.rows("compressible", top=top)
+    ct = _pop_totals(
+        comp,
+        (
+            "total_keys",
+            "total_raw_bytes",
+            "total_stored_bytes",
+            "total_savings_bytes",
+            "lzf_strings",
+        ),
+    )
+    min_shards = _param(run, "split_keys", "min_shards")
+    element_bytes = _param(run, "big_elements", "big_element_bytes")
+    min_bytes = _param(run, "compressible", "compress_min_bytes")
+    advice = _advice(split, comp, st, bt, ct, element_bytes, min_bytes)
+    return {
+        "split_keys": {
+            "min_shards": min_shards,
+            "logical_keys": st["total_logical_keys"],
+            "shards": st["total_shards"],
+            "memory_bytes": st["total_memory_bytes"],
+            "big_when_joined": st["total_big_when_joined"],
+            "big_when_joined_memory_bytes": st["total_big_when_joined_memory"],
+            "items": split,
+        },
+        "big_elements": {
+            "threshold_bytes": element_bytes,
+            "keys": bt["total_keys"],
+            "memory_bytes": bt["total_memory_bytes"],
+            "keys_by_type": dict(sorted(by_type.items())),
+            "items": big,
+        },
+        "compressible": {
+            "min_bytes": min_bytes,
+            "keys": ct["total_keys"],
+            "raw_bytes": ct["total_raw_bytes"],
+            "stored_bytes": ct["total_stored_bytes"],
+            "ratio": _ratio(ct["total_raw_bytes"], ct["total_stored_bytes"]),
+            "savings_bytes": ct["total_savings_bytes"],
+            "lzf_strings": ct["lzf_strings"],
+            "families": comp,
+        },
+        "advice": advice,
+    }
+
+
+def _ratio(raw, stored):
+    return round(raw / stored, 2) if stored else None
+
+
+def _advice(split, comp, st: dict, bt: dict, ct: dict, element_bytes, min_bytes) -> list[str]:
+    advice = []
+    joined = [r for r in split if r["big_when_joined"]]
+    if joined:
+        advice.append(
+            f"{st['total_big_when_joined']} logical key(s) split into shards are big keys once "
+            f"their shards are added up (e.g. {joined[0]['logical_key']}: {joined[0]['shards']} "
+            "shards): reading all shards costs what reading one big key would."
+        )
+    uneven = [r for r in split if (r["balance"] or 0) >= 2]
+    if uneven:
+        u = uneven[0]
+        advice.append(
+            f"The shards of {u['logical_key']} are uneven: the largest ({u['largest_shard']}, "
+            f"{fmt_bytes(u['largest_shard_bytes'])}) is {u['balance']:g} times the median; "
+            "hash the element into its shard rather than filling shards in turn."
+        )
+    if bt["total_keys"]:
+        advice.append(
+            f"{bt['total_keys']} collection(s) hold an element over "
+            f"{fmt_bytes(element_bytes)}: HGETALL/LRANGE/SMEMBERS of them "
+            "move whole such elements; keep large payloads in their own string keys or compress them."
+        )
+    if ct["total_savings_bytes"]:
+        advice.append(
+            f"Compressing string values over {fmt_bytes(min_bytes)} in the "
+            f"client would save about {fmt_bytes(ct['total_savings_bytes'])} "
+            f"(LZF ratio {_ratio(ct['total_raw_bytes'], ct['total_stored_bytes'])}; "
+            f"the most in {comp[0]['pattern']})."
+        )
+    if ct["total_keys"] and not ct["lzf_strings"]:
+        advice.append(
+            "No string of this dump is stored LZF-compressed: it was saved with "
+            "`rdbcompression no` (or nothing compresses), so compressibility is not measured."
+        )
+    return advice
