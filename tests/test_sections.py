@@ -58,3 +58,28 @@ def test_the_list_of_sections_is_written_once():
                 if len(found) >= 3:
                     copies.append(f"{path.relative_to(PKG.parent)}:{node.lineno}")
     assert not copies, copies
+
+
+def test_the_engine_finds_the_sections_base_relations_itself():
+    """A `_*.sql` file of a section creates its base relations (rnaming, rslots, ...): the
+    engine reads their names from the file, in dependency order, and names none of them."""
+    from rdbscan.reports.engine.querylib import bundled_queries
+    from rdbscan.reports.engine.relations import base_relations
+
+    relations = base_relations()
+    assert {
+        "rkeys",
+        "rfamilies",
+        "rlimits",
+        "rnaming",
+        "rcandidates",
+        "rslots",
+        "rhashtags",
+    } <= set(relations)
+    files = list(dict.fromkeys(relations.values()))
+    assert files[0] == "_rkeys"
+    assert files.index("_rlimits") < files.index("_rcandidates")  # rcandidates reads rlimits
+    paths = {n: q.path for n, q in bundled_queries(include_base=True).items()}
+    assert paths["_rnaming"].parent.parent.name == "naming"
+    engine = (PKG / "reports" / "engine" / "relations.py").read_text(encoding="utf-8")
+    assert not any(f'"{r}"' in engine for r in relations if r != "rkeys")

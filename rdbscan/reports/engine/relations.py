@@ -5,6 +5,7 @@ report's parameter values."""
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from pathlib import Path
@@ -20,16 +21,37 @@ from .querylib import (
     strip_comments,
 )
 
-# In dependency order: a base relation may read the ones before it.
-BASE_RELATIONS = {
-    "rkeys": "_rkeys",
-    "rfamilies": "_rfamilies",
-    "rnaming": "_rnaming",
-    "rlimits": "_rlimits",
-    "rcandidates": "_rcandidates",
-    "rslots": "_rslots",
-    "rhashtags": "_rslots",
-}
+_CREATES = re.compile(
+    r"\bCREATE\s+(?:OR\s+REPLACE\s+)?TEMP(?:ORARY)?\s+(?:TABLE|VIEW)\s+(\w+)", re.I
+)
+
+
+@functools.cache
+def base_relations() -> dict[str, str]:
+    """Every base relation, a TEMP TABLE or VIEW that a bundled `_*.sql` file creates (rkeys,
+    rfamilies, rnaming, ...), and the name of that file; in dependency order: a file's relations
+    after those of the files it reads."""
+    files = {
+        name: strip_comments(q.sql)
+        for name, q in bundled_queries(include_base=True).items()
+        if name.startswith("_")
+    }
+    made = {rel: name for name, sql in files.items() for rel in _CREATES.findall(sql)}
+    order: list[str] = []
+
+    def visit(name: str, path: tuple[str, ...] = ()) -> None:
+        if name in order:
+            return
+        if name in path:
+            raise ValueError(f"base relations read each other: {' -> '.join(path + (name,))}")
+        for rel, other in made.items():
+            if other != name and re.search(rf"\b{rel}\b", files[name]):
+                visit(other, path + (name,))
+        order.append(name)
+
+    for name in sorted(files):
+        visit(name)
+    return {rel: name for name in order for rel, other in made.items() if other == name}
 
 
 # The dumps a report covers (docs/report.md, "What a report covers"): the one of --dump-id; else
@@ -102,33 +124,35 @@ def prepare(
     if "rsnap" not in created:
         create_snapshots(con, int(values.get("dump_id", 0) or 0))
         created.add("rsnap")
-    wanted = ["rkeys"] + [r for r in BASE_RELATIONS if needs and r in needs and r != "rkeys"]
+    relations = base_relations()
+    wanted = ["rkeys"] + [r for r in relations if needs and r in needs and r != "rkeys"]
     base = bundled_queries(include_base=True)
     for rel in wanted:
         if rel in created:
             continue
-        q = base[BASE_RELATIONS[rel]]
+        q = base[relations[rel]]
         if CREATES_VIEW.search(strip_comments(q.sql)):
             con.execute(inline_params(q, values))
         else:
             for statement in q.statements:
                 con.execute(statement.sql, bind(statement, values))
         # a file may create several relations (_rslots: rslots and rhashtags)
-        created.update(r for r, f in BASE_RELATIONS.items() if f == BASE_RELATIONS[rel])
+        created.update(r for r, f in relations.items() if f == relations[rel])
     return created
 
 
 def relations_used(query: Query) -> set[str]:
     """Base relations a query reads, with the base relations those read in turn."""
     base = bundled_queries(include_base=True)
+    relations = base_relations()
     used: set[str] = set()
     todo = [query]
     while todo:
         sql = strip_comments(todo.pop().sql)
-        for rel in BASE_RELATIONS:
+        for rel in relations:
             if rel not in used and re.search(rf"\b{rel}\b", sql):
                 used.add(rel)
-                todo.append(base[BASE_RELATIONS[rel]])
+                todo.append(base[relations[rel]])
     return used
 
 
