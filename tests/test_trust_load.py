@@ -185,6 +185,7 @@ def _many_keys_dump(n: int) -> bytes:
     return W.rdb(body, aux={"redis-ver": "7.2.4", "ctime": "1700000000"})
 
 
+@pytest.mark.backend
 @pytest.mark.slow
 @pytest.mark.subprocess
 @pytest.mark.parametrize(
@@ -341,6 +342,7 @@ def test_report_on_a_database_with_an_incomplete_dump_exits_4(tmp_path):
 # --- report says what load says -------------------------------------------------------------
 
 
+@pytest.mark.backend
 @pytest.mark.slow
 def test_report_shows_skip_bad_and_exits_as_load(tmp_path):
     from test_damaged import SMALL, _corrupt_one_listpack
