@@ -194,6 +194,10 @@ def test_every_fixture_reads_the_same_streamed():
 
 @pytest.mark.slow
 @pytest.mark.subprocess
+@pytest.mark.skipif(
+    backend.compiled is None,
+    reason="this process runs the pure-Python path: the test above is this one here",
+)
 def test_every_fixture_reads_the_same_streamed_in_pure_python():
     code = (
         "import sys; sys.path.insert(0, sys.argv[1]); from rdbscan.rdb import backend; "

@@ -375,6 +375,7 @@ def _group_gone(pgid: int) -> bool:
     return False
 
 
+@pytest.mark.backend
 @pytest.mark.slow
 @pytest.mark.subprocess
 def test_ctrl_c_with_jobs_keeps_finished_dumps(tmp_path):
@@ -396,6 +397,7 @@ def test_ctrl_c_with_jobs_keeps_finished_dumps(tmp_path):
     con.close()
 
 
+@pytest.mark.backend
 @pytest.mark.slow
 @pytest.mark.subprocess
 def test_ctrl_c_with_jobs_into_a_dataset_keeps_the_dumps_committed(tmp_path):
@@ -458,6 +460,7 @@ def _reader_of(parent: int, path: Path) -> int:
     raise AssertionError(f"no child of {parent} has {path} open")
 
 
+@pytest.mark.backend
 @pytest.mark.slow
 @pytest.mark.subprocess
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
@@ -491,6 +494,7 @@ def test_a_worker_killed_in_a_load_into_a_dataset_is_that_dumps_error(tmp_path):
     assert {p.name for p in ds.glob("*/*/*/dump_id=*")} == {"dump_id=2"}
 
 
+@pytest.mark.backend
 @pytest.mark.slow
 @pytest.mark.subprocess
 def test_kill_9_of_parent_ends_workers_and_next_load_cleans_up(tmp_path):
@@ -517,6 +521,7 @@ def test_kill_9_of_parent_ends_workers_and_next_load_cleans_up(tmp_path):
     con.close()
 
 
+@pytest.mark.backend
 @pytest.mark.subprocess
 def test_double_ctrl_c_exits_130_with_a_consistent_database(tmp_path):
     """Two Ctrl-C in a row while a load runs: the second one must not cut the clean-up short

@@ -26,6 +26,7 @@ import rdbwriter as W
 from rdbscan.db.load import load
 from rdbscan.db.outcome import outcome
 from rdbscan.errors import EXIT_CHECKSUM, EXIT_OK
+from rdbscan.rdb import backend
 from rdbscan.rdb import constants as C
 
 HASH_LP, ZSET_LP, SET_LP = C.RDB_TYPE_HASH_LISTPACK, C.RDB_TYPE_ZSET_LISTPACK, 20
@@ -227,6 +228,10 @@ def test_a_value_redis_refuses_is_kept_and_flagged(tmp_path, name, t, value, kin
 
 @pytest.mark.slow
 @pytest.mark.subprocess
+@pytest.mark.skipif(
+    backend.compiled is None,
+    reason="this process runs the pure-Python path: the test above is this one here",
+)
 @pytest.mark.parametrize("name,t,value,kind,problem", ALL, ids=[c[0] for c in ALL])
 def test_pure_python_path_flags_the_same(tmp_path, name, t, value, kind, problem):
     path = _dump(tmp_path / f"{name}.rdb", t, value)

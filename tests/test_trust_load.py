@@ -193,6 +193,7 @@ def _existing_database(path) -> None:
     con.close()
 
 
+@pytest.mark.backend
 @pytest.mark.slow
 @pytest.mark.subprocess
 @pytest.mark.parametrize(
@@ -352,6 +353,7 @@ def test_report_on_a_database_with_an_incomplete_dump_exits_4(tmp_path):
 # --- report says what load says -------------------------------------------------------------
 
 
+@pytest.mark.backend
 @pytest.mark.slow
 def test_report_shows_skip_bad_and_exits_as_load(tmp_path):
     from test_damaged import SMALL, _corrupt_one_listpack
