@@ -6,6 +6,7 @@ from __future__ import annotations
 import collections
 import json
 import re
+from pathlib import Path
 
 import duckdb
 import pytest
@@ -348,4 +349,27 @@ def test_a_database_of_snapshots_reports_the_latest_not_their_sum(tmp_path):
     ]
     assert [d["dump_id"] for d in alone["dumps"]] == [d1] and not any(
         "snapshots of instance" in n for n in alone["notes"]
+    )
+
+
+def test_one_spelling_of_a_section_everywhere_and_a_verdict_that_says_what_ran():
+    """--section big-keys and --fail-on big_keys are accepted as the other's spelling; a report
+    of some sections says which checks ran instead of "no check found a problem" (issue 27)."""
+    sample = str(Path(__file__).parent.parent / "sample_dumps" / "redis-7.4.1.rdb")
+    both = run_cli("report", sample, "-q", "--section", "big-keys", "--fail-on", "big_keys")
+    assert both.exit_code == 3
+    assert both.stderr == "rdbscan: findings exceed --fail-on thresholds: big-keys 3 > 0\n"
+    only = run_cli("report", sample, "-q", "--section", "overview", "-f", "markdown")
+    assert only.exit_code == 0
+    assert "No check ran beyond the dump itself (--section): run without it for a verdict." in (
+        only.stdout
+    )
+    assert "no check found a problem" not in only.stdout
+    some = run_cli(
+        "report", sample, "-q", "-f", "markdown", "--section", "slots", "--section", "streams"
+    )
+    assert some.exit_code == 0
+    assert (
+        "_Nothing to report in the sections computed (slots, streams); the other checks did not "
+        "run (--section)._" in some.stdout
     )

@@ -70,7 +70,14 @@ def _params(pairs, query: querylib.Query) -> dict:
     return out
 
 
-SECTION_CHOICES = click.Choice(list(rpt.SECTION_NAMES))
+class _SectionChoice(click.Choice):
+    """--section NAME: the section's name, or the spelling --fail-on uses (big-keys)."""
+
+    def convert(self, value, param, ctx):
+        return super().convert(str(value).replace("-", "_"), param, ctx)
+
+
+SECTION_CHOICES = _SectionChoice(list(rpt.SECTION_NAMES))
 MAX_TOP = 100_000  # rows per list; DuckDB's arg_max(x, n) takes n below 1,000,000
 
 

@@ -30,7 +30,9 @@ def parse_fail_on(
                 continue
             rule, _, thr = item.partition("=")
             rule = rule.strip()
-            base = rule.split(":", 1)[0]
+            base, colon, detail = rule.partition(":")
+            base = base.replace("_", "-")  # the section's spelling (big_keys) is accepted too
+            rule = base + colon + detail
             if base not in FAIL_RULES:
                 details = "".join(f", {r}:{f.detail}" for r, f in FAIL_RULES.items() if f.detail)
                 raise ValueError(

@@ -33,6 +33,20 @@ def build(report: dict, limit: int = MAX_FINDINGS) -> list[dict]:
     return out[:limit]
 
 
+def _nothing_found(report: dict) -> str:
+    """The verdict without findings: which checks ran (`--section` may leave most out)."""
+    checks = [s.name for s in SECTIONS if s.findings is not None and s.name != "overview"]
+    ran = [name for name in checks if report.get(name)]
+    if len(ran) == len(checks):
+        return "Nothing to report: no check found a problem."
+    if not ran:
+        return "No check ran beyond the dump itself (--section): run without it for a verdict."
+    return (
+        f"Nothing to report in the sections computed ({', '.join(ran)}); the other checks did "
+        f"not run (--section)."
+    )
+
+
 def layout(report: dict) -> list[Block]:
     """One summary line, then the findings (docs/findings.md): the verdict before the sections."""
     o = report.get("overview") or {}
@@ -44,7 +58,7 @@ def layout(report: dict) -> list[Block]:
     found = report.get("findings") or []
     blocks = [Block("section", f"Findings: {head}")]
     if not found:
-        return blocks + [Block("note", "Nothing to report: no check found a problem.")]
+        return blocks + [Block("note", _nothing_found(report))]
     return blocks + [
         Block("finding", items=[f["severity"], f["message"], f["advice"]]) for f in found
     ]
