@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 
 import duckdb
 import pytest
@@ -268,3 +269,31 @@ def test_migrate_outputs(tmp_path):
         f"give the database a name ending .duckdb\n",
     )
     assert os.listdir(tmp_path) == ["m.txt"]
+
+
+def test_schema_format_from_its_name(tmp_path, sample_db):
+    out = tmp_path / "keyschema.md"
+    res = run_cli("schema", "-q", sample_db, "-o", out)
+    assert res.exit_code == 0, res.stderr
+    lines = out.read_text().splitlines()
+    assert lines[0] == "# rdbscan key schema"
+    assert lines[4] == "| pattern | type | description | TTL | keys | memory | example |"
+    res = run_cli("schema", sample_db, "-o", tmp_path / "s.json", "-f", "toml")
+    assert (res.exit_code, res.stderr) == (
+        2,
+        f"rdbscan: error: -o {tmp_path / 's.json'}: the name says json, --format says toml "
+        f"(give one of them)\n",
+    )
+
+
+def test_database_left_under_a_report_name_is_not_replaced(tmp_path, sample_db):
+    """What `report -f json -o report.json` once wrote: a database named report.json."""
+    old = tmp_path / "report.json"
+    shutil.copyfile(sample_db, old)
+    before = old.read_bytes()
+    res = run_cli("report", SAMPLE, "-o", old)
+    assert (res.exit_code, res.stderr) == (
+        7,
+        f"rdbscan: error: {old}: exists and is a DuckDB database, not a report; not overwritten\n",
+    )
+    assert old.read_bytes() == before

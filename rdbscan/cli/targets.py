@@ -198,6 +198,10 @@ def check_report_file(path: str) -> None:
             head = fh.read(4096)
     except OSError as e:
         raise CommandError(f"{path}: {e.strerror or e}", EXIT_DATABASE) from None
+    if head[8:12] == b"DUCK":  # a database under a report's name (what -o once wrote)
+        raise CommandError(
+            f"{path}: exists and is a DuckDB database, not a report; not overwritten", EXIT_DATABASE
+        )
     if not _written_by_rdbscan(head):
         raise CommandError(
             f"{path}: exists and is not a report rdbscan wrote; not overwritten", EXIT_DATABASE
