@@ -167,11 +167,16 @@ def _mounted_tmpfs(path: Path, options: str):
 
 def test_read_only_directory(tmp_path):
     with _mounted_tmpfs(tmp_path / "ro", "ro,size=1m") as ro:
-        p = run_cli("load", "-q", DUMP, "-o", ro / "x.duckdb")
-        assert (p.returncode, p.stderr) == (
-            EXIT_DATABASE,
-            f"rdbscan: error: {ro / 'x.duckdb'}: the file system is read-only\n",
-        )
+        for cmd in (
+            ["load", "-q", DUMP, "-o", ro / "x.duckdb"],
+            ["report", DUMP, "--database", ro / "x.duckdb"],  # refused before the load
+            ["report", DUMP, "-o", ro / "x.json"],
+        ):
+            p = run_cli(*cmd)
+            assert (p.returncode, p.stderr) == (
+                EXIT_DATABASE,
+                f"rdbscan: error: {cmd[-1]}: the file system is read-only\n",
+            )
 
 
 @pytest.mark.slow

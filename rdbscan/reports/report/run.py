@@ -107,7 +107,8 @@ def coverage_note(reported: list[tuple[int, str]], now: set[int]) -> str:
     ]
     if len(reported) > 6:
         listed.append(f"{len(reported) - 6} more")
-    line = f"This report covers {len(reported)} dumps: {', '.join(listed)}"
+    count = f"{len(reported)} dump{'s' if len(reported) != 1 else ''}"
+    line = f"This report covers {count}: {', '.join(listed)}"
     mine = [(i, p) for i, p in reported if i in now]
     if len(mine) == 1:
         line += f"; --dump-id {mine[0][0]} reports {name(mine[0][1])} alone"
