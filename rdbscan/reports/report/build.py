@@ -150,11 +150,7 @@ def build_report(
     # the verdict first: right after the options in the JSON object
     found = findings.build(report)
     report = {
-        **{
-            k: report[k]
-            for k in ("rdbscan_report", "generated_at", "options", "note")
-            if k in report
-        },
+        **{k: report[k] for k in ("rdbscan_report", "generated_at", "options")},
         "findings": found,
         **report,
     }
