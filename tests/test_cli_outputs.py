@@ -216,6 +216,11 @@ def test_report_says_it_covers_the_dumps_held_before(tmp_path):
     res = run_cli("report", "-q", OTHER, "--database", db, "-f", "markdown", *OVERVIEW)
     assert res.stdout.startswith(f"# rdbscan report\n\n_{note}_\n\n## Findings: 2 dumps")
     assert _q(db, "SELECT count(*), sum(keys) FROM dumps") == [(2, 1145)]
+    res = run_cli("report", "-q", OTHER, "--database", db, *OVERVIEW, env={"COLUMNS": "200"})
+    assert res.stdout.splitlines()[0] == note
+    page = tmp_path / "r.html"
+    res = run_cli("report", "-q", OTHER, "--database", db, *OVERVIEW, "-o", page)
+    assert f'<section id="verdict"><p class="note">{note}</p>' in page.read_text()
     res = run_cli("report", "-q", db, "--dump-id", "3", "-f", "json", *OVERVIEW)
     report = json.loads(res.stdout)
     assert (report["overview"]["keys"], "note" in report) == (561, False)
