@@ -302,3 +302,14 @@ def test_database_left_under_a_report_name_is_not_replaced(tmp_path, sample_db):
         f"rdbscan: error: {old}: exists and is a DuckDB database, not a report; not overwritten\n",
     )
     assert old.read_bytes() == before
+
+
+def test_format_html_with_html_file(tmp_path, sample_db):
+    page = tmp_path / "r.html"
+    res = run_cli("report", sample_db, "-f", "html", "--html", page, *OVERVIEW)
+    assert (res.exit_code, res.stdout, res.stderr) == (
+        0,
+        "",
+        f"rdbscan: HTML report written to {page}\n",
+    )
+    assert page.read_text().startswith("<!DOCTYPE html>")

@@ -259,7 +259,7 @@ def diff_cmd(
     outs = targets.resolve(output, db_path, fmt, html_path, formats=tuple(FORMAT.choices))
     targets.check(outs, new_database=True)
     fmt, db_path = outs.fmt, outs.database
-    html_path = outs.report if fmt == "html" else outs.html
+    html_path = (outs.report if fmt == "html" else None) or outs.html
     options = D.DiffOptions(
         top=top, delimiters=delimiters, config_path=config_path, settings=_settings(sets)
     )
@@ -440,7 +440,7 @@ def trend_cmd(database, instance, from_, to, output, fmt, html_path, top, delimi
         raise CommandError(f"-o {outs.database}: trend writes no database", EXIT_USAGE)
     targets.check(outs)
     fmt = outs.fmt
-    html_path = outs.report if fmt == "html" else outs.html
+    html_path = (outs.report if fmt == "html" else None) or outs.html
     ws = D.Workspace()
     try:
         result = build_trend(

@@ -265,7 +265,7 @@ def report_cmd(
     outs = targets.resolve(output, db_path, fmt, html_path)
     targets.check(outs)
     fmt, db_path = outs.fmt, outs.database
-    html_path = outs.report if fmt == "html" else outs.html
+    html_path = (outs.report if fmt == "html" else None) or outs.html
     sources = expand_dumps(sources)
     rules = RulesFile()
     try:
