@@ -313,3 +313,35 @@ def test_format_html_with_html_file(tmp_path, sample_db):
         f"rdbscan: HTML report written to {page}\n",
     )
     assert page.read_text().startswith("<!DOCTYPE html>")
+
+
+@pytest.mark.parametrize(
+    "head, ours",
+    [
+        ("rdbscan report, generated 2026-11-27T07:00:00+00:00\n", True),
+        ("rdbscan notes: what I ran\n", False),
+        ("# rdbscan diff\n\n## Verdict", True),
+        ("# rdbscan reports I keep\n", False),
+        ('{\n  "rdbscan_trend": 1,\n', True),
+        ('{"mine": 1, "rdbscan_report": 1}', False),
+        ("# TYPE rdbscan_snapshot_timestamp_seconds gauge\n", True),
+        ('<!DOCTYPE html><meta name="generator" content="rdbscan">', True),
+        ("<!DOCTYPE html><title>rdbscan</title>", False),
+    ],
+)
+def test_which_files_rdbscan_replaces(tmp_path, head, ours):
+    from rdbscan.cli import targets
+    from rdbscan.errors import CommandError
+
+    path = tmp_path / "out"
+    path.write_text(head)
+    try:
+        targets.check_report_file(str(path))
+        replaced = True
+    except CommandError as e:
+        assert (e.code, e.message) == (
+            7,
+            f"{path}: exists and is not a report rdbscan wrote; not overwritten",
+        )
+        replaced = False
+    assert replaced == ours

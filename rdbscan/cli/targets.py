@@ -12,6 +12,7 @@ report (`-o FILE`, its format from the name), the database the dumps are loaded 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 
 from ..errors import EXIT_DATABASE, EXIT_USAGE, CommandError
@@ -176,13 +177,18 @@ def check_database(path: str, new: bool = False) -> None:
 
 # The first bytes of each file rdbscan renders (report, diff, trend, migrate): such a file may be
 # replaced by the next run, any other is left untouched.
+_OURS = re.compile(
+    rb"\A(?:\xef\xbb\xbf)?(?:"
+    rb"rdbscan (?:report|diff|trend), generated |rdbscan migrate\n"  # text (written to a file)
+    rb"|# rdbscan (?:report|diff|trend|migrate)\n"  # Markdown
+    rb"|\{\s*\"rdbscan_(?:report|diff|trend|migrate)\""  # JSON
+    rb"|# (?:TYPE|HELP) rdbscan_"  # OpenMetrics
+    rb")"
+)
+
+
 def _written_by_rdbscan(head: bytes) -> bool:
-    text = head.lstrip(b"\xef\xbb\xbf")
-    return (
-        text.startswith((b"rdbscan ", b"# rdbscan ", b"# TYPE rdbscan_", b"# HELP rdbscan_"))
-        or (text.startswith(b"{") and b'"rdbscan_' in text[:200])
-        or b'<meta name="generator" content="rdbscan' in text
-    )
+    return bool(_OURS.match(head)) or b'<meta name="generator" content="rdbscan">' in head
 
 
 def check_report_file(path: str) -> None:
