@@ -255,7 +255,8 @@ def report_cmd(
     output (-o, --database, --html) is checked before any dump is read.  Exit codes
     (docs/exit-codes.md): 0 ok, 3 findings over --fail-on thresholds, 4 damaged dump (the
     report covers the keys read), 5 checksum mismatch or keys left out by --skip-bad, 6 an
-    input missing or unreadable, 9 a dump newer than rdbscan read up to the first record it
+    input missing or unreadable, 7 an output that cannot be written or is a file rdbscan did
+    not write (left untouched), 9 a dump newer than rdbscan read up to the first record it
     does not know (not damaged), as `rdbscan load` says.
 
     Example: rdbscan report dump.rdb -o report.html --fail-on big-keys,naming
