@@ -70,7 +70,8 @@ def report(
     called with each section's name before its queries run; charts: also the HTML report's
     data.  What the load tells, and the exit code the command line would give, come with
     rdbscan.reports.report.run.run_report, which this calls; when no dump could be read this raises
-    rdbscan.errors.CommandError with the load's errors."""
+    rdbscan.errors.CommandError with the load's errors.  Dumps loaded into an `output` database
+    that held others: the report covers those too, and its `note` says so (docs/json.md)."""
     from .reports.report.run import run_report
 
     if not isinstance(source, (str, list, tuple)):  # an open connection

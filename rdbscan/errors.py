@@ -27,7 +27,11 @@ EXIT_CODES = {
     "`--set x=abc`), a rules or config file that is wrong (bad TOML, an invalid regex), "
     "an SQL error in a query you gave; `load`: a dump the database already holds, "
     "refused without `--replace` ([loading.md](loading.md)); `export`: an output file that "
-    "exists, refused without `--force` ([export.md](export.md))",
+    "exists, refused without `--force` ([export.md](export.md)); `report`, `diff`, `trend`, "
+    "`migrate`: outputs that are ambiguous or contradict each other (`-o out.html -f json`, "
+    "`-o notes` with neither a known extension nor `--format`), or a database under a report's "
+    "name (`--database report.json`, `load -o report.json`), refused before any dump is read "
+    "([report.md](report.md#outputs))",
     EXIT_FINDINGS: "`report --fail-on`: findings exceed their thresholds (the report is still written)",
     EXIT_DAMAGED: "a dump could not be read to its end because it is damaged (truncated, corrupt, "
     "not an RDB file, damaged compressed data): the keys read before the damage are kept and "
@@ -39,9 +43,10 @@ EXIT_CODES = {
     "the same in `load`, `report`, `sql` and `query`; nothing is loaded from it",
     EXIT_DATABASE: "the DuckDB database cannot be created, opened or written: its directory does not "
     "exist or is read-only, the disk is full, another process holds it, or the file is "
-    "not a database rdbscan wrote (`-o notes.txt`, or a DuckDB database with tables "
-    "of its own, left untouched); `report --html FILE`: FILE cannot be written, or "
-    "is a file rdbscan did not write (left untouched); `export -o FILE`: FILE cannot be "
+    "not a database rdbscan wrote (`--database notes`, or a DuckDB database with tables "
+    "of its own, left untouched); `report`, `diff`, `trend`, `migrate` `-o FILE` or `--html "
+    "FILE`: FILE cannot be written, or is a file rdbscan did not write (left untouched; both "
+    "checked before any dump is read); `export -o FILE`: FILE cannot be "
     "written (its directory is missing or read-only, the disk is full)",
     EXIT_MEMORY: "a query (`report`, `query`, `schema`, `diff`, `trend`, `sql`) needed more than "
     "DuckDB's memory limit (128 MB unless `--memory-limit` or `RDBSCAN_MEMORY_LIMIT` sets "

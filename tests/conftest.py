@@ -38,6 +38,7 @@ from common import FIXTURE_DUMPS, FIXTURES, ROOT, run_cli  # noqa: E402
 PARSER_INDEPENDENT = {
     "test_api.py",
     "test_cli_faults.py",
+    "test_cli_outputs.py",
     "test_dask.py",
     "test_diff.py",
     "test_diff_html.py",

@@ -43,8 +43,8 @@ def test_exit_codes_are_defined_in_errors_py_only():
 
 def test_output_directory_that_does_not_exist(tmp_path):
     out = tmp_path / "no" / "such" / "x.duckdb"
-    for cmd in (["load", "-q", DUMP], ["report", "-q", DUMP]):
-        p = run_cli(*cmd, "-o", out)
+    for cmd in (["load", "-q", DUMP, "-o"], ["report", "-q", DUMP, "--database"]):
+        p = run_cli(*cmd, out)
         assert (p.returncode, p.stderr, p.stdout) == (
             EXIT_DATABASE,
             f"rdbscan: error: {out}: its directory does not exist\n",
@@ -53,18 +53,18 @@ def test_output_directory_that_does_not_exist(tmp_path):
 
 
 def test_output_that_is_not_a_database_is_left_alone(tmp_path):
-    notes = tmp_path / "notes.txt"
+    notes = tmp_path / "notes"
     notes.write_text("my notes\n")
-    for cmd in (["load", "-q", DUMP], ["report", "-q", DUMP]):
-        p = run_cli(*cmd, "-o", notes)
+    for cmd in (["load", "-q", DUMP, "-o"], ["report", "-q", DUMP, "--database"]):
+        p = run_cli(*cmd, notes)
         assert (p.returncode, p.stderr, p.stdout) == (
             EXIT_DATABASE,
-            f"rdbscan: error: {notes}: not a DuckDB database (for -o: give a new file "
+            f"rdbscan: error: {notes}: not a DuckDB database; not overwritten (give a new file "
             f"name such as dump.duckdb, or a database rdbscan wrote)\n",
             "",
         )
     assert notes.read_text() == "my notes\n"
-    assert sorted(os.listdir(tmp_path)) == ["notes.txt"]
+    assert sorted(os.listdir(tmp_path)) == ["notes"]
     p = run_cli("sql", notes, "SELECT 1")
     assert (p.returncode, p.stderr) == (
         EXIT_DATABASE,
@@ -89,7 +89,7 @@ def test_html_file_that_cannot_be_written(tmp_path, loaded):
     p = run_cli("report", "-q", db, "--html", mine)
     assert (p.returncode, p.stderr) == (
         EXIT_DATABASE,
-        f"rdbscan: error: {mine}: exists and is not an rdbscan HTML report; not overwritten\n",
+        f"rdbscan: error: {mine}: exists and is not a report rdbscan wrote; not overwritten\n",
     )
     assert mine.read_text() == "my notes\n"
 
@@ -167,11 +167,16 @@ def _mounted_tmpfs(path: Path, options: str):
 
 def test_read_only_directory(tmp_path):
     with _mounted_tmpfs(tmp_path / "ro", "ro,size=1m") as ro:
-        p = run_cli("load", "-q", DUMP, "-o", ro / "x.duckdb")
-        assert (p.returncode, p.stderr) == (
-            EXIT_DATABASE,
-            f"rdbscan: error: {ro / 'x.duckdb'}: the file system is read-only\n",
-        )
+        for cmd in (
+            ["load", "-q", DUMP, "-o", ro / "x.duckdb"],
+            ["report", DUMP, "--database", ro / "x.duckdb"],  # refused before the load
+            ["report", DUMP, "-o", ro / "x.json"],
+        ):
+            p = run_cli(*cmd)
+            assert (p.returncode, p.stderr) == (
+                EXIT_DATABASE,
+                f"rdbscan: error: {cmd[-1]}: the file system is read-only\n",
+            )
 
 
 @pytest.mark.slow

@@ -545,11 +545,11 @@ def test_databases_as_inputs(tmp_path, pair_dbs):
     assert res.exit_code == 0 and json.loads(res.stdout)["keys"] == from_dumps["keys"]
     assert run_cli("diff", old_db, new_db, "-o", tmp_path / "x.duckdb").exit_code == 2
     before = both.read_bytes()
-    res = run_cli("diff", FIX / "old.rdb", FIX / "new.rdb", "-o", both, "-q")
+    res = run_cli("diff", FIX / "old.rdb", FIX / "new.rdb", "--database", both, "-q")
     assert (res.exit_code, res.stderr) == (
         7,
-        f"rdbscan: error: {both}: exists; give a new file to -o (or diff the databases "
-        f"themselves)\n",
+        f"rdbscan: error: {both}: exists; give a new file for the database (or compare the "
+        f"databases themselves)\n",
     )
     assert both.read_bytes() == before  # never overwritten
 

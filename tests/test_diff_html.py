@@ -191,7 +191,7 @@ def test_diff_format_html_and_output_files(pair_dbs, tmp_path):
     res = run_cli("diff", FIX / "old.rdb", FIX / "new.rdb", "--html", mine)
     assert (res.exit_code, res.output) == (
         7,
-        f"rdbscan: error: {mine}: exists and is not an rdbscan HTML report; not overwritten\n",
+        f"rdbscan: error: {mine}: exists and is not a report rdbscan wrote; not overwritten\n",
     )
     assert mine.read_text() == "<html>my notes</html>"
     res = run_cli("diff", *pair_dbs, "-q", "--html", tmp_path / "missing" / "d.html")

@@ -228,7 +228,7 @@ def test_html_never_overwrites_a_file_it_did_not_write(dbs, tmp_path):
     res = run_cli("report", dbs[SAMPLE], "-q", "--html", mine)
     assert (res.exit_code, res.output) == (
         7,
-        f"rdbscan: error: {mine}: exists and is not an rdbscan HTML report; not overwritten\n",
+        f"rdbscan: error: {mine}: exists and is not a report rdbscan wrote; not overwritten\n",
     )
     assert mine.read_text() == "<html>my notes</html>"
     ours = tmp_path / "r.html"

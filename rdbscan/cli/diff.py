@@ -12,16 +12,18 @@ import click
 from ..errors import (
     EXIT_CHECKSUM,
     EXIT_DAMAGED,
-    EXIT_DATABASE,
     EXIT_FINDINGS,
     EXIT_INPUT,
     EXIT_PARTIAL,
+    EXIT_USAGE,
     CommandError,
 )
 from ..reports import diff as D
+from ..reports.document import draw_text
+from . import targets
 from .fleet import expand_dumps
 from .options import checked_target, delimiters_option, memory_limit_option
-from .output import make_progress, write_page
+from .output import make_progress, text_page
 from .report import _release_load_memory, _settings
 
 
@@ -115,22 +117,6 @@ def _html_option(what: str):
     )
 
 
-def _check_html_target(html_path: str | None) -> None:
-    """Refuse an HTML file rdbscan would not overwrite before the work, not after it."""
-    from ..reports.html import page as html
-
-    if html_path:
-        try:
-            html.check_target(html_path)
-        except html.HtmlOutputError as e:
-            raise CommandError(str(e), EXIT_DATABASE) from None
-
-
-def _write_page(page: str, html_path: str | None, quiet: bool) -> None:
-    """The HTML page to `html_path` (exit 7 when it cannot be written), else to standard output."""
-    write_page(page, html_path, quiet)
-
-
 @click.command("diff")
 @click.argument("inputs", nargs=-1, metavar="OLD NEW | HISTORY.duckdb")
 @click.option(
@@ -147,9 +133,17 @@ def _write_page(page: str, html_path: str | None, quiet: bool) -> None:
 @click.option(
     "-o",
     "--output",
+    "output",
+    metavar="FILE",
+    help="Write the diff here, in the format its name says (.txt, .md, .json, .html; another "
+    "name needs --format); default: standard output.  An existing file is replaced only if "
+    "rdbscan wrote it.  A name ending .duckdb is the database, as --database.",
+)
+@click.option(
+    "--database",
     "db_path",
     metavar="FILE.duckdb",
-    help="Keep the database the dumps are loaded into (both snapshots, a new file); "
+    help="Keep the database the dumps are loaded into (both snapshots; a new file); "
     "default: a temporary database removed afterwards.",
 )
 @click.option(
@@ -157,11 +151,10 @@ def _write_page(page: str, html_path: str | None, quiet: bool) -> None:
     "--format",
     "fmt",
     type=FORMAT,
-    default="text",
-    show_default=True,
-    help="text: tables for a terminal; json: the object documented in docs/diff.md; "
-    "markdown: for tickets and wikis; html: one self-contained page with charts (to --html "
-    "FILE, or -o FILE.html, else stdout).",
+    default=None,
+    help="text (the default): tables for a terminal; json: the object documented in "
+    "docs/diff.md; markdown: for tickets and wikis; html: one self-contained page with charts.  "
+    "Default: from -o FILE's name, else text.",
 )
 @_html_option("diff")
 @click.option(
@@ -230,6 +223,7 @@ def diff_cmd(
     inputs,
     old_patterns,
     new_patterns,
+    output,
     db_path,
     fmt,
     html_path,
@@ -262,9 +256,10 @@ def diff_cmd(
         checks = D.parse_fail_on(fail_on)
     except D.DiffError as e:
         raise click.BadParameter(str(e), param_hint="--fail-on") from None
-    if fmt == "html" and db_path and db_path.lower().endswith((".html", ".htm")):
-        html_path, db_path = db_path, None
-    _check_html_target(html_path)
+    outs = targets.resolve(output, db_path, fmt, html_path, formats=tuple(FORMAT.choices))
+    targets.check(outs, new_database=True)
+    fmt, db_path = outs.fmt, outs.database
+    html_path = (outs.report if fmt == "html" else None) or outs.html
     options = D.DiffOptions(
         top=top, delimiters=delimiters, config_path=config_path, settings=_settings(sets)
     )
@@ -309,18 +304,13 @@ def diff_cmd(
             )
         loaded: dict[str, tuple[str, list[int]]] = {}
         if dumps:
-            if db_path and os.path.exists(db_path):
-                raise CommandError(
-                    f"{db_path}: exists; give a new file to -o (or diff the databases themselves)",
-                    EXIT_DATABASE,
-                )
             tmpdir = tempfile.mkdtemp(prefix="rdbscan-diff-")
             load_code, loaded = _load_sides(
                 dumps, db_path, tmpdir, target, quiet, jobs or os.cpu_count() or 1
             )
             _release_load_memory()
         elif db_path:
-            raise click.UsageError("-o/--output applies when loading dumps, not to databases")
+            raise click.UsageError("--database applies when loading dumps, not to databases")
         ws = D.Workspace()
         if history is not None:
             old, new = D.history_pair(ws, history, instance, from_, to)
@@ -348,16 +338,14 @@ def diff_cmd(
         if tmpdir:
             shutil.rmtree(tmpdir, ignore_errors=True)
 
-    from ..reports.diff.render import render_diff
-
     if fmt == "html" or html_path:
         from ..reports.diff.html import render_diff_html
 
-        _write_page(render_diff_html(result), html_path, quiet)
+        targets.write_output(render_diff_html(result), html_path, quiet, "HTML diff")
     if fmt != "html":
-        out = render_diff(result, fmt)
-        if out is not None:
-            click.echo(out, nl=not out.endswith("\n"))
+        from ..reports.diff.render import diff_document, render_diff
+
+        _write_rendered(result, fmt, outs.report, quiet, "diff", render_diff, diff_document)
     failed = result.get("fail_on", {}).get("failed")
     if failed:
         names = ", ".join(
@@ -367,6 +355,25 @@ def diff_cmd(
         )
         click.echo(f"rdbscan: the change exceeds --fail-on thresholds: {names}", err=True)
     sys.exit(load_code or (EXIT_FINDINGS if failed else 0))
+
+
+def _write_rendered(
+    result: dict, fmt: str, path: str | None, quiet: bool, what: str, render, document
+) -> None:
+    """A diff or trend in `fmt` (`render(result, fmt)`: markdown and json returned, text
+    printed) to the file `path`, replacing only a file rdbscan wrote, else to standard output."""
+    if fmt == "text" and path is None:
+        render(result, "text")  # the terminal's width and colours
+        return
+    if fmt == "text":  # a text file says what it is on its first line (targets.py)
+        text = f"rdbscan {what}, generated {result.get('generated_at')}\n" + text_page(
+            lambda console: draw_text(document(result), console)
+        )
+    else:
+        text = render(result, fmt) or ""
+        text += "" if text.endswith("\n") else "\n"
+    names = {"text": "text", "json": "JSON", "markdown": "Markdown"}
+    targets.write_output(text, path, quiet, f"{names[fmt]} {what}")
 
 
 def _measured(check: dict) -> str:
@@ -391,14 +398,22 @@ def _measured(check: dict) -> str:
 )
 @click.option("--to", metavar="ID|TIME", help="Last snapshot (default: the latest).")
 @click.option(
+    "-o",
+    "--output",
+    "output",
+    metavar="FILE",
+    help="Write the trend here, in the format its name says (.txt, .md, .json, .html; another "
+    "name needs --format); default: standard output.  An existing file is replaced only if "
+    "rdbscan wrote it.",
+)
+@click.option(
     "-f",
     "--format",
     "fmt",
     type=FORMAT,
-    default="text",
-    show_default=True,
-    help="text, json (documented in docs/diff.md), markdown, or html (one self-contained page "
-    "with charts, to --html FILE, else stdout).",
+    default=None,
+    help="text (the default), json (documented in docs/diff.md), markdown, or html (one "
+    "self-contained page with charts).  Default: from -o FILE's name, else text.",
 )
 @_html_option("trend")
 @click.option(
@@ -410,7 +425,7 @@ def _measured(check: dict) -> str:
 )
 @delimiters_option
 @memory_limit_option
-def trend_cmd(database, instance, from_, to, fmt, html_path, top, delimiters):
+def trend_cmd(database, instance, from_, to, output, fmt, html_path, top, delimiters):
     """Per instance, the keys and memory of each family at each snapshot of a database written by
     `rdbscan load --instance NAME ... -o HISTORY.duckdb`, the growth per day (least squares over
     the snapshots), and the families that grow fastest.
@@ -418,9 +433,14 @@ def trend_cmd(database, instance, from_, to, fmt, html_path, top, delimiters):
     Example: rdbscan trend history.duckdb --instance cache-1 --from 2026-11-01
     """
     from ..reports.diff.trend import build_trend
-    from ..reports.diff.trend_render import render_trend
+    from ..reports.diff.trend_render import render_trend, trend_document
 
-    _check_html_target(html_path)
+    outs = targets.resolve(output, None, fmt, html_path, formats=tuple(FORMAT.choices))
+    if outs.database:
+        raise CommandError(f"-o {outs.database}: trend writes no database", EXIT_USAGE)
+    targets.check(outs)
+    fmt = outs.fmt
+    html_path = (outs.report if fmt == "html" else None) or outs.html
     ws = D.Workspace()
     try:
         result = build_trend(
@@ -433,11 +453,9 @@ def trend_cmd(database, instance, from_, to, fmt, html_path, top, delimiters):
     if fmt == "html" or html_path:
         from ..reports.diff.html import render_trend_html
 
-        _write_page(render_trend_html(result), html_path, quiet=False)
+        targets.write_output(render_trend_html(result), html_path, False, "HTML trend")
     if fmt != "html":
-        out = render_trend(result, fmt)
-        if out is not None:
-            click.echo(out, nl=not out.endswith("\n"))
+        _write_rendered(result, fmt, outs.report, False, "trend", render_trend, trend_document)
 
 
 def register(group) -> None:

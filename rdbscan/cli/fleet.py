@@ -50,6 +50,10 @@ def load_target(
             **({} if retries is None else {"retries": retries}),
         )
     assert db_path is not None
+    from . import targets
+
+    targets.database_name(db_path, "-o")
+    targets.check_database(db_path)  # before any dump is read
     return partial(rdbscan.load, db_path=db_path)
 
 

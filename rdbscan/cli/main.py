@@ -107,7 +107,8 @@ def main(ctx, debug):
     "--output",
     "db_path",
     metavar="FILE.duckdb",
-    help="DuckDB database to write (created if missing; several dumps may share one).",
+    help="DuckDB database to write (created if missing; several dumps may share one; a "
+    "report's name such as x.json, or a file that is not a database, is refused first).",
 )
 @click.option(
     "--parquet",

@@ -8,7 +8,10 @@ import sys
 import click
 
 from ..errors import EXIT_FINDINGS, EXIT_OK, worst_exit
+from . import targets as outputs  # (`targets` is the --to option here)
 from .output import make_progress, say
+
+FORMATS = ("text", "markdown", "json")
 
 
 @click.command("migrate")
@@ -24,22 +27,29 @@ from .output import make_progress, say
     "links it). Repeat it to compare several side by side.",
 )
 @click.option(
-    "-f",
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "markdown", "json"]),
-    default="text",
-    show_default=True,
-    help="text: for a terminal; markdown: for tickets and wikis; json: for scripts "
-    "(docs/migrate.md).",
-)
-@click.option(
     "-o",
     "--output",
+    "output",
+    metavar="FILE",
+    help="Write the result here, in the format its name says (.txt, .md, .json; another name "
+    "needs --format); default: standard output.  An existing file is replaced only if rdbscan "
+    "wrote it.  A name ending .duckdb is the database, as --database.",
+)
+@click.option(
+    "--database",
     "db_path",
     metavar="FILE.duckdb",
     help="Keep the database (keys, and each key's projection in key_projections) for "
     "`rdbscan sql`; default: a temporary database removed afterwards.",
+)
+@click.option(
+    "-f",
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default=None,
+    help="text (the default): for a terminal; markdown: for tickets and wikis; json: for "
+    "scripts (docs/migrate.md).  Default: from -o FILE's name, else text.",
 )
 @click.option(
     "--fail-on",
@@ -68,7 +78,7 @@ from .output import make_progress, say
 @click.option("-q", "--quiet", is_flag=True, help="No progress line and no per-dump summary.")
 @click.option("--no-verify-crc", is_flag=True, help="Skip the CRC64 check of the dumps.")
 def migrate_cmd(
-    dumps, targets, fmt, db_path, fail_on, modules, version_check, quiet, no_verify_crc
+    dumps, targets, output, db_path, fmt, fail_on, modules, version_check, quiet, no_verify_crc
 ):
     """Will DUMPS load on another server, and what would their keys cost there?
 
@@ -91,6 +101,9 @@ def migrate_cmd(
             parse_server(t)
         except ValueError as e:
             raise click.BadParameter(str(e), param_hint="--to") from None
+    outs = outputs.resolve(output, db_path, fmt, formats=FORMATS)
+    outputs.check(outs)
+    fmt, db_path = outs.fmt, outs.database
     result = migrate(
         list(dumps),
         list(targets),
@@ -104,8 +117,11 @@ def migrate_cmd(
     for line in done.lines(quiet=True):
         say(line)
     if result.report["dumps"]:
-        sys.stdout.write(render(result.report, fmt))
-        sys.stdout.flush()
+        text = render(result.report, fmt)
+        if fmt == "text" and outs.report:  # a text file says what it is (targets.py)
+            text = "rdbscan migrate\n\n" + text
+        names = {"text": "text", "json": "JSON", "markdown": "Markdown"}
+        outputs.write_output(text, outs.report, quiet, f"{names[fmt]} migrate result")
     code = done.code
     if fail_on == "blockers" and result.blockers:
         code = worst_exit(code, EXIT_FINDINGS)

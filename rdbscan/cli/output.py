@@ -107,20 +107,15 @@ def output_fault(exc: OSError, path: str):
     )
 
 
-def write_page(page: str, html_path: str | None, quiet: bool, what: str = "HTML") -> None:
-    """An HTML page (report, diff, trend) to `html_path`, else to standard output.  A file
-    rdbscan did not write is left untouched; either failure exits with EXIT_DATABASE."""
-    from ..errors import EXIT_DATABASE, CommandError
-    from ..reports.html import page as html
+def text_page(draw) -> str:
+    """What `draw(console)` prints, as a text file holds it: no colours, as wide as when piped
+    (COLUMNS, else 140 columns)."""
+    import io
 
-    if not html_path:
-        click.echo(page, nl=False)
-        return
-    try:
-        html.write_html(html_path, page)
-    except html.HtmlOutputError as e:  # a file rdbscan did not write: left untouched
-        raise CommandError(str(e), EXIT_DATABASE) from None
-    except OSError as e:  # a missing or read-only directory, a full disk
-        raise output_fault(e, html_path) from None
-    if not quiet:
-        click.echo(f"rdbscan: {what} written to {html_path}", err=True)
+    from rich.console import Console
+
+    buf = io.StringIO()
+    columns = os.environ.get("COLUMNS", "")
+    width = int(columns) if columns.isdigit() and int(columns) > 0 else 140
+    draw(Console(file=buf, width=width, color_system=None))
+    return buf.getvalue()

@@ -19,6 +19,7 @@ from ..reports.engine.sources import release_load_memory
 from ..reports.report import render
 from ..reports.report.rules import RulesFile, load_rules
 from ..reports.report.run import run_report
+from . import targets
 from .filters import filter_options, key_filter_from
 from .options import (
     checked_target,
@@ -27,7 +28,7 @@ from .options import (
     nonempty_delimiters,
     table_format_option,
 )
-from .output import make_progress, say, section_status, write_page
+from .output import make_progress, say, section_status, text_page
 
 
 def _is_duckdb(path: str) -> bool:
@@ -87,22 +88,30 @@ MAX_TOP = 100_000  # rows per list; DuckDB's arg_max(x, n) takes n below 1,000,0
 @click.option(
     "-o",
     "--output",
+    "output",
+    metavar="FILE",
+    help="Write the report here, in the format its name says (.txt, .md, .json, .html, "
+    ".prom/.om; another name needs --format); default: standard output.  An existing file is "
+    "replaced only if rdbscan wrote it.  A name ending .duckdb is the database, as --database.",
+)
+@click.option(
+    "--database",
     "db_path",
     metavar="FILE.duckdb",
-    help="Keep the loaded database here (given dumps only); default: a temporary "
-    "database removed afterwards. With --format html, a FILE.html here is the HTML report.",
+    help="Load the dumps into this database and keep it (for `rdbscan sql` and `query`): a new "
+    "file, or a database rdbscan wrote, whose dumps the report then covers too; default: a "
+    "temporary database removed afterwards.",
 )
 @click.option(
     "-f",
     "--format",
     "fmt",
     type=click.Choice(["text", "json", "markdown", "html", "openmetrics"]),
-    default="text",
-    show_default=True,
-    help="text: tables for a terminal; json: the stable object "
+    default=None,
+    help="text (the default): tables for a terminal; json: the stable object "
     "documented in docs/; markdown: for tickets and wikis; html: one "
-    "self-contained file with charts (to -o FILE.html, else stdout); openmetrics: "
-    "gauges for Prometheus (docs/export.md).",
+    "self-contained file with charts; openmetrics: "
+    "gauges for Prometheus (docs/export.md).  Default: from -o FILE's name, else text.",
 )
 @click.option(
     "--metrics-instance",
@@ -204,7 +213,7 @@ MAX_TOP = 100_000  # rows per list; DuckDB's arg_max(x, n) takes n below 1,000,0
 @click.option(
     "--replace",
     is_flag=True,
-    help="Load a dump the -o database already holds again, in place of "
+    help="Load a dump the --database already holds again, in place of "
     "the old one (default: report on the one loaded before).",
 )
 @click.option(
@@ -214,6 +223,7 @@ MAX_TOP = 100_000  # rows per list; DuckDB's arg_max(x, n) takes n below 1,000,0
 )
 def report_cmd(
     sources,
+    output,
     db_path,
     fmt,
     top,
@@ -237,19 +247,26 @@ def report_cmd(
     """Report on RDB dumps: overview, big keys, key families, TTL gaps, compact-encoding
     candidates, naming, cold keys, cluster slots, streams.
 
-    Given dumps, rdbscan loads them first (into -o, or a temporary database); given a database
-    written by `rdbscan load`, it reports on what is there.  Every figure comes from a SQL file
-    listed by `rdbscan queries`.  A dump the -o database already holds is not loaded twice:
-    the report covers the one loaded before (--replace loads it again).  Exit codes
+    Given dumps, rdbscan loads them first (into --database, or a temporary database removed
+    afterwards); given a database written by `rdbscan load`, it reports on what is there.  Every
+    figure comes from a SQL file listed by `rdbscan queries`.  A dump the --database already
+    holds is not loaded twice: the report covers the one loaded before (--replace loads it
+    again), and the dumps it held before, which the report's first line then names.  Every
+    output (-o, --database, --html) is checked before any dump is read.  Exit codes
     (docs/exit-codes.md): 0 ok, 3 findings over --fail-on thresholds, 4 damaged dump (the
     report covers the keys read), 5 checksum mismatch or keys left out by --skip-bad, 6 an
-    input missing or unreadable, 9 a dump newer than rdbscan read up to the first record it
+    input missing or unreadable, 7 an output that cannot be written or is a file rdbscan did
+    not write (left untouched), 9 a dump newer than rdbscan read up to the first record it
     does not know (not damaged), as `rdbscan load` says.
 
-    Example: rdbscan report dump.rdb --top 20 --fail-on big-keys,naming
+    Example: rdbscan report dump.rdb -o report.html --fail-on big-keys,naming
     """
     from .fleet import expand_dumps
 
+    outs = targets.resolve(output, db_path, fmt, html_path)
+    targets.check(outs)
+    fmt, db_path = outs.fmt, outs.database
+    html_path = (outs.report if fmt == "html" else None) or outs.html
     sources = expand_dumps(sources)
     rules = RulesFile()
     try:
@@ -278,9 +295,6 @@ def report_cmd(
         idle_days=idle_days,
         schema=key_schema,
     )
-    if fmt == "html" and db_path and db_path.lower().endswith((".html", ".htm")):
-        html_path, db_path = db_path, None
-
     with contextlib.ExitStack() as stack:
         status: Callable[[str], None] | None = None
 
@@ -310,28 +324,53 @@ def report_cmd(
         sys.exit(done.exit_code)  # nothing was read: the errors only
     if fmt == "html" or html_path:
         _write_html(report, html_path, quiet)
-    if fmt == "json":
-        click.echo(render.render_json(report))
-    elif fmt == "markdown":
-        click.echo(render.render_markdown(report), nl=False)
-    elif fmt == "text":
-        render.render_text(report)
-    elif fmt == "openmetrics":
-        from ..export.metrics import render_openmetrics
-
-        click.echo(render_openmetrics(report, metrics_instance), nl=False)
+    if fmt != "html":
+        _write_report(report, fmt, outs.report, quiet, metrics_instance)
     failed = done.failed_checks()
     if failed:
         click.echo(f"rdbscan: findings exceed --fail-on thresholds: {', '.join(failed)}", err=True)
     sys.exit(done.exit_code)
 
 
+FORMAT_NAMES = {
+    "text": "text",
+    "json": "JSON",
+    "markdown": "Markdown",
+    "html": "HTML",
+    "openmetrics": "OpenMetrics",
+}
+
+
+def _write_report(
+    report: dict, fmt: str, path: str | None, quiet: bool, metrics_instance: str | None
+) -> None:
+    """The report in `fmt` to the file `path` (replacing only a file rdbscan wrote), else to
+    standard output."""
+    if fmt == "text" and path is None:
+        render.render_text(report)  # the terminal's width and colours
+        return
+    if fmt == "json":
+        text = render.render_json(report) + "\n"
+    elif fmt == "markdown":
+        text = render.render_markdown(report)
+    elif fmt == "openmetrics":
+        from ..export.metrics import render_openmetrics
+
+        text = render_openmetrics(report, metrics_instance)
+    else:  # a text file says what it is on its first line (targets: rdbscan may replace it)
+        text = f"rdbscan report, generated {report.get('generated_at')}\n" + text_page(
+            lambda console: render.render_text(report, console)
+        )
+    targets.write_output(text, path, quiet, f"{FORMAT_NAMES[fmt]} report")
+
+
 def _write_html(report: dict, html_path: str | None, quiet: bool) -> None:
     """The HTML report to `html_path` (else standard output); takes `charts` out of `report`."""
     from ..reports.report import html
 
-    write_page(html.render_html(report), html_path, quiet, "HTML report")
+    page = html.render_html(report)
     report.pop("charts", None)
+    targets.write_output(page, html_path, quiet, "HTML report")
 
 
 _release_load_memory = release_load_memory  # rdbscan/cli/diff.py takes it from here

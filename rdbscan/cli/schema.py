@@ -11,6 +11,9 @@ from ..errors import EXIT_DAMAGED
 from ..reports import schema as sch
 from .options import checked_target, delimiters_option, memory_limit_option
 
+# A schema file's format, from its extension (as `report -o`: rdbscan/cli/targets.py).
+SCHEMA_FORMATS = {".toml": "toml", ".md": "markdown", ".markdown": "markdown", ".json": "json"}
+
 
 @click.command("schema")
 @click.argument("sources", nargs=-1, required=True, metavar="DUMP... | FILE.duckdb")
@@ -19,18 +22,19 @@ from .options import checked_target, delimiters_option, memory_limit_option
     "--output",
     "out_path",
     metavar="FILE",
-    help="Write the schema here (default: standard output). An existing file is replaced "
+    help="Write the schema here (default: standard output), in the format its name says "
+    "(.toml, .md, .json; another name: --format). An existing file is replaced "
     "only if rdbscan wrote it; descriptions and rules written into it are kept.",
 )
 @click.option(
     "-f",
     "--format",
     "fmt",
-    type=click.Choice(["toml", "markdown", "json"]),
-    default="toml",
-    show_default=True,
-    help="toml: the file `report --schema` checks; markdown: the table "
-    "for documentation; json: the same data for programs.",
+    type=click.Choice(list(SCHEMA_FORMATS.values())),
+    default=None,
+    help="toml (the default): the file `report --schema` checks; markdown: the table "
+    "for documentation; json: the same data for programs.  Default: from -o FILE's name, "
+    "else toml.",
 )
 @click.option(
     "--min-keys",
@@ -78,6 +82,13 @@ def schema_cmd(sources, out_path, fmt, min_keys, dump_id, delimiters, target, re
     from .output import make_progress, say
 
     sources = expand_dumps(sources)
+    named = SCHEMA_FORMATS.get(os.path.splitext(out_path or "")[1].lower())
+    if named and fmt and fmt != named:
+        raise CommandError(
+            f"-o {out_path}: the name says {named}, --format says {fmt} (give one of them)",
+            EXIT_USAGE,
+        )
+    fmt = fmt or named or "toml"
     if (
         out_path
         and os.path.lexists(out_path)

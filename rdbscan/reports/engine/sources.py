@@ -35,6 +35,8 @@ class Opened:
     loaded: list = field(default_factory=list)  # DumpResult of each dump loaded by this call
     code: int = EXIT_OK
     has_dumps: bool = True
+    reported: list[tuple[int, str]] = field(default_factory=list)  # (dump_id, path) of the
+    # dumps a report covers; with dumps loaded now, those held before are among them too
 
 
 def is_database(sources: Sequence[str]) -> bool:
@@ -107,6 +109,16 @@ def held_outcome(con, dump_id: int, skip: set):
     )
 
 
+def reported_dumps(con, dump_id: int) -> list[tuple[int, str]]:
+    """(dump_id, path) of every dump a report with `dump_id` covers, in load order."""
+    from .relations import REPORTED_DUMPS
+
+    return con.execute(
+        f"SELECT dump_id, path FROM dumps WHERE dump_id IN ({REPORTED_DUMPS}) ORDER BY dump_id",
+        {"dump_id": dump_id},
+    ).fetchall()
+
+
 def has_dumps(con, dump_id: int) -> bool:
     row = con.execute(
         "SELECT count(*) FROM dumps WHERE ? = 0 OR dump_id = ?", [dump_id, dump_id]
@@ -153,7 +165,7 @@ def open_sources(
     sources = list(sources)
     database = is_database(sources)
     if database and output:
-        raise CommandError("-o/--output applies when loading dumps, not to a database", EXIT_USAGE)
+        raise CommandError("--database applies when loading dumps, not to a database", EXIT_USAGE)
     if not database:
         check_sources(sources)
     tmpdir = None
@@ -194,7 +206,7 @@ def open_sources(
             present = has_dumps(con, dump_id)
             if database and not present and code == EXIT_OK:  # nothing to report, nor why
                 raise CommandError(f"{path}: {_no_dump(con, path, dump_id)}", EXIT_INPUT)
-            yield Opened(con, path, loaded, code, present)
+            yield Opened(con, path, loaded, code, present, reported_dumps(con, dump_id))
         finally:
             con.close()
     finally:

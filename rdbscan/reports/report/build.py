@@ -43,6 +43,7 @@ class ReportOptions:
     schema: object = (
         None  # rdbscan.reports.schema.Schema: adds the `schema` section (--schema, docs/schema.md)
     )
+    note: str = ""  # the report's first line: what it covers, when that is not plain (run.py)
 
 
 def query_values(con, options: ReportOptions) -> tuple[dict, dict]:
@@ -126,6 +127,7 @@ def build_report(
             "delimiters": options.delimiters,
             "sections": list(options.sections),
         },
+        **({"note": options.note} if options.note else {}),
     }
     step = on_section or (lambda name: None)
     for section in SECTIONS:

@@ -19,6 +19,8 @@ def document_parts(report: dict) -> tuple[list[Block], list[tuple[str, list[Bloc
     """The verdict's blocks, and (section name, blocks) of each section shown, the `--fail-on`
     checks last (as `fail_on`)."""
     verdict = findings.layout(report) if "findings" in report else []
+    if report.get("note"):  # what the report covers comes before what it found
+        verdict = [Block("note", report["note"]), *verdict]
     selected = report.get("options", {}).get("sections")
     parts = []
     for section in SECTIONS:

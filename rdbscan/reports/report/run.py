@@ -9,8 +9,9 @@ decided here, once: `rdbscan report` and `rdbscan schema` print what this module
     run.report["overview"]["keys"]
 """
 
+import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ...errors import EXIT_DAMAGED, EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, CommandError, worst_exit
@@ -80,6 +81,9 @@ def run_report(
         run = ReportRun(None, db.code, db.loaded, messages)
         if not db.has_dumps:
             return run  # nothing was read: the errors told are all there is
+        now = {r.dump_id for r in db.loaded}
+        if db.loaded and not options.note and any(i not in now for i, _ in db.reported):
+            options = replace(options, note=coverage_note(db.reported, now))
         try:
             run.report = build_report(
                 db.con, options, fail_on=fail_on, on_section=on_section, charts=charts
@@ -87,3 +91,25 @@ def run_report(
         except ValueError as e:  # a --set or --config value the report cannot use
             raise CommandError(str(e), EXIT_USAGE) from None
     return run
+
+
+def coverage_note(reported: list[tuple[int, str]], now: set[int]) -> str:
+    """The report's first line when the database the dumps were loaded into already held dumps
+    it reports too: `This report covers 2 dumps: a.rdb (dump 1, loaded earlier), b.rdb (dump 2);
+    --dump-id 2 reports b.rdb alone.`  `reported`: (dump_id, path) of the dumps the report
+    covers; `now`: the dump ids this run loaded (or found already loaded)."""
+
+    def name(path: str) -> str:
+        return os.path.basename(path) or path
+
+    listed = [
+        f"{name(p)} (dump {i}{'' if i in now else ', loaded earlier'})" for i, p in reported[:6]
+    ]
+    if len(reported) > 6:
+        listed.append(f"{len(reported) - 6} more")
+    count = f"{len(reported)} dump{'s' if len(reported) != 1 else ''}"
+    line = f"This report covers {count}: {', '.join(listed)}"
+    mine = [(i, p) for i, p in reported if i in now]
+    if len(mine) == 1:
+        line += f"; --dump-id {mine[0][0]} reports {name(mine[0][1])} alone"
+    return line + "."
