@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from ..db.connections import chosen_memory_limit, connect
 from ..db.load import DumpResult, ProgressHook, load
+from ..rdb.constants import ENCODING_NAMES
 from . import rules as R
 from .projection import Projector
 from .servers import Server, parse_server
@@ -18,6 +19,7 @@ from .servers import Server, parse_server
 EXAMPLES = 5  # keys named per blocker
 FAMILIES = 5  # families named per blocker
 TOP = 10  # families and encoding changes listed per target
+EXAMPLE_KEYS = 3  # keys named per encoding change
 MIGRATE_MEMORY_LIMIT = "256MB"  # of the report's queries, unless --memory-limit says otherwise
 
 
@@ -107,84 +109,133 @@ def _affected(con, dump_id: int, finding: R.Finding) -> None:
     ]
 
 
-JOIN = "FROM key_projections p JOIN keys k USING (dump_id, file_offset) WHERE p.dump_id = ?"
+# One scan of the dump's projections joined with its keys, whatever the number of targets: the
+# figures per (target, type, RDB type, encoding today, encoding there), from which the totals,
+# the per-type figures and the encoding changes are summed, and per (target, family).  The
+# examples of an encoding change are the first file offsets of its keys, named afterwards.
+SUMS = """
+SELECT p.target_id, k.type, k.rdb_type, k.encoding, p.encoding_id,
+       coalesce(k.family, k.key) AS family,
+       grouping(coalesce(k.family, k.key)) AS by_encoding,
+       count(*), sum(p.memory_bytes), sum(k.memory_bytes),
+       min_by(k.file_offset, k.file_offset, 3)
+FROM key_projection_rows p JOIN keys k USING (dump_id, file_offset)
+WHERE p.dump_id = $dump AND k.dump_id = $dump
+GROUP BY GROUPING SETS ((p.target_id, k.type, k.rdb_type, k.encoding, p.encoding_id),
+                        (p.target_id, coalesce(k.family, k.key)))
+"""
+
+
+def encoding_name(code: int) -> str | None:
+    """The name of an encoding_id of key_projection_rows (as the view key_projections names it)."""
+    return ENCODING_NAMES[code] if 0 <= code < len(ENCODING_NAMES) else None
+
+
+def _figures() -> dict:
+    return {
+        "keys": 0,
+        "memory_bytes": 0,
+        "today_bytes": 0,
+        "by_type": [],
+        "families": [],
+        "encoding_changes": [],
+        "keys_changing_encoding": 0,
+    }
 
 
 def _projections(con, dump_id: int, names: list[str]) -> tuple[dict, dict]:
     """({target: the projection's figures}, {target: {rdb_type: [(from, to, keys)]}}) of one
-    dump: three joins of key_projections with keys, whatever the number of targets."""
-    out: dict[str, dict] = {
-        t: {
-            "keys": 0,
-            "memory_bytes": 0,
-            "today_bytes": 0,
-            "by_type": [],
-            "families": [],
-            "encoding_changes": [],
-            "keys_changing_encoding": 0,
-        }
-        for t in names
-    }
-    for target, typ, n, there, today, changed in con.execute(
-        f"SELECT p.target, k.type, count(*), sum(p.memory_bytes), sum(k.memory_bytes), "
-        f"count(*) FILTER (WHERE k.encoding IS DISTINCT FROM p.encoding) {JOIN} "
-        f"GROUP BY ALL ORDER BY 1, 4 DESC, 2",
-        [dump_id],
+    dump, from one join of its projections with its keys (SUMS)."""
+    out: dict[str, dict] = {t: _figures() for t in names}
+    ids = dict(
+        con.execute(
+            "SELECT target_id, target FROM projection_targets WHERE dump_id = ?", [dump_id]
+        ).fetchall()
+    )
+    by_type: dict[str, dict] = {t: {} for t in names}
+    groups: dict[str, list] = {t: [] for t in names}
+    families: dict[str, list] = {t: [] for t in names}
+    for tid, typ, rdb_type, a, code, fam, by_enc, n, there, today, first in con.execute(
+        SUMS, {"dump": dump_id}
     ).fetchall():
+        target = ids.get(tid)
+        if target not in out:
+            continue
+        there, today = int(there), int(today)
+        if not by_enc:  # the (target, family) grouping set
+            families[target].append((fam, n, there, today))
+            continue
+        b = encoding_name(code)
         o = out[target]
         o["keys"] += n
-        o["memory_bytes"] += int(there)
-        o["today_bytes"] += int(today)
-        o["keys_changing_encoding"] += changed
-        o["by_type"].append(
-            {"type": typ, "keys": n, "memory_bytes": int(there), "today_bytes": int(today)}
-        )
+        o["memory_bytes"] += there
+        o["today_bytes"] += today
+        t = by_type[target].setdefault(typ, [typ, 0, 0, 0])
+        t[1] += n
+        t[2] += there
+        t[3] += today
+        if a != b:
+            o["keys_changing_encoding"] += n
+            groups[target].append((rdb_type, typ, a, b, n, there, today, first))
     conversions: dict[str, dict[int, list]] = {t: {} for t in names}
-    changes: dict[str, dict] = {t: {} for t in names}
-    for target, rdb_type, typ, a, b, n, there, today, ex in con.execute(
-        f"SELECT p.target, k.rdb_type, k.type, k.encoding, p.encoding, count(*), "
-        f"sum(p.memory_bytes), sum(k.memory_bytes), list(k.key ORDER BY k.file_offset)[1:3] "
-        f"{JOIN} AND k.encoding IS DISTINCT FROM p.encoding GROUP BY ALL "
-        f"ORDER BY 1, 2, 6 DESC, 4, 5",
-        [dump_id],
-    ).fetchall():
-        conversions[target].setdefault(rdb_type, []).append((a, b, n))
-        c = changes[target].setdefault(
-            (typ, a, b),
-            {
-                "type": typ,
-                "from": a,
-                "to": b,
-                "keys": 0,
-                "memory_bytes": 0,
-                "today_bytes": 0,
-                "examples": [],
-            },
-        )
-        c["keys"] += n
-        c["memory_bytes"] += int(there)
-        c["today_bytes"] += int(today)
-        c["examples"] = (c["examples"] + list(ex))[:3]
-    for t in names:
-        out[t]["encoding_changes"] = sorted(
-            changes[t].values(),
+    named = _key_names(con, dump_id, {o for g in groups.values() for *_, f in g for o in f})
+    for target in names:
+        o = out[target]
+        o["by_type"] = [
+            {"type": typ, "keys": n, "memory_bytes": there, "today_bytes": today}
+            for typ, n, there, today in sorted(
+                by_type[target].values(), key=lambda r: (-r[2], r[0])
+            )
+        ]
+        changes: dict[tuple, dict] = {}
+        for rdb_type, typ, a, b, n, there, today, first in sorted(
+            groups[target], key=lambda g: (g[0], -g[4], g[2] or "", g[3] or "")
+        ):
+            conversions[target].setdefault(rdb_type, []).append((a, b, n))
+            c = changes.setdefault(
+                (typ, a, b),
+                {
+                    "type": typ,
+                    "from": a,
+                    "to": b,
+                    "keys": 0,
+                    "memory_bytes": 0,
+                    "today_bytes": 0,
+                    "examples": [],
+                },
+            )
+            c["keys"] += n
+            c["memory_bytes"] += there
+            c["today_bytes"] += today
+            c["examples"] = sorted(c["examples"] + list(first))[:EXAMPLE_KEYS]
+        for c in changes.values():
+            c["examples"] = [named[x] for x in c["examples"]]
+        o["encoding_changes"] = sorted(
+            changes.values(),
             key=lambda c: (-c["keys"], c["type"], c["from"] or "", c["to"] or ""),
         )[:TOP]
-    for target, fam, n, there, today in con.execute(
-        f"SELECT target, family, n, there, today FROM (SELECT p.target, "
-        f"coalesce(k.family, k.key) AS family, count(*) AS n, sum(p.memory_bytes) AS there, "
-        f"sum(k.memory_bytes) AS today {JOIN} GROUP BY ALL) QUALIFY row_number() OVER "
-        f"(PARTITION BY target ORDER BY abs(there - today) DESC, there DESC, family) <= {TOP} "
-        f"ORDER BY target, abs(there - today) DESC, there DESC, family",
-        [dump_id],
-    ).fetchall():
-        out[target]["families"].append(
-            {"family": fam, "keys": n, "memory_bytes": int(there), "today_bytes": int(today)}
-        )
-    for o in out.values():
+        o["families"] = [
+            {"family": fam, "keys": n, "memory_bytes": there, "today_bytes": today}
+            for fam, n, there, today in sorted(
+                families[target], key=lambda f: (-abs(f[2] - f[3]), -f[2], f[0])
+            )[:TOP]
+        ]
         o["difference_bytes"] = o["memory_bytes"] - o["today_bytes"]
         o["difference"] = o["difference_bytes"] / o["today_bytes"] if o["today_bytes"] else 0.0
     return out, conversions
+
+
+def _key_names(con, dump_id: int, offsets: set[int]) -> dict[int, str]:
+    """{file offset: key name} of some keys of one dump."""
+    if not offsets:
+        return {}
+    return dict(
+        con.execute(
+            "SELECT file_offset, key FROM keys WHERE dump_id = ? AND file_offset IN "
+            "(SELECT unnest(?::BIGINT[]))",
+            [dump_id, sorted(offsets)],
+        ).fetchall()
+    )
 
 
 def migrate(
