@@ -3,16 +3,25 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
 
-from ..errors import EXIT_FINDINGS, EXIT_OK, worst_exit
-from .output import make_progress, say
+from ..errors import (
+    EXIT_DATABASE,
+    EXIT_FINDINGS,
+    EXIT_INPUT,
+    EXIT_OK,
+    EXIT_USAGE,
+    CommandError,
+    worst_exit,
+)
+from .output import make_progress, say, write_page
 
 
 @click.command("migrate")
-@click.argument("dumps", nargs=-1, required=True, metavar="DUMP...")
+@click.argument("dumps", nargs=-1, required=True, metavar="DUMP... | FILE.duckdb")
 @click.option(
     "--to",
     "targets",
@@ -27,11 +36,17 @@ from .output import make_progress, say
     "-f",
     "--format",
     "fmt",
-    type=click.Choice(["text", "markdown", "json"]),
+    type=click.Choice(["text", "markdown", "json", "html"]),
     default="text",
     show_default=True,
     help="text: for a terminal; markdown: for tickets and wikis; json: for scripts "
-    "(docs/migrate.md).",
+    "(docs/migrate.md); html: one self-contained page (to -o FILE.html, else stdout).",
+)
+@click.option(
+    "--html",
+    "html_path",
+    metavar="FILE.html",
+    help="Also write the HTML page here (with any --format).",
 )
 @click.option(
     "-o",
@@ -39,7 +54,8 @@ from .output import make_progress, say
     "db_path",
     metavar="FILE.duckdb",
     help="Keep the database (keys, and each key's projection in key_projections) for "
-    "`rdbscan sql`; default: a temporary database removed afterwards.",
+    "`rdbscan sql`; default: a temporary database removed afterwards. With --format html, "
+    "a FILE.html here is the HTML page.",
 )
 @click.option(
     "--fail-on",
@@ -65,10 +81,28 @@ from .output import make_progress, say
     show_default=True,
     help="The Valkey 8.1+ targets' rdb-version-check setting (strict is their default).",
 )
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Dumps loaded at once, each in its own process, as `rdbscan load -j` (default: the "
+    "number of cores).",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress line and no per-dump summary.")
 @click.option("--no-verify-crc", is_flag=True, help="Skip the CRC64 check of the dumps.")
 def migrate_cmd(
-    dumps, targets, fmt, db_path, fail_on, modules, version_check, quiet, no_verify_crc
+    dumps,
+    targets,
+    fmt,
+    html_path,
+    db_path,
+    fail_on,
+    modules,
+    version_check,
+    jobs,
+    quiet,
+    no_verify_crc,
 ):
     """Will DUMPS load on another server, and what would their keys cost there?
 
@@ -78,35 +112,77 @@ def migrate_cmd(
     target's memory profile and the encoding the target picks on load: totals, per type and
     family, the difference to today, the keys that change encoding.
 
+    Given a database written by `rdbscan load`, `report -o` or `migrate -o` instead of dumps,
+    the report comes from its rows: the projections `migrate -o` kept, else the keys whose
+    projection needs no more than the rows (strings); the others are counted as not projected.
+
     Example: rdbscan migrate dump.rdb --to valkey-9.1 --to redis-8.6/16p
     """
     from ..db.load import summarize
     from ..db.outcome import outcome
-    from ..migrate.render import render
-    from ..migrate.run import migrate
+    from ..db.store import is_database_file
+    from ..migrate.render import render, render_html
+    from ..migrate.run import migrate, migrate_database
     from ..migrate.servers import parse_server
+    from ..reports.html import page
 
     for t in targets:
         try:
             parse_server(t)
         except ValueError as e:
             raise click.BadParameter(str(e), param_hint="--to") from None
-    result = migrate(
-        list(dumps),
-        list(targets),
-        db_path,
-        progress=make_progress(quiet),
-        modules=list(modules),
-        verify_crc=not no_verify_crc,
-        relaxed=version_check == "relaxed",
-    )
-    done = outcome(result.results, summary=summarize)
-    for line in done.lines(quiet=True):
-        say(line)
+    if fmt == "html" and db_path and db_path.lower().endswith((".html", ".htm")):
+        html_path, db_path = db_path, None
+    if html_path:
+        try:  # before the long work: a file rdbscan did not write is never overwritten
+            page.check_target(html_path)
+        except page.HtmlOutputError as e:
+            raise CommandError(str(e), EXIT_DATABASE) from None
+    databases = [d for d in dumps if is_database_file(d)]
+    if databases:
+        if len(dumps) > 1:
+            raise CommandError(
+                f"{databases[0]}: a database is migrated alone, not with other inputs", EXIT_USAGE
+            )
+        if db_path:
+            raise CommandError(
+                f"{databases[0]}: -o keeps the database of loaded dumps; a database input is "
+                f"read, not written",
+                EXIT_USAGE,
+            )
+        try:
+            result = migrate_database(
+                databases[0],
+                list(targets),
+                modules=list(modules),
+                relaxed=version_check == "relaxed",
+            )
+        except FileNotFoundError:
+            raise CommandError(f"{databases[0]}: No such file or directory", EXIT_INPUT) from None
+        except ValueError as e:
+            raise CommandError(str(e), EXIT_DATABASE) from None
+        code = EXIT_OK
+    else:
+        result = migrate(
+            list(dumps),
+            list(targets),
+            db_path,
+            progress=make_progress(quiet),
+            modules=list(modules),
+            verify_crc=not no_verify_crc,
+            relaxed=version_check == "relaxed",
+            jobs=jobs or os.cpu_count() or 1,
+        )
+        done = outcome(result.results, summary=summarize)
+        for line in done.lines(quiet=True):
+            say(line)
+        code = done.code
     if result.report["dumps"]:
-        sys.stdout.write(render(result.report, fmt))
-        sys.stdout.flush()
-    code = done.code
+        if html_path or fmt == "html":
+            write_page(render_html(result.report), html_path, quiet, "HTML page")
+        if fmt != "html":
+            sys.stdout.write(render(result.report, fmt))
+            sys.stdout.flush()
     if fail_on == "blockers" and result.blockers:
         code = worst_exit(code, EXIT_FINDINGS)
         say(

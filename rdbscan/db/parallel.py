@@ -31,7 +31,16 @@ from typing import Any
 from .store import Store
 
 # Tables a worker's database holds for its dump, copied into the target database in this order.
-PART_TABLES = ("key_rows", "streams", "stream_groups", "db_sizes", "slot_info", "dumps")
+PART_TABLES = (
+    "key_rows",
+    "streams",
+    "stream_groups",
+    "db_sizes",
+    "slot_info",
+    "projection_targets",
+    "key_projection_rows",
+    "dumps",
+)
 PARTS_PREFIX = ".rdbscan-parts-"
 
 
@@ -279,9 +288,17 @@ def load_part(path: str, part_db: str, dump_id: int, options: dict):
     from .load import load_one
 
     store = Store(part_db)
+    make = options.pop("projector", None)  # a picklable factory (rdbscan migrate --jobs)
     try:
         # (a dump the target database holds is settled by the parent)
-        result = load_one(store, path, dump_id=dump_id, existing="replace", **options)
+        result = load_one(
+            store,
+            path,
+            dump_id=dump_id,
+            existing="replace",
+            projector=make(dump_id) if make is not None else None,
+            **options,
+        )
     finally:
         store.close()
     result.for_another_process()

@@ -260,7 +260,7 @@ def project(rec, server: Server) -> tuple[str, int]:
     return enc, estimate(twin, server.profile)
 
 
-def _code(enc: str) -> int:
+def encoding_code(enc: str) -> int:
     """encoding_id of a projected encoding (the view key_projections names it)."""
     return C.ENCODING_IDS.get(enc, C.ENCODING_IDS["unknown"])
 
@@ -294,7 +294,7 @@ class Projector:
         self.offset.append(rec.offset)
         for i, server in enumerate(self.servers):
             enc, mem = project(rec, server)
-            self.enc[i].append(_code(enc))
+            self.enc[i].append(encoding_code(enc))
             self.mem[i].append(mem)
 
     def add_compiled(self, cols: dict[str, Any], type_names: list, encoding_names: list) -> None:
@@ -343,7 +343,9 @@ class Projector:
             t, e, r, k, ln, b, m, x = shape_key
             shape = Shape(type_names[t], encoding_names[e], r, k, ln, b, x, m)
             got = cache[shape_key] = tuple(
-                v for en, me in (project(shape, s) for s in servers) for v in (_code(en), me)
+                v
+                for en, me in (project(shape, s) for s in servers)
+                for v in (encoding_code(en), me)
             )
             return got
 

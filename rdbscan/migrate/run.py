@@ -13,7 +13,7 @@ from ..db.connections import chosen_memory_limit, connect
 from ..db.load import DumpResult, ProgressHook, load
 from ..rdb.constants import ENCODING_NAMES
 from . import rules as R
-from .projection import Projector
+from .projection import Projector, Shape, encoding_code, project
 from .servers import Server, parse_server
 
 EXAMPLES = 5  # keys named per blocker
@@ -119,7 +119,7 @@ SELECT p.target_id, k.type, k.rdb_type, k.encoding, p.encoding_id,
        grouping(coalesce(k.family, k.key)) AS by_encoding,
        count(*), sum(p.memory_bytes), sum(k.memory_bytes),
        min_by(k.file_offset, k.file_offset, 3)
-FROM key_projection_rows p JOIN keys k USING (dump_id, file_offset)
+FROM {rows} p JOIN keys k USING (dump_id, file_offset)
 WHERE p.dump_id = $dump AND k.dump_id = $dump
 GROUP BY GROUPING SETS ((p.target_id, k.type, k.rdb_type, k.encoding, p.encoding_id),
                         (p.target_id, coalesce(k.family, k.key)))
@@ -143,20 +143,18 @@ def _figures() -> dict:
     }
 
 
-def _projections(con, dump_id: int, names: list[str]) -> tuple[dict, dict]:
+def _projections(
+    con, dump_id: int, names: list[str], ids: dict[int, str], rows: str = "key_projection_rows"
+) -> tuple[dict, dict]:
     """({target: the projection's figures}, {target: {rdb_type: [(from, to, keys)]}}) of one
-    dump, from one join of its projections with its keys (SUMS)."""
+    dump, from one join of its projections (table `rows`, whose target_ids `ids` names) with
+    its keys (SUMS)."""
     out: dict[str, dict] = {t: _figures() for t in names}
-    ids = dict(
-        con.execute(
-            "SELECT target_id, target FROM projection_targets WHERE dump_id = ?", [dump_id]
-        ).fetchall()
-    )
     by_type: dict[str, dict] = {t: {} for t in names}
     groups: dict[str, list] = {t: [] for t in names}
     families: dict[str, list] = {t: [] for t in names}
     for tid, typ, rdb_type, a, code, fam, by_enc, n, there, today, first in con.execute(
-        SUMS, {"dump": dump_id}
+        SUMS.replace("{rows}", rows), {"dump": dump_id}
     ).fetchall():
         target = ids.get(tid)
         if target not in out:
@@ -238,6 +236,27 @@ def _key_names(con, dump_id: int, offsets: set[int]) -> dict[int, str]:
     )
 
 
+def _servers(targets: list[str]) -> list[Server]:
+    servers: list[Server] = []
+    for t in targets:
+        s = parse_server(t)
+        if s.name not in [x.name for x in servers]:
+            servers.append(s)
+    if not servers:
+        raise ValueError("no target: give --to SERVER-VERSION at least once")
+    return servers
+
+
+class ProjectorFactory:
+    """Makes each dump's Projector; picklable, so that `--jobs` workers make their own."""
+
+    def __init__(self, servers: list[Server]):
+        self.servers = servers
+
+    def __call__(self, dump_id: int) -> Projector:
+        return Projector(dump_id, self.servers)
+
+
 def migrate(
     paths: list[str],
     targets: list[str],
@@ -247,33 +266,30 @@ def migrate(
     modules: list[str] | None = None,
     verify_crc: bool = True,
     relaxed: bool = False,
+    jobs: int = 1,
 ) -> Migration:
-    """Load `paths` (into `db_path`, else a temporary database) with each key projected onto
-    every target of `targets` (`--to` values), and build the migrate report.  ValueError for
-    an unknown target."""
-    servers: list[Server] = []
-    for t in targets:
-        s = parse_server(t)
-        if s.name not in [x.name for x in servers]:
-            servers.append(s)
-    if not servers:
-        raise ValueError("no target: give --to SERVER-VERSION at least once")
+    """Load `paths` (into `db_path`, else a temporary database; up to `jobs` dumps at once in
+    worker processes) with each key projected onto every target of `targets` (`--to` values),
+    and build the migrate report.  ValueError for an unknown target."""
+    servers = _servers(targets)
     tmp = None
     if db_path is None:
         tmp = tempfile.mkdtemp(prefix="rdbscan-migrate-")
         path = os.path.join(tmp, "migrate.duckdb")
     else:
         path = db_path
-    projectors: dict[int, Projector] = {}
-
-    def make(dump_id: int) -> Projector:
-        p = projectors[dump_id] = Projector(dump_id, servers)
-        return p
-
+    factory = ProjectorFactory(servers)
     try:
-        results = load(paths, path, progress=progress, projector=make, verify_crc=verify_crc)
+        if jobs > 1 and len(paths) > 1 and "-" not in paths:
+            from ..db.parallel import load_parallel
+
+            results = load_parallel(
+                paths, path, jobs=jobs, existing="refuse", projector=factory, verify_crc=verify_crc
+            )
+        else:
+            results = load(paths, path, progress=progress, projector=factory, verify_crc=verify_crc)
         # The sums join every key's projections with the key rows: under 128 MB a 1 M-key dump
-        # with three targets spills (3.1 s of CPU against 1.6 s with 256 MB).
+        # with three targets spills.
         limit = chosen_memory_limit() or MIGRATE_MEMORY_LIMIT
         if os.path.exists(path):
             con = connect(path, read_only=True, config={"memory_limit": limit})
@@ -283,7 +299,9 @@ def migrate(
             con = connect(":memory:")
             con.execute(DDL)
         try:
-            report = _report(con, results, servers, projectors, set(modules or ()), relaxed)
+            held = {d for (d,) in con.execute("SELECT dump_id FROM dumps").fetchall()}
+            loaded = [(r.dump_id, r) for r in results if not r.refused and r.dump_id in held]
+            report = _report(con, loaded, servers, set(modules or ()), relaxed)
         finally:
             con.close()
     finally:
@@ -292,7 +310,109 @@ def migrate(
     return Migration(report, results, db_path)
 
 
-def _report(con, results, servers, projectors, modules: set[str], relaxed: bool) -> dict:
+def migrate_database(
+    path: str,
+    targets: list[str],
+    *,
+    modules: list[str] | None = None,
+    relaxed: bool = False,
+) -> Migration:
+    """The migrate report of the dumps a database holds (written by `rdbscan load`, `report -o`
+    or `migrate -o`), which is not changed.  A target the database holds projections for (from
+    `migrate -o`, with the same memory profile) reads them; for another, the keys whose
+    projection needs only what the database keeps (strings: their length, key length and TTL)
+    are projected from their rows, and the others are counted as not projected: their element
+    sizes are read from the dump, not kept.  The dump-level records the database does not keep
+    (Redis 8.6's KEY_META opcodes) are not judged.  FileNotFoundError, or ValueError for a file
+    that is not an rdbscan database or an unknown target."""
+    from ..reports.engine.database import open_database
+
+    servers = _servers(targets)
+    con = open_database(path, read_only=True)
+    try:
+        limit = chosen_memory_limit() or MIGRATE_MEMORY_LIMIT
+        con.execute(f"SET memory_limit = '{limit}'")
+        dump_ids = [
+            r[0] for r in con.execute("SELECT dump_id FROM dumps ORDER BY dump_id").fetchall()
+        ]
+        report = _report(
+            con, [(d, None) for d in dump_ids], servers, set(modules or ()), relaxed, True
+        )
+    finally:
+        con.close()
+    return Migration(report, [], None)
+
+
+PROJECTED_TYPES = ("string",)  # what a database's rows suffice to project (migrate_database)
+
+
+def _stored_projections(con, dump_id: int, servers: list[Server]) -> dict[str, dict]:
+    """Fill TEMP table migrate_rows with one dump's projections onto `servers` (target_id: the
+    index in `servers`) from what the database holds; {target: {"keys", "today_bytes"}} of the
+    keys left out, per target."""
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE migrate_rows (dump_id INTEGER, file_offset BIGINT, "
+        "target_id UTINYINT, encoding_id UTINYINT, memory_bytes BIGINT)"
+    )
+    stored = {
+        (target, profile): tid
+        for tid, target, profile in con.execute(
+            "SELECT target_id, target, profile FROM projection_targets WHERE dump_id = ?",
+            [dump_id],
+        ).fetchall()
+    }
+    left: dict[str, dict] = {}
+    shapes = None
+    for i, s in enumerate(servers):
+        tid = stored.get((s.name, s.profile.name))
+        if tid is not None:
+            con.execute(
+                "INSERT INTO migrate_rows SELECT dump_id, file_offset, ?, encoding_id, "
+                "memory_bytes FROM key_projection_rows WHERE dump_id = ? AND target_id = ?",
+                [i, dump_id, tid],
+            )
+            left[s.name] = {"keys": 0, "today_bytes": 0}
+            continue
+        if shapes is None:
+            shapes = con.execute(
+                "SELECT DISTINCT type, encoding, rdb_type, key_length, length, "
+                "expire_at_ms IS NOT NULL FROM keys WHERE dump_id = ? AND type IN "
+                f"{PROJECTED_TYPES!r}".replace(",)", ")"),
+                [dump_id],
+            ).fetchall()
+            n, today = con.execute(
+                "SELECT count(*), coalesce(sum(memory_bytes), 0) FROM keys WHERE dump_id = ? "
+                f"AND type NOT IN {PROJECTED_TYPES!r}".replace(",)", ")"),
+                [dump_id],
+            ).fetchone()
+        rows = []
+        for typ, enc, rdb_type, klen, length, ttl in shapes:
+            enc_there, mem = project(Shape(typ, enc, rdb_type, klen, length, 0, ttl), s)
+            rows.append((typ, enc, klen, length, ttl, encoding_code(enc_there), mem))
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE migrate_shapes (type VARCHAR, encoding VARCHAR, "
+            "key_length INTEGER, length BIGINT, ttl BOOLEAN, encoding_id UTINYINT, "
+            "memory_bytes BIGINT)"
+        )
+        if rows:
+            con.executemany("INSERT INTO migrate_shapes VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+        con.execute(
+            "INSERT INTO migrate_rows SELECT k.dump_id, k.file_offset, ?, s.encoding_id, "
+            "s.memory_bytes FROM keys k JOIN migrate_shapes s ON k.type = s.type AND "
+            "k.encoding = s.encoding AND k.key_length = s.key_length AND k.length = s.length "
+            "AND (k.expire_at_ms IS NOT NULL) = s.ttl WHERE k.dump_id = ?",
+            [i, dump_id],
+        )
+        left[s.name] = {"keys": n, "today_bytes": int(today)}
+    return left
+
+
+def _report(
+    con, dumps_in, servers, modules: set[str], relaxed: bool, from_database: bool = False
+) -> dict:
+    """The migrate report (docs/migrate.md "JSON") of the dumps `dumps_in` ((dump_id, its
+    DumpResult or None) each) of the database `con`: from the projections the load wrote, or
+    (from_database) from _stored_projections."""
     dumps = []
     summary = {
         s.name: {
@@ -301,26 +421,20 @@ def _report(con, results, servers, projectors, modules: set[str], relaxed: bool)
             "blockers": 0,
             "memory_bytes": 0,
             "today_bytes": 0,
+            "not_projected_keys": 0,
         }
         for s in servers
     }
-    for r in results:
-        if (
-            r.refused
-            or not con.execute(
-                "SELECT count(*) FROM dumps WHERE dump_id = ?", [r.dump_id]
-            ).fetchone()[0]
-        ):
-            continue
-        proj = projectors.get(r.dump_id)
-        facts = _facts(con, r.dump_id, proj.dump_info if proj else None)
+    names = [s.name for s in servers]
+    for dump_id, result in dumps_in:
+        facts = _facts(con, dump_id, result)
         row = con.execute(
             "SELECT path, server, server_version, memory_profile, memory_bytes, complete "
             "FROM dumps WHERE dump_id = ?",
-            [r.dump_id],
+            [dump_id],
         ).fetchone()
         entry = {
-            "dump_id": r.dump_id,
+            "dump_id": dump_id,
             "path": row[0],
             "magic": f"{facts.magic}{facts.rdb_version:04d}"
             if facts.magic == "REDIS"
@@ -333,12 +447,22 @@ def _report(con, results, servers, projectors, modules: set[str], relaxed: bool)
             "complete": bool(row[5]),
             "targets": [],
         }
-        figures, conversions = _projections(con, r.dump_id, [s.name for s in servers])
+        if from_database:
+            left = _stored_projections(con, dump_id, servers)
+            figures, conversions = _projections(
+                con, dump_id, names, dict(enumerate(names)), "migrate_rows"
+            )
+        else:
+            left = {n: {"keys": 0, "today_bytes": 0} for n in names}
+            ids = con.execute(
+                "SELECT target_id, target FROM projection_targets WHERE dump_id = ?", [dump_id]
+            ).fetchall()
+            figures, conversions = _projections(con, dump_id, names, dict(ids))
         for s in servers:
             findings = R.evaluate(facts, s, modules, conversions[s.name], relaxed)
             for f in findings:
                 if f.blocker:
-                    _affected(con, r.dump_id, f)
+                    _affected(con, dump_id, f)
             blockers = [f for f in findings if f.blocker]
             proj_fig = figures[s.name]
             entry["targets"].append(
@@ -349,6 +473,8 @@ def _report(con, results, servers, projectors, modules: set[str], relaxed: bool)
                     "blockers": len(blockers),
                     "findings": [f.as_dict() for f in findings],
                     **proj_fig,
+                    "not_projected_keys": left[s.name]["keys"],
+                    "not_projected_today_bytes": left[s.name]["today_bytes"],
                 }
             )
             sm = summary[s.name]
@@ -356,6 +482,7 @@ def _report(con, results, servers, projectors, modules: set[str], relaxed: bool)
             sm["blockers"] += len(blockers)
             sm["memory_bytes"] += proj_fig["memory_bytes"]
             sm["today_bytes"] += proj_fig["today_bytes"]
+            sm["not_projected_keys"] += left[s.name]["keys"]
         dumps.append(entry)
     for sm in summary.values():
         sm["difference_bytes"] = sm["memory_bytes"] - sm["today_bytes"]
@@ -364,6 +491,7 @@ def _report(con, results, servers, projectors, modules: set[str], relaxed: bool)
         "rdbscan_migrate": 1,
         "targets": [s.name for s in servers],
         "rdb_version_check": "relaxed" if relaxed else "strict",
+        "source": "database" if from_database else "dumps",
         "summary": list(summary.values()),
         "dumps": dumps,
     }
