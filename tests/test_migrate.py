@@ -374,6 +374,11 @@ def test_jobs_load_the_dumps_in_workers_with_the_same_report(tmp_path):
         (2, "redis-7.2", 561),
         (2, "valkey-9.1/16p", 561),
     ]
+    # a missing dump among them: its line and exit 6, the others reported (no part to merge)
+    r = run_cli("migrate", HFE, tmp_path / "no.rdb", "--to", "redis-8.6", "-j", "2", "-q")
+    assert r.exit_code == 6
+    assert r.stderr == f"rdbscan: error: {tmp_path / 'no.rdb'}: No such file or directory\n"
+    assert "redis-8.6  yes    0         1.1 MiB" in r.stdout
 
 
 # -- the corpus (opt-in) ----------------------------------------------------------------------

@@ -99,7 +99,7 @@ def load_parallel(
             if same is not None and existing != "replace":
                 results[i] = already_loaded(store, same, paths[i], fp, existing)
                 os.remove(part)
-            else:
+            elif os.path.exists(part):  # else nothing of an RDB was read (a missing file)
                 _merge(store, part, replaces=[same["dump_id"]] if same is not None else [])
             for k in twins.pop(i, []):  # the same file named again: settled as a sequential
                 loaded = store.find_dump(fp) if fp else None  # load would settle it
