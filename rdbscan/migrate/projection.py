@@ -275,7 +275,6 @@ class Projector:
         self.dump_id = dump_id
         self.servers = servers
         self.names = [s.name for s in servers]
-        self.dump_info = None  # the DumpInfo of the dump (set by the RowBuilder)
         # {compiled shape: ((encoding code, memory) per target)}: dumps repeat their shapes
         self.cache: dict[tuple, tuple] = {}
         self.targets_written = False
