@@ -13,6 +13,7 @@ from pathlib import Path
 import duckdb
 import pytest
 from click.testing import CliRunner
+from common import run_cli
 
 from rdbscan.cli.main import main
 from rdbscan.migrate.projection import project
@@ -257,6 +258,127 @@ def test_cli_text_markdown_fail_on_and_errors():
     r = run("no/such.rdb", "--to", "redis-8.6", "-q")
     assert r.exit_code == 6
     assert r.stderr.strip() == "rdbscan: error: no/such.rdb: No such file or directory"
+
+
+# -- a database as input, HTML, --jobs ---------------------------------------------------------
+
+R62 = str(SAMPLE / "redis-6.2.16.rdb")
+HFE_STRINGS = 309  # of the 584 keys of redis-7.4.1.rdb
+
+
+def migrate_json(*args) -> dict:
+    r = run_cli("migrate", *args, "-q", "-f", "json")
+    assert r.exit_code == 0, r
+    return json.loads(r.stdout)
+
+
+def test_a_database_input_reads_the_projections_migrate_kept(tmp_path):
+    db = tmp_path / "m.duckdb"
+    dumped = migrate_json(HFE, "--to", "valkey-9.1/16p", "--to", "redis-8.6", "-o", db)
+    again = migrate_json(db, "--to", "valkey-9.1/16p", "--to", "redis-8.6")
+    assert (dumped["source"], again["source"]) == ("dumps", "database")
+    assert again["summary"] == dumped["summary"]
+    assert again["dumps"] == dumped["dumps"]  # blockers, findings, figures: all the same
+    assert [t["not_projected_keys"] for t in again["dumps"][0]["targets"]] == [0, 0]
+
+
+def test_a_database_input_projects_the_strings_from_the_rows(tmp_path):
+    """A target the database holds no projections for: its strings are projected from their
+    rows exactly as from the dump; the other keys are counted, not guessed."""
+    db = tmp_path / "plain.duckdb"
+    assert run_cli("load", "-q", HFE, "-o", db).exit_code == 0
+    got = migrate_json(db, "--to", "redis-7.2", "--to", "valkey-9.1/16p")
+    full = migrate_json(HFE, "--to", "redis-7.2", "--to", "valkey-9.1/16p")
+    today = (
+        duckdb.connect(str(db), read_only=True)
+        .execute("SELECT sum(memory_bytes) FILTER (WHERE type <> 'string') FROM keys")
+        .fetchone()[0]
+    )
+    for name in ("redis-7.2", "valkey-9.1/16p"):
+        t, f = target(got, name), target(full, name)
+        assert (t["keys"], t["not_projected_keys"]) == (HFE_STRINGS, 584 - HFE_STRINGS)
+        assert t["not_projected_today_bytes"] == today
+        assert t["by_type"] == [b for b in f["by_type"] if b["type"] == "string"]
+        assert [f["subject"] for f in t["findings"] if f["blocker"]] == [
+            f["subject"] for f in f["findings"] if f["blocker"]
+        ]
+    assert [s["not_projected_keys"] for s in got["summary"]] == [275, 275]
+    r = run_cli("migrate", db, "--to", "redis-7.2", "-q")
+    assert "Not projected: 275 keys (993.6 KiB today)" in r.stdout
+    con = duckdb.connect(str(db), read_only=True)  # the input is read, never written
+    assert con.execute("SELECT count(*) FROM key_projection_rows").fetchone()[0] == 0
+
+
+def test_a_database_input_errors(tmp_path):
+    db = tmp_path / "m.duckdb"
+    assert run_cli("load", "-q", HFE, "-o", db).exit_code == 0
+    r = run_cli("migrate", db, HFE, "--to", "redis-8.6", "-q")
+    assert r.exit_code == 2
+    assert (
+        r.stderr == f"rdbscan: error: {db}: a database is migrated alone, not with other inputs\n"
+    )
+    r = run_cli("migrate", db, "--to", "redis-8.6", "-q", "--database", tmp_path / "x.duckdb")
+    assert r.exit_code == 2
+    assert r.stderr == (
+        f"rdbscan: error: {db}: --database keeps the database of loaded dumps; a database input "
+        "is read, not written\n"
+    )
+    other = tmp_path / "other.duckdb"
+    duckdb.connect(str(other)).execute("CREATE TABLE t (a INTEGER)").close()
+    r = run_cli("migrate", other, "--to", "redis-8.6", "-q")
+    assert r.exit_code == 7
+    assert (
+        r.stderr == f"rdbscan: error: {other} is not an rdbscan database (no dumps, keys table)\n"
+    )
+
+
+def test_html_page(tmp_path):
+    page = tmp_path / "m.html"
+    r = run_cli("migrate", HFE, "--to", "valkey-8.1", "-q", "-f", "html", "-o", page)
+    assert r.exit_code == 0 and r.stdout == ""
+    text = page.read_text()
+    assert (
+        text.startswith("<!DOCTYPE html>") and '<meta name="generator" content="rdbscan">' in text
+    )
+    assert "<h1>rdbscan migrate</h1>" in text
+    assert "REDIS0012: Can&#x27;t handle RDB format version 12" in text
+    head, _, rest = text.partition('<script type="application/json" id="rdbscan-migrate">')
+    embedded = json.loads(rest.partition("</script>")[0])
+    assert embedded == migrate_json(HFE, "--to", "valkey-8.1")
+    # --html beside another format; a file rdbscan did not write is left alone (exit 7)
+    r = run_cli("migrate", HFE, "--to", "valkey-8.1", "-q", "--html", page)
+    assert r.exit_code == 0 and "BLOCKER REDIS0012" in r.stdout
+    mine = tmp_path / "notes.html"
+    mine.write_text("my notes")
+    r = run_cli("migrate", HFE, "--to", "valkey-8.1", "-q", "--html", mine)
+    assert r.exit_code == 7
+    assert r.stderr == (
+        f"rdbscan: error: {mine}: exists and is not a report rdbscan wrote; not overwritten\n"
+    )
+    assert mine.read_text() == "my notes"
+
+
+@pytest.mark.slow
+def test_jobs_load_the_dumps_in_workers_with_the_same_report(tmp_path):
+    db = tmp_path / "m.duckdb"
+    two = migrate_json(HFE, R62, "--to", "valkey-9.1/16p", "--to", "redis-7.2", "-j", "2", "-o", db)
+    one = migrate_json(HFE, R62, "--to", "valkey-9.1/16p", "--to", "redis-7.2", "-j", "1")
+    assert two == one
+    assert [d["keys"] for d in two["dumps"]] == [584, 561]
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute(
+        "SELECT dump_id, target, count(*) FROM key_projections GROUP BY ALL ORDER BY ALL"
+    ).fetchall() == [
+        (1, "redis-7.2", 584),
+        (1, "valkey-9.1/16p", 584),
+        (2, "redis-7.2", 561),
+        (2, "valkey-9.1/16p", 561),
+    ]
+    # a missing dump among them: its line and exit 6, the others reported (no part to merge)
+    r = run_cli("migrate", HFE, tmp_path / "no.rdb", "--to", "redis-8.6", "-j", "2", "-q")
+    assert r.exit_code == 6
+    assert r.stderr == f"rdbscan: error: {tmp_path / 'no.rdb'}: No such file or directory\n"
+    assert "redis-8.6  yes    0         1.1 MiB" in r.stdout
 
 
 # -- the corpus (opt-in) ----------------------------------------------------------------------

@@ -3,19 +3,28 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
 
-from ..errors import EXIT_FINDINGS, EXIT_OK, worst_exit
+from ..errors import (
+    EXIT_DATABASE,
+    EXIT_FINDINGS,
+    EXIT_INPUT,
+    EXIT_OK,
+    EXIT_USAGE,
+    CommandError,
+    worst_exit,
+)
 from . import targets as outputs  # (`targets` is the --to option here)
 from .output import make_progress, say
 
-FORMATS = ("text", "markdown", "json")
+FORMATS = ("text", "markdown", "json", "html")
 
 
 @click.command("migrate")
-@click.argument("dumps", nargs=-1, required=True, metavar="DUMP...")
+@click.argument("dumps", nargs=-1, required=True, metavar="DUMP... | FILE.duckdb")
 @click.option(
     "--to",
     "targets",
@@ -31,7 +40,7 @@ FORMATS = ("text", "markdown", "json")
     "--output",
     "output",
     metavar="FILE",
-    help="Write the result here, in the format its name says (.txt, .md, .json; another name "
+    help="Write the result here, in the format its name says (.txt, .md, .json, .html; another name "
     "needs --format); default: standard output.  An existing file is replaced only if rdbscan "
     "wrote it.  A name ending .duckdb is the database, as --database.",
 )
@@ -49,7 +58,14 @@ FORMATS = ("text", "markdown", "json")
     type=click.Choice(FORMATS),
     default=None,
     help="text (the default): for a terminal; markdown: for tickets and wikis; json: for "
-    "scripts (docs/migrate.md).  Default: from -o FILE's name, else text.",
+    "scripts (docs/migrate.md); html: one self-contained page.  Default: from -o FILE's name, "
+    "else text.",
+)
+@click.option(
+    "--html",
+    "html_path",
+    metavar="FILE.html",
+    help="Also write the HTML page here (with any --format).",
 )
 @click.option(
     "--fail-on",
@@ -75,10 +91,29 @@ FORMATS = ("text", "markdown", "json")
     show_default=True,
     help="The Valkey 8.1+ targets' rdb-version-check setting (strict is their default).",
 )
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Dumps loaded at once, each in its own process, as `rdbscan load -j` (default: the "
+    "number of cores).",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress line and no per-dump summary.")
 @click.option("--no-verify-crc", is_flag=True, help="Skip the CRC64 check of the dumps.")
 def migrate_cmd(
-    dumps, targets, output, db_path, fmt, fail_on, modules, version_check, quiet, no_verify_crc
+    dumps,
+    targets,
+    output,
+    db_path,
+    fmt,
+    html_path,
+    fail_on,
+    modules,
+    version_check,
+    jobs,
+    quiet,
+    no_verify_crc,
 ):
     """Will DUMPS load on another server, and what would their keys cost there?
 
@@ -88,12 +123,18 @@ def migrate_cmd(
     target's memory profile and the encoding the target picks on load: totals, per type and
     family, the difference to today, the keys that change encoding.
 
+    Given a database written by `rdbscan load`, `report --database` or `migrate --database`
+    instead of dumps, the report comes from its rows: the projections `migrate --database`
+    kept, else the keys whose projection needs no more than the rows (strings); the others are
+    counted as not projected.
+
     Example: rdbscan migrate dump.rdb --to valkey-9.1 --to redis-8.6/16p
     """
     from ..db.load import summarize
     from ..db.outcome import outcome
-    from ..migrate.render import render
-    from ..migrate.run import migrate
+    from ..db.store import is_database_file
+    from ..migrate.render import render, render_html
+    from ..migrate.run import migrate, migrate_database
     from ..migrate.servers import parse_server
 
     for t in targets:
@@ -101,28 +142,58 @@ def migrate_cmd(
             parse_server(t)
         except ValueError as e:
             raise click.BadParameter(str(e), param_hint="--to") from None
-    outs = outputs.resolve(output, db_path, fmt, formats=FORMATS)
+    outs = outputs.resolve(output, db_path, fmt, html_path, formats=FORMATS)
+    databases = [d for d in dumps if is_database_file(d)]
+    if databases and len(dumps) > 1:
+        raise CommandError(
+            f"{databases[0]}: a database is migrated alone, not with other inputs", EXIT_USAGE
+        )
+    if databases and outs.database:
+        raise CommandError(
+            f"{databases[0]}: --database keeps the database of loaded dumps; a database input "
+            f"is read, not written",
+            EXIT_USAGE,
+        )
     outputs.check(outs)
     fmt, db_path = outs.fmt, outs.database
-    result = migrate(
-        list(dumps),
-        list(targets),
-        db_path,
-        progress=make_progress(quiet),
-        modules=list(modules),
-        verify_crc=not no_verify_crc,
-        relaxed=version_check == "relaxed",
-    )
-    done = outcome(result.results, summary=summarize)
-    for line in done.lines(quiet=True):
-        say(line)
+    html_path = (outs.report if fmt == "html" else None) or outs.html
+    if databases:
+        try:
+            result = migrate_database(
+                databases[0],
+                list(targets),
+                modules=list(modules),
+                relaxed=version_check == "relaxed",
+            )
+        except FileNotFoundError:
+            raise CommandError(f"{databases[0]}: No such file or directory", EXIT_INPUT) from None
+        except ValueError as e:
+            raise CommandError(str(e), EXIT_DATABASE) from None
+        code = EXIT_OK
+    else:
+        result = migrate(
+            list(dumps),
+            list(targets),
+            db_path,
+            progress=make_progress(quiet),
+            modules=list(modules),
+            verify_crc=not no_verify_crc,
+            relaxed=version_check == "relaxed",
+            jobs=jobs or os.cpu_count() or 1,
+        )
+        done = outcome(result.results, summary=summarize)
+        for line in done.lines(quiet=True):
+            say(line)
+        code = done.code
     if result.report["dumps"]:
-        text = render(result.report, fmt)
-        if fmt == "text" and outs.report:  # a text file says what it is (targets.py)
-            text = "rdbscan migrate\n\n" + text
-        names = {"text": "text", "json": "JSON", "markdown": "Markdown"}
-        outputs.write_output(text, outs.report, quiet, f"{names[fmt]} migrate result")
-    code = done.code
+        if fmt == "html" or html_path:
+            outputs.write_output(render_html(result.report), html_path, quiet, "HTML page")
+        if fmt != "html":
+            text = render(result.report, fmt)
+            if fmt == "text" and outs.report:  # a text file says what it is (targets.py)
+                text = "rdbscan migrate\n\n" + text
+            names = {"text": "text", "json": "JSON", "markdown": "Markdown"}
+            outputs.write_output(text, outs.report, quiet, f"{names[fmt]} migrate result")
     if fail_on == "blockers" and result.blockers:
         code = worst_exit(code, EXIT_FINDINGS)
         say(

@@ -66,6 +66,9 @@ class DumpResult:
     hash_template_bytes: int | None = None  # Redis 8.10: the template registry's memory
     key_filter: str | None = None  # the filter at parse time, described (dumps.filter)
     filtered_keys: int = 0  # keys read and left out by it
+    # dump-level records counted but not kept in the database (rdbscan migrate's rules)
+    key_meta_records: int = 0  # Redis 8.6+ opcode 243 KEY_META
+    replication_commands: int = 0
     exception: BaseException | None = field(default=None, repr=False)  # for --debug
     traceback_text: str | None = field(default=None, repr=False)  # --debug, from a worker
 
@@ -275,6 +278,8 @@ def load_one(
         result.first_invalid = info.invalid[0] if info.invalid else None
         result.magic = info.magic
         result.newer_than = info.newer_than
+        result.key_meta_records = getattr(info, "key_meta_records", 0)
+        result.replication_commands = getattr(info, "replication_commands", 0)
         if info.invalid_keys:
             result.warnings.append(invalid_warning(result.path, info.invalid_keys, info.invalid[0]))
         result.parse_seconds = time.perf_counter() - started

@@ -31,7 +31,16 @@ from typing import Any
 from .store import Store
 
 # Tables a worker's database holds for its dump, copied into the target database in this order.
-PART_TABLES = ("key_rows", "streams", "stream_groups", "db_sizes", "slot_info", "dumps")
+PART_TABLES = (
+    "key_rows",
+    "streams",
+    "stream_groups",
+    "db_sizes",
+    "slot_info",
+    "projection_targets",
+    "key_projection_rows",
+    "dumps",
+)
 PARTS_PREFIX = ".rdbscan-parts-"
 
 
@@ -90,7 +99,7 @@ def load_parallel(
             if same is not None and existing != "replace":
                 results[i] = already_loaded(store, same, paths[i], fp, existing)
                 os.remove(part)
-            else:
+            elif os.path.exists(part):  # else nothing of an RDB was read (a missing file)
                 _merge(store, part, replaces=[same["dump_id"]] if same is not None else [])
             for k in twins.pop(i, []):  # the same file named again: settled as a sequential
                 loaded = store.find_dump(fp) if fp else None  # load would settle it
@@ -279,9 +288,17 @@ def load_part(path: str, part_db: str, dump_id: int, options: dict):
     from .load import load_one
 
     store = Store(part_db)
+    make = options.pop("projector", None)  # a picklable factory (rdbscan migrate --jobs)
     try:
         # (a dump the target database holds is settled by the parent)
-        result = load_one(store, path, dump_id=dump_id, existing="replace", **options)
+        result = load_one(
+            store,
+            path,
+            dump_id=dump_id,
+            existing="replace",
+            projector=make(dump_id) if make is not None else None,
+            **options,
+        )
     finally:
         store.close()
     result.for_another_process()

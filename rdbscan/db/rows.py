@@ -114,8 +114,6 @@ class RowBuilder:
         # servers): add_record(rec) for the records this builder adds, add_compiled(columns,
         # type names, encoding names) for a compiled batch as it is taken.
         self.projector = projector
-        if projector is not None:
-            projector.dump_info = info  # the header and dump-level records (migrate's rules)
         self.info = info
         self.target = target
         self.batch_rows = batch_rows if KeyColumns is not None else min(batch_rows, PURE_BATCH_ROWS)

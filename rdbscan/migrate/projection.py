@@ -12,6 +12,7 @@ table `key_projections` batch by batch: nothing per key is kept between batches.
 from __future__ import annotations
 
 import copy
+import operator
 import struct
 from typing import Any
 
@@ -19,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..model.estimate import estimate
+from ..model.kv import string_encoding
 from ..rdb import constants as C
 from ..rdb.blobs import LP_HEADER_AND_END, lp_string_entry_bytes
 from . import servers as S
@@ -108,8 +110,35 @@ class _String:
         self.module = None
 
 
+def _copier(cls):
+    """A function copying an instance of a class with __slots__ (KeyRecord, Shape) slot by slot,
+    cheaper than copy.copy (its __reduce_ex__ round trip) on a path taken per converted key."""
+    names = tuple(n for c in cls.__mro__ for n in getattr(c, "__slots__", ()))
+    get = operator.attrgetter(*names)
+    new = object.__new__
+
+    def copy_of(rec):
+        t = new(cls)
+        try:
+            values = get(rec)
+        except AttributeError:  # a slot never set: the slow way
+            return copy.copy(rec)
+        for n, v in zip(names, values):
+            setattr(t, n, v)
+        return t
+
+    return copy_of
+
+
+_COPIERS: dict[type, Any] = {}
+
+
 def _twin(rec, encoding: str, **figures):
-    t = copy.copy(rec)
+    cls = type(rec)
+    copier = _COPIERS.get(cls)
+    if copier is None:
+        copier = _COPIERS[cls] = _copier(cls) if hasattr(cls, "__slots__") else copy.copy
+    t = copier(rec)
     t.encoding = encoding
     for k, v in figures.items():
         setattr(t, k, v)
@@ -138,8 +167,6 @@ def on_load(rec, server: Server):
             return rec
         n = rec.length
         if server.profile.kv:
-            from ..model.kv import string_encoding
-
             want = string_encoding(rec.key_length, n, rec.expire_ms is not None, server.profile)
         else:
             want = "embstr" if n <= server.embstr_limit else "raw"
@@ -233,7 +260,7 @@ def project(rec, server: Server) -> tuple[str, int]:
     return enc, estimate(twin, server.profile)
 
 
-def _code(enc: str) -> int:
+def encoding_code(enc: str) -> int:
     """encoding_id of a projected encoding (the view key_projections names it)."""
     return C.ENCODING_IDS.get(enc, C.ENCODING_IDS["unknown"])
 
@@ -248,7 +275,6 @@ class Projector:
         self.dump_id = dump_id
         self.servers = servers
         self.names = [s.name for s in servers]
-        self.dump_info = None  # the DumpInfo of the dump (set by the RowBuilder)
         # {compiled shape: ((encoding code, memory) per target)}: dumps repeat their shapes
         self.cache: dict[tuple, tuple] = {}
         self.targets_written = False
@@ -267,7 +293,7 @@ class Projector:
         self.offset.append(rec.offset)
         for i, server in enumerate(self.servers):
             enc, mem = project(rec, server)
-            self.enc[i].append(_code(enc))
+            self.enc[i].append(encoding_code(enc))
             self.mem[i].append(mem)
 
     def add_compiled(self, cols: dict[str, Any], type_names: list, encoding_names: list) -> None:
@@ -304,9 +330,9 @@ class Projector:
         if not table.num_rows:
             return
         keys = ["t", "e", "r", "k", "l", "b", "m", "x"]
-        shapes_t = table.group_by(keys).aggregate([])
+        # one hash pass: each distinct shape with the offsets of its rows (no join back)
+        shapes_t = table.group_by(keys, use_threads=False).aggregate([("file_offset", "list")])
         shapes = shapes_t.to_pydict()
-        targets = len(self.servers)
         cache = self.cache
         servers = self.servers
         if len(cache) >= SHAPE_CACHE:
@@ -316,18 +342,25 @@ class Projector:
             t, e, r, k, ln, b, m, x = shape_key
             shape = Shape(type_names[t], encoding_names[e], r, k, ln, b, x, m)
             got = cache[shape_key] = tuple(
-                v for en, me in (project(shape, s) for s in servers) for v in (_code(en), me)
+                v
+                for en, me in (project(shape, s) for s in servers)
+                for v in (encoding_code(en), me)
             )
             return got
 
-        rows = [cache.get(sk) or projected(sk) for sk in zip(*(shapes[k] for k in keys))]
-        for i in range(targets):
-            codes = pa.array([g[2 * i] for g in rows], pa.uint8())
-            shapes_t = shapes_t.append_column(f"enc{i}", codes)
-            mems = pa.array([g[2 * i + 1] for g in rows], pa.int64())
-            shapes_t = shapes_t.append_column(f"mem{i}", mems)
-        table = table.join(shapes_t, keys, join_type="inner")
-        self.compiled.append(table.drop_columns(keys))
+        get = cache.get
+        flat = [v for sk in zip(*(shapes[k] for k in keys)) for v in (get(sk) or projected(sk))]
+        # per shape: (encoding, memory) of each target, then per row through its shape's index
+        per_shape = pa.FixedSizeListArray.from_arrays(pa.array(flat, pa.int64()), 2 * len(servers))
+        offsets = shapes_t["file_offset_list"].combine_chunks()
+        row_shape = pc.list_parent_indices(offsets)
+        columns = {"file_offset": pc.list_flatten(offsets)}
+        for i in range(len(servers)):
+            columns[f"enc{i}"] = pc.take(pc.list_element(per_shape, 2 * i), row_shape).cast(
+                pa.uint8()
+            )
+            columns[f"mem{i}"] = pc.take(pc.list_element(per_shape, 2 * i + 1), row_shape)
+        self.compiled.append(pa.table(columns))
 
     def take(self) -> dict[str, pa.Table]:
         """The batch's rows of key_projection_rows (one per key and target), then empty; the

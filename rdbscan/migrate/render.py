@@ -1,5 +1,5 @@
-"""The migrate report as text (a terminal), Markdown (tickets, wikis) or JSON (scripts: the
-dict run.migrate builds, docs/migrate.md "JSON")."""
+"""The migrate report as text (a terminal), Markdown (tickets, wikis), JSON (scripts: the
+dict run.migrate builds, docs/migrate.md "JSON") or HTML (one self-contained page)."""
 
 from __future__ import annotations
 
@@ -118,11 +118,7 @@ def render(report: dict, fmt: str = "text") -> str:
                     md,
                 )
             out.append("")
-            out.append(
-                f"Memory there: {size(t['memory_bytes'])} against {size(t['today_bytes'])} "
-                f"today ({size(t['difference_bytes'])}, {pct(t['difference'])}); "
-                f"{t['keys_changing_encoding']:,} keys change encoding"
-            )
+            out.append(_memory_line(t))
             if t["by_type"]:
                 out.append("")
                 out += _table(
@@ -174,3 +170,162 @@ def render(report: dict, fmt: str = "text") -> str:
                     md,
                 )
     return "\n".join(out).lstrip("\n") + "\n"
+
+
+def blocks(report: dict) -> list:
+    """The report as the blocks of rdbscan/reports/document.py (what the HTML page draws)."""
+    from ..reports.document import Block, table
+
+    out: list[Block] = [Block("section", "Will it load, and what will it cost")]
+    out.append(
+        table(
+            "",
+            ["target", "loads", "blockers", "memory (estimate)", "today", "difference"],
+            [
+                [
+                    s["target"],
+                    "yes" if s["loads"] else "NO",
+                    str(s["blockers"]),
+                    size(s["memory_bytes"]),
+                    size(s["today_bytes"]),
+                    f"{size(s['difference_bytes'])} ({pct(s['difference'])})",
+                ]
+                for s in report["summary"]
+            ],
+            numeric=(2, 3, 4, 5),
+        )
+    )
+    for d in report["dumps"]:
+        title = (
+            f"{d['path']}: {d['server'] or 'unknown server'} {d['server_version'] or ''}, "
+            f"{d['magic']}, {d['keys']:,} keys, {size(d['memory_bytes'])} today"
+        )
+        out.append(Block("section", title.replace("  ", " ")))
+        if not d["complete"]:
+            out.append(
+                Block("note", "The dump was not read to its end: the figures cover the keys read.")
+            )
+        for t in d["targets"]:
+            verdict = "loads" if t["loads"] else f"REFUSED: {t['blockers']} blockers"
+            out.append(Block("kv", items=[(t["target"], f"{verdict} (profile {t['profile']})")]))
+            for f in t["findings"]:
+                if f["blocker"]:
+                    keys = _keys_line(f)
+                    message = f"{f['subject']}: {f['what']} [{f['source']}]"
+                    out.append(
+                        Block(
+                            "finding",
+                            items=["critical", message + (f" ({keys})" if keys else ""), f["fix"]],
+                        )
+                    )
+            others = [f for f in t["findings"] if not f["blocker"]]
+            out.append(
+                table(
+                    f"{t['target']}: what the loader does with the rest",
+                    ["record", "action", "keys", "what the server does"],
+                    [
+                        [
+                            f["subject"],
+                            f["action"],
+                            f"{f['keys']:,}" if f["keys"] else "",
+                            f["what"],
+                        ]
+                        for f in others
+                    ],
+                    numeric=(2,),
+                )
+            )
+            out.append(Block("note", _memory_line(t)))
+            out.append(
+                table(
+                    f"{t['target']}: per type",
+                    ["type", "keys", "there", "today", "difference"],
+                    [
+                        [
+                            b["type"],
+                            f"{b['keys']:,}",
+                            size(b["memory_bytes"]),
+                            size(b["today_bytes"]),
+                            size(b["memory_bytes"] - b["today_bytes"]),
+                        ]
+                        for b in t["by_type"]
+                    ],
+                    numeric=(1, 2, 3, 4),
+                )
+            )
+            out.append(
+                table(
+                    f"{t['target']}: the families whose memory changes most",
+                    ["family", "keys", "there", "today", "difference"],
+                    [
+                        [
+                            b["family"],
+                            f"{b['keys']:,}",
+                            size(b["memory_bytes"]),
+                            size(b["today_bytes"]),
+                            size(b["memory_bytes"] - b["today_bytes"]),
+                        ]
+                        for b in t["families"]
+                    ],
+                    numeric=(1, 2, 3, 4),
+                )
+            )
+            out.append(
+                table(
+                    f"{t['target']}: encodings that change on load",
+                    ["type", "encoding today", "there", "keys", "memory there", "today", "e.g."],
+                    [
+                        [
+                            c["type"],
+                            c["from"] or "",
+                            c["to"] or "",
+                            f"{c['keys']:,}",
+                            size(c["memory_bytes"]),
+                            size(c["today_bytes"]),
+                            ", ".join(c["examples"]),
+                        ]
+                        for c in t["encoding_changes"]
+                    ],
+                    numeric=(3, 4, 5),
+                )
+            )
+    return out
+
+
+def _memory_line(t: dict) -> str:
+    line = (
+        f"Memory there: {size(t['memory_bytes'])} against {size(t['today_bytes'])} "
+        f"today ({size(t['difference_bytes'])}, {pct(t['difference'])}); "
+        f"{t['keys_changing_encoding']:,} keys change encoding"
+    )
+    if t.get("not_projected_keys"):
+        line += (
+            f". Not projected: {t['not_projected_keys']:,} keys "
+            f"({size(t['not_projected_today_bytes'])} today): {NOT_PROJECTED}"
+        )
+    return line
+
+
+NOT_PROJECTED = (
+    "the database keeps no element sizes, only the dump has them (rdbscan migrate DUMP, or "
+    "migrate -o DB.duckdb to keep the projections)"
+)
+
+
+def render_html(report: dict) -> str:
+    """The report as one self-contained HTML page (the report's page frame: reports/html/page)."""
+    from ..reports.html import page as P
+
+    targets = ", ".join(report["targets"])
+    header = (
+        f'<header><h1>rdbscan migrate</h1><p class="sub">onto {P.esc(targets)} · '
+        f"rdb-version-check {P.esc(report['rdb_version_check'])} · "
+        f"{len(report['dumps'])} dumps</p></header>"
+    )
+    return P.page(
+        f"rdbscan migrate: {targets}",
+        header,
+        '<section id="sections">' + P.blocks_html(blocks(report)) + "</section>",
+        report,
+        data_id="rdbscan-migrate",
+    )

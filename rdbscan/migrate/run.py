@@ -11,13 +11,15 @@ from dataclasses import dataclass, field
 
 from ..db.connections import chosen_memory_limit, connect
 from ..db.load import DumpResult, ProgressHook, load
+from ..rdb.constants import ENCODING_NAMES
 from . import rules as R
-from .projection import Projector
+from .projection import Projector, Shape, encoding_code, project
 from .servers import Server, parse_server
 
 EXAMPLES = 5  # keys named per blocker
 FAMILIES = 5  # families named per blocker
 TOP = 10  # families and encoding changes listed per target
+EXAMPLE_KEYS = 3  # keys named per encoding change
 MIGRATE_MEMORY_LIMIT = "256MB"  # of the report's queries, unless --memory-limit says otherwise
 
 
@@ -107,84 +109,152 @@ def _affected(con, dump_id: int, finding: R.Finding) -> None:
     ]
 
 
-JOIN = "FROM key_projections p JOIN keys k USING (dump_id, file_offset) WHERE p.dump_id = ?"
+# One scan of the dump's projections joined with its keys, whatever the number of targets: the
+# figures per (target, type, RDB type, encoding today, encoding there), from which the totals,
+# the per-type figures and the encoding changes are summed, and per (target, family).  The
+# examples of an encoding change are the first file offsets of its keys, named afterwards.
+SUMS = """
+SELECT p.target_id, k.type, k.rdb_type, k.encoding, p.encoding_id,
+       coalesce(k.family, k.key) AS family,
+       grouping(coalesce(k.family, k.key)) AS by_encoding,
+       count(*), sum(p.memory_bytes), sum(k.memory_bytes),
+       min_by(k.file_offset, k.file_offset, 3)
+FROM {rows} p JOIN keys k USING (dump_id, file_offset)
+WHERE p.dump_id = $dump AND k.dump_id = $dump
+GROUP BY GROUPING SETS ((p.target_id, k.type, k.rdb_type, k.encoding, p.encoding_id),
+                        (p.target_id, coalesce(k.family, k.key)))
+"""
 
 
-def _projections(con, dump_id: int, names: list[str]) -> tuple[dict, dict]:
-    """({target: the projection's figures}, {target: {rdb_type: [(from, to, keys)]}}) of one
-    dump: three joins of key_projections with keys, whatever the number of targets."""
-    out: dict[str, dict] = {
-        t: {
-            "keys": 0,
-            "memory_bytes": 0,
-            "today_bytes": 0,
-            "by_type": [],
-            "families": [],
-            "encoding_changes": [],
-            "keys_changing_encoding": 0,
-        }
-        for t in names
+def encoding_name(code: int) -> str | None:
+    """The name of an encoding_id of key_projection_rows (as the view key_projections names it)."""
+    return ENCODING_NAMES[code] if 0 <= code < len(ENCODING_NAMES) else None
+
+
+def _figures() -> dict:
+    return {
+        "keys": 0,
+        "memory_bytes": 0,
+        "today_bytes": 0,
+        "by_type": [],
+        "families": [],
+        "encoding_changes": [],
+        "keys_changing_encoding": 0,
     }
-    for target, typ, n, there, today, changed in con.execute(
-        f"SELECT p.target, k.type, count(*), sum(p.memory_bytes), sum(k.memory_bytes), "
-        f"count(*) FILTER (WHERE k.encoding IS DISTINCT FROM p.encoding) {JOIN} "
-        f"GROUP BY ALL ORDER BY 1, 4 DESC, 2",
-        [dump_id],
+
+
+def _projections(
+    con, dump_id: int, names: list[str], ids: dict[int, str], rows: str = "key_projection_rows"
+) -> tuple[dict, dict]:
+    """({target: the projection's figures}, {target: {rdb_type: [(from, to, keys)]}}) of one
+    dump, from one join of its projections (table `rows`, whose target_ids `ids` names) with
+    its keys (SUMS)."""
+    out: dict[str, dict] = {t: _figures() for t in names}
+    by_type: dict[str, dict] = {t: {} for t in names}
+    groups: dict[str, list] = {t: [] for t in names}
+    families: dict[str, list] = {t: [] for t in names}
+    for tid, typ, rdb_type, a, code, fam, by_enc, n, there, today, first in con.execute(
+        SUMS.replace("{rows}", rows), {"dump": dump_id}
     ).fetchall():
+        target = ids.get(tid)
+        if target not in out:
+            continue
+        there, today = int(there), int(today)
+        if not by_enc:  # the (target, family) grouping set
+            families[target].append((fam, n, there, today))
+            continue
+        b = encoding_name(code)
         o = out[target]
         o["keys"] += n
-        o["memory_bytes"] += int(there)
-        o["today_bytes"] += int(today)
-        o["keys_changing_encoding"] += changed
-        o["by_type"].append(
-            {"type": typ, "keys": n, "memory_bytes": int(there), "today_bytes": int(today)}
-        )
+        o["memory_bytes"] += there
+        o["today_bytes"] += today
+        t = by_type[target].setdefault(typ, [typ, 0, 0, 0])
+        t[1] += n
+        t[2] += there
+        t[3] += today
+        if a != b:
+            o["keys_changing_encoding"] += n
+            groups[target].append((rdb_type, typ, a, b, n, there, today, first))
     conversions: dict[str, dict[int, list]] = {t: {} for t in names}
-    changes: dict[str, dict] = {t: {} for t in names}
-    for target, rdb_type, typ, a, b, n, there, today, ex in con.execute(
-        f"SELECT p.target, k.rdb_type, k.type, k.encoding, p.encoding, count(*), "
-        f"sum(p.memory_bytes), sum(k.memory_bytes), list(k.key ORDER BY k.file_offset)[1:3] "
-        f"{JOIN} AND k.encoding IS DISTINCT FROM p.encoding GROUP BY ALL "
-        f"ORDER BY 1, 2, 6 DESC, 4, 5",
-        [dump_id],
-    ).fetchall():
-        conversions[target].setdefault(rdb_type, []).append((a, b, n))
-        c = changes[target].setdefault(
-            (typ, a, b),
-            {
-                "type": typ,
-                "from": a,
-                "to": b,
-                "keys": 0,
-                "memory_bytes": 0,
-                "today_bytes": 0,
-                "examples": [],
-            },
-        )
-        c["keys"] += n
-        c["memory_bytes"] += int(there)
-        c["today_bytes"] += int(today)
-        c["examples"] = (c["examples"] + list(ex))[:3]
-    for t in names:
-        out[t]["encoding_changes"] = sorted(
-            changes[t].values(),
+    named = _key_names(con, dump_id, {o for g in groups.values() for *_, f in g for o in f})
+    for target in names:
+        o = out[target]
+        o["by_type"] = [
+            {"type": typ, "keys": n, "memory_bytes": there, "today_bytes": today}
+            for typ, n, there, today in sorted(
+                by_type[target].values(), key=lambda r: (-r[2], r[0])
+            )
+        ]
+        changes: dict[tuple, dict] = {}
+        for rdb_type, typ, a, b, n, there, today, first in sorted(
+            groups[target], key=lambda g: (g[0], -g[4], g[2] or "", g[3] or "")
+        ):
+            conversions[target].setdefault(rdb_type, []).append((a, b, n))
+            c = changes.setdefault(
+                (typ, a, b),
+                {
+                    "type": typ,
+                    "from": a,
+                    "to": b,
+                    "keys": 0,
+                    "memory_bytes": 0,
+                    "today_bytes": 0,
+                    "examples": [],
+                },
+            )
+            c["keys"] += n
+            c["memory_bytes"] += there
+            c["today_bytes"] += today
+            c["examples"] = sorted(c["examples"] + list(first))[:EXAMPLE_KEYS]
+        for c in changes.values():
+            c["examples"] = [named[x] for x in c["examples"]]
+        o["encoding_changes"] = sorted(
+            changes.values(),
             key=lambda c: (-c["keys"], c["type"], c["from"] or "", c["to"] or ""),
         )[:TOP]
-    for target, fam, n, there, today in con.execute(
-        f"SELECT target, family, n, there, today FROM (SELECT p.target, "
-        f"coalesce(k.family, k.key) AS family, count(*) AS n, sum(p.memory_bytes) AS there, "
-        f"sum(k.memory_bytes) AS today {JOIN} GROUP BY ALL) QUALIFY row_number() OVER "
-        f"(PARTITION BY target ORDER BY abs(there - today) DESC, there DESC, family) <= {TOP} "
-        f"ORDER BY target, abs(there - today) DESC, there DESC, family",
-        [dump_id],
-    ).fetchall():
-        out[target]["families"].append(
-            {"family": fam, "keys": n, "memory_bytes": int(there), "today_bytes": int(today)}
-        )
-    for o in out.values():
+        o["families"] = [
+            {"family": fam, "keys": n, "memory_bytes": there, "today_bytes": today}
+            for fam, n, there, today in sorted(
+                families[target], key=lambda f: (-abs(f[2] - f[3]), -f[2], f[0])
+            )[:TOP]
+        ]
         o["difference_bytes"] = o["memory_bytes"] - o["today_bytes"]
         o["difference"] = o["difference_bytes"] / o["today_bytes"] if o["today_bytes"] else 0.0
     return out, conversions
+
+
+def _key_names(con, dump_id: int, offsets: set[int]) -> dict[int, str]:
+    """{file offset: key name} of some keys of one dump."""
+    if not offsets:
+        return {}
+    return dict(
+        con.execute(
+            "SELECT file_offset, key FROM keys WHERE dump_id = ? AND file_offset IN "
+            "(SELECT unnest(?::BIGINT[]))",
+            [dump_id, sorted(offsets)],
+        ).fetchall()
+    )
+
+
+def _servers(targets: list[str]) -> list[Server]:
+    servers: list[Server] = []
+    for t in targets:
+        s = parse_server(t)
+        if s.name not in [x.name for x in servers]:
+            servers.append(s)
+    if not servers:
+        raise ValueError("no target: give --to SERVER-VERSION at least once")
+    return servers
+
+
+class ProjectorFactory:
+    """Makes each dump's Projector; picklable, so that `--jobs` workers make their own."""
+
+    def __init__(self, servers: list[Server]):
+        self.servers = servers
+
+    def __call__(self, dump_id: int) -> Projector:
+        return Projector(dump_id, self.servers)
 
 
 def migrate(
@@ -196,33 +266,30 @@ def migrate(
     modules: list[str] | None = None,
     verify_crc: bool = True,
     relaxed: bool = False,
+    jobs: int = 1,
 ) -> Migration:
-    """Load `paths` (into `db_path`, else a temporary database) with each key projected onto
-    every target of `targets` (`--to` values), and build the migrate report.  ValueError for
-    an unknown target."""
-    servers: list[Server] = []
-    for t in targets:
-        s = parse_server(t)
-        if s.name not in [x.name for x in servers]:
-            servers.append(s)
-    if not servers:
-        raise ValueError("no target: give --to SERVER-VERSION at least once")
+    """Load `paths` (into `db_path`, else a temporary database; up to `jobs` dumps at once in
+    worker processes) with each key projected onto every target of `targets` (`--to` values),
+    and build the migrate report.  ValueError for an unknown target."""
+    servers = _servers(targets)
     tmp = None
     if db_path is None:
         tmp = tempfile.mkdtemp(prefix="rdbscan-migrate-")
         path = os.path.join(tmp, "migrate.duckdb")
     else:
         path = db_path
-    projectors: dict[int, Projector] = {}
-
-    def make(dump_id: int) -> Projector:
-        p = projectors[dump_id] = Projector(dump_id, servers)
-        return p
-
+    factory = ProjectorFactory(servers)
     try:
-        results = load(paths, path, progress=progress, projector=make, verify_crc=verify_crc)
+        if jobs > 1 and len(paths) > 1 and "-" not in paths:
+            from ..db.parallel import load_parallel
+
+            results = load_parallel(
+                paths, path, jobs=jobs, existing="refuse", projector=factory, verify_crc=verify_crc
+            )
+        else:
+            results = load(paths, path, progress=progress, projector=factory, verify_crc=verify_crc)
         # The sums join every key's projections with the key rows: under 128 MB a 1 M-key dump
-        # with three targets spills (3.1 s of CPU against 1.6 s with 256 MB).
+        # with three targets spills.
         limit = chosen_memory_limit() or MIGRATE_MEMORY_LIMIT
         if os.path.exists(path):
             con = connect(path, read_only=True, config={"memory_limit": limit})
@@ -232,7 +299,9 @@ def migrate(
             con = connect(":memory:")
             con.execute(DDL)
         try:
-            report = _report(con, results, servers, projectors, set(modules or ()), relaxed)
+            held = {d for (d,) in con.execute("SELECT dump_id FROM dumps").fetchall()}
+            loaded = [(r.dump_id, r) for r in results if not r.refused and r.dump_id in held]
+            report = _report(con, loaded, servers, set(modules or ()), relaxed)
         finally:
             con.close()
     finally:
@@ -241,7 +310,109 @@ def migrate(
     return Migration(report, results, db_path)
 
 
-def _report(con, results, servers, projectors, modules: set[str], relaxed: bool) -> dict:
+def migrate_database(
+    path: str,
+    targets: list[str],
+    *,
+    modules: list[str] | None = None,
+    relaxed: bool = False,
+) -> Migration:
+    """The migrate report of the dumps a database holds (written by `rdbscan load`, `report -o`
+    or `migrate -o`), which is not changed.  A target the database holds projections for (from
+    `migrate -o`, with the same memory profile) reads them; for another, the keys whose
+    projection needs only what the database keeps (strings: their length, key length and TTL)
+    are projected from their rows, and the others are counted as not projected: their element
+    sizes are read from the dump, not kept.  The dump-level records the database does not keep
+    (Redis 8.6's KEY_META opcodes) are not judged.  FileNotFoundError, or ValueError for a file
+    that is not an rdbscan database or an unknown target."""
+    from ..reports.engine.database import open_database
+
+    servers = _servers(targets)
+    con = open_database(path, read_only=True)
+    try:
+        limit = chosen_memory_limit() or MIGRATE_MEMORY_LIMIT
+        con.execute(f"SET memory_limit = '{limit}'")
+        dump_ids = [
+            r[0] for r in con.execute("SELECT dump_id FROM dumps ORDER BY dump_id").fetchall()
+        ]
+        report = _report(
+            con, [(d, None) for d in dump_ids], servers, set(modules or ()), relaxed, True
+        )
+    finally:
+        con.close()
+    return Migration(report, [], None)
+
+
+PROJECTED_TYPES = ("string",)  # what a database's rows suffice to project (migrate_database)
+
+
+def _stored_projections(con, dump_id: int, servers: list[Server]) -> dict[str, dict]:
+    """Fill TEMP table migrate_rows with one dump's projections onto `servers` (target_id: the
+    index in `servers`) from what the database holds; {target: {"keys", "today_bytes"}} of the
+    keys left out, per target."""
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE migrate_rows (dump_id INTEGER, file_offset BIGINT, "
+        "target_id UTINYINT, encoding_id UTINYINT, memory_bytes BIGINT)"
+    )
+    stored = {
+        (target, profile): tid
+        for tid, target, profile in con.execute(
+            "SELECT target_id, target, profile FROM projection_targets WHERE dump_id = ?",
+            [dump_id],
+        ).fetchall()
+    }
+    left: dict[str, dict] = {}
+    shapes = None
+    for i, s in enumerate(servers):
+        tid = stored.get((s.name, s.profile.name))
+        if tid is not None:
+            con.execute(
+                "INSERT INTO migrate_rows SELECT dump_id, file_offset, ?, encoding_id, "
+                "memory_bytes FROM key_projection_rows WHERE dump_id = ? AND target_id = ?",
+                [i, dump_id, tid],
+            )
+            left[s.name] = {"keys": 0, "today_bytes": 0}
+            continue
+        if shapes is None:
+            shapes = con.execute(
+                "SELECT DISTINCT type, encoding, rdb_type, key_length, length, "
+                "expire_at_ms IS NOT NULL FROM keys WHERE dump_id = ? AND type IN "
+                f"{PROJECTED_TYPES!r}".replace(",)", ")"),
+                [dump_id],
+            ).fetchall()
+            n, today = con.execute(
+                "SELECT count(*), coalesce(sum(memory_bytes), 0) FROM keys WHERE dump_id = ? "
+                f"AND type NOT IN {PROJECTED_TYPES!r}".replace(",)", ")"),
+                [dump_id],
+            ).fetchone()
+        rows = []
+        for typ, enc, rdb_type, klen, length, ttl in shapes:
+            enc_there, mem = project(Shape(typ, enc, rdb_type, klen, length, 0, ttl), s)
+            rows.append((typ, enc, klen, length, ttl, encoding_code(enc_there), mem))
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE migrate_shapes (type VARCHAR, encoding VARCHAR, "
+            "key_length INTEGER, length BIGINT, ttl BOOLEAN, encoding_id UTINYINT, "
+            "memory_bytes BIGINT)"
+        )
+        if rows:
+            con.executemany("INSERT INTO migrate_shapes VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+        con.execute(
+            "INSERT INTO migrate_rows SELECT k.dump_id, k.file_offset, ?, s.encoding_id, "
+            "s.memory_bytes FROM keys k JOIN migrate_shapes s ON k.type = s.type AND "
+            "k.encoding = s.encoding AND k.key_length = s.key_length AND k.length = s.length "
+            "AND (k.expire_at_ms IS NOT NULL) = s.ttl WHERE k.dump_id = ?",
+            [i, dump_id],
+        )
+        left[s.name] = {"keys": n, "today_bytes": int(today)}
+    return left
+
+
+def _report(
+    con, dumps_in, servers, modules: set[str], relaxed: bool, from_database: bool = False
+) -> dict:
+    """The migrate report (docs/migrate.md "JSON") of the dumps `dumps_in` ((dump_id, its
+    DumpResult or None) each) of the database `con`: from the projections the load wrote, or
+    (from_database) from _stored_projections."""
     dumps = []
     summary = {
         s.name: {
@@ -250,26 +421,20 @@ def _report(con, results, servers, projectors, modules: set[str], relaxed: bool)
             "blockers": 0,
             "memory_bytes": 0,
             "today_bytes": 0,
+            "not_projected_keys": 0,
         }
         for s in servers
     }
-    for r in results:
-        if (
-            r.refused
-            or not con.execute(
-                "SELECT count(*) FROM dumps WHERE dump_id = ?", [r.dump_id]
-            ).fetchone()[0]
-        ):
-            continue
-        proj = projectors.get(r.dump_id)
-        facts = _facts(con, r.dump_id, proj.dump_info if proj else None)
+    names = [s.name for s in servers]
+    for dump_id, result in dumps_in:
+        facts = _facts(con, dump_id, result)
         row = con.execute(
             "SELECT path, server, server_version, memory_profile, memory_bytes, complete "
             "FROM dumps WHERE dump_id = ?",
-            [r.dump_id],
+            [dump_id],
         ).fetchone()
         entry = {
-            "dump_id": r.dump_id,
+            "dump_id": dump_id,
             "path": row[0],
             "magic": f"{facts.magic}{facts.rdb_version:04d}"
             if facts.magic == "REDIS"
@@ -282,12 +447,22 @@ def _report(con, results, servers, projectors, modules: set[str], relaxed: bool)
             "complete": bool(row[5]),
             "targets": [],
         }
-        figures, conversions = _projections(con, r.dump_id, [s.name for s in servers])
+        if from_database:
+            left = _stored_projections(con, dump_id, servers)
+            figures, conversions = _projections(
+                con, dump_id, names, dict(enumerate(names)), "migrate_rows"
+            )
+        else:
+            left = {n: {"keys": 0, "today_bytes": 0} for n in names}
+            ids = con.execute(
+                "SELECT target_id, target FROM projection_targets WHERE dump_id = ?", [dump_id]
+            ).fetchall()
+            figures, conversions = _projections(con, dump_id, names, dict(ids))
         for s in servers:
             findings = R.evaluate(facts, s, modules, conversions[s.name], relaxed)
             for f in findings:
                 if f.blocker:
-                    _affected(con, r.dump_id, f)
+                    _affected(con, dump_id, f)
             blockers = [f for f in findings if f.blocker]
             proj_fig = figures[s.name]
             entry["targets"].append(
@@ -298,6 +473,8 @@ def _report(con, results, servers, projectors, modules: set[str], relaxed: bool)
                     "blockers": len(blockers),
                     "findings": [f.as_dict() for f in findings],
                     **proj_fig,
+                    "not_projected_keys": left[s.name]["keys"],
+                    "not_projected_today_bytes": left[s.name]["today_bytes"],
                 }
             )
             sm = summary[s.name]
@@ -305,6 +482,7 @@ def _report(con, results, servers, projectors, modules: set[str], relaxed: bool)
             sm["blockers"] += len(blockers)
             sm["memory_bytes"] += proj_fig["memory_bytes"]
             sm["today_bytes"] += proj_fig["today_bytes"]
+            sm["not_projected_keys"] += left[s.name]["keys"]
         dumps.append(entry)
     for sm in summary.values():
         sm["difference_bytes"] = sm["memory_bytes"] - sm["today_bytes"]
@@ -313,6 +491,7 @@ def _report(con, results, servers, projectors, modules: set[str], relaxed: bool)
         "rdbscan_migrate": 1,
         "targets": [s.name for s in servers],
         "rdb_version_check": "relaxed" if relaxed else "strict",
+        "source": "database" if from_database else "dumps",
         "summary": list(summary.values()),
         "dumps": dumps,
     }
