@@ -20,7 +20,7 @@ from ..errors import (
 )
 from ..reports import diff as D
 from .fleet import expand_dumps
-from .options import checked_target, delimiters_option, memory_limit_option
+from .options import checked_target, delimiters_option, memory_limit_option, top_option
 from .output import make_progress, write_page
 from .report import _release_load_memory, _settings
 
@@ -164,13 +164,7 @@ def _write_page(page: str, html_path: str | None, quiet: bool) -> None:
     "FILE, or -o FILE.html, else stdout).",
 )
 @_html_option("diff")
-@click.option(
-    "--top",
-    type=click.IntRange(1),
-    default=10,
-    show_default=True,
-    help="Rows per list (families, keys, big keys, ...).",
-)
+@top_option("Rows per list (families, keys, big keys, ...).")
 @click.option(
     "--fail-on",
     "fail_on",
@@ -401,13 +395,7 @@ def _measured(check: dict) -> str:
     "with charts, to --html FILE, else stdout).",
 )
 @_html_option("trend")
-@click.option(
-    "--top",
-    type=click.IntRange(0),
-    default=10,
-    show_default=True,
-    help="Families per instance, fastest growth first (0: all).",
-)
+@top_option("Families per instance, fastest growth first (0: all).", zero_means_all=True)
 @delimiters_option
 @memory_limit_option
 def trend_cmd(database, instance, from_, to, fmt, html_path, top, delimiters):

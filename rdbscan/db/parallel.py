@@ -28,10 +28,10 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from .store import Store
+from .store import LOADED_TABLES, Store
 
 # Tables a worker's database holds for its dump, copied into the target database in this order.
-PART_TABLES = ("key_rows", "streams", "stream_groups", "db_sizes", "slot_info", "dumps")
+PART_TABLES = LOADED_TABLES
 PARTS_PREFIX = ".rdbscan-parts-"
 
 

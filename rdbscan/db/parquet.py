@@ -45,16 +45,19 @@ from .connections import connect
 from .macros import MACROS
 from .store import (
     DDL,
+    LOADED_TABLES,
     SCHEMA_VERSION,
     QueuedWriter,
     Store,
     StoreError,
     arrow_batch,
+    is_database_file,
 )
 
 DATASET_FILE = "_rdbscan_dataset.json"
 LOCK_FILE = "_rdbscan.lock"  # the writer's lock (DatasetLock)
-TABLES = ("keys", "streams", "stream_groups", "db_sizes", "slot_info", "dumps")
+# A folder per table a load writes; key rows as the view `keys` shows them.
+TABLES = tuple("keys" if t == "key_rows" else t for t in LOADED_TABLES)
 NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"  # Hive's, pyarrow's and DuckDB's name for NULL
 ROWS_PER_FILE = 8_000_000  # a new part file after this many key rows (files of ~100-300 MB)
 COMPRESSION = "zstd"
@@ -94,6 +97,12 @@ def is_dataset(path: str) -> bool:
         return fs.isfile(_join(_fs_path(fs, path), DATASET_FILE))
     except (remote.UnsupportedURL, OSError, ValueError):
         return False
+
+
+def is_database_path(path: str) -> bool:
+    """Whether `path` holds rows rdbscan reports on: a DuckDB database file, or a dataset (else
+    it is a dump to load).  Every command asks this one function."""
+    return is_database_file(path) or is_dataset(path)
 
 
 def _fs_path(fs, path: str) -> str:

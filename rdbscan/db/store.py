@@ -179,7 +179,8 @@ DDL = DDL.replace("{key_rows}", KEY_ROWS_DDL + KEYS_VIEW_DDL).replace(
 )
 
 
-# Every table that holds rows of a dump (by dump_id).
+# Every table that holds rows of a dump (by dump_id), `dumps` last (a dump's `dumps` row is its
+# commit mark: written last, copied last by the parallel load, the last file of a dataset).
 DUMP_TABLES = (
     "key_rows",
     "streams",
@@ -190,6 +191,11 @@ DUMP_TABLES = (
     "projection_targets",
     "dumps",
 )
+# Written by `rdbscan migrate`, not by the loader.
+PROJECTION_TABLES = ("key_projection_rows", "projection_targets")
+# What a load writes: the tables of a parallel load's parts, and (key_rows as its view `keys`)
+# of a Parquet dataset.
+LOADED_TABLES = tuple(t for t in DUMP_TABLES if t not in PROJECTION_TABLES)
 
 
 def is_database_file(path: str) -> bool:

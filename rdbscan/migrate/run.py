@@ -101,7 +101,7 @@ def _affected(con, dump_id: int, finding: R.Finding) -> None:
     finding.families = [
         (f, n)
         for f, n in con.execute(
-            f"SELECT coalesce(family, key), count(*) AS n FROM keys WHERE {cond} "
+            f"SELECT family, count(*) AS n FROM keys WHERE {cond} "
             f"GROUP BY 1 ORDER BY n DESC, 1 LIMIT {FAMILIES}"
         ).fetchall()
     ]
