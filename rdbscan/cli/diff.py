@@ -22,7 +22,7 @@ from ..reports import diff as D
 from ..reports.document import draw_text
 from . import targets
 from .fleet import expand_dumps
-from .options import checked_target, delimiters_option, memory_limit_option
+from .options import checked_target, delimiters_option, memory_limit_option, top_option
 from .output import make_progress, text_page
 from .report import _release_load_memory, _settings
 
@@ -157,13 +157,7 @@ def _html_option(what: str):
     "Default: from -o FILE's name, else text.",
 )
 @_html_option("diff")
-@click.option(
-    "--top",
-    type=click.IntRange(1),
-    default=10,
-    show_default=True,
-    help="Rows per list (families, keys, big keys, ...).",
-)
+@top_option("Rows per list (families, keys, big keys, ...).")
 @click.option(
     "--fail-on",
     "fail_on",
@@ -416,13 +410,7 @@ def _measured(check: dict) -> str:
     "self-contained page with charts).  Default: from -o FILE's name, else text.",
 )
 @_html_option("trend")
-@click.option(
-    "--top",
-    type=click.IntRange(0),
-    default=10,
-    show_default=True,
-    help="Families per instance, fastest growth first (0: all).",
-)
+@top_option("Families per instance, fastest growth first (0: all).", zero_means_all=True)
 @delimiters_option
 @memory_limit_option
 def trend_cmd(database, instance, from_, to, output, fmt, html_path, top, delimiters):

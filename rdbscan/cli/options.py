@@ -37,6 +37,21 @@ delimiters_option = click.option(
     callback=nonempty_delimiters,
 )
 
+MAX_TOP = 100_000  # rows per list; DuckDB's arg_max(x, n) takes n below 1,000,000
+
+
+def top_option(help: str, zero_means_all: bool = False):
+    """`--top` of `report`, `diff` and `trend`: rows per list, 10 unless given, at most MAX_TOP;
+    0 (every row) only where `zero_means_all`."""
+    return click.option(
+        "--top",
+        type=click.IntRange(0 if zero_means_all else 1, MAX_TOP),
+        default=10,
+        show_default=True,
+        help=help,
+    )
+
+
 # Query results of `sql` and `query` (rdbscan/cli/sqlout.py).
 table_format_option = click.option(
     "-f",

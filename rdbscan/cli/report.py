@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from ..db.store import is_database_file
+from ..db.parquet import is_database_path
 from ..errors import EXIT_DATABASE, EXIT_INPUT, EXIT_USAGE, CommandError
 from ..reports import report as rpt
 from ..reports.engine import querylib, relations
@@ -27,15 +27,9 @@ from .options import (
     memory_limit_option,
     nonempty_delimiters,
     table_format_option,
+    top_option,
 )
 from .output import make_progress, say, section_status, text_page
-
-
-def _is_duckdb(path: str) -> bool:
-    """A database rdbscan reports on: a DuckDB file, or a Parquet dataset (docs/fleet.md)."""
-    from ..db.parquet import is_dataset
-
-    return is_database_file(path) or is_dataset(path)
 
 
 def _settings(pairs) -> dict[str, str]:
@@ -79,7 +73,6 @@ class _SectionChoice(click.Choice):
 
 
 SECTION_CHOICES = _SectionChoice(list(rpt.SECTION_NAMES))
-MAX_TOP = 100_000  # rows per list; DuckDB's arg_max(x, n) takes n below 1,000,000
 
 
 @click.command("report")
@@ -126,13 +119,7 @@ MAX_TOP = 100_000  # rows per list; DuckDB's arg_max(x, n) takes n below 1,000,0
     metavar="FILE.html",
     help="Also write the HTML report here (with any --format).",
 )
-@click.option(
-    "--top",
-    type=click.IntRange(1, MAX_TOP),
-    default=10,
-    show_default=True,
-    help="Rows per list (big keys, families, slots, ...).",
-)
+@top_option("Rows per list (big keys, families, slots, ...).")
 @click.option(
     "--dump-id",
     type=int,
@@ -448,7 +435,7 @@ def query_cmd(database, name, params, dump_id, delimiters, fmt):
     values.update(_params(params, q))
     if not Path(database).exists():
         raise CommandError(f"{database}: No such file or directory", EXIT_INPUT)
-    if not _is_duckdb(database):
+    if not is_database_path(database):
         raise CommandError(
             f"{database}: not a DuckDB database (load a dump with `rdbscan load` first)",
             EXIT_DATABASE,

@@ -194,6 +194,8 @@ def _written_by_rdbscan(head: bytes) -> bool:
 def check_report_file(path: str) -> None:
     """A report file (or HTML page) that can be written: a new file in a writable directory, or
     a file rdbscan wrote, which is replaced."""
+    from ..db.store import is_database_file
+
     if not os.path.exists(path):
         _directory(path)
         return
@@ -204,7 +206,7 @@ def check_report_file(path: str) -> None:
             head = fh.read(4096)
     except OSError as e:
         raise CommandError(f"{path}: {e.strerror or e}", EXIT_DATABASE) from None
-    if head[8:12] == b"DUCK":  # a database under a report's name (what -o once wrote)
+    if is_database_file(path):  # a database under a report's name (what -o once wrote)
         raise CommandError(
             f"{path}: exists and is a DuckDB database, not a report; not overwritten", EXIT_DATABASE
         )

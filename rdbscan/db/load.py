@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import os
 import sys
 import time
 import traceback
@@ -24,6 +23,7 @@ from .heap import release_free_memory
 from .identity import dump_fingerprint
 from .outcome import cut_warning, invalid_warning
 from .rows import BATCH_ROWS, RowBuilder
+from .snapshot import snapshot_ms_of, snapshot_time
 from .store import KEYS_SCHEMA, STREAM_GROUPS_SCHEMA, STREAMS_SCHEMA, BulkWriter, Store
 
 
@@ -441,28 +441,6 @@ def _int_or_none(text: str | None, bits: int = 64) -> int | None:
     return value if value is None or -(1 << bits - 1) <= value < (1 << bits - 1) else None
 
 
-def _snapshot_time(ctime: int | None) -> dt.datetime | None:
-    try:
-        return (
-            dt.datetime.fromtimestamp(ctime, dt.timezone.utc).replace(tzinfo=None)
-            if ctime
-            else None
-        )
-    except (OverflowError, OSError, ValueError):  # a damaged ctime far outside datetime
-        return None
-
-
-def snapshot_ms_of(ctime: int | None, path: str | None) -> tuple[int, str]:
-    """When a dump was taken, in ms, and how that is known: aux ctime; else the file's mtime;
-    else (standard input, a file gone) now."""
-    if ctime is not None and abs(ctime) < (1 << 63) // 1000:  # else a damaged ctime
-        return ctime * 1000, "ctime"
-    try:
-        return int(os.stat(path).st_mtime * 1000), "file-mtime"  # type: ignore[arg-type]
-    except (OSError, TypeError, ValueError):
-        return int(time.time() * 1000), "load-time"
-
-
 def _write_dump_row(
     store: Store,
     result: DumpResult,
@@ -487,7 +465,7 @@ def _write_dump_row(
         "server_version": info.server_version,
         "bits": _int_or_none(info.aux.get("redis-bits"), 32),
         "ctime": ctime,
-        "snapshot_time": _snapshot_time(ctime),
+        "snapshot_time": snapshot_time(ctime),
         "used_mem": _int_or_none(info.aux.get("used-mem")),
         "aof_preamble": info.aux.get("aof-preamble") == "1" or info.aux.get("aof-base") == "1",
         "functions": info.functions,

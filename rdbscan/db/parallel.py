@@ -28,19 +28,11 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from .store import Store
+from .store import DUMP_TABLES, Store
 
 # Tables a worker's database holds for its dump, copied into the target database in this order.
-PART_TABLES = (
-    "key_rows",
-    "streams",
-    "stream_groups",
-    "db_sizes",
-    "slot_info",
-    "projection_targets",
-    "key_projection_rows",
-    "dumps",
-)
+# (with `rdbscan migrate -j`, the projection tables too: DUMP_TABLES, `dumps` last)
+PART_TABLES = DUMP_TABLES
 PARTS_PREFIX = ".rdbscan-parts-"
 
 

@@ -40,45 +40,34 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..rdb import remote
+from .columns import DICTIONARY, KEY_ROWS_FROM_BATCH, KEYS_FILE_SCHEMA, KEYS_VIEW_SELECT
 from .connections import connect
 from .macros import MACROS
-from .store import DDL, KEYS_SCHEMA, SCHEMA_VERSION, QueuedWriter, Store, StoreError, arrow_batch
+from .store import (
+    DDL,
+    LOADED_TABLES,
+    SCHEMA_VERSION,
+    QueuedWriter,
+    Store,
+    StoreError,
+    arrow_batch,
+    is_database_file,
+)
 
 DATASET_FILE = "_rdbscan_dataset.json"
 LOCK_FILE = "_rdbscan.lock"  # the writer's lock (DatasetLock)
-TABLES = ("keys", "streams", "stream_groups", "db_sizes", "slot_info", "dumps")
+# A folder per table a load writes; key rows as the view `keys` shows them.
+TABLES = tuple("keys" if t == "key_rows" else t for t in LOADED_TABLES)
 NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"  # Hive's, pyarrow's and DuckDB's name for NULL
 ROWS_PER_FILE = 8_000_000  # a new part file after this many key rows (files of ~100-300 MB)
 COMPRESSION = "zstd"
-# Columns with few distinct values, dictionary-encoded; the others (key names, offsets, expiry
-# times: nearly all distinct) are not: a dictionary that overflows is built, then thrown away
-# (on 1 M keys: half the write time, and files 10-40% larger).
-DICTIONARY = [
-    "db",
-    "family",
-    "type",
-    "encoding",
-    "module_type",
-    "rdb_type",
-    "plain_key",
-    "length",
-    "max_elem_bytes",
-    "serialized_bytes",
-    "memory_bytes",
-    "memory_total_bytes",
-    "key_length",
-    "lfu_freq",
-]
+# DICTIONARY (columns.py): columns with few distinct values, dictionary-encoded, in every table
+# that has a column of that name (the side tables' db and length too).
 
-_VIEW_HEAD = "CREATE OR REPLACE VIEW keys AS"
-_VIEW_TAIL = "FROM key_rows;"
-# The `keys` view's SELECT list (rdbscan/db/store.py), applied to each batch of key rows.
-KEYS_VIEW_SELECT = DDL[DDL.index(_VIEW_HEAD) + len(_VIEW_HEAD) : DDL.index(_VIEW_TAIL)]
 # A batch of key_rows as BulkWriter inserts it (family and plain_key computed where the loader
 # left a null), then the view's columns but dump_id, which is in the partition's path.
 KEYS_FROM_BATCH = (
-    "WITH key_rows AS (SELECT * REPLACE (coalesce(family, key_pattern(key)) AS family, "
-    "coalesce(plain_key, is_plain_key(key)) AS plain_key) FROM _rdbscan_keys) "
+    f"WITH key_rows AS ({KEY_ROWS_FROM_BATCH}) "
     f"SELECT * EXCLUDE (dump_id) FROM ({KEYS_VIEW_SELECT} FROM key_rows)"
 )
 
@@ -108,6 +97,12 @@ def is_dataset(path: str) -> bool:
         return fs.isfile(_join(_fs_path(fs, path), DATASET_FILE))
     except (remote.UnsupportedURL, OSError, ValueError):
         return False
+
+
+def is_database_path(path: str) -> bool:
+    """Whether `path` holds rows rdbscan reports on: a DuckDB database file, or a dataset (else
+    it is a dump to load).  Every command asks this one function."""
+    return is_database_file(path) or is_dataset(path)
 
 
 def _fs_path(fs, path: str) -> str:
@@ -609,16 +604,6 @@ class _PartFiles:
             self.writer = None
 
 
-def keys_file_schema(con) -> pa.Schema:
-    """The `keys` files' columns: the view's but dump_id, with their Arrow types."""
-    empty = pa.Table.from_batches([], schema=KEYS_SCHEMA)
-    con.register("_rdbscan_keys", empty)
-    try:
-        return _arrow_table(con.sql(KEYS_FROM_BATCH + " LIMIT 0")).schema
-    finally:
-        con.unregister("_rdbscan_keys")
-
-
 class ParquetBulkWriter(QueuedWriter):
     """BulkWriter's twin for a dataset: `add` puts key batches on a small queue; a second
     thread turns each into the `keys` view's columns (DuckDB, in memory) and appends it to the
@@ -628,7 +613,7 @@ class ParquetBulkWriter(QueuedWriter):
     def __init__(self, store: ParquetStore, dump_id: int, partition: str):
         self.store, self.dump_id, self.partition = store, dump_id, partition
         self.cursor = store.con.cursor()
-        self.schema = keys_file_schema(self.cursor)
+        self.schema = KEYS_FILE_SCHEMA
         self.side: dict[str, _PartFiles] = {}
         self.stats = [0, 0, 0]
         self.closed = False

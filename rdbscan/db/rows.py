@@ -28,7 +28,8 @@ from ..model.slots import key_slot
 from ..rdb import constants as C
 from ..rdb import long_names
 from ..rdb.backend import KeyColumns
-from .store import KEYS_COLUMNS, KEYS_SCHEMA, STREAM_GROUPS_COLUMNS, STREAMS_COLUMNS
+from .columns import KEYS_COLUMNS, KEYS_SCHEMA
+from .store import STREAM_GROUPS_COLUMNS, STREAMS_COLUMNS
 
 ESTIMATE_CACHE = 100_000  # value shapes whose memory estimate is remembered
 # Key rows per batch.  The compiled batch holds typed C columns: 65,536 rows take a 5 M-key

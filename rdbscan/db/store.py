@@ -15,8 +15,14 @@ import threading
 import duckdb
 import pyarrow as pa
 
-from ..rdb import constants as C
-from ..rdb.modules import ESTIMATED as ESTIMATED_MODULES
+from .columns import (
+    ENCODINGS_SQL,
+    KEY_ROWS_DDL,
+    KEY_ROWS_FROM_BATCH,
+    KEYS_COLUMNS,
+    KEYS_SCHEMA,
+    KEYS_VIEW_DDL,
+)
 from .macros import MACROS  # created in every database (ad-hoc SQL too)
 
 # 2: the key rows are stored in table key_rows and read through the view `keys`, which computes
@@ -27,42 +33,6 @@ from .macros import MACROS  # created in every database (ad-hoc SQL too)
 # 5: the table definitions are whole (no ALTER TABLE migrations before the first release); dumps
 #    newer than rdbscan, hash templates, NACK zones, arrays (keys.array_last_index).
 SCHEMA_VERSION = 5
-
-# One row per key: the columns of table key_rows, which the loader writes, in the order it writes
-# them.  Queries read the view `keys` over it (DDL below), which computes key_bytes, key_length,
-# type, encoding and the extras columns from them when a query asks for them.  A view, not
-# generated columns: DuckDB evaluates a table's generated columns on every INSERT (0.4 s of a
-# 5 M-key load).  Documented in docs/tables.md; keep both in step.
-KEYS_SCHEMA = pa.schema(
-    [
-        ("dump_id", pa.int32()),
-        ("db", pa.int32()),
-        ("key", pa.string()),
-        ("key_raw", pa.binary()),
-        ("family", pa.string()),  # null: the INSERT computes it (see BulkWriter)
-        ("plain_key", pa.bool_()),  # null: the INSERT computes it (see BulkWriter)
-        ("rdb_type", pa.uint8()),
-        ("encoding_id", pa.uint8()),
-        ("module_type", pa.string()),
-        ("length", pa.int64()),
-        ("max_elem_bytes", pa.int64()),
-        ("serialized_bytes", pa.int64()),
-        ("memory_bytes", pa.int64()),
-        ("memory_total_bytes", pa.int64()),
-        ("expire_at_ms", pa.int64()),
-        ("slot", pa.int16()),
-        ("file_offset", pa.int64()),
-        # Values few keys have, as one list: [idle_seconds, lfu_freq, fields_with_ttl,
-        # min_field_expire_ms, int_members, key_length, key_hash, listpack_bytes, invalid,
-        # array_last_index] (the last two only on keys that have them; invalid:
-        # constants.INVALID_IDS) (key_length and
-        # key_hash: of a key name longer than rows.KEY_KEEP, of which key holds a prefix) (the view reads them by position; rows.py and
-        # _speedups.KeyColumns._extras write them in this order), null when the key has none.  A
-        # column of its own costs DuckDB about as much per key when it is null as when it is not.
-        ("extras", pa.list_(pa.int64())),
-    ]
-)
-KEYS_COLUMNS = KEYS_SCHEMA.names
 
 STREAMS_SCHEMA = pa.schema(
     [
@@ -174,61 +144,7 @@ CREATE TABLE IF NOT EXISTS slot_info (
     -- not written.
     keys_with_volatile_items BIGINT
 );
-CREATE TABLE IF NOT EXISTS key_rows (
-    dump_id INTEGER,
-    db INTEGER,
-    key VARCHAR USING COMPRESSION uncompressed,
-    key_raw BLOB,
-    family VARCHAR,
-    plain_key BOOLEAN,
-    rdb_type UTINYINT,
-    encoding_id UTINYINT,
-    module_type VARCHAR,
-    length BIGINT,
-    max_elem_bytes BIGINT,
-    serialized_bytes BIGINT,
-    memory_bytes BIGINT,
-    memory_total_bytes BIGINT,
-    expire_at_ms BIGINT,
-    slot SMALLINT,
-    file_offset BIGINT,
-    extras BIGINT[]
-);
-CREATE OR REPLACE VIEW keys AS
-SELECT dump_id, db, key,
-       coalesce(key_raw, encode(key)) AS key_bytes,
-       CASE WHEN extras IS NOT NULL AND extras[6] IS NOT NULL THEN extras[6]
-            ELSE coalesce(octet_length(key_raw), strlen(key)) END::INTEGER AS key_length,
-       family, plain_key,
-       CASE WHEN rdb_type IN (6, 7) THEN module_type ELSE {type_list}[rdb_type + 1] END AS type,
-       -- module values: what OBJECT ENCODING says of them (`raw`); type names the module type
-       CASE WHEN rdb_type IN (6, 7) THEN 'raw' ELSE {encoding_list}[encoding_id + 1] END
-           AS encoding,
-       rdb_type, length, max_elem_bytes, serialized_bytes, memory_bytes, memory_total_bytes,
-       expire_at_ms,
-       -- (CASE: a third of the cost of extras[i] on the rows without extras, most of them)
-       CASE WHEN extras IS NOT NULL THEN extras[1] END AS idle_seconds,
-       CASE WHEN extras IS NOT NULL THEN extras[2]::SMALLINT END AS lfu_freq,
-       slot, file_offset,
-       CASE WHEN extras IS NOT NULL THEN extras[3] END AS fields_with_ttl,
-       CASE WHEN extras IS NOT NULL THEN extras[4] END AS min_field_expire_ms,
-       CASE WHEN extras IS NOT NULL THEN extras[5] END AS int_members,
-       CASE WHEN extras IS NOT NULL THEN extras[8] END AS listpack_bytes,
-       key_raw,
-       -- module values whose memory is their serialized size (docs/modules.md)
-       coalesce(rdb_type IN (6, 7) AND module_type NOT IN {estimated_modules}, false)
-           AS memory_is_lower_bound,
-       -- a key name longer than rows.KEY_KEEP: key holds its first bytes, key_length its length
-       coalesce(extras IS NOT NULL AND extras[6] IS NOT NULL, false) AS key_truncated,
-       CASE WHEN extras IS NOT NULL THEN extras[7] END AS key_hash,
-       -- why a Redis server would refuse to load the value, though it reads (hostile-inputs.md)
-       CASE WHEN extras IS NOT NULL AND len(extras) >= 9 THEN {invalid_list}[extras[9]] END
-           AS invalid,
-       -- Redis 8.8 arrays: the highest index (ARLEN is one more)
-       CASE WHEN extras IS NOT NULL AND len(extras) >= 10 THEN extras[10] END
-           AS array_last_index
-FROM key_rows;
-CREATE TABLE IF NOT EXISTS streams (
+{key_rows}CREATE TABLE IF NOT EXISTS streams (
     dump_id INTEGER, db INTEGER, key VARCHAR, length BIGINT, listpacks BIGINT,
     first_id VARCHAR, last_id VARCHAR, max_deleted_id VARCHAR, entries_added BIGINT,
     groups INTEGER, consumers BIGINT, pending BIGINT
@@ -256,22 +172,15 @@ FROM key_projection_rows r JOIN projection_targets t USING (dump_id, target_id);
 """
 
 
-def _sql_list(names) -> str:
-    return "[" + ", ".join("NULL" if n is None else f"'{n}'" for n in names) + "]"
-
-
-# The view's type by rdb_type (NULL for ids that are no type) and encoding by encoding_id.
-DDL = (
-    DDL.replace(
-        "{type_list}", _sql_list([C.TYPE_NAMES.get(t) for t in range(max(C.TYPE_NAMES) + 1)])
-    )
-    .replace("{encoding_list}", _sql_list(C.ENCODING_NAMES))
-    .replace("{invalid_list}", _sql_list(C.INVALID_KINDS))
-    .replace("{estimated_modules}", "(" + ", ".join(f"'{n}'" for n in ESTIMATED_MODULES) + ")")
+# The key_rows table and the keys view from their spec (columns.py); the encoding's name by
+# encoding_id in key_projections as in keys.
+DDL = DDL.replace("{key_rows}", KEY_ROWS_DDL + KEYS_VIEW_DDL).replace(
+    "{encoding_list}", ENCODINGS_SQL
 )
 
 
-# Every table that holds rows of a dump (by dump_id).
+# Every table that holds rows of a dump (by dump_id), `dumps` last (a dump's `dumps` row is its
+# commit mark: written last, copied last by the parallel load, the last file of a dataset).
 DUMP_TABLES = (
     "key_rows",
     "streams",
@@ -282,6 +191,11 @@ DUMP_TABLES = (
     "projection_targets",
     "dumps",
 )
+# Written by `rdbscan migrate`, not by the loader.
+PROJECTION_TABLES = ("key_projection_rows", "projection_targets")
+# What a load writes: the tables of a parallel load's parts, and (key_rows as its view `keys`)
+# of a Parquet dataset.
+LOADED_TABLES = tuple(t for t in DUMP_TABLES if t not in PROJECTION_TABLES)
 
 
 def is_database_file(path: str) -> bool:
@@ -588,13 +502,8 @@ class BulkWriter(QueuedWriter):
         try:
             reader = pa.RecordBatchReader.from_batches(KEYS_SCHEMA, self._stream(self.batches))
             self.cursor.register("_rdbscan_keys", reader)
-            # family and plain_key: the loader's (the compiled batch) or, where it left a null
-            # (the pure-Python path), DuckDB's
             self.cursor.execute(
-                f"INSERT INTO key_rows ({', '.join(KEYS_COLUMNS)}) "
-                f"SELECT * REPLACE (coalesce(family, key_pattern(key)) AS family, "
-                f"coalesce(plain_key, is_plain_key(key)) AS plain_key) "
-                f"FROM _rdbscan_keys"
+                f"INSERT INTO key_rows ({', '.join(KEYS_COLUMNS)}) {KEY_ROWS_FROM_BATCH}"
             )
         except BaseException as e:  # reported to the parsing thread by _put / close
             self.error = e

@@ -103,7 +103,7 @@ def _affected(con, dump_id: int, finding: R.Finding) -> None:
     finding.families = [
         (f, n)
         for f, n in con.execute(
-            f"SELECT coalesce(family, key), count(*) AS n FROM keys WHERE {cond} "
+            f"SELECT family, count(*) AS n FROM keys WHERE {cond} "
             f"GROUP BY 1 ORDER BY n DESC, 1 LIMIT {FAMILIES}"
         ).fetchall()
     ]
@@ -390,17 +390,18 @@ def _stored_projections(con, dump_id: int, servers: list[Server]) -> dict[str, d
             enc_there, mem = project(Shape(typ, enc, rdb_type, klen, length, 0, ttl), s)
             rows.append((typ, enc, klen, length, ttl, encoding_code(enc_there), mem))
         con.execute(
-            "CREATE OR REPLACE TEMP TABLE migrate_shapes (type VARCHAR, encoding VARCHAR, "
-            "key_length INTEGER, length BIGINT, ttl BOOLEAN, encoding_id UTINYINT, "
-            "memory_bytes BIGINT)"
+            # (its own column names: a shape, not a copy of the keys' columns, db/columns.py)
+            "CREATE OR REPLACE TEMP TABLE migrate_shapes (s_type VARCHAR, s_encoding VARCHAR, "
+            "s_key_length INTEGER, s_length BIGINT, s_ttl BOOLEAN, s_encoding_id UTINYINT, "
+            "s_memory_bytes BIGINT)"
         )
         if rows:
             con.executemany("INSERT INTO migrate_shapes VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
         con.execute(
-            "INSERT INTO migrate_rows SELECT k.dump_id, k.file_offset, ?, s.encoding_id, "
-            "s.memory_bytes FROM keys k JOIN migrate_shapes s ON k.type = s.type AND "
-            "k.encoding = s.encoding AND k.key_length = s.key_length AND k.length = s.length "
-            "AND (k.expire_at_ms IS NOT NULL) = s.ttl WHERE k.dump_id = ?",
+            "INSERT INTO migrate_rows SELECT k.dump_id, k.file_offset, ?, s.s_encoding_id, "
+            "s.s_memory_bytes FROM keys k JOIN migrate_shapes s ON k.type = s.s_type AND "
+            "k.encoding = s.s_encoding AND k.key_length = s.s_key_length AND "
+            "k.length = s.s_length AND (k.expire_at_ms IS NOT NULL) = s.s_ttl WHERE k.dump_id = ?",
             [i, dump_id],
         )
         left[s.name] = {"keys": n, "today_bytes": int(today)}

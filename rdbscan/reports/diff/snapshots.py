@@ -10,6 +10,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from ...db.snapshot import snapshot_ms_of
 from ...errors import EXIT_USAGE
 from ..format import plain
 
@@ -106,8 +107,6 @@ def read_dumps(con, catalog: str) -> list[dict]:
 def group_snapshots(database: str, dumps: list[dict]) -> list[Snapshot]:
     """Dumps -> snapshots, oldest first.  A snapshot is the dumps of one load (snapshot_id);
     dumps loaded before snapshot ids existed are one snapshot together."""
-    from ...db.load import snapshot_ms_of
-
     groups: dict[tuple, list[dict]] = {}
     for d in dumps:
         groups.setdefault((d["instance"], d["snapshot_id"]), []).append(d)

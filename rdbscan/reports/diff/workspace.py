@@ -11,7 +11,7 @@ import duckdb
 
 from ...db.connections import connect, memory_limit
 from ...db.macros import create_macros
-from ...db.parquet import is_dataset
+from ...db.parquet import is_database_path, is_dataset
 from ...db.store import SCHEMA_VERSION, is_database_file
 from ...errors import EXIT_INPUT
 from ..engine import querylib
@@ -145,7 +145,7 @@ def _refresh_single(ws: Workspace, snap: Snapshot) -> Snapshot:
 
 def is_database_spec(spec: str) -> bool:
     path, _ = split_spec(spec)
-    return is_database_file(path) or is_dataset(path)
+    return is_database_path(path)
 
 
 def resolve_side(ws: Workspace, specs: list[str], loaded: Snapshot | None, what: str) -> Snapshot:

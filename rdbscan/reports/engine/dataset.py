@@ -19,11 +19,10 @@ import duckdb
 
 from ...db.connections import connect
 from ...db.macros import MACROS, create_macros
-from ...db.parquet import Dataset
+from ...db.parquet import TABLES, Dataset
 from ...db.store import DDL, SCHEMA_VERSION
 from . import querylib
 
-TABLES = ("keys", "dumps", "db_sizes", "slot_info", "streams", "stream_groups")
 _TYPES = "rdbscan_types"
 
 

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import functools
 import re
-import time
-from pathlib import Path
 
+from ...db.snapshot import snapshot_ms_of
 from ..format import plain
 from .querylib import (
     CREATES_VIEW,
@@ -86,22 +85,15 @@ def create_snapshots(con, dump_id: int = 0) -> list[dict]:
     """TEMP TABLE rsnap(dump_id, snapshot_ms, snapshot_source): the dumps the report covers
     (REPORTED_DUMPS) and the time TTLs are measured from.
 
-    aux ctime when the dump has it; else the dump file's mtime; else now.  Returns the rows.
+    db/snapshot.py: aux ctime when the dump has it; else the dump file's mtime; else now.
+    Returns the rows.
     """
     rows = con.execute(
         f"SELECT dump_id, ctime, path FROM dumps WHERE dump_id IN ({REPORTED_DUMPS}) "
         f"ORDER BY dump_id",
         {"dump_id": dump_id},
     ).fetchall()
-    snaps = []
-    for did, ctime, path in rows:
-        if ctime is not None and abs(int(ctime)) < (1 << 63) // 1000:  # else a damaged ctime
-            snaps.append((did, int(ctime) * 1000, "ctime"))
-            continue
-        try:
-            snaps.append((did, int(Path(path).stat().st_mtime * 1000), "file-mtime"))
-        except (OSError, TypeError):
-            snaps.append((did, int(time.time() * 1000), "now"))
+    snaps = [(did, *snapshot_ms_of(ctime, path)) for did, ctime, path in rows]
     con.execute(
         "CREATE OR REPLACE TEMP TABLE rsnap (dump_id INTEGER, snapshot_ms BIGINT, snapshot_source VARCHAR)"
     )

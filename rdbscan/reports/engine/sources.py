@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...db.store import is_database_file
+from ...db.parquet import is_database_path
 from ...errors import (
     EXIT_INPUT,
     EXIT_OK,
@@ -42,13 +42,7 @@ class Opened:
 def is_database(sources: Sequence[str]) -> bool:
     """One source naming a database rdbscan wrote, or a Parquet dataset (docs/fleet.md); else:
     dumps to load."""
-    return len(sources) == 1 and _is_database(sources[0])
-
-
-def _is_database(path: str) -> bool:
-    from ...db.parquet import is_dataset
-
-    return is_database_file(path) or is_dataset(path)
+    return len(sources) == 1 and is_database_path(sources[0])
 
 
 def check_sources(sources: Sequence[str]) -> None:
@@ -64,7 +58,7 @@ def check_sources(sources: Sequence[str]) -> None:
                 raise CommandError(str(e), EXIT_USAGE) from None
         elif s != "-" and not os.path.exists(s):
             raise CommandError(f"{s}: No such file or directory", EXIT_INPUT)
-        if s != "-" and _is_database(s):
+        if s != "-" and is_database_path(s):
             raise CommandError(f"{s}: give one database, or dumps, not both", EXIT_USAGE)
 
 

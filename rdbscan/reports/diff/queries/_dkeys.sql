@@ -20,7 +20,7 @@ FROM dsrc;
 CREATE OR REPLACE TEMP VIEW dspan AS
 SELECT min(snapshot_ms) FILTER (WHERE side = 'old') AS old_snapshot_ms,
        min(snapshot_ms) FILTER (WHERE side = 'new') AS new_snapshot_ms,
-       CASE WHEN count(*) FILTER (WHERE snapshot_source = 'load-time') = 0
+       CASE WHEN count(*) FILTER (WHERE snapshot_source = 'now') = 0
             THEN (min(snapshot_ms) FILTER (WHERE side = 'new')
                   - min(snapshot_ms) FILTER (WHERE side = 'old')) / 86400000.0 END AS days
 FROM dsnap;
