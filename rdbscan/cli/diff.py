@@ -19,9 +19,11 @@ from ..errors import (
     CommandError,
 )
 from ..reports import diff as D
+from .filters import filter_options, key_filter_from
 from .fleet import expand_dumps
 from .options import checked_target, delimiters_option, memory_limit_option
 from .output import make_progress, write_page
+from .redact import redact_options
 from .report import _release_load_memory, _settings
 
 
@@ -32,6 +34,7 @@ def _load_sides(
     target: str | None,
     quiet: bool,
     jobs: int,
+    key_filter=None,
 ) -> tuple[int, dict[str, tuple[str, list[int]]]]:
     """Load each side's dumps (one snapshot each, old first).  Into db_path, when given, with
     one load, several dumps at once as `rdbscan load -j` does; else into databases under
@@ -39,7 +42,8 @@ def _load_sides(
     of its own (nothing copied between databases: db/parallel.load_each), otherwise all into
     one.  Returns 0, or 5 on a checksum mismatch, and each side's database and dump ids (a dump
     given twice is loaded once: both name its id).  A damaged dump stops the diff: the keys
-    after the damage would count as removed (or added)."""
+    after the damage would count as removed (or added).  key_filter (db/filters.KeyFilter):
+    only the keys it keeps are loaded, on both sides."""
     import rdbscan
 
     paths = [p for specs in dumps.values() for p in specs]
@@ -59,7 +63,9 @@ def _load_sides(
         from ..db.parallel import load_each
 
         where = {w: os.path.join(tmpdir, f"{w}.duckdb") for w in dumps}
-        results = load_each([(dumps[w][0], where[w]) for w in dumps], jobs=2, target=target)
+        results = load_each(
+            [(dumps[w][0], where[w]) for w in dumps], jobs=2, target=target, key_filter=key_filter
+        )
     else:
         one = db_path or os.path.join(tmpdir, "diff.duckdb")
         where = {w: one for w in dumps}
@@ -72,6 +78,7 @@ def _load_sides(
             jobs=jobs,
             snapshot_sizes=[len(specs) for specs in dumps.values()],
             existing="reuse",
+            key_filter=key_filter,
         )
     code = 0
     ids: dict[str, list[int]] = {w: [] for w in dumps}
@@ -226,6 +233,8 @@ def _write_page(page: str, html_path: str | None, quiet: bool) -> None:
     help="Dumps loaded at once, each in its own process, as `rdbscan load -j` (default: the "
     "number of cores).",
 )
+@filter_options
+@redact_options
 def diff_cmd(
     inputs,
     old_patterns,
@@ -244,6 +253,8 @@ def diff_cmd(
     target,
     quiet,
     jobs,
+    redact,
+    **flt,
 ):
     """What changed between two snapshots: totals per db and type, families ranked by growth,
     keys added, removed and changed, the keys that grew most, big keys, type changes, encoding
@@ -258,6 +269,7 @@ def diff_cmd(
 
     Example: rdbscan diff monday.rdb tuesday.rdb --fail-on growth=20%,new-big-keys
     """
+    key_filter = key_filter_from(flt)
     try:
         checks = D.parse_fail_on(fail_on)
     except D.DiffError as e:
@@ -302,6 +314,11 @@ def diff_cmd(
             for w, specs in sides.items()
             if specs and not any(D.is_database_spec(s) for s in specs)
         }
+        if key_filter is not None and (history is not None or len(dumps) < len(sides)):
+            raise click.UsageError(
+                "the filters select keys while dumps load: give OLD and NEW as dumps "
+                "(or filter with `rdbscan load`)"
+            )
         mixed = [w for w, specs in sides.items() if w not in dumps and len(specs) > 1]
         if mixed:
             raise click.UsageError(
@@ -316,7 +333,7 @@ def diff_cmd(
                 )
             tmpdir = tempfile.mkdtemp(prefix="rdbscan-diff-")
             load_code, loaded = _load_sides(
-                dumps, db_path, tmpdir, target, quiet, jobs or os.cpu_count() or 1
+                dumps, db_path, tmpdir, target, quiet, jobs or os.cpu_count() or 1, key_filter
             )
             _release_load_memory()
         elif db_path:
@@ -340,6 +357,14 @@ def diff_cmd(
                 )
                 sys.exit(EXIT_DAMAGED)
         result = D.build_diff(ws, old, new, options, fail_on=checks)
+        if key_filter is not None:  # the figures cover the keys the filter kept
+            result["filter"] = key_filter.describe()
+            if not quiet:
+                click.echo(
+                    f"rdbscan: both snapshots loaded with a filter ({key_filter.describe()}): "
+                    "the diff covers the filtered keys only",
+                    err=True,
+                )
     except D.DiffError as e:
         raise CommandError(str(e), e.code) from None
     finally:
@@ -350,6 +375,10 @@ def diff_cmd(
 
     from ..reports.diff.render import render_diff
 
+    if redact is not None:
+        from ..export.redact import redact_data
+
+        result = redact_data(result, redact, delimiters)
     if fmt == "html" or html_path:
         from ..reports.diff.html import render_diff_html
 
@@ -410,7 +439,8 @@ def _measured(check: dict) -> str:
 )
 @delimiters_option
 @memory_limit_option
-def trend_cmd(database, instance, from_, to, fmt, html_path, top, delimiters):
+@redact_options
+def trend_cmd(database, instance, from_, to, fmt, html_path, top, delimiters, redact):
     """Per instance, the keys and memory of each family at each snapshot of a database written by
     `rdbscan load --instance NAME ... -o HISTORY.duckdb`, the growth per day (least squares over
     the snapshots), and the families that grow fastest.
@@ -430,6 +460,10 @@ def trend_cmd(database, instance, from_, to, fmt, html_path, top, delimiters):
         raise CommandError(str(e), e.code) from None
     finally:
         ws.close()
+    if redact is not None:
+        from ..export.redact import redact_data
+
+        result = redact_data(result, redact, delimiters)
     if fmt == "html" or html_path:
         from ..reports.diff.html import render_trend_html
 

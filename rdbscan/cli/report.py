@@ -28,6 +28,7 @@ from .options import (
     table_format_option,
 )
 from .output import make_progress, say, section_status, write_page
+from .redact import redact_options
 
 
 def _is_duckdb(path: str) -> bool:
@@ -111,6 +112,7 @@ MAX_TOP = 100_000  # rows per list; DuckDB's arg_max(x, n) takes n below 1,000,0
     "file name without its extensions).",
 )
 @filter_options
+@redact_options
 @click.option(
     "--html",
     "html_path",
@@ -232,6 +234,7 @@ def report_cmd(
     allow_ratio,
     schema_path,
     metrics_instance,
+    redact,
     **flt,
 ):
     """Report on RDB dumps: overview, big keys, key families, TTL gaps, compact-encoding
@@ -308,6 +311,10 @@ def report_cmd(
     report = done.report
     if report is None:
         sys.exit(done.exit_code)  # nothing was read: the errors only
+    if redact is not None:
+        from ..export.redact import redact_report
+
+        report = redact_report(report, redact)
     if fmt == "html" or html_path:
         _write_html(report, html_path, quiet)
     if fmt == "json":
