@@ -14,7 +14,7 @@ _OPTIONS = (
         "--redact",
         "redact_keys",
         is_flag=True,
-        help="Show each key name as its family and a keyed hash (user:{id}:profile~3fa9c21b07), "
+        help="Show each key name as its family and a keyed hash (user:{id}:profile@3fa9c21b07), "
         "never the name, its ids or tokens; values and user-named strings neither "
         f"(docs/redact.md). Secret: --redact-secret, else ${ENV_SECRET}, else a random one.",
     ),

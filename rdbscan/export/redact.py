@@ -2,7 +2,7 @@
 
 A key name becomes its family pattern (the key_pattern macro of rdbscan/db/macros.py: the
 segments that vary, ids, dates, UUIDs, hashes, tokens, replaced by {id} / {date}) and a short
-keyed hash of the whole name, `user:{id}:profile~3fa9c21b07`: the same key gives the same hash in
+keyed hash of the whole name, `user:{id}:profile@3fa9c21b07`: the same key gives the same hash in
 every run with the same secret, so two redacted reports still diff, and a reader without the
 secret cannot test a guess.  The hash is BLAKE2b in its keyed mode (a MAC: RFC 7693 section 2.5).
 At the `strict` level the family names are hashed too (`family-5d0e77a1c4`).
@@ -31,7 +31,7 @@ from ..errors import EXIT_INPUT, EXIT_USAGE, CommandError
 ENV_SECRET = "RDBSCAN_REDACT_SECRET"
 LEVELS = ("keys", "strict")
 HASH_BYTES = 5  # 10 hex characters: 40 bits, no collision to expect among a family's keys
-SEPARATOR = "~"  # between a key's family and its hash (not a delimiter, not in a family)
+SEPARATOR = "@"  # between a key's family and its hash (markdown leaves it alone; not a delimiter)
 
 # Fields whose string (or list of strings) is a key name, or a part of one that may vary
 # (a hashtag is the part of a key a cluster hashes; an example parent is a key's first segments).
@@ -163,7 +163,7 @@ class Redactor:
         return "family-" + _hash(self.secret, pattern, b"rdbscan-family")
 
     def key(self, name: str, pattern: str) -> str:
-        """A key name as shown: its family (as `family` shows it), `~`, its keyed hash."""
+        """A key name as shown: its family (as `family` shows it), `@`, its keyed hash."""
         return f"{self.family(pattern)}{SEPARATOR}{_hash(self.secret, name, b'rdbscan-key')}"
 
     def describe(self) -> dict:
@@ -231,16 +231,19 @@ def key_patterns(names: set[str], delimiters: str) -> dict[str, str]:
     return {k: p for k, p in rows}
 
 
-_WORD = r"[A-Za-z0-9_:{}\-.]"
+# A name inside prose ends at a space, a bracket, a comma, or a colon or full stop that ends a
+# clause; not where a longer name goes on (`user:1` is not replaced inside `user:10`).
+_BEFORE = r"(?<![A-Za-z0-9_{}\-:.])"
+_AFTER = r"(?![A-Za-z0-9_{}\-]|[:.][^\s])"
 
 
 def _scrubber(replace: dict[str, str]):
     """A function rewriting every name of `replace` found in a text (not inside a longer
-    word), the longest names first."""
+    name), the longest names first."""
     names = sorted((n for n in replace if n), key=len, reverse=True)
     if not names:
         return lambda text: text
-    rx = re.compile(f"(?<!{_WORD})(?:" + "|".join(re.escape(n) for n in names) + f")(?!{_WORD})")
+    rx = re.compile(f"{_BEFORE}(?:" + "|".join(re.escape(n) for n in names) + f"){_AFTER}")
     return lambda text: rx.sub(lambda m: replace[m.group(0)], text)
 
 
