@@ -23,6 +23,7 @@ from tests.common import FIXTURE_DUMPS, ROOT, run_cli
 SAMPLES = sorted(str(p) for p in (ROOT / "sample_dumps").glob("*.rdb"))
 SECRET = {"RDBSCAN_REDACT_SECRET": "correct horse battery staple"}
 _SEGMENT = re.compile(r"[:#]")  # the default delimiter and the split mark (db/macros.py)
+_NUMBER = re.compile(r"[-+]?[0-9]+(?:\.[0-9]+)?")
 
 
 def names_of(db: str) -> tuple[set[str], set[str], set[str]]:
@@ -39,14 +40,14 @@ def names_of(db: str) -> tuple[set[str], set[str], set[str]]:
             families.add(family)
         if key == family:
             continue
-        if len(key) >= 4 and not key.isdigit():
+        if len(key) >= 4 and not _NUMBER.fullmatch(key):
             keys.add(key)
         ks, fs = _SEGMENT.split(key), _SEGMENT.split(family)
         if len(ks) != len(fs):
             continue
         for k, f in zip(ks, fs):
             k = k.strip("{}")
-            if "{" in f and k != f.strip("{}") and len(k) >= 4 and not k.isdigit():
+            if "{" in f and k != f.strip("{}") and len(k) >= 4 and not _NUMBER.fullmatch(k):
                 segments.add(k)
     return keys, segments, families
 
@@ -322,6 +323,8 @@ def test_no_fixture_key_name_reaches_any_output(fixtures_db, tmp_path):
     keys, segments, families = names_of(fixtures_db)
     assert len(keys) > 1000 and len(segments) > 100
     env = {**SECRET, "COLUMNS": "1000"}
+    plain = run_cli("report", fixtures_db, "-q", "-f", "json", "--top", "50", env=env)
+    assert len(leaks(plain.stdout, keys, segments)) > 100  # what the checks below would see
     for level in ("--redact", "--redact-strict"):
         for fmt in ("text", "markdown", "json", "html", "openmetrics"):
             res = run_cli("report", fixtures_db, "-q", "-f", fmt, level, "--top", "50", env=env)

@@ -13,7 +13,7 @@ redacts its rows on their way to DuckDB's writer (`redact_batches`).  What is re
 field (KEY_FIELDS, PATTERN_FIELDS, HIDDEN_FIELDS); prose (findings, advice, notes) has every key
 name (and, when strict, every family name) found in the data replaced inside it.
 
-    r = Redactor.from_env("keys")        # secret: RDBSCAN_REDACT_SECRET, else a random one
+    r = Redactor.from_options("keys")    # secret: RDBSCAN_REDACT_SECRET, else a random one
     report = redact_data(report, r)
 """
 
@@ -34,7 +34,9 @@ HASH_BYTES = 5  # 10 hex characters: 40 bits, no collision to expect among a fam
 SEPARATOR = "@"  # between a key's family and its hash (markdown leaves it alone; not a delimiter)
 
 # Fields whose string (or list of strings) is a key name, or a part of one that may vary
-# (a hashtag is the part of a key a cluster hashes; an example parent is a key's first segments).
+# (a hashtag is the part of a key a cluster hashes; an example parent is a key's first segments);
+# also any field named `..._key(s)` or `..._example(s)` (hottest_key, largest_key, ...).
+KEY_SUFFIXES = ("_key", "_keys", "_example", "_examples")
 KEY_FIELDS = frozenset(
     {
         "key",
@@ -189,6 +191,10 @@ class Redactor:
 # --- the walk --------------------------------------------------------------------------------
 
 
+def _is_key_field(name: str) -> bool:
+    return name in KEY_FIELDS or name.endswith(KEY_SUFFIXES)
+
+
 def _strings(value: Any) -> list[str]:
     if isinstance(value, str):
         return [value]
@@ -200,7 +206,7 @@ def _strings(value: Any) -> list[str]:
 def _collect(obj: Any, keys: set[str], patterns: set[str]) -> None:
     if isinstance(obj, dict):
         for k, v in obj.items():
-            if k in KEY_FIELDS:
+            if _is_key_field(k):
                 keys.update(_strings(v))
             elif k in PATTERN_FIELDS:
                 patterns.update(_strings(v))
@@ -297,7 +303,7 @@ def redact_data(data: Any, redactor: Redactor, delimiters: str = ":") -> Any:
         if isinstance(obj, dict):
             out = {}
             for k, v in obj.items():
-                if k in KEY_FIELDS:
+                if _is_key_field(k):
                     out[k] = names(v, key_map)
                 elif k in PATTERN_FIELDS:
                     out[k] = names(v, pattern_map)
