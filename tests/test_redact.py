@@ -28,7 +28,9 @@ _NUMBER = re.compile(r"[-+]?[0-9]+(?:\.[0-9]+)?")
 
 def names_of(db: str) -> tuple[set[str], set[str], set[str]]:
     """(whole key names, varying segments, family names with a delimiter) of a database, as
-    the module docstring says which can be checked."""
+    the module docstring says which can be checked.  A name that is part of some family is
+    left out: families are shown by design (`prefix{user:42}suffix` is the family of itself,
+    since no segment of it is a whole id, and holds the key `{user:42}`)."""
     con = duckdb.connect(db, read_only=True)
     try:
         rows = con.execute("SELECT DISTINCT key, family FROM keys").fetchall()
@@ -49,6 +51,9 @@ def names_of(db: str) -> tuple[set[str], set[str], set[str]]:
             k = k.strip("{}")
             if "{" in f and k != f.strip("{}") and len(k) >= 4 and not _NUMBER.fullmatch(k):
                 segments.add(k)
+    every_family = "\n".join({f for _, f in rows})
+    keys = {k for k in keys if k not in every_family}
+    segments = {s for s in segments if s not in every_family}
     return keys, segments, families
 
 
@@ -304,6 +309,23 @@ def test_a_filter_description_hides_the_names_given(sample_report):
     assert red["overview"]["notes"][0].startswith("Loaded with a filter (match (redacted)): the")
 
 
+def test_an_error_line_names_no_key():
+    from rdbscan.export.redact import hide_error_key
+
+    line = (
+        "byte 4101: a string of 4096 bytes but the input ends 2048 bytes later while reading "
+        "key 'str:random:4k', type 0 (string); 389 keys read"
+    )
+    assert hide_error_key(line) == (
+        "byte 4101: a string of 4096 bytes but the input ends 2048 bytes later while reading "
+        "key (redacted), type 0 (string); 389 keys read"
+    )
+    cut = "byte 9: corrupt while reading key 'user:0b8f330579bad9a51ca4383db27a595f:x" + "y" * 80
+    assert hide_error_key(cut) == "byte 9: corrupt while reading key (redacted)"
+    red = redact_data({"dumps": [{"error": line}]}, Redactor("strict", b"s"))
+    assert "str:random" not in json.dumps(red)
+
+
 def test_redact_data_leaves_the_vocabulary():
     """A key named like a type or a severity does not rewrite the types or severities."""
     data = {
@@ -338,7 +360,7 @@ def test_no_fixture_key_name_reaches_any_output(fixtures_db, tmp_path):
         res = run_cli(
             "export", fixtures_db, "-q", "-o", str(out), "--columns", "all", level, env=env
         )
-        assert res.exit_code == 0, res
+        assert res.exit_code in (0, 4, 5), res  # (some fixture dumps are damaged on purpose)
         assert leaks(out.read_text(), keys, segments) == []
     sk, ss, _ = names_of(str(_load(SAMPLES, tmp_path / "samples.duckdb")))
     for fmt in ("text", "json", "html"):

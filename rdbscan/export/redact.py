@@ -261,6 +261,16 @@ _FILTER_NAMES = re.compile(
 )
 
 
+# The key an error line names (rdbscan/rdb/errors.py, RDBError.describe: `key 'name'`, the repr
+# cut at 120 characters, so maybe without its closing quote).
+_ERROR_KEY = re.compile(r"\bkey (?:'(?:\\.|[^'\\])*'?|\"(?:\\.|[^\"\\])*\"?)")
+
+
+def hide_error_key(text: str) -> str:
+    """`text` with the key an error line names replaced."""
+    return _ERROR_KEY.sub(f"key {HIDDEN}", text)
+
+
 def hide_filter(text: str) -> str:
     """`text` with the globs and regexes of any filter description in it replaced."""
     return _FILTER_NAMES.sub(lambda m: f"{m.group(1)} {HIDDEN}", text)
@@ -297,6 +307,8 @@ def redact_data(data: Any, redactor: Redactor, delimiters: str = ":") -> Any:
             return pattern_map[value]
         if name == "filter" or "filter (" in value:
             value = hide_filter(value)
+        if "key '" in value or 'key "' in value:
+            value = hide_error_key(value)
         return scrub(value)
 
     def walk(obj: Any, name: str | None) -> Any:
