@@ -195,7 +195,8 @@ def _copy_redacted(con, sql: str, target: str, fmt: str, redactor) -> tuple | No
     from .redact import redact_batches
 
     reader = con.sql(sql).to_arrow_reader(BATCH_ROWS)
-    out = duckdb.connect(":memory:")
+    # one writer thread: the Python hashing is the bottleneck, and more threads buffer more rows
+    out = duckdb.connect(":memory:", config={"threads": 1})
     try:
         out.register("redacted_keys", redact_batches(reader, redactor, REDACT_FAMILY))
         return out.execute(

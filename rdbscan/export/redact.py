@@ -121,6 +121,7 @@ class Redactor:
     level: str = "keys"
     secret: bytes = field(default_factory=lambda: secrets.token_bytes(32), repr=False)
     source: str = "random"
+    _families: dict[str, str] = field(default_factory=dict, repr=False)  # family -> as shown
 
     def __post_init__(self) -> None:
         if self.level not in LEVELS:
@@ -162,7 +163,12 @@ class Redactor:
         """A family name as shown: itself, or (strict) `family-` and its keyed hash."""
         if not self.strict or pattern in ("", "(other)"):
             return pattern
-        return "family-" + _hash(self.secret, pattern, b"rdbscan-family")
+        shown = self._families.get(pattern)
+        if shown is None:  # few families, many keys: export asks for each key's
+            shown = self._families[pattern] = "family-" + _hash(
+                self.secret, pattern, b"rdbscan-family"
+            )
+        return shown
 
     def key(self, name: str, pattern: str) -> str:
         """A key name as shown: its family (as `family` shows it), `@`, its keyed hash."""
