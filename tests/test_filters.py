@@ -243,6 +243,10 @@ def test_diff_takes_the_filters(generated, tmp_path):
     assert "rdbscan: both snapshots loaded with a filter (type hash): the diff covers the " in (
         res.stderr
     )
+    res = CliRunner().invoke(main, ["diff", dump, dump, "-q", "--type", "hash", "-j", "1"])
+    assert "Both snapshots loaded with a filter (type hash): the figures cover the filtered " in (
+        " ".join(res.stdout.split())
+    )
     res = CliRunner().invoke(main, ["diff", whole, dump, "-q", "--type", "hash"])
     assert res.exit_code == 2
     assert "the filters select keys while dumps load: give OLD and NEW as dumps" in res.output

@@ -121,7 +121,9 @@ def test_no_key_name_reaches_any_report_format(sample_report, sample_names, leve
     if level == "keys":
         top = sample_report["patterns"]["items"][0]["pattern"]
         assert f'family="{top}"' in shown["openmetrics"]
-    assert json.loads(shown["json"])["redaction"] == {"level": level, "secret": "env"}
+    said = json.loads(shown["json"])["redaction"]
+    assert (said["level"], said["secret"]) == (level, "env")
+    assert said["note"].startswith("Key names are redacted (")
 
 
 def test_a_redacted_report_names_keys_by_family_and_hash(sample_report):
@@ -244,6 +246,7 @@ def test_schema_redacted(sample_db, sample_names):
         assert leaks(res.stdout, keys, segments) == [], fmt
         present = [f for f in families if f in res.stdout]
         assert (present == []) == (level == "--redact-strict"), fmt
+        assert "Key names are redacted (" in res.stdout, fmt
 
 
 DIFF = ROOT / "tests" / "fixtures" / "diff"
@@ -274,7 +277,13 @@ def test_diff_redacted(diff_dbs):
     assert "user:{id}:profile" in res.stdout
     res = run_cli("diff", *dbs, "-q", "-f", "json", "--redact-strict", env=SECRET)
     assert "user:{id}:profile" not in res.stdout and leaks(res.stdout, keys, segments) == []
-    assert json.loads(res.stdout)["redaction"] == {"level": "strict", "secret": "env"}
+    said = json.loads(res.stdout)["redaction"]
+    assert said == {
+        "level": "strict",
+        "secret": "env",
+        "note": "Key names are redacted (family names hashed too): each shows its family and a "
+        "keyed hash, with the secret of RDBSCAN_REDACT_SECRET.",
+    }
 
 
 @pytest.mark.slow
@@ -285,6 +294,7 @@ def test_diff_redacted_in_every_format(diff_dbs, fmt):
     assert res.exit_code == 0, res
     assert leaks(res.stdout, keys, segments) == [], fmt
     assert "user:{id}:profile" in res.stdout, fmt
+    assert "Key names are redacted (family patterns kept)" in res.stdout, fmt
 
 
 def test_trend_redacted(tmp_path):
@@ -296,10 +306,12 @@ def test_trend_redacted(tmp_path):
     keys, segments, families = names_of(db)
     plain = run_cli("trend", db, "-f", "json")
     assert any(f in plain.stdout for f in families)
-    res = run_cli("trend", db, "-f", "json", "--redact-strict", env=SECRET)
-    assert res.exit_code == 0, res
-    assert [f for f in families if f in res.stdout] == []
-    assert leaks(res.stdout, keys, segments) == []
+    for fmt in ("json", "text"):
+        res = run_cli("trend", db, "-f", fmt, "--redact-strict", env={**SECRET, "COLUMNS": "1000"})
+        assert res.exit_code == 0, res
+        assert [f for f in families if f in res.stdout] == []
+        assert leaks(res.stdout, keys, segments) == []
+        assert "Key names are redacted (family names hashed too)" in res.stdout
 
 
 def test_a_filter_description_hides_the_names_given(sample_report):

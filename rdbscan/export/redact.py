@@ -175,8 +175,9 @@ class Redactor:
         return f"{self.family(pattern)}{SEPARATOR}{_hash(self.secret, name, b'rdbscan-key')}"
 
     def describe(self) -> dict:
-        """The `redaction` object of the JSON outputs (docs/redact.md)."""
-        return {"level": self.level, "secret": self.source}
+        """The `redaction` object of the outputs (docs/redact.md); the renderers of the diff,
+        the trend and the schema show its `note`."""
+        return {"level": self.level, "secret": self.source, "note": self.note()}
 
     def note(self) -> str:
         """One sentence saying how the names were redacted, for the reports' notes."""
