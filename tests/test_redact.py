@@ -364,6 +364,9 @@ def test_redact_data_leaves_the_vocabulary():
     assert item["type"] == "hash" and item["severity"] == "warning" and item["pattern"] == "hash"
     assert re.fullmatch(r"hash@[0-9a-f]{10}", item["key"])
     assert red["message"] == f"the key {item['key']} is big"
+    numbers = redact_data({"key": "100", "message": "100 keys, 1 of them 100"}, Redactor("keys"))
+    assert numbers["message"] == "100 keys, 1 of them 100"  # figures, not the key `100`
+    assert re.fullmatch(r"\{id\}@[0-9a-f]{10}", numbers["key"])
 
 
 @pytest.mark.slow

@@ -104,8 +104,17 @@ _VOCABULARY_FIELDS = frozenset(
         "generated_by",
         "snapshot_time",
         "moment",
+        "name",
+        "label",
+        "path",
+        "paths",
+        "database",
+        "instance",
     }
 )
+# In prose, a short number is a figure (`100 keys`), not the key named `100`: names of fewer
+# than 5 digits are rewritten in their own fields only.
+_FIGURE = re.compile(r"[-+]?[0-9]{1,4}")
 
 
 def _hash(secret: bytes, text: str, what: bytes) -> str:
@@ -253,7 +262,7 @@ _AFTER = r"(?![A-Za-z0-9_{}\-]|[:.][^\s])"
 def _scrubber(replace: dict[str, str]):
     """A function rewriting every name of `replace` found in a text (not inside a longer
     name), the longest names first."""
-    names = sorted((n for n in replace if n), key=len, reverse=True)
+    names = sorted((n for n in replace if n and not _FIGURE.fullmatch(n)), key=len, reverse=True)
     if not names:
         return lambda text: text
     rx = re.compile(f"{_BEFORE}(?:" + "|".join(re.escape(n) for n in names) + f"){_AFTER}")
