@@ -205,6 +205,53 @@ def test_the_report_says_the_figures_cover_the_filtered_keys(generated):
     assert "Loaded with a filter (db 3): the figures cover the filtered keys only; 300 keys" in text
 
 
+def test_the_text_overview_shows_the_filter_in_one_row(generated):
+    dump, whole, base = generated
+    res = CliRunner().invoke(
+        main, ["report", dump, "-q", "--section", "overview", "--match", "user:*", "--db", "0"]
+    )
+    assert res.exit_code == 0, res.output
+    rows = [
+        ln.rstrip().split(None, 1) for ln in res.stdout.splitlines() if ln.startswith("Filter ")
+    ]
+    assert rows == [["Filter", "match user:*, db 0 (540 keys left out)"]]
+    whole_run = CliRunner().invoke(main, ["report", whole, "-q", "--section", "overview"])
+    assert not [line for line in whole_run.stdout.splitlines() if line.startswith("Filter ")]
+
+
+def test_schema_takes_the_filters(generated):
+    dump, whole, base = generated
+    res = CliRunner().invoke(main, ["schema", dump, "-q", "-f", "json", "--match", "user:*"])
+    assert res.exit_code == 0, res.output
+    families = json.loads(res.stdout)["families"]
+    assert [(f["pattern"], f["observed"]["keys"]) for f in families] == [("user:{id}:profile", 120)]
+    res = CliRunner().invoke(main, ["schema", whole, "-q", "--match", "user:*"])
+    assert res.exit_code == 2
+    assert res.output == (
+        f"rdbscan: error: {whole}: a database; the filters select keys while dumps load "
+        "(give the dumps, or filter with `rdbscan load`)\n"
+    )
+
+
+def test_diff_takes_the_filters(generated, tmp_path):
+    dump, whole, base = generated
+    res = CliRunner().invoke(main, ["diff", dump, dump, "-f", "json", "--type", "hash", "-j", "1"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["filter"] == "type hash"
+    assert (out["old"]["keys"], out["new"]["keys"]) == (120, 120)
+    assert "rdbscan: both snapshots loaded with a filter (type hash): the diff covers the " in (
+        res.stderr
+    )
+    res = CliRunner().invoke(main, ["diff", dump, dump, "-q", "--type", "hash", "-j", "1"])
+    assert "Both snapshots loaded with a filter (type hash): the figures cover the filtered " in (
+        " ".join(res.stdout.split())
+    )
+    res = CliRunner().invoke(main, ["diff", whole, dump, "-q", "--type", "hash"])
+    assert res.exit_code == 2
+    assert "the filters select keys while dumps load: give OLD and NEW as dumps" in res.output
+
+
 def test_a_whole_load_says_no_filter(generated):
     dump, whole, base = generated
     res = CliRunner().invoke(main, ["report", whole, "-q", "-f", "json", "--section", "overview"])

@@ -21,9 +21,11 @@ from ..errors import (
 from ..reports import diff as D
 from ..reports.document import draw_text
 from . import targets
+from .filters import filter_options, key_filter_from
 from .fleet import expand_dumps
 from .options import checked_target, delimiters_option, memory_limit_option, top_option
 from .output import make_progress, text_page
+from .redact import redact_options
 from .report import _release_load_memory, _settings
 
 
@@ -34,6 +36,7 @@ def _load_sides(
     target: str | None,
     quiet: bool,
     jobs: int,
+    key_filter=None,
 ) -> tuple[int, dict[str, tuple[str, list[int]]]]:
     """Load each side's dumps (one snapshot each, old first).  Into db_path, when given, with
     one load, several dumps at once as `rdbscan load -j` does; else into databases under
@@ -41,7 +44,8 @@ def _load_sides(
     of its own (nothing copied between databases: db/parallel.load_each), otherwise all into
     one.  Returns 0, or 5 on a checksum mismatch, and each side's database and dump ids (a dump
     given twice is loaded once: both name its id).  A damaged dump stops the diff: the keys
-    after the damage would count as removed (or added)."""
+    after the damage would count as removed (or added).  key_filter (db/filters.KeyFilter):
+    only the keys it keeps are loaded, on both sides."""
     import rdbscan
 
     paths = [p for specs in dumps.values() for p in specs]
@@ -61,7 +65,9 @@ def _load_sides(
         from ..db.parallel import load_each
 
         where = {w: os.path.join(tmpdir, f"{w}.duckdb") for w in dumps}
-        results = load_each([(dumps[w][0], where[w]) for w in dumps], jobs=2, target=target)
+        results = load_each(
+            [(dumps[w][0], where[w]) for w in dumps], jobs=2, target=target, key_filter=key_filter
+        )
     else:
         one = db_path or os.path.join(tmpdir, "diff.duckdb")
         where = {w: one for w in dumps}
@@ -74,6 +80,7 @@ def _load_sides(
             jobs=jobs,
             snapshot_sizes=[len(specs) for specs in dumps.values()],
             existing="reuse",
+            key_filter=key_filter,
         )
     code = 0
     ids: dict[str, list[int]] = {w: [] for w in dumps}
@@ -213,6 +220,8 @@ def _html_option(what: str):
     help="Dumps loaded at once, each in its own process, as `rdbscan load -j` (default: the "
     "number of cores).",
 )
+@filter_options
+@redact_options
 def diff_cmd(
     inputs,
     old_patterns,
@@ -232,6 +241,8 @@ def diff_cmd(
     target,
     quiet,
     jobs,
+    redact,
+    **flt,
 ):
     """What changed between two snapshots: totals per db and type, families ranked by growth,
     keys added, removed and changed, the keys that grew most, big keys, type changes, encoding
@@ -246,6 +257,7 @@ def diff_cmd(
 
     Example: rdbscan diff monday.rdb tuesday.rdb --fail-on growth=20%,new-big-keys
     """
+    key_filter = key_filter_from(flt)
     try:
         checks = D.parse_fail_on(fail_on)
     except D.DiffError as e:
@@ -291,6 +303,11 @@ def diff_cmd(
             for w, specs in sides.items()
             if specs and not any(D.is_database_spec(s) for s in specs)
         }
+        if key_filter is not None and (history is not None or len(dumps) < len(sides)):
+            raise click.UsageError(
+                "the filters select keys while dumps load: give OLD and NEW as dumps "
+                "(or filter with `rdbscan load`)"
+            )
         mixed = [w for w, specs in sides.items() if w not in dumps and len(specs) > 1]
         if mixed:
             raise click.UsageError(
@@ -300,7 +317,7 @@ def diff_cmd(
         if dumps:
             tmpdir = tempfile.mkdtemp(prefix="rdbscan-diff-")
             load_code, loaded = _load_sides(
-                dumps, db_path, tmpdir, target, quiet, jobs or os.cpu_count() or 1
+                dumps, db_path, tmpdir, target, quiet, jobs or os.cpu_count() or 1, key_filter
             )
             _release_load_memory()
         elif db_path:
@@ -324,6 +341,14 @@ def diff_cmd(
                 )
                 sys.exit(EXIT_DAMAGED)
         result = D.build_diff(ws, old, new, options, fail_on=checks)
+        if key_filter is not None:  # the figures cover the keys the filter kept
+            result["filter"] = key_filter.describe()
+            if not quiet:
+                click.echo(
+                    f"rdbscan: both snapshots loaded with a filter ({key_filter.describe()}): "
+                    "the diff covers the filtered keys only",
+                    err=True,
+                )
     except D.DiffError as e:
         raise CommandError(str(e), e.code) from None
     finally:
@@ -332,6 +357,10 @@ def diff_cmd(
         if tmpdir:
             shutil.rmtree(tmpdir, ignore_errors=True)
 
+    if redact is not None:
+        from ..export.redact import redact_data
+
+        result = redact_data(result, redact, delimiters)
     if fmt == "html" or html_path:
         from ..reports.diff.html import render_diff_html
 
@@ -413,7 +442,8 @@ def _measured(check: dict) -> str:
 @top_option("Families per instance, fastest growth first (0: all).", zero_means_all=True)
 @delimiters_option
 @memory_limit_option
-def trend_cmd(database, instance, from_, to, output, fmt, html_path, top, delimiters):
+@redact_options
+def trend_cmd(database, instance, from_, to, output, fmt, html_path, top, delimiters, redact):
     """Per instance, the keys and memory of each family at each snapshot of a database written by
     `rdbscan load --instance NAME ... -o HISTORY.duckdb`, the growth per day (least squares over
     the snapshots), and the families that grow fastest.
@@ -438,6 +468,10 @@ def trend_cmd(database, instance, from_, to, output, fmt, html_path, top, delimi
         raise CommandError(str(e), e.code) from None
     finally:
         ws.close()
+    if redact is not None:
+        from ..export.redact import redact_data
+
+        result = redact_data(result, redact, delimiters)
     if fmt == "html" or html_path:
         from ..reports.diff.html import render_trend_html
 

@@ -10,6 +10,7 @@ from ..export.keys import COLUMN_SETS, FORMATS
 from .filters import filter_options, key_filter_from
 from .options import checked_target, memory_limit_option
 from .output import make_progress, say
+from .redact import redact_options
 
 
 @click.command("export")
@@ -64,7 +65,10 @@ from .output import make_progress, say
     help="Read compressed input that expands more than 200:1 (see `rdbscan load`).",
 )
 @memory_limit_option
-def export_cmd(sources, output, fmt, columns, unordered, force, target, quiet, allow_ratio, **flt):
+@redact_options
+def export_cmd(
+    sources, output, fmt, columns, unordered, force, target, quiet, allow_ratio, redact, **flt
+):
     """Write one row per key to a CSV, JSON Lines or Parquet file, with DuckDB's own writers.
 
     Given dumps, rdbscan loads them into a temporary database (removed afterwards; memory as
@@ -107,6 +111,7 @@ def export_cmd(sources, output, fmt, columns, unordered, force, target, quiet, a
             order=not unordered,
             force=force,
             where=where,
+            redactor=redact,
         )
     if not quiet and done.path is not None:
         say(f"rdbscan: wrote {done.rows:,} keys to {done.path} ({done.fmt})")

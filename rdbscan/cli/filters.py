@@ -1,4 +1,5 @@
-"""The filter options that `load`, `report` and `export` share (rdbscan/db/filters.py)."""
+"""The filter options that `load`, `report`, `export`, `schema` and `diff` share
+(rdbscan/db/filters.py)."""
 
 from __future__ import annotations
 

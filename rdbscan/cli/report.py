@@ -30,6 +30,7 @@ from .options import (
     top_option,
 )
 from .output import make_progress, say, section_status, text_page
+from .redact import redact_options
 
 
 def _settings(pairs) -> dict[str, str]:
@@ -113,6 +114,7 @@ SECTION_CHOICES = _SectionChoice(list(rpt.SECTION_NAMES))
     "file name without its extensions).",
 )
 @filter_options
+@redact_options
 @click.option(
     "--html",
     "html_path",
@@ -229,6 +231,7 @@ def report_cmd(
     allow_ratio,
     schema_path,
     metrics_instance,
+    redact,
     **flt,
 ):
     """Report on RDB dumps: overview, big keys, key families, TTL gaps, compact-encoding
@@ -309,6 +312,10 @@ def report_cmd(
     report = done.report
     if report is None:
         sys.exit(done.exit_code)  # nothing was read: the errors only
+    if redact is not None:
+        from ..export.redact import redact_report
+
+        report = redact_report(report, redact)
     if fmt == "html" or html_path:
         _write_html(report, html_path, quiet)
     if fmt != "html":

@@ -9,7 +9,9 @@ import click
 
 from ..errors import EXIT_DAMAGED
 from ..reports import schema as sch
+from .filters import filter_options, key_filter_from
 from .options import checked_target, delimiters_option, memory_limit_option
+from .redact import redact_options
 
 # A schema file's format, from its extension (as `report -o`: rdbscan/cli/targets.py).
 SCHEMA_FORMATS = {".toml": "toml", ".md": "markdown", ".markdown": "markdown", ".json": "json"}
@@ -66,7 +68,11 @@ SCHEMA_FORMATS = {".toml": "toml", ".md": "markdown", ".markdown": "markdown", "
     "(the sample is stated in the output).",
 )
 @click.option("-q", "--quiet", is_flag=True, help="No progress display and no load summary.")
-def schema_cmd(sources, out_path, fmt, min_keys, dump_id, delimiters, target, relations, quiet):
+@filter_options
+@redact_options
+def schema_cmd(
+    sources, out_path, fmt, min_keys, dump_id, delimiters, target, relations, quiet, redact, **flt
+):
     """Infer the key schema of a dump: one entry per key family with its pattern, type, TTL
     policy, keys, memory, sizes and an example, plus an empty description to fill in.
 
@@ -77,7 +83,7 @@ def schema_cmd(sources, out_path, fmt, min_keys, dump_id, delimiters, target, re
     Example: rdbscan schema dump.rdb -o keyschema.toml
     """
     from ..errors import EXIT_DATABASE, EXIT_USAGE, CommandError
-    from ..reports.engine.sources import open_sources
+    from ..reports.engine.sources import is_database, open_sources
     from .fleet import expand_dumps
     from .output import make_progress, say
 
@@ -89,6 +95,13 @@ def schema_cmd(sources, out_path, fmt, min_keys, dump_id, delimiters, target, re
             EXIT_USAGE,
         )
     fmt = fmt or named or "toml"
+    key_filter = key_filter_from(flt)
+    if key_filter is not None and is_database(sources):
+        raise CommandError(
+            f"{sources[0]}: a database; the filters select keys while dumps load "
+            "(give the dumps, or filter with `rdbscan load`)",
+            EXIT_USAGE,
+        )
     if (
         out_path
         and os.path.lexists(out_path)
@@ -115,6 +128,7 @@ def schema_cmd(sources, out_path, fmt, min_keys, dump_id, delimiters, target, re
         quiet=quiet,
         progress=make_progress(quiet),
         target=target,
+        key_filter=key_filter,
     ) as db:
         load_code = db.code
         if not db.has_dumps:
@@ -136,6 +150,10 @@ def schema_cmd(sources, out_path, fmt, min_keys, dump_id, delimiters, target, re
             result = sch.merge_previous(result, sch.load_schema(out_path))
         except ValueError as e:
             raise CommandError(f"{e} (not replacing it)", EXIT_USAGE) from None
+    if redact is not None:
+        from ..export.redact import redact_data
+
+        result = redact_data(result, redact, delimiters)
     text = sch.RENDERERS[fmt](result)
     if out_path:
         try:

@@ -114,14 +114,27 @@ def format_of(output: str, fmt: str | None) -> str:
     return EXTENSIONS.get(os.path.splitext(output)[1].lower(), "csv")
 
 
-def select_sql(con, columns: str = "default", order: bool = True) -> str:
+# --redact: columns that could give a key name back are written empty; `key` (and `family` at
+# the strict level) are rewritten on their way out (rdbscan/export/redact.py, redact_batches),
+# from the family that REDACT_FAMILY adds to the rows.
+REDACTED_SQL = {"key_bytes": "NULL::BLOB", "key_raw": "NULL::BLOB", "key_hash": "NULL::BIGINT"}
+REDACT_FAMILY = "rdbscan_redact_family"
+
+
+def select_sql(con, columns: str = "default", order: bool = True, redact: str | None = None) -> str:
     """The SELECT over the `keys` view that the export writes: a column set of COLUMN_SETS or a
-    comma-separated list of `keys` columns (an unknown name is a CommandError, EXIT_USAGE)."""
+    comma-separated list of `keys` columns (an unknown name is a CommandError, EXIT_USAGE).
+    `redact` (a level of rdbscan/export/redact.py): key names as REDACTED_SQL writes them."""
     have = [r[0] for r in con.execute("SELECT * FROM keys LIMIT 0").description]
+    hidden = dict(REDACTED_SQL) if redact else {}
+
+    def col(c: str) -> str:
+        return f'{hidden[c]} AS "{c}"' if c in hidden else f'k."{c}"'
+
     if columns == "rdbtools":
-        cols = ", ".join(f"{RDBTOOLS_SQL[c]} AS {c}" for c in RDBTOOLS_HEADER)
+        cols = ", ".join(f"{hidden.get(c, RDBTOOLS_SQL[c])} AS {c}" for c in RDBTOOLS_HEADER)
     elif columns == "all":
-        cols = ", ".join(f'k."{c}"' for c in have)
+        cols = ", ".join(col(c) for c in have)
     else:
         names = DEFAULT_COLUMNS if columns == "default" else tuple(_split(columns))
         unknown = [n for n in names if n not in have]
@@ -131,7 +144,9 @@ def select_sql(con, columns: str = "default", order: bool = True) -> str:
                 f"{', '.join(have)}; or one of {', '.join(COLUMN_SETS)})",
                 EXIT_USAGE,
             )
-        cols = ", ".join(f'k."{c}"' for c in names)
+        cols = ", ".join(col(c) for c in names)
+    if redact:
+        cols += f", k.family AS {REDACT_FAMILY}"
     sql = f"SELECT {cols} FROM keys k"
     if order:  # the file's order, as rdbtools writes it
         sql += " ORDER BY k.dump_id, k.file_offset"
@@ -171,6 +186,29 @@ def copy_options(fmt: str) -> str:
     return "FORMAT parquet, COMPRESSION zstd"
 
 
+def _copy_redacted(con, sql: str, target: str, fmt: str, redactor) -> tuple | None:
+    """COPY of the rows of `sql` with their key names redacted on the way: the rows stream in
+    Arrow batches through rdbscan.export.redact.redact_batches to DuckDB's writer (in a
+    connection of its own: `con` is busy reading)."""
+    import duckdb
+
+    from .redact import redact_batches
+
+    reader = con.sql(sql).to_arrow_reader(BATCH_ROWS)
+    # one writer thread: the Python hashing is the bottleneck, and more threads buffer more rows
+    out = duckdb.connect(":memory:", config={"threads": 1})
+    try:
+        out.register("redacted_keys", redact_batches(reader, redactor, REDACT_FAMILY))
+        return out.execute(
+            f"COPY (SELECT * FROM redacted_keys) TO {_quote(target)} ({copy_options(fmt)})"
+        ).fetchone()
+    finally:
+        out.close()
+
+
+BATCH_ROWS = 65_536
+
+
 def export_keys(
     con,
     output: str,
@@ -180,17 +218,19 @@ def export_keys(
     order: bool = True,
     force: bool = False,
     where: str | None = None,
+    redactor=None,
 ) -> Exported:
     """Write the key rows of the database open on `con` to `output` (a file, or `-` for
     standard output) with DuckDB's COPY: CSV with a header, JSON Lines (one object per key) or
     Parquet (zstd).  `where`: an SQL condition over the `keys` view (alias k).  A file is
     written under a temporary name in its directory and renamed when whole, so a failed
-    export leaves no half file and never the user's old one half overwritten."""
+    export leaves no half file and never the user's old one half overwritten.  `redactor`
+    (rdbscan.export.redact.Redactor): key names redacted as the reports' --redact shows them."""
     import duckdb
 
     fmt = format_of(output, fmt)
     check_output(output, force)
-    sql = select_sql(con, columns, order)
+    sql = select_sql(con, columns, order, redactor.level if redactor is not None else None)
     if where:
         sql = sql.replace(" FROM keys k", f" FROM keys k WHERE {where}", 1)
     if output == "-":
@@ -209,7 +249,10 @@ def export_keys(
             f".{os.path.basename(output)}.rdbscan-{os.getpid()}.tmp",
         )
     try:
-        row = con.execute(f"COPY ({sql}) TO {_quote(target)} ({copy_options(fmt)})").fetchone()
+        if redactor is None:
+            row = con.execute(f"COPY ({sql}) TO {_quote(target)} ({copy_options(fmt)})").fetchone()
+        else:
+            row = _copy_redacted(con, sql, target, fmt, redactor)
     except (duckdb.IOException, OSError) as e:
         if target == "/dev/stdout" and "broken pipe" in str(e).lower():
             # `rdbscan export ... -o - | head`: the reader has what it wanted (exit 0)

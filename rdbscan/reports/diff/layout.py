@@ -54,6 +54,16 @@ def _snapshots(d: dict) -> list[Block]:
             ],
         )
     )
+    if d.get("filter"):  # loaded with filters at parse time (docs/export.md)
+        blocks.append(
+            Block(
+                "note",
+                f"Both snapshots loaded with a filter ({d['filter']}): the "
+                "figures cover the filtered keys only.",
+            )
+        )
+    if d.get("redaction"):  # --redact (docs/redact.md)
+        blocks.append(Block("note", d["redaction"]["note"]))
     return blocks
 
 

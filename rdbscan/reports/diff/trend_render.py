@@ -79,6 +79,8 @@ def trend_document(t: dict) -> list[Block]:
 
 def trend_sections(t: dict) -> list[Block]:
     blocks: list[Block] = []
+    if t.get("redaction"):  # --redact (docs/redact.md)
+        blocks.append(Block("note", t["redaction"]["note"]))
     for inst in t["instances"]:
         name = inst["instance"] if inst["instance"] is not None else "(no instance)"
         blocks.append(Block("section", f"Instance {name}"))

@@ -45,6 +45,11 @@ def render_toml(schema: dict) -> str:
         "# max_value_bytes, max_memory, max_family_memory), commit the file, and check dumps with",
         "#   rdbscan report DUMP --schema THIS_FILE --fail-on schema",
         "# [family.observed] is what the dump showed when the file was written; checks ignore it.",
+        *(  # --redact (docs/redact.md); a comment: [schema] holds only what the checks read
+            ["# " + " ".join(schema["redaction"]["note"].split())]
+            if schema.get("redaction")
+            else []
+        ),
         "",
         "[schema]",
         f"format = {SCHEMA_FORMAT}",
@@ -106,6 +111,8 @@ def render_markdown(schema: dict) -> str:
             "Patterns: docs/schema.md.",
             "",
         ]
+    if schema.get("redaction"):  # --redact (docs/redact.md)
+        lines += [f"_{_md_cell(schema['redaction']['note'])}_", ""]
     lines += [
         "| pattern | type | description | TTL | keys | memory | example |",
         "|---|---|---|---|--:|--:|---|",

@@ -78,6 +78,9 @@ def _facts(o: dict, dumps: list) -> list[tuple[str, str]]:
         ),
         ("Parse", speed or "-"),
     ]
+    if o.get("filter"):  # dumps.filter: the figures cover the keys the filter kept
+        f = o["filter"]
+        kv.append(("Filter", f"{f['filter']} ({fmt_int(f.get('filtered_keys'))} keys left out)"))
     if len(dumps) > 1:
         kv.insert(0, ("Dumps", str(len(dumps))))
     return kv

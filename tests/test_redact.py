@@ -1,0 +1,407 @@
+"""`--redact` (rdbscan/export/redact.py, docs/redact.md): no key name, and no segment of one that
+its family replaces (ids, hashes, tokens, dates), reaches any output (every report format, diff,
+trend, schema, export); the family patterns do, but not at the strict level; the hashes are the
+same across runs with one secret and differ with another.
+
+What "a name does not reach the output" can be checked for: whole key names that differ from
+their family (a key without a varying segment *is* its family, which is shown by design), and
+varying segments of four or more characters with something else than digits in them (a number
+cannot be told from the figures of a report)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import duckdb
+import pytest
+from common import ROOT, run_cli
+
+from rdbscan.export.redact import Redactor, redact_data, redact_report
+
+SAMPLES = sorted(str(p) for p in (ROOT / "sample_dumps").glob("*.rdb"))
+SECRET = {"RDBSCAN_REDACT_SECRET": "correct horse battery staple"}
+_SEGMENT = re.compile(r"[:#]")  # the default delimiter and the split mark (db/macros.py)
+_NUMBER = re.compile(r"[-+]?[0-9]+(?:\.[0-9]+)?")
+
+
+def names_of(db: str) -> tuple[set[str], set[str], set[str]]:
+    """(whole key names, varying segments, family names with a delimiter) of a database, as
+    the module docstring says which can be checked.  A name that is part of some family is
+    left out: families are shown by design (`prefix{user:42}suffix` is the family of itself,
+    since no segment of it is a whole id, and holds the key `{user:42}`)."""
+    con = duckdb.connect(db, read_only=True)
+    try:
+        rows = con.execute("SELECT DISTINCT key, family FROM keys").fetchall()
+    finally:
+        con.close()
+    keys, segments, families = set(), set(), set()
+    for key, family in rows:
+        if ":" in family and "{" in family:
+            families.add(family)
+        if key == family:
+            continue
+        if len(key) >= 4 and not _NUMBER.fullmatch(key):
+            keys.add(key)
+        ks, fs = _SEGMENT.split(key), _SEGMENT.split(family)
+        if len(ks) != len(fs):
+            continue
+        for k, f in zip(ks, fs):
+            k = k.strip("{}")
+            if "{" in f and k != f.strip("{}") and len(k) >= 4 and not _NUMBER.fullmatch(k):
+                segments.add(k)
+    every_family = "\n".join({f for _, f in rows})
+    keys = {k for k in keys if k not in every_family}
+    segments = {s for s in segments if s not in every_family}
+    return keys, segments, families
+
+
+def leaks(text: str, keys: set[str], segments: set[str]) -> list[str]:
+    return sorted(n for n in keys | segments if n in text)
+
+
+@pytest.fixture(scope="module")
+def sample_names(sample_db):
+    keys, segments, families = names_of(sample_db)
+    # the sample dump has both kinds, or the checks below check nothing
+    assert len(keys) > 300 and "0b8f330579bad9a51ca4383db27a595f" in segments
+    return keys, segments, families
+
+
+@pytest.fixture(scope="module")
+def sample_report(sample_db):
+    from rdbscan.reports.report.run import run_report
+
+    return run_report([sample_db], charts=True, quiet=True).report
+
+
+def _all_formats(report: dict) -> dict[str, str]:
+    """The report as each format shows it (the renderers the CLI calls)."""
+    import io
+
+    from rich.console import Console
+
+    from rdbscan.export.metrics import render_openmetrics
+    from rdbscan.reports.report import html, render
+
+    out = io.StringIO()
+    render.render_text(report, Console(file=out, width=1000))
+    return {
+        "text": out.getvalue(),
+        "markdown": render.render_markdown(report),
+        "json": render.render_json(report),
+        "html": html.render_html(report),
+        "openmetrics": render_openmetrics(report, "x"),
+    }
+
+
+def test_unredacted_the_names_are_there(sample_report, sample_names):
+    """The check below can fail: without --redact the report shows names and segments."""
+    keys, segments, _ = sample_names
+    shown = _all_formats(sample_report)
+    assert "session:0b8f330579bad9a51ca4383db27a595f" in shown["json"]
+    assert len(leaks(shown["html"], keys, segments)) > 20
+
+
+@pytest.mark.parametrize("level", ["keys", "strict"])
+def test_no_key_name_reaches_any_report_format(sample_report, sample_names, level):
+    keys, segments, families = sample_names
+    red = redact_report(sample_report, Redactor(level, b"s1", "env"))
+    shown = _all_formats(red)
+    for fmt, text in shown.items():
+        assert leaks(text, keys, segments) == [], fmt
+        present = sorted(f for f in families if f in text)
+        if level == "strict":
+            assert present == [], fmt
+            hashed = r"family-[0-9a-f]{10}" + ("" if fmt == "openmetrics" else "@[0-9a-f]{10}")
+            assert re.search(hashed, text), fmt
+        elif fmt != "openmetrics":  # (its families are labels, checked below)
+            assert {"cache:page:{id}", "session:{id}"} <= set(present), fmt
+    if level == "keys":
+        top = sample_report["patterns"]["items"][0]["pattern"]
+        assert f'family="{top}"' in shown["openmetrics"]
+    said = json.loads(shown["json"])["redaction"]
+    assert (said["level"], said["secret"]) == (level, "env")
+    assert said["note"].startswith("Key names are redacted (")
+
+
+def test_a_redacted_report_names_keys_by_family_and_hash(sample_report):
+    red = redact_report(sample_report, Redactor("keys", b"s1", "env"))
+    big = [i["key"] for i in red["big_keys"]["items"]]
+    r = Redactor("keys", b"s1")
+    assert big == [r.key(i["key"], i["pattern"]) for i in sample_report["big_keys"]["items"]]
+    assert all(re.fullmatch(r"[a-z:{}]+@[0-9a-f]{10}", k) for k in big), big
+    assert (
+        red["patterns"]["items"][0]["pattern"] == sample_report["patterns"]["items"][0]["pattern"]
+    )
+    notes = red["overview"]["notes"]
+    assert notes[-1].startswith("Key names are redacted (family patterns kept)")
+    groups = [g for s in red["streams"]["items"] for g in s.get("group_details") or []]
+    assert groups and set(groups) == {"(redacted)"}
+    assert sample_report["overview"]["notes"] == notes[:-1]  # the report itself is left as it was
+
+
+def test_the_same_secret_gives_the_same_hashes():
+    a, b, c = Redactor("keys", b"one"), Redactor("keys", b"one"), Redactor("keys", b"two")
+    name = "session:0b8f330579bad9a51ca4383db27a595f"
+    assert a.key(name, "session:{id}") == b.key(name, "session:{id}")
+    assert a.key(name, "session:{id}") != c.key(name, "session:{id}")
+    assert a.key(name, "session:{id}").startswith("session:{id}@")
+    s1, s2 = Redactor("strict", b"one"), Redactor("strict", b"two")
+    assert s1.family("session:{id}") == Redactor("strict", b"one").family("session:{id}")
+    assert s1.family("session:{id}") != s2.family("session:{id}")
+    assert Redactor("keys").key(name, "x") != Redactor("keys").key(name, "x")  # random secrets
+
+
+def test_the_cli_hashes_stay_the_same_across_runs(sample_db, tmp_path):
+    def big_keys(*args, env=SECRET):
+        res = run_cli(
+            "report", sample_db, "-q", "-f", "json", "--section", "big_keys", *args, env=env
+        )
+        assert res.exit_code == 0, res
+        return [i["key"] for i in json.loads(res.stdout)["big_keys"]["items"]], res.stderr
+
+    first, err = big_keys("--redact")
+    assert err == ""  # a secret was given: nothing to warn about
+    assert big_keys("--redact")[0] == first
+    secret = tmp_path / "secret"
+    secret.write_text("correct horse battery staple\n")
+    assert big_keys("--redact-secret", str(secret), env={})[0] == first
+    other, _ = big_keys("--redact", env={"RDBSCAN_REDACT_SECRET": "another"})
+    assert len(other) == len(first) == 3 and set(other).isdisjoint(first)
+    random1, err = big_keys("--redact", env={"RDBSCAN_REDACT_SECRET": None})
+    assert err == (
+        "rdbscan: --redact without a secret (RDBSCAN_REDACT_SECRET or --redact-secret FILE): a "
+        "random one for this run, so its hashes match no other run's\n"
+    )
+    assert set(random1).isdisjoint(first)
+
+
+def test_a_secret_file_that_cannot_be_used(sample_db, tmp_path):
+    res = run_cli("report", sample_db, "-q", "--redact-secret", str(tmp_path / "none"))
+    assert (res.exit_code, res.stdout) == (6, "")
+    assert res.stderr == (
+        f"rdbscan: error: {tmp_path / 'none'}: cannot be read (No such file or directory); "
+        "expected a file holding the redaction secret\n"
+    )
+    empty = tmp_path / "empty"
+    empty.write_text("\n")
+    res = run_cli("report", sample_db, "-q", "--redact-secret", str(empty))
+    assert res.exit_code == 2
+    assert res.stderr == (
+        f"rdbscan: error: {empty}: empty; expected a file holding the redaction secret\n"
+    )
+
+
+def test_export_redacts_every_column(sample_db, sample_names, tmp_path):
+    keys, segments, families = sample_names
+    for level in ("--redact", "--redact-strict"):
+        out = tmp_path / f"keys{level}.csv"
+        res = run_cli(
+            "export", sample_db, "-q", "-o", str(out), "--columns", "all", level, env=SECRET
+        )
+        assert res.exit_code == 0, res
+        text = out.read_text()
+        assert leaks(text, keys, segments) == []
+        rows = duckdb.sql(
+            f"SELECT key, family, key_bytes, key_raw, key_hash FROM '{out}'"
+        ).fetchall()
+        assert len(rows) == 584
+        assert {r[2:] for r in rows} == {(None, None, None)}
+        if level == "--redact":
+            assert all(r[0].startswith(r[1] + "@") for r in rows)
+            assert "cache:page:{id}" in text
+        else:
+            assert not [f for f in families if f in text]
+            assert all(re.fullmatch(r"family-[0-9a-f]{10}@[0-9a-f]{10}", r[0]) for r in rows)
+    # the report and the export hash a key alike: their names join
+    rdb = tmp_path / "keys--redact.csv"
+    res = run_cli("report", sample_db, "-q", "-f", "json", "--redact", env=SECRET)
+    big = {i["key"] for i in json.loads(res.stdout)["big_keys"]["items"]}
+    exported = {r[0] for r in duckdb.sql(f"SELECT key FROM '{rdb}'").fetchall()}
+    assert len(big) == 3 and big <= exported
+
+
+def test_export_rdbtools_columns_redacted(sample_db, tmp_path):
+    out = tmp_path / "memory.csv"
+    res = run_cli(
+        "export", sample_db, "-q", "-o", str(out), "--columns", "rdbtools", "--redact", env=SECRET
+    )
+    assert res.exit_code == 0, res
+    header = out.read_text().splitlines()[0]
+    assert (
+        header == "database,type,key,size_in_bytes,encoding,num_elements,len_largest_element,expiry"
+    )
+    names = [r[0] for r in duckdb.sql(f"SELECT key FROM read_csv('{out}')").fetchall()]
+    assert len(names) == 584
+    assert all(re.fullmatch(r"(?s).+@[0-9a-f]{10}", n) for n in names), names
+
+
+def test_schema_redacted(sample_db, sample_names):
+    keys, segments, families = sample_names
+    for level, fmt in (("--redact", "toml"), ("--redact", "markdown"), ("--redact-strict", "json")):
+        res = run_cli("schema", sample_db, "-q", "-f", fmt, level, env=SECRET)
+        assert res.exit_code == 0, res
+        assert leaks(res.stdout, keys, segments) == [], fmt
+        present = [f for f in families if f in res.stdout]
+        assert (present == []) == (level == "--redact-strict"), fmt
+        assert "Key names are redacted (" in res.stdout, fmt
+
+
+DIFF = ROOT / "tests" / "fixtures" / "diff"
+
+
+@pytest.fixture(scope="module")
+def diff_dbs(tmp_path_factory):
+    """tests/fixtures/diff old.rdb and new.rdb loaded, and their names (names_of, both sides)."""
+    import rdbscan
+
+    base = tmp_path_factory.mktemp("diff")
+    dbs = []
+    for side in ("old", "new"):
+        db = str(base / f"{side}.duckdb")
+        rdbscan.load([str(DIFF / f"{side}.rdb")], db)
+        dbs.append(db)
+    names = [names_of(db) for db in dbs]
+    return dbs, names[0][0] | names[1][0], names[0][1] | names[1][1]
+
+
+def test_diff_redacted(diff_dbs):
+    dbs, keys, segments = diff_dbs
+    plain = run_cli("diff", *dbs, "-q", "-f", "json")
+    assert "user:0:profile" in plain.stdout and "user:0:profile" in keys
+    res = run_cli("diff", *dbs, "-q", "-f", "json", "--redact", env=SECRET)
+    assert res.exit_code == 0, res
+    assert leaks(res.stdout, keys, segments) == []
+    assert "user:{id}:profile" in res.stdout
+    res = run_cli("diff", *dbs, "-q", "-f", "json", "--redact-strict", env=SECRET)
+    assert "user:{id}:profile" not in res.stdout and leaks(res.stdout, keys, segments) == []
+    said = json.loads(res.stdout)["redaction"]
+    assert said == {
+        "level": "strict",
+        "secret": "env",
+        "note": "Key names are redacted (family names hashed too): each shows its family and a "
+        "keyed hash, with the secret of RDBSCAN_REDACT_SECRET.",
+    }
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fmt", ["text", "markdown", "html"])
+def test_diff_redacted_in_every_format(diff_dbs, fmt):
+    dbs, keys, segments = diff_dbs
+    res = run_cli("diff", *dbs, "-q", "-f", fmt, "--redact", env={**SECRET, "COLUMNS": "1000"})
+    assert res.exit_code == 0, res
+    assert leaks(res.stdout, keys, segments) == [], fmt
+    assert "user:{id}:profile" in res.stdout, fmt
+    assert "Key names are redacted (family patterns kept)" in res.stdout, fmt
+
+
+def test_trend_redacted(tmp_path):
+    import rdbscan
+
+    db = str(tmp_path / "history.duckdb")
+    for i in (1, 2, 3):
+        rdbscan.load([str(DIFF / f"history-{i}.rdb")], db, instance="cache-1")
+    keys, segments, families = names_of(db)
+    plain = run_cli("trend", db, "-f", "json")
+    assert any(f in plain.stdout for f in families)
+    for fmt in ("json", "text"):
+        res = run_cli("trend", db, "-f", fmt, "--redact-strict", env={**SECRET, "COLUMNS": "1000"})
+        assert res.exit_code == 0, res
+        assert [f for f in families if f in res.stdout] == []
+        assert leaks(res.stdout, keys, segments) == []
+        assert "Key names are redacted (family names hashed too)" in res.stdout
+
+
+def test_a_filter_description_hides_the_names_given(sample_report):
+    from rdbscan.export.redact import hide_filter
+
+    assert hide_filter("match user:1000:* or x:*, regex ^a.b, type hash, db 0") == (
+        "match (redacted), regex (redacted), type hash, db 0"
+    )
+    report = dict(sample_report)
+    report["overview"] = {
+        **report["overview"],
+        "filter": {"filter": "match session:0b8f*, length >= 2", "filtered_keys": 7},
+        "notes": [
+            "Loaded with a filter (match session:0b8f*): the figures cover the filtered keys only"
+        ],
+    }
+    red = redact_report(report, Redactor("keys", b"s"))
+    assert red["overview"]["filter"] == {
+        "filter": "match (redacted), length >= 2",
+        "filtered_keys": 7,
+    }
+    assert red["overview"]["notes"][0].startswith("Loaded with a filter (match (redacted)): the")
+
+
+def test_an_error_line_names_no_key():
+    from rdbscan.export.redact import hide_error_key
+
+    line = (
+        "byte 4101: a string of 4096 bytes but the input ends 2048 bytes later while reading "
+        "key 'str:random:4k', type 0 (string); 389 keys read"
+    )
+    assert hide_error_key(line) == (
+        "byte 4101: a string of 4096 bytes but the input ends 2048 bytes later while reading "
+        "key (redacted), type 0 (string); 389 keys read"
+    )
+    cut = "byte 9: corrupt while reading key 'user:0b8f330579bad9a51ca4383db27a595f:x" + "y" * 80
+    assert hide_error_key(cut) == "byte 9: corrupt while reading key (redacted)"
+    red = redact_data({"dumps": [{"error": line}]}, Redactor("strict", b"s"))
+    assert "str:random" not in json.dumps(red)
+
+
+def test_redact_data_leaves_the_vocabulary():
+    """A key named like a type or a severity does not rewrite the types or severities."""
+    data = {
+        "items": [{"key": "hash", "type": "hash", "pattern": "hash", "severity": "warning"}],
+        "message": "the key hash is big",
+    }
+    red = redact_data(data, Redactor("keys", b"s"))
+    item = red["items"][0]
+    assert item["type"] == "hash" and item["severity"] == "warning" and item["pattern"] == "hash"
+    assert re.fullmatch(r"hash@[0-9a-f]{10}", item["key"])
+    assert red["message"] == f"the key {item['key']} is big"
+    numbers = redact_data({"key": "100", "message": "100 keys, 1 of them 100"}, Redactor("keys"))
+    assert numbers["message"] == "100 keys, 1 of them 100"  # figures, not the key `100`
+    assert re.fullmatch(r"\{id\}@[0-9a-f]{10}", numbers["key"])
+
+
+@pytest.mark.slow
+def test_no_fixture_key_name_reaches_any_output(fixtures_db, tmp_path):
+    """Every fixture dump and sample dump, every format of every command that shows names."""
+    keys, segments, families = names_of(fixtures_db)
+    assert len(keys) > 1000 and len(segments) > 100
+    env = {**SECRET, "COLUMNS": "1000"}
+    plain = run_cli("report", fixtures_db, "-q", "-f", "json", "--top", "50", env=env)
+    assert len(leaks(plain.stdout, keys, segments)) > 100  # what the checks below would see
+    for level in ("--redact", "--redact-strict"):
+        for fmt in ("text", "markdown", "json", "html", "openmetrics"):
+            res = run_cli("report", fixtures_db, "-q", "-f", fmt, level, "--top", "50", env=env)
+            assert res.exit_code in (0, 4, 5), res
+            assert leaks(res.stdout, keys, segments) == [], (level, fmt)
+            if level == "--redact-strict":
+                assert [f for f in families if f in res.stdout] == [], fmt
+        res = run_cli("schema", fixtures_db, "-q", "-f", "json", level, env=env)
+        assert leaks(res.stdout, keys, segments) == []
+        if level == "--redact-strict":
+            assert [f for f in families if f in res.stdout] == []
+        out = tmp_path / f"all{level}.jsonl"
+        res = run_cli(
+            "export", fixtures_db, "-q", "-o", str(out), "--columns", "all", level, env=env
+        )
+        assert res.exit_code in (0, 4, 5), res  # (some fixture dumps are damaged on purpose)
+        assert leaks(out.read_text(), keys, segments) == []
+    sk, ss, _ = names_of(str(_load(SAMPLES, tmp_path / "samples.duckdb")))
+    for fmt in ("text", "json", "html"):
+        res = run_cli("report", *SAMPLES, "-q", "-f", fmt, "--redact", env=env)
+        assert leaks(res.stdout, sk, ss) == [], fmt
+
+
+def _load(paths: list[str], db: Path) -> Path:
+    import rdbscan
+
+    rdbscan.load(paths, str(db))
+    return db
