@@ -54,7 +54,15 @@ def _snapshots(d: dict) -> list[Block]:
             ],
         )
     )
+    if d.get("reordered"):
+        blocks.append(Block("note", REORDERED))
     return blocks
+
+
+REORDERED = (
+    "The snapshots were given newest first: the diff compares them in time order "
+    "(old = the earlier snapshot)."
+)
 
 
 def _totals(d: dict) -> list[Block]:
