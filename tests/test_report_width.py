@@ -158,3 +158,26 @@ def test_every_dump_every_width(loaded, dump):
     blocks = document(report)
     for width in WIDTHS:
         check_tables(blocks, _render(report, width), width)
+
+
+@pytest.mark.slow
+def test_diff_and_trend_every_width(tmp_path):
+    """`diff` and `trend` draw their tables the same way: every cell whole at every width."""
+    from common import run_cli
+
+    from rdbscan.reports.diff.render import diff_document
+    from rdbscan.reports.diff.trend_render import trend_document
+
+    diff = FIXTURES / "diff"
+    res = run_cli("diff", diff / "old.rdb", diff / "new.rdb", "-q", "-f", "json")
+    assert res.exit_code == 0, res.output
+    history = tmp_path / "h.duckdb"
+    for n in range(1, 5):
+        run_cli("load", "-q", "--instance", "c", diff / f"history-{n}.rdb", "-o", history)
+    trend = run_cli("trend", history, "-f", "json")
+    for blocks in (
+        diff_document(json.loads(res.stdout)),
+        trend_document(json.loads(trend.stdout)),
+    ):
+        for width in WIDTHS:
+            assert check_tables(blocks, _draw(blocks, width), width) > 40

@@ -252,7 +252,8 @@ def _draw_table(t: Table, console) -> None:
         return
     if len(kept) > 1:
         names = ", ".join(t.headers[i] for i in moved)
-        console.print(Text(f"{names}, by {t.headers[0]}:", style="dim"))
+        by = f", by {t.headers[0]}" if t.headers[0] else ""
+        console.print(Text(f"{names}{by}:", style="dim"))
     labelled = len(moved) > 1 or len(kept) == 1
     for row in cells:
         items = [
