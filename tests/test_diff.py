@@ -17,6 +17,7 @@ from common import run_cli
 
 from rdbscan.db.load import load
 from rdbscan.reports import diff as D
+from rdbscan.reports.diff.blocks import fmt_per_day_bytes
 
 FIX = Path(__file__).parent / "fixtures" / "diff"
 TRUTH = json.loads((FIX / "changes.json").read_text())
@@ -812,3 +813,66 @@ def test_one_dump_a_side_is_loaded_apart_with_the_same_diff():
     old, new, steps = truth("pair")
     assert a["keys"]["added"] == len(new.rows.keys() - old.rows.keys())
     assert a["keys"]["removed"] == len(old.rows.keys() - new.rows.keys())
+
+
+def test_snapshots_given_newest_first_are_compared_in_time_order(pair_dbs):
+    """`diff NEW OLD` compares in time order and says so: the same totals and a positive interval
+    as `diff OLD NEW`, a warning first in the verdict, `reordered` in the JSON."""
+    old, new = pair_dbs
+    forward = json.loads(run_cli("diff", old, new, "-f", "json").stdout)
+    res = run_cli("diff", new, old, "-f", "json")
+    assert res.exit_code == 0, res.output
+    swapped = json.loads(res.stdout)
+    assert (forward["reordered"], swapped["reordered"]) == (False, True)
+    assert forward["interval_seconds"] == swapped["interval_seconds"] == 3.0
+    assert swapped["totals"] == forward["totals"]
+    assert swapped["totals"]["all"]["delta_memory_bytes"] > 0
+    assert (swapped["old"]["label"], swapped["new"]["label"]) == (str(old), str(new))
+    text = run_cli("diff", new, old, env={"COLUMNS": "200"}).stdout.splitlines()
+    assert text[2].rstrip() == (
+        f"WARN OLD ({new}) was taken after NEW ({old}): compared in time order, the earlier "
+        "snapshot as old -> see Snapshots"
+    )
+    assert "Interval  3 s" in [ln.rstrip() for ln in text]
+    assert (
+        "The snapshots were given newest first: the diff compares them in time order "
+        "(old = the earlier snapshot)." in text
+    )
+    assert not any("newest first" in ln for ln in run_cli("diff", old, new).stdout.splitlines())
+
+
+@pytest.mark.slow
+def test_trend_shows_shrinking_and_vanished_families(tmp_path):
+    """With --top 1 the fastest grower is listed, and the family that went from 3,840 B to
+    nothing is listed as vanished under the shrinking families (not hidden)."""
+    db = tmp_path / "h.duckdb"
+    for n in range(1, 5):
+        assert (
+            run_cli("load", "-q", "--instance", "c", FIX / f"history-{n}.rdb", "-o", db).exit_code
+            == 0
+        )
+    t = json.loads(run_cli("trend", db, "--top", "1", "-f", "json").stdout)
+    inst = t["instances"][0]
+    assert [f["pattern"] for f in inst["families"]] == ["events:{id}"]
+    assert inst["families"][0]["vanished"] is False
+    [gone] = inst["shrinking"]
+    assert gone["pattern"] == "old:{id}" and gone["vanished"] is True
+    assert [p["memory_bytes"] for p in gone["points"]] == [3840, 2560, 1280, 0]
+    assert [p["keys"] for p in gone["points"]] == [60, 40, 20, 0]
+    assert (gone["first_memory_bytes"], gone["last_memory_bytes"], gone["memory_growth"]) == (
+        3840,
+        0,
+        -1,
+    )
+    assert gone["memory_per_day"] < 0
+    text = run_cli("trend", db, "--top", "1", env={"COLUMNS": "120"}).stdout.splitlines()
+    rows = [ln.split() for ln in text if ln.startswith("old:{id} ")]
+    per_day = fmt_per_day_bytes(gone["memory_per_day"])
+    assert rows == [
+        ["old:{id}", "3.8", "KiB", "2.5", "KiB", "1.2", "KiB", "0", "B", "vanished"]
+        + per_day.split()
+        + ["-100.0%"]
+    ]
+    assert any(
+        ln.startswith(f"info c: old:{{id}} vanished {per_day} (3.8 KiB -> 0 B)") for ln in text
+    )

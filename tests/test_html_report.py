@@ -21,6 +21,7 @@ from report_truth import FIXTURES, big_key_rules, manifest
 
 from rdbscan.reports import report as rpt
 from rdbscan.reports.engine.database import open_database
+from rdbscan.reports.format import fmt_bytes
 from rdbscan.reports.html.page import esc
 from rdbscan.reports.report.html import render_html
 
@@ -290,8 +291,20 @@ def test_html_in_headless_chromium(dbs, rel, tmp_path):
     dom = res.stdout
     # the script ran: one treemap block per first-level family node, the slot legend filled in
     first = [n for n in data["charts"]["family_tree"] if n["depth"] == 1 and n["memory_bytes"] > 0]
-    assert dom.count('class="tm') == len(first)
-    assert f"max {data['slots']['max_keys_in_slot']:,} keys in one slot" in dom
+    assert len(re.findall(r'class="tm(?: drill)?"', dom)) == len(first)
+    # each block names its family, memory and share of all memory without hovering
+    total = sum(n["memory_bytes"] for n in first)
+    for n in first:
+        label = f'<b>{esc(n["prefix"])}</b><span class="tmv">{fmt_bytes(n["memory_bytes"])} · '
+        assert label + f"{n['memory_bytes'] / total * 100:.1f}%</span>" in dom, n["prefix"]
+    # the slot heat map for the cluster node only
+    if rel == CLUSTER:
+        assert f"max {data['slots']['max_keys_in_slot']:,} keys in one slot" in dom
+    else:
+        assert 'id="slotmap"' not in dom and data["slots"]["announced_slots"] == 0
+    # the table of contents: every link's target is in the page the script left
+    for target in re.findall(r'<nav class="toc".*?</nav>', dom, re.S)[0].split('href="#')[1:]:
+        assert f'id="{target.split(chr(34))[0]}"' in dom
     # nothing but the file itself was requested (the browser's own calls home are not the page's)
     urls = set(re.findall(r'"url":"([^"]*)"', (tmp_path / "net.json").read_text()))
     own = re.compile(r"^https?://([a-z0-9-]+\.)*(google\.com|gstatic\.com|googleapis\.com)/")
@@ -303,3 +316,65 @@ def test_html_in_headless_chromium(dbs, rel, tmp_path):
     shot = tmp_path / "r.png"
     res = _browser(out.as_uri(), tmp_path, f"--screenshot={shot}", "--window-size=1300,2000")
     assert res.returncode == 0 and shot.stat().st_size > 20_000
+
+
+# --- read at a glance: labels, axes, charts that apply, contents ------------------------------
+
+
+def _values_written(svg: str) -> list[str]:
+    return re.findall(r'<text class="value"[^>]*>([^<]*)</text>', svg)
+
+
+def test_column_values_are_written_on_the_bars():
+    from rdbscan.reports.html.svg import columns
+
+    rows = [("a", 6, "6 keys"), ("b", 0, "none"), ("c", 1234, "1,234 keys")]
+    assert _values_written(columns("t", rows)) == []  # only when asked
+    wide = columns("t", rows, values=True)
+    assert _values_written(wide) == ["6", "1,234"]  # a bar of 0 has no value written
+    # 40 bars in 580 px are too narrow for their numbers: the five highest only
+    narrow = columns("t", [(str(i), 1000 + i, "") for i in range(40)], values=True)
+    assert _values_written(narrow) == ["1,035", "1,036", "1,037", "1,038", "1,039"]
+
+
+@pytest.mark.slow
+def test_html_labels_axes_contents_and_slot_map_only_for_a_cluster(dbs):
+    pages = {}
+    for rel in (SAMPLE, CLUSTER, LFU):
+        report = _report(dbs[rel])
+        pages[rel] = (report, render_html(report))
+    # the slot heat map only for a dump that announces its slots (a cluster node)
+    for rel, (report, page) in pages.items():
+        assert ('id="slotmap"' in page) == bool(report["slots"]["announced_slots"]), rel
+    assert pages[CLUSTER][0]["slots"]["announced_slots"] == 527
+    assert pages[SAMPLE][0]["slots"]["announced_slots"] == 0
+    report, page = pages[SAMPLE]
+    # every link of the table of contents leads to an element of the page
+    links = re.findall(r'<nav class="toc".*?</nav>', page, re.S)[0]
+    targets = re.findall(r'href="#([^"]+)"', links)
+    assert targets[:4] == ["verdict", "charts", "s-overview", "s-big-keys"]
+    assert len(targets) == 2 + sum(1 for s in rpt.SECTION_NAMES if s in report and s != "schema")
+    for t in targets:
+        assert page.count(f'id="{t}"') == 1, t
+    # the TTL bars carry their key counts (from the JSON report)
+    ttl_chart = page[page.index('aria-label="TTL distribution"') :]
+    ttl_chart = ttl_chart[: ttl_chart.index("</svg>")]
+    assert _values_written(ttl_chart) == [
+        f"{d['keys']:,}" for d in report["ttl"]["distribution"] if d["keys"]
+    ]
+    assert _values_written(ttl_chart) == ["6", "35", "11", "62", "470"]
+    # the expiry timeline on a log axis: the 52 keys expiring within a week are apart from the 62
+    # expiring in decades, each bar a power of ten of seconds a quarter wide
+    timeline = report["charts"]["expiry_timeline"]
+    assert sum(r["keys"] for r in timeline) == report["ttl"]["keys_with_ttl"] == 114
+    assert sum(r["keys"] for r in timeline if r["bucket"] < 24) == 52  # under 11.6 days
+    assert sum(r["keys"] for r in timeline if r["bucket"] >= 36) == 62  # over 31.7 years
+    assert "log time axis" in page
+    # the LFU counters are written on their bars
+    report, page = pages[LFU]
+    lfu = page[page.index('aria-label="LFU counter"') :]
+    lfu = lfu[: lfu.index("</svg>")]
+    counts = [r["keys"] for r in report["charts"]["lfu"]]
+    assert len(counts) == 11  # bars wide enough for their numbers: every one written
+    written = sorted(int(v.replace(",", "")) for v in _values_written(lfu))
+    assert written == sorted(c for c in counts if c) and sum(written) == sum(counts)

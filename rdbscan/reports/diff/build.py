@@ -90,6 +90,7 @@ def build_diff(
     """Run every part of the diff and return the diff dict (the `--format json` object)."""
     options = options or DiffOptions()
     started = time.perf_counter()
+    old, new, reordered = in_time_order(old, new)
     values, meta = query_values(old, new, options)
     _create_sides(ws, old, new)
     run = DiffRunner(ws.con, values)
@@ -103,6 +104,7 @@ def build_diff(
         "options": {"top": options.top, "delimiters": options.delimiters},
         "old": old.describe() | {"label": old.label},
         "new": new.describe() | {"label": new.label},
+        "reordered": reordered,
         # not rounded: a few seconds between test snapshots are a few 1e-5 days
         "interval_seconds": (new.snapshot_ms - old.snapshot_ms) / 1000
         if span[0] is not None
@@ -125,6 +127,18 @@ def build_diff(
         out["fail_on"] = evaluate_fail_on(run, out, fail_on)
     out["diff_seconds"] = round(time.perf_counter() - started, 3)
     return out
+
+
+def in_time_order(old: Snapshot, new: Snapshot) -> tuple[Snapshot, Snapshot, bool]:
+    """The two snapshots oldest first, and whether they were given the other way round: a diff
+    always runs forward in time (docs/diff.md), so that a change, an interval and a growth per
+    day keep their sign whatever order the command line named them in.  A snapshot whose time
+    is only the time of its load has no order: it is left where it was given."""
+    sources = old.snapshot_source.split(",") + new.snapshot_source.split(",")
+    timed = "now" not in sources  # (db/snapshot.py SOURCES: `now` is the time of the load)
+    if timed and new.snapshot_ms < old.snapshot_ms:
+        return new, old, True
+    return old, new, False
 
 
 def _families(run: DiffRunner) -> dict:

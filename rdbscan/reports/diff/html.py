@@ -223,6 +223,7 @@ def _trend_charts(t: dict) -> list[str]:
         ids = [s["snapshot_id"] for s in snaps]
         ticks = _ticks(snaps)
         fams = inst["families"][:TREND_LINES]
+        fams += [f for f in inst.get("shrinking", [])[:TREND_LINES] if f not in fams]
 
         out.append(
             S.chart_box(
@@ -244,7 +245,7 @@ def _trend_charts(t: dict) -> list[str]:
         )
         out.append(
             S.chart_box(
-                f"{name}: memory by family per snapshot (the fastest growing)",
+                f"{name}: memory by family per snapshot (the fastest growing and shrinking)",
                 S.line_chart(
                     f"{name}: memory by family",
                     ticks,

@@ -54,6 +54,8 @@ def _snapshots(d: dict) -> list[Block]:
             ],
         )
     )
+    if d.get("reordered"):
+        blocks.append(Block("note", REORDERED))
     if d.get("filter"):  # loaded with filters at parse time (docs/export.md)
         blocks.append(
             Block(
@@ -65,6 +67,12 @@ def _snapshots(d: dict) -> list[Block]:
     if d.get("redaction"):  # --redact (docs/redact.md)
         blocks.append(Block("note", d["redaction"]["note"]))
     return blocks
+
+
+REORDERED = (
+    "The snapshots were given newest first: the diff compares them in time order "
+    "(old = the earlier snapshot)."
+)
 
 
 def _totals(d: dict) -> list[Block]:

@@ -51,6 +51,15 @@ def diff_verdict(d: dict) -> list[Block]:
 def _warnings(d: dict) -> list[tuple[str, str, str]]:
     """Keys past a critical big-key threshold, new big keys, keys that lost their expiry."""
     lines: list[tuple[str, str, str]] = []
+    if d.get("reordered"):
+        lines.append(
+            (
+                "warning",
+                f"OLD ({d['new']['label']}) was taken after NEW ({d['old']['label']}): "
+                "compared in time order, the earlier snapshot as old",
+                "see Snapshots",
+            )
+        )
     k = d["keys"]
     b = k["big_keys"]
     for kind, n, what, advice in (

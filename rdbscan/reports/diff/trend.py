@@ -80,7 +80,7 @@ def build_trend(
     per_snap = run.rows("trend_snapshots")
     families = run.rows("trend_families")
     instances = [
-        _instance(name, series[name], i, per_snap, families) for i, name in enumerate(names)
+        _instance(name, series[name], i, per_snap, families, top) for i, name in enumerate(names)
     ]
     return {
         "rdbscan_trend": TREND_FORMAT,
@@ -99,7 +99,7 @@ def build_trend(
 
 
 def _instance(
-    name, group: list[Snapshot], i: int, per_snap: list[dict], families: list[dict]
+    name, group: list[Snapshot], i: int, per_snap: list[dict], families: list[dict], top: int
 ) -> dict:
     """One instance's snapshots (keys and memory of each), growth per day and families."""
     stats = {r["snapshot_id"]: r for r in per_snap if r["series"] == i}
@@ -131,7 +131,20 @@ def _instance(
         "memory_per_day": first.get("memory_per_day"),
         "keys_per_day": first.get("keys_per_day"),
         "families_total": fams[0]["families_total"] if fams else 0,
-        "families": [
-            {k: v for k, v in f.items() if k not in ("series", "families_total")} for f in fams
+        "families": [_family(f) for f in fams if top == 0 or f["rank"] <= top],
+        # the families that lose memory, fastest first: those gone by the last snapshot too
+        "shrinking": [
+            _family(f)
+            for f in sorted(
+                (f for f in fams if f["shrink_rank"] is not None),
+                key=lambda f: f["shrink_rank"],
+            )
+            if top == 0 or f["shrink_rank"] <= top
         ],
     }
+
+
+def _family(f: dict) -> dict:
+    out = {k: v for k, v in f.items() if k not in ("series", "families_total", "shrink_rank")}
+    out["vanished"] = f["last_keys"] == 0
+    return out

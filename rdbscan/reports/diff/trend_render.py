@@ -47,13 +47,17 @@ def trend_verdict(t: dict) -> list[Block]:
             )
         )
         growing = [f for f in inst["families"] if (f.get("memory_per_day") or 0) > 0]
-        for f in growing[:TREND_VERDICT_FAMILIES]:
+        shrinking = inst.get("shrinking", [])
+        for f, verb in [(f, "grows") for f in growing[:TREND_VERDICT_FAMILIES]] + [
+            (f, "vanished" if f["vanished"] else "shrinks")
+            for f in shrinking[:TREND_VERDICT_FAMILIES]
+        ]:
             lines.append(
                 Block(
                     "finding",
                     items=[
                         "info",
-                        f"{name}: {fmt_key(f['pattern'], 40)} grows "
+                        f"{name}: {fmt_key(f['pattern'], 40)} {verb} "
                         f"{fmt_per_day_bytes(f['memory_per_day'])} "
                         f"({fmt_bytes(f['first_memory_bytes'])} -> "
                         f"{fmt_bytes(f['last_memory_bytes'])})",
@@ -125,30 +129,42 @@ def trend_sections(t: dict) -> list[Block]:
             )
         ids = [s["snapshot_id"] for s in snaps]
         shown = ids[-6:]  # the last snapshots fit a terminal; JSON has all of them
-        headers = ["family"] + [f"#{i} memory" for i in shown] + ["keys now", "per day", "growth"]
-        rows = []
-        for fam in inst["families"]:
-            by = {p["snapshot_id"]: p for p in fam["points"]}
-            rows.append(
-                [fmt_key(fam["pattern"])]
-                + [fmt_bytes(by[i]["memory_bytes"]) if i in by else "-" for i in shown]
-                + [
-                    fmt_int(fam["last_keys"]),
-                    fmt_per_day_bytes(fam["memory_per_day"]),
-                    fmt_growth(fam["memory_growth"]),
-                ]
-            )
         blocks.append(
-            table(
+            _families_table(
                 "Families growing fastest (memory per day, least squares over the snapshots)",
-                headers,
-                rows,
-                range(1, len(headers)),
+                inst["families"],
+                shown,
+            )
+        )
+        blocks.append(
+            _families_table(
+                "Families shrinking fastest (vanished: no key at the last snapshot)",
+                inst.get("shrinking", []),
+                shown,
             )
         )
     if not t["instances"]:
         blocks.append(Block("note", "The database holds no snapshot."))
     return blocks
+
+
+def _families_table(title: str, families: list[dict], shown: list[int]) -> Block:
+    """Families, their memory at the last snapshots shown, keys now, growth per day and in
+    all."""
+    headers = ["family"] + [f"#{i} memory" for i in shown] + ["keys now", "per day", "growth"]
+    rows = []
+    for fam in families:
+        by = {p["snapshot_id"]: p for p in fam["points"]}
+        rows.append(
+            [fmt_key(fam["pattern"])]
+            + [fmt_bytes(by[i]["memory_bytes"]) if i in by else "-" for i in shown]
+            + [
+                "vanished" if fam.get("vanished") else fmt_int(fam["last_keys"]),
+                fmt_per_day_bytes(fam["memory_per_day"]),
+                fmt_growth(fam["memory_growth"]),
+            ]
+        )
+    return table(title, headers, rows, range(1, len(headers)))
 
 
 def render_trend(t: dict, fmt: str) -> str | None:

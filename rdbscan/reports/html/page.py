@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 import json
 import os
+import re
 from pathlib import Path
 
 from ..document import SEVERITY_MARK, Block
@@ -39,9 +40,20 @@ def json_for_script(data) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
+def anchor(title: str) -> str:
+    """The id of a section's heading (the table of contents links to it)."""
+    return "s-" + (re.sub(r"[^a-z0-9]+", "-", str(title).lower()).strip("-") or "section")
+
+
+def toc(entries: list[tuple[str, str]]) -> str:
+    """A table of contents: (id, title) links, in page order."""
+    items = "".join(f'<li><a href="#{_e(i)}">{_e(t)}</a></li>' for i, t in entries)
+    return f'<nav class="toc" aria-label="Contents"><b>Contents</b><ol>{items}</ol></nav>'
+
+
 def _block_html(b: Block) -> str:
     if b.kind == "section":
-        return f"<h2>{_e(b.text)}</h2>"
+        return f'<h2 id="{_e(anchor(b.text))}">{_e(b.text)}</h2>'
     if b.kind == "kv":
         return "<dl>" + "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in b.items) + "</dl>"
     if b.kind == "table":

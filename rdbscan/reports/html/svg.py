@@ -55,11 +55,14 @@ def columns(
     height: int = 180,
     marks: list[tuple[float, str]] | None = None,
     label_every: int = 1,
+    values: bool = False,
 ) -> str:
-    """Vertical bars (a histogram or a timeline); marks: (x position 0..1, tooltip) drawn as red lines."""
+    """Vertical bars (a histogram or a timeline); marks: (x position 0..1, tooltip) drawn as red
+    lines; `values`: each bar's value written above it (where the bars are too narrow for
+    that, above the five highest only), so that the chart reads without hovering."""
     if not rows:
         return ""
-    pad_b, pad_t = 34, 8
+    pad_b, pad_t = 34, 8 + (14 if values else 0)
     n = len(rows)
     step = (width - 10) / n
     top = max(v for _, v, _ in rows) or 1
@@ -68,6 +71,11 @@ def columns(
         f'<svg class="chart" role="img" aria-label="{_e(title)}" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}">'
     ]
+    written = set()
+    if values:
+        fits = all(len(fmt_int(v)) * 6 + 2 <= step for _, v, _ in rows if v)
+        ranked = sorted(range(n), key=lambda i: -rows[i][1])
+        written = {i for i in (range(n) if fits else ranked[:5]) if rows[i][1]}
     for i, (label, value, text) in enumerate(rows):
         h = span * value / top if value else 0
         if value and h < 1:
@@ -78,10 +86,19 @@ def columns(
             f'<rect x="{x + 1:.1f}" y="{pad_t + span - h:.1f}" width="{max(step - 2, 1):.1f}" '
             f'height="{h:.1f}" fill="#4e79a7"/></g>'
         )
-        if i % label_every == 0:
+        if i in written:
             parts.append(
-                f'<text class="tick" x="{x + step / 2:.1f}" y="{height - pad_b + 14}" '
-                f'text-anchor="middle">{_e(_short(label, 14))}</text>'
+                f'<text class="value" x="{x + step / 2:.1f}" y="{pad_t + span - h - 3:.1f}" '
+                f'text-anchor="middle">{fmt_int(value)}</text>'
+            )
+        if i % label_every == 0:
+            tick = _short(label, 14)
+            # a label wider than the room left of its bar's middle starts at the bar instead
+            left = x + step / 2 - len(tick) * 3 < 0
+            parts.append(
+                f'<text class="tick" x="{x if left else x + step / 2:.1f}" '
+                f'y="{height - pad_b + 14}" text-anchor="{"start" if left else "middle"}">'
+                f"{_e(tick)}</text>"
             )
     for pos, tip in marks or []:
         x = 5 + pos * (width - 10)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 
 from ..format import fmt_bytes, fmt_int, fmt_time
-from ..html.page import blocks_html, page
+from ..html.page import anchor, blocks_html, page, toc
 from ..html.page import esc as _e
 from . import render
 from .sections import SECTIONS
@@ -27,8 +27,13 @@ def _body_html(report: dict) -> str:
     sections = [b for _, blocks in parts for b in blocks]
     if not (verdict and parts and parts[0][0] == SECTIONS[0].name):
         return '<section id="verdict">' + blocks_html(verdict + sections) + "</section>"
+    # a long page (every section, a dozen charts): links to each part first
+    contents = [("verdict", "Findings"), ("charts", "Charts")] + [
+        (anchor(b.text), b.text) for b in sections if b.kind == "section"
+    ]
     return (
-        '<section id="verdict">'
+        toc(contents)
+        + '<section id="verdict">'
         + blocks_html(verdict)
         + "</section>"
         + _charts_html(report)

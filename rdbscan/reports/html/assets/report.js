@@ -111,7 +111,13 @@
       div.style.left = cell[1] + "px"; div.style.top = cell[2] + "px";
       div.style.width = cell[3] + "px"; div.style.height = cell[4] + "px";
       div.style.background = COLORS[i % COLORS.length];
-      div.textContent = n.prefix;
+      /* what a block holds is written in it (name, memory, share), not only in its tooltip */
+      var name = document.createElement("b"), size = document.createElement("span");
+      name.textContent = n.prefix;
+      size.className = "tmv";
+      size.textContent = fmtBytes(n.memory_bytes) + " · " + pct(total ? n.memory_bytes / total : 0);
+      div.appendChild(name);
+      div.appendChild(size);
       div.title = n.prefix + "\n" + n.keys.toLocaleString("en-US") + " keys\n" + fmtBytes(n.memory_bytes) +
         " (" + pct(total ? n.memory_bytes / total : 0) + " of all memory)\nTTL coverage " +
         pct(n.keys ? n.keys_with_ttl / n.keys : 0) + (drill ? "\nclick to drill down" : "");

@@ -36,6 +36,7 @@ def charts(report: dict) -> list[str]:
                         )
                         for r in data["idle"]
                     ],
+                    values=True,
                 ),
             )
         )
@@ -54,6 +55,7 @@ def charts(report: dict) -> list[str]:
                         for r in data["lfu"]
                     ],
                     label_every=max(1, len(data["lfu"]) // 10),
+                    values=True,
                 ),
             )
         )

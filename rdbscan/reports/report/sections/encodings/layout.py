@@ -122,6 +122,7 @@ def _what_if(e: dict) -> Block:
             for w in e["what_if"]
         ],
         (2, 3),
+        detail=(),  # the change names the row: too narrow a terminal lists the rows
     )
 
 

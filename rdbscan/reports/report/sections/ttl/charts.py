@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import math
+
 from ....format import fmt_bytes, fmt_duration_ms, fmt_int, fmt_time
 from ....html.svg import chart_box
 from ....html.svg import columns as _columns
 
-TIMELINE_BUCKETS = 120  # chart_expiry_timeline's default `buckets`
+PER_DECADE = 4  # chart_expiry_timeline's default `per_decade`: buckets per power of ten
+
+
+def _edge_ms(bucket: int) -> float:
+    """Where a bucket of the log-scale timeline starts, in ms after the snapshot."""
+    return 1000 * 10 ** (bucket / PER_DECADE)
 
 
 def chart_data(run, options) -> dict:
@@ -31,25 +38,24 @@ def charts(report: dict) -> list[str]:
                         )
                         for d in ttl["distribution"]
                     ],
+                    values=True,
                 ),
             )
         )
     timeline = data.get("expiry_timeline") or []
     if timeline:
-        width_ms = timeline[0]["bucket_ms"]
-        n = TIMELINE_BUCKETS
-        by = {r["bucket"]: r for r in timeline}
         rows = []
-        for b in range(n + 1):
-            r = by.get(b)
-            if b == n and not r:
-                break
-            label = "later" if b == n else "+" + fmt_duration_ms(b * width_ms)
+        by = {r["bucket"]: r for r in timeline}
+        first, last = timeline[0]["bucket"], timeline[-1]["bucket"]
+        for b in range(first, last + 1):
+            r = by.get(b) or {"keys": 0, "memory_bytes": 0}
+            lo, hi = _edge_ms(b), _edge_ms(b + 1)
             rows.append(
                 (
-                    label,
-                    r["keys"] if r else 0,
-                    f"{fmt_int(r['keys'] if r else 0)} keys, {fmt_bytes(r['memory_bytes'] if r else 0)}",
+                    "+" + fmt_duration_ms(lo),
+                    r["keys"],
+                    f"+{fmt_duration_ms(lo)} to +{fmt_duration_ms(hi)}: {fmt_int(r['keys'])} "
+                    f"keys, {fmt_bytes(r['memory_bytes'])}",
                 )
             )
         herd = (ttl.get("herd") or {}).get("seconds", []) + (ttl.get("herd") or {}).get(
@@ -59,7 +65,10 @@ def charts(report: dict) -> list[str]:
         marks = []
         if snap is not None:
             for h in herd:
-                pos = (h["moment_ms"] - snap) / (width_ms * n)
+                at = h["moment_ms"] - snap
+                if at <= 0:
+                    continue
+                pos = (math.log10(max(at, 1000) / 1000) * PER_DECADE - first) / len(rows)
                 if 0 <= pos <= 1:
                     marks.append(
                         (
@@ -70,8 +79,17 @@ def charts(report: dict) -> list[str]:
                     )
         out.append(
             chart_box(
-                "Expiry timeline after the snapshot (keys per bucket; red: bunched expiries)",
-                _columns("Expiry timeline", rows, label_every=max(1, n // 8), marks=marks),
+                "Expiry timeline after the snapshot (keys per bucket, log time axis; red: "
+                "bunched expiries)",
+                _columns(
+                    "Expiry timeline",
+                    rows,
+                    label_every=PER_DECADE,
+                    marks=marks,
+                    values=True,
+                ),
+                "Each step of the axis is ten times the one before: expiries in the next minutes "
+                "and in the next years are both visible.",
             )
         )
     return out
