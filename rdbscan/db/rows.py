@@ -196,6 +196,10 @@ class PyKeyColumns:
         self.rows.append(row)
         self.key_bytes += len(row[3])
 
+    def append_rare(self, row: tuple) -> None:
+        """append, for a row with an invalid code or an array index (its tuple holds them)."""
+        self.append(row)
+
     def columns(self, dump_id: int, projector) -> list:
         """The batch as lists in KEYS_COLUMNS order (transposed once per batch, which costs far
         less than appending to 20 lists per key); the batch is then empty.  The projector has
@@ -222,10 +226,11 @@ if backend.compiled is not None:
             # {row: (INVALID_IDS code, array highest index)} (extras[9], extras[10])
             self.invalid: dict[int, tuple] = {}
 
-        def append(self, row: tuple) -> None:
-            if row[23] is not None or row[24] is not None:
-                self.invalid[self.n] = (row[23], row[24])
-            super().append(row)
+        def append_rare(self, row: tuple) -> None:
+            """append, for a row with an invalid code or an array index: kept aside, for
+            `columns` to write into its extras."""
+            self.invalid[self.n] = (row[23], row[24])
+            self.append(row)
 
         def columns(self, dump_id: int, projector) -> list:
             """The batch as Arrow arrays in KEYS_COLUMNS order; the batch is then empty.  The
@@ -317,8 +322,10 @@ class RowBuilder:
         ):
             self.dropped_py += 1
             return
-        prof = self.costs.select()
-        shares = self.costs.bucket_shares
+        costs = self.costs
+        prof = costs.profile
+        if prof is None:
+            prof = costs.select()
         k = rec.key
         db = rec.db
         expire = rec.expire_ms
@@ -342,13 +349,13 @@ class RowBuilder:
                 mem = estimate(rec, prof)
                 mem_tot = self.estimates[shape] = (
                     mem,
-                    total(mem, expire is not None, shares(db)),
+                    total(mem, expire is not None, costs.bucket_shares(db)),
                 )
             mem, tot = mem_tot
             fttl = fmin = ints = lpb = None
         else:
             mem = estimate(rec, prof)
-            tot = total(mem, expire is not None, shares(db))
+            tot = total(mem, expire is not None, costs.bucket_shares(db))
             if ttl is not None:
                 fttl, fmin = ttl.fields_with_ttl, ttl.min_field_expire_ms
             else:
@@ -397,7 +404,10 @@ class RowBuilder:
             invalid,
             rec.array_last,
         )
-        self.sink.append(row)
+        if invalid is None and rec.array_last is None:
+            self.sink.append(row)
+        else:  # rare: a key a server would refuse, or a Redis 8.8 array
+            self.sink.append_rare(row)
         if rec.stream is not None:
             self._add_stream(rec, rec.stream, text)
         if self.projector is not None:
