@@ -1,10 +1,12 @@
 """Key rows: turns the parser's KeyRecords into columns for the `keys`, `streams` and
 `stream_groups` tables (schema in store.py).  Knows neither RDB bytes nor DuckDB.
 
-Two implementations of the `keys` batch, same rows: the pure-Python one keeps a tuple per
-key and transposes the batch into lists; with the compiled speedups the batch is a
-`_speedups.KeyColumns` (typed C columns), which the parser also fills directly for strings
-and single-blob values (`sink`), and the batch becomes Arrow arrays over its buffers.
+Two implementations of the `keys` batch with one interface, same rows, picked once below
+from backend.compiled: PyKeyColumns keeps a tuple per key and transposes the batch into lists;
+CompiledKeyColumns is a `_speedups.KeyColumns` (typed C columns), which the parser also fills
+directly for strings and single-blob values (its `scan`), and the batch becomes Arrow arrays
+over its buffers.  The compiled batch asks the memory model through MemoryCosts, which refers
+to no batch and no RowBuilder (no reference cycle).
 """
 
 from __future__ import annotations
