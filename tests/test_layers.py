@@ -217,6 +217,22 @@ def test_one_module_picks_the_compiled_core():
     assert set(pickers) <= {"rdbscan.rdb.backend"}, pickers
 
 
+def test_no_caller_asks_which_backend_runs():
+    """Each compiled piece and its pure-Python twin share one call shape, so nothing but the
+    two places that choose (backend.py for the rdb layer, db/rows.py for the batch of key rows)
+    reads `backend.compiled`."""
+    readers = set()
+    for module, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").endswith("backend"):
+                if any(a.name == "compiled" for a in node.names):
+                    readers.add(module)
+            if isinstance(node, ast.Attribute) and node.attr == "compiled":
+                if isinstance(node.value, ast.Name) and node.value.id in ("backend", "speedups"):
+                    readers.add(module)
+    assert readers == {"rdbscan.db.rows"}
+
+
 # Inside rdbscan/reports, lowest first: what a value looks like, then the blocks and the SQL
 # engine, then the HTML machinery, then the products; the report runs the key-schema check
 # (--schema), so it sits above the schema product.  A module may import its own level and those
