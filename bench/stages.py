@@ -64,9 +64,9 @@ def stage_parse(path: str, arrow: bool) -> int:
         if rec is not None:
             rows.add(rec)
         if rows.full:
-            rows.take_keys() if arrow else rows.sink.take()
+            rows.take_keys() if arrow else rows.sink.take()  # (take: the compiled batch)
             rows.reset()
-    rows.take_keys() if arrow else rows.sink.take()
+    rows.take_keys() if arrow else rows.sink.take()  # (take: the compiled batch)
     return info.keys
 
 

@@ -137,13 +137,13 @@ def test_the_pure_path_writes_the_spec_positions(tmp_path):
     assert _through_the_view(tmp_path, columns) == VIEW_VALUES
 
 
-@pytest.mark.skipif(backend.KeyColumns is None, reason="the compiled core is not built")
+@pytest.mark.skipif(backend.compiled is None, reason="the compiled core is not built")
 def test_the_compiled_batch_writes_the_spec_positions(tmp_path):
     from rdbscan.rdb import constants as C
 
-    sink = backend.KeyColumns(16, None, C.TYPE_NAMES, C.TYPE_ENCODINGS)
+    sink = rows.KeyColumns(16, None, C.TYPE_NAMES, C.TYPE_ENCODINGS)
     sink.append((*ROW, None, None))
-    columns = rows._arrow_columns(sink.take(), 3, sink)
+    columns = sink.columns(3, None)
     assert arrow_batch(spec.KEYS_SCHEMA, columns).schema.equals(spec.KEYS_SCHEMA)
     assert _through_the_view(tmp_path, columns) == VIEW_VALUES
 

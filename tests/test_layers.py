@@ -1,9 +1,12 @@
 """The package's layers (docs/architecture.md): each imports only the layers below it, no
-module imports itself back through others, and one module picks the compiled core."""
+module imports itself back through others, and one module picks the compiled core.  The
+compiled core's .pyx sources are held to the same rules: their `import`, `from ... import` and
+`cimport` lines are read as the Python modules' imports are."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parent.parent / "rdbscan"
@@ -35,6 +38,8 @@ def _name(path: Path) -> str:
 
 
 MODULES = {_name(p): p for p in sorted(PKG.rglob("*.py"))}
+PYX = {_name(p): p for p in sorted(PKG.rglob("*.pyx"))}  # Cython sources (the compiled core)
+ALL = set(MODULES) | set(PYX)
 
 
 def _layer(module: str) -> str:
@@ -68,11 +73,71 @@ def _imports(module: str, typing_too: bool = False) -> set[str]:
                 continue
             for a in node.names:
                 sub = f"{target}.{a.name}"
-                out.add(sub if sub in MODULES else target)
-    return out & set(MODULES)
+                out.add(sub if sub in ALL else target)
+    return out & ALL
 
 
-GRAPH = {m: _imports(m) for m in MODULES}
+# A Cython import line: `from X import a, b` / `from X cimport (a, b)` / `import X` /
+# `cimport X` (Cython's grammar is not Python's: ast cannot read a .pyx).
+_PYX_IMPORT = re.compile(
+    r"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+c?import[ \t]+(\([^)]*\)|[^\n#]+)"
+    r"|c?import[ \t]+([^\n#]+))",
+    re.M,
+)
+
+
+def _pyx_imports(text: str, module: str) -> set[str]:
+    """rdbscan modules that the Cython source `text` of `module` imports or cimports."""
+    package = module.rpartition(".")[0]
+    out = set()
+    for m in _PYX_IMPORT.finditer(text):
+        if m.group(3) is not None:
+            names = [n.split(" as ")[0].strip() for n in m.group(3).split(",")]
+            out.update(n for n in names if n.split(".")[0] == "rdbscan")
+            continue
+        target = m.group(1)
+        level = len(target) - len(target.lstrip("."))
+        if level:
+            rest = target[level:]
+            base = package.split(".")[: len(package.split(".")) - level + 1]
+            target = ".".join(base + ([rest] if rest else []))
+        if target.split(".")[0] != "rdbscan":
+            continue
+        for a in m.group(2).strip("()").split(","):
+            name = a.split(" as ")[0].strip()
+            if name:
+                sub = f"{target}.{name}"
+                out.add(sub if sub in ALL else target)
+    return out & ALL
+
+
+GRAPH = {m: _imports(m) for m in MODULES} | {
+    m: _pyx_imports(p.read_text(encoding="utf-8"), m) for m, p in PYX.items()
+}
+
+
+def test_the_compiled_core_is_read_like_the_python_modules():
+    """The .pyx imports are in the graph the layer tests check; an import of the database
+    layer from the rdb layer's .pyx is found (and fails the layer test)."""
+    assert PYX == {"rdbscan.rdb._speedups": PKG / "rdb" / "_speedups.pyx"}
+    assert GRAPH["rdbscan.rdb._speedups"] == {
+        "rdbscan.rdb.constants",
+        "rdbscan.rdb.errors",
+        "rdbscan.rdb.reader",
+    }
+    text = (
+        "from libc.stdint cimport uint8_t\n"
+        "from ..db.rows import (\n    RowBuilder,\n    KEY_KEEP as K,\n)\n"
+        "cimport rdbscan.db.store\n"
+        "from .blobs cimport _lp_entry\n"
+        "    from . import elements  # inside a function\n"
+    )
+    assert _pyx_imports(text, "rdbscan.rdb._speedups") == {
+        "rdbscan.db.rows",
+        "rdbscan.db.store",
+        "rdbscan.rdb.blobs",
+        "rdbscan.rdb.elements",
+    }
 
 
 def test_the_layers_are_packages():
@@ -99,7 +164,7 @@ def test_the_rdb_layer_knows_nothing_of_the_database_or_the_reports():
     for module, deps in GRAPH.items():
         if _layer(module) in ("rdb", "model"):
             assert all(_layer(d) in ("rdb", "model") for d in deps), (module, deps)
-            text = MODULES[module].read_text(encoding="utf-8")
+            text = (MODULES.get(module) or PYX[module]).read_text(encoding="utf-8")
             assert "import duckdb" not in text and "import pyarrow" not in text, module
 
 
@@ -150,6 +215,22 @@ def test_one_module_picks_the_compiled_core():
             if isinstance(node, ast.ImportFrom) and (node.module or "").endswith("_speedups"):
                 pickers.append(module)
     assert set(pickers) <= {"rdbscan.rdb.backend"}, pickers
+
+
+def test_no_caller_asks_which_backend_runs():
+    """Each compiled piece and its pure-Python twin share one call shape, so nothing but the
+    two places that choose (backend.py for the rdb layer, db/rows.py for the batch of key rows)
+    reads `backend.compiled`."""
+    readers = set()
+    for module, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").endswith("backend"):
+                if any(a.name == "compiled" for a in node.names):
+                    readers.add(module)
+            if isinstance(node, ast.Attribute) and node.attr == "compiled":
+                if isinstance(node.value, ast.Name) and node.value.id in ("backend", "speedups"):
+                    readers.add(module)
+    assert readers == {"rdbscan.db.rows"}
 
 
 # Inside rdbscan/reports, lowest first: what a value looks like, then the blocks and the SQL

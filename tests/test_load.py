@@ -334,9 +334,10 @@ def test_database_of_another_schema_is_refused_in_one_line(tmp_path):
 @pytest.mark.parametrize("output", ["duckdb", "parquet"])
 def test_a_dump_loaded_leaves_nothing_for_the_garbage_collector(tmp_path, monkeypatch, output):
     """load_one lets go of its batch when it ends, without waiting for Python's cycle collector:
-    the compiled batch refers back to its RowBuilder, and while that cycle waited for a full
-    collection (which a loading process seldom runs) its ~10 MB of C arrays stayed: a `--jobs`
-    worker of `load --parquet` grew from 261 MB after 2 dumps to 417 MB after 50."""
+    the compiled batch once referred back to its RowBuilder, and while that cycle waited for a
+    full collection (which a loading process seldom runs) its ~10 MB of C arrays stayed: a
+    `--jobs` worker of `load --parquet` grew from 261 MB after 2 dumps to 417 MB after 50.  The
+    batch now holds the memory model's costs only (rows.MemoryCosts)."""
     import gc
     import weakref
 

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from rdbscan.db.load import load
 from rdbscan.rdb import backend as speedups
-from rdbscan.rdb import blobs, reader
+from rdbscan.rdb import blobs, elements, reader
 from rdbscan.rdb import constants as C
 from rdbscan.rdb.errors import BlobError, BlobRefused
 
@@ -185,11 +185,96 @@ def test_walkers_agree_on_blobs_redis_refuses(entries, data):
         _same(blob, True)
 
 
+# -- the bulk skip of hashtable-encoded elements ----------------------------------------------
+
+STR_ELEMENT = st.one_of(
+    st.binary(max_size=70).map(W.string),
+    st.binary(max_size=20).map(lambda b: W.string(b, force64=True)),
+    st.integers(-(1 << 31), (1 << 31) - 1).map(W.int_string),
+    st.binary(min_size=1, max_size=40).map(W.lzf_string),  # where both stop
+    st.sampled_from([b"\xc3", b"\xc4\x00", b"\x82\x00\x00\x00\x01", b"\x40"]),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(STR_ELEMENT, max_size=12),
+    st.sampled_from([elements.LAYOUT_STR, elements.LAYOUT_PAIR]),
+    st.integers(0, 14),
+    st.integers(0, 400),
+)
+def test_skip_elements_twin(parts, layout, count, cut):
+    """The compiled bulk skip and its pure-Python twin skip the same elements, to the same
+    position, with the same histograms, longest length and integer count, and stop at the same
+    element (LZF, an unknown encoding, the end of the buffer)."""
+    buf = b"".join(parts)[: cut or None]
+    for start in (0, 1):
+        got = []
+        for fn in (speedups.compiled.skip_elements, elements.skip_elements):
+            hist_a: dict = {}
+            hist_b: dict = {}
+            out = fn(buf, start, count, layout, hist_a, hist_b)
+            got.append((out, sorted(hist_a.items()), sorted(hist_b.items())))
+        assert got[0] == got[1]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.binary(max_size=20), st.binary(max_size=9)), max_size=8),
+    st.booleans(),
+    st.integers(0, 300),
+)
+def test_skip_elements_twin_zset_scores(members, binary, cut):
+    layout = elements.LAYOUT_ZSET_BINARY if binary else elements.LAYOUT_ZSET_TEXT
+    parts = []
+    for m, score in members:
+        if binary:
+            parts.append(W.string(m) + (score * 8)[:8].ljust(8, b"\0"))
+        else:  # 253-255: nan, inf, -inf (no text)
+            parts.append(W.string(m) + (bytes([len(score)]) + score if score else b"\xfe"))
+    buf = b"".join(parts)[: cut or None]
+    got = []
+    for fn in (speedups.compiled.skip_elements, elements.skip_elements):
+        hist: dict = {}
+        got.append((fn(buf, 0, len(members), layout, hist, None), sorted(hist.items())))
+    assert got[0] == got[1]
+
+
+def test_both_element_layouts_are_numbered_alike():
+    for name in ("LAYOUT_STR", "LAYOUT_PAIR", "LAYOUT_ZSET_BINARY", "LAYOUT_ZSET_TEXT"):
+        assert getattr(speedups.compiled, name) == getattr(elements, name), name
+
+
+def test_both_row_batches_have_the_methods_their_callers_use():
+    """RowBuilder and the parser call one interface, whichever batch runs."""
+    from rdbscan.db import rows as R
+
+    info = DumpInfo()
+    for cls in (R.CompiledKeyColumns, R.PyKeyColumns):
+        batch = cls(5, R.MemoryCosts(info, None), C.TYPE_NAMES, C.TYPE_ENCODINGS)
+        assert (batch.n, batch.full, batch.dropped) == (0, False, 0), cls
+        assert batch.scan(b"", 0, 0, 0, 44, 1 << 20, True, None) == (0, 0), cls
+        batch.set_filter(min_length=2, snapshot_ms=lambda: 0)
+        assert callable(batch.append) and callable(batch.append_rare), cls
+        cols = batch.columns(1, None)
+        assert len(cols) == len(KEYS_SCHEMA) and all(len(c) == 0 for c in cols), cls
+    assert R.KeyColumns is R.CompiledKeyColumns
+
+
+def test_the_batch_does_not_refer_back_to_its_builder():
+    """The compiled batch holds the memory model's costs, not the RowBuilder: no cycle."""
+    import gc
+
+    rows = RowBuilder(1, DumpInfo())
+    assert rows not in gc.get_referents(rows.sink)
+    assert rows.costs in gc.get_referents(rows.sink)
+
+
 # -- the compiled record loop (KeyColumns.scan) against the KeyRecord path --------------------
 
 import io  # noqa: E402
 
-from rdbscan.db.rows import RowBuilder  # noqa: E402
+from rdbscan.db.rows import PyKeyColumns, RowBuilder  # noqa: E402
 from rdbscan.db.store import KEYS_SCHEMA, arrow_batch  # noqa: E402
 from rdbscan.model import slots  # noqa: E402
 from rdbscan.rdb.errors import RDBError  # noqa: E402
@@ -235,7 +320,7 @@ def _batch(rows: RowBuilder) -> list:
         # leaves it to the INSERT (tests/test_family.py checks the stored column)
         family = r.pop("family")
         plain = r.pop("plain_key")  # the same for plain_key
-        if rows.sink is not None:
+        if not isinstance(rows.sink, PyKeyColumns):
             assert family == fast_family(r["key_raw"] or r["key"].encode())
             assert plain == plain_key(r["key_raw"] or r["key"].encode())
         else:
@@ -246,9 +331,10 @@ def _batch(rows: RowBuilder) -> list:
 def _load_rows(data: bytes, compiled_rows: bool, batch_rows: int) -> tuple:
     """Rows, error and key count of `data` as load_one would produce them, without DuckDB."""
     info = DumpInfo()
-    rows = RowBuilder(1, info, batch_rows=batch_rows)
-    if not compiled_rows:
-        rows.sink = None  # the KeyRecord path: every key through RowBuilder.add
+    # compiled_rows false: the pure-Python batch, so every key takes the KeyRecord path
+    rows = RowBuilder(
+        1, info, batch_rows=batch_rows, columns=None if compiled_rows else PyKeyColumns
+    )
     out, err, records = [], None, 0
     try:
         for rec in parse(io.BytesIO(data), info, size=len(data), sink=rows.sink):

@@ -5,7 +5,8 @@ A process that loads many dumps one after the other (a `--jobs` worker, a Dask w
 on the parsing thread and on the writer thread (pyarrow, DuckDB's Arrow conversion).  glibc
 keeps freed blocks in its per-thread arenas and hands the top of a heap back only when it is
 free at the very end.  (The growth of ~11 MB a dump measured in docs/fleet.md was a reference
-cycle, fixed by RowBuilder.close; this is the smaller part: 200-209 MB resident between dumps
+cycle between the compiled batch and its RowBuilder, gone since the batch holds only
+rows.MemoryCosts; this is the smaller part: 200-209 MB resident between dumps
 without it, 170 MB with it, over 12 dumps of 1 M keys in one process.)  malloc_trim(0) returns
 every arena's free pages (madvise) and costs a few milliseconds; elsewhere (macOS, musl) it is
 a no-op.

@@ -328,7 +328,6 @@ def load_one(
             store.discard(dump_id)
         if source is not None:
             source.close()
-        rows.close()
         release_free_memory()  # a worker loads dump after dump: its heap must not grow
 
 

@@ -1,15 +1,18 @@
 """Key rows: turns the parser's KeyRecords into columns for the `keys`, `streams` and
 `stream_groups` tables (schema in store.py).  Knows neither RDB bytes nor DuckDB.
 
-Two implementations of the `keys` batch, same rows: the pure-Python one keeps a tuple per
-key and transposes the batch into lists; with the compiled speedups the batch is a
-`_speedups.KeyColumns` (typed C columns), which the parser also fills directly for strings
-and single-blob values (`sink`), and the batch becomes Arrow arrays over its buffers.
+Two implementations of the `keys` batch with one interface, same rows, picked once below
+from backend.compiled: PyKeyColumns keeps a tuple per key and transposes the batch into lists;
+CompiledKeyColumns is a `_speedups.KeyColumns` (typed C columns), which the parser also fills
+directly for strings and single-blob values (its `scan`), and the batch becomes Arrow arrays
+over its buffers.  The compiled batch asks the memory model through MemoryCosts, which refers
+to no batch and no RowBuilder (no reference cycle).
 """
 
 from __future__ import annotations
 
 import struct
+from typing import Any
 
 import pyarrow as pa
 
@@ -25,9 +28,8 @@ from ..model.memory import (
     value_cost,
 )
 from ..model.slots import key_slot
+from ..rdb import backend, long_names
 from ..rdb import constants as C
-from ..rdb import long_names
-from ..rdb.backend import KeyColumns
 from .columns import KEYS_COLUMNS, KEYS_SCHEMA
 from .store import STREAM_GROUPS_COLUMNS, STREAMS_COLUMNS
 
@@ -94,6 +96,164 @@ def key_prefix(key: bytes) -> bytes:
     return head
 
 
+class MemoryCosts:
+    """What the compiled batch asks of the memory model for a row it writes itself
+    (KeyColumns._estimate puts them together as RowBuilder.add does: memory.estimate = key
+    cost + value cost, then memory.total).  Holds the dump's header and the profile, never the
+    RowBuilder, so the batch that holds it refers back to nothing."""
+
+    __slots__ = ("info", "profile", "shares", "target")
+
+    def __init__(self, info, target: str | None):
+        self.info = info
+        self.target = target
+        self.profile: Profile | None = None  # chosen at the first key (the header is read)
+        self.shares: dict[int, tuple[float, float]] = {}
+
+    def select(self) -> Profile:
+        if self.profile is None:
+            self.profile = select_profile(self.info, self.target)
+        return self.profile
+
+    def bucket_shares(self, db: int) -> tuple[float, float]:
+        """Per-key share of the main and expires bucket arrays, from RESIZEDB (docs/rdb-format.md section 8.6)."""
+        share = self.shares.get(db)
+        if share is None:
+            share = self.shares[db] = bucket_shares(self.info.resizedb, db)
+        return share
+
+    def key_cost(self, key_len: int) -> int:
+        return key_cost(key_len, self.select())
+
+    def value_cost(self, type_name: str, encoding: str, length: int, blob: int) -> int:
+        """Of a string or single-blob value (a one-node quicklist included)."""
+        return int(value_cost(_Shape(type_name, encoding, length, blob), self.select()))
+
+    def embeds_key(self) -> bool:
+        """The profile keeps the key inside the value's object (kv_cost instead of key_cost +
+        value_cost)."""
+        return bool(self.select().kv)
+
+    def kv_cost(
+        self, type_name: str, encoding: str, key_len: int, length: int, blob: int, ttl: bool
+    ) -> int:
+        """memory.estimate of a string or single-blob value under such a profile."""
+        return kv_estimate(
+            _Shape(type_name, encoding, length, blob), key_len, bool(ttl), self.select()
+        )
+
+    def total_shares(self, db: int) -> tuple[float, float]:
+        """(main bucket share, expires entry + expires bucket share) of a key in db: what
+        memory.total adds to a key's memory, the second for keys with a TTL."""
+        main, expires = self.bucket_shares(db)
+        return main, EXPIRES_ENTRY + expires
+
+
+class SnapshotTime:
+    """The snapshot time in ms (a filter's skip_expired), asked of `source` once, by
+    RowBuilder.add or by the compiled batch's filter, whichever meets an expiry first."""
+
+    __slots__ = ("ms", "source")
+
+    def __init__(self, source):
+        self.source = source
+        self.ms: int | None = None
+
+    def __call__(self) -> int:
+        if self.ms is None:
+            self.ms = int(self.source()) if self.source is not None else 0
+        return self.ms
+
+
+class PyKeyColumns:
+    """The pure-Python twin of _speedups.KeyColumns: the same methods over one tuple per row
+    (RowBuilder.add's order), transposed into lists when the batch is taken.  Its scan reads
+    no record (the parser's Python loop reads them all, and RowBuilder.add applies the
+    filter), and it keeps smaller batches (PURE_BATCH_ROWS): a tuple per row weighs more
+    than typed columns."""
+
+    __slots__ = ("capacity", "dropped", "key_bytes", "rows")
+
+    def __init__(self, capacity: int, costs, type_names: dict, type_encodings: dict):
+        self.capacity = min(capacity, PURE_BATCH_ROWS)
+        self.rows: list[tuple] = []
+        self.key_bytes = 0
+        self.dropped = 0  # the filter is RowBuilder.add's: it drops nothing here
+
+    @property
+    def n(self) -> int:
+        return len(self.rows)
+
+    @property
+    def full(self) -> bool:
+        return len(self.rows) >= self.capacity or self.key_bytes >= KEY_DATA_SOFT
+
+    def set_filter(self, **kwargs) -> None:
+        """Nothing to do: every record reaches RowBuilder.add, which applies the filter."""
+
+    def scan(self, buf: bytes, pos: int, *args) -> tuple[int, int]:
+        """Reads nothing: (pos, 0 records taken)."""
+        return pos, 0
+
+    def append(self, row: tuple) -> None:
+        self.rows.append(row)
+        self.key_bytes += len(row[3])
+
+    def append_rare(self, row: tuple) -> None:
+        """append, for a row with an invalid code or an array index (its tuple holds them)."""
+        self.append(row)
+
+    def columns(self, dump_id: int, projector) -> list:
+        """The batch as lists in KEYS_COLUMNS order (transposed once per batch, which costs far
+        less than appending to 20 lists per key); the batch is then empty.  The projector has
+        seen each row already (RowBuilder.add)."""
+        rows, self.rows, self.key_bytes = self.rows, [], 0
+        if not rows:
+            return [[] for _ in KEYS_COLUMNS]
+        return _pure_columns(rows)
+
+
+KeyColumns: type
+if backend.compiled is not None:
+    _Compiled: Any = backend.compiled.KeyColumns
+
+    class CompiledKeyColumns(_Compiled):
+        """_speedups.KeyColumns (typed C columns, which the parser also fills directly for
+        strings and single-blob values: its scan) with what the db layer adds: the batch as
+        Arrow arrays over its buffers, and the rows that a server would refuse or that are
+        Redis 8.8 arrays (their extras, which the C columns do not hold)."""
+
+        __slots__ = ("invalid",)
+
+        def __init__(self, *args):
+            # {row: (INVALID_IDS code, array highest index)} (extras[9], extras[10])
+            self.invalid: dict[int, tuple] = {}
+
+        def append_rare(self, row: tuple) -> None:
+            """append, for a row with an invalid code or an array index: kept aside, for
+            `columns` to write into its extras."""
+            self.invalid[self.n] = (row[23], row[24])
+            self.append(row)
+
+        def columns(self, dump_id: int, projector) -> list:
+            """The batch as Arrow arrays in KEYS_COLUMNS order; the batch is then empty.  The
+            projector is shown the rows the compiled loop wrote (RowBuilder.add showed it the
+            others)."""
+            taken = self.take()
+            if projector is not None:
+                projector.add_compiled(taken, self.type_names, self.encoding_names)
+            cols = _arrow_columns(taken, dump_id, self)
+            if self.invalid:
+                at = KEYS_COLUMNS.index("extras")
+                cols[at] = _with_invalid(cols[at], self.invalid)
+                self.invalid = {}
+            return cols
+
+    KeyColumns = CompiledKeyColumns
+else:
+    KeyColumns = PyKeyColumns
+
+
 class RowBuilder:
     """Accumulates one batch of rows at a time."""
 
@@ -106,131 +266,56 @@ class RowBuilder:
         projector=None,
         key_filter=None,
         snapshot_ms=None,
+        columns: type | None = None,
     ):
         """key_filter: a filters.KeyFilter (rows it rejects are never added); snapshot_ms: a
         callable giving the snapshot time in ms, asked once at the first key with an expiry
-        when the filter skips expired keys."""
+        when the filter skips expired keys; columns: the batch class (default KeyColumns, the
+        backend's; PyKeyColumns to compare the two in one process)."""
         self.dump_id = dump_id
         # Another consumer of every key (rdbscan/migrate's Projector: the key's cost on other
         # servers): add_record(rec) for the records this builder adds, add_compiled(columns,
         # type names, encoding names) for a compiled batch as it is taken.
         self.projector = projector
         self.info = info
-        self.target = target
-        self.batch_rows = batch_rows if KeyColumns is not None else min(batch_rows, PURE_BATCH_ROWS)
-        self.profile: Profile | None = None
-        self.bucket_share: dict[int, tuple[float, float]] = {}
+        self.costs = MemoryCosts(info, target)
         self.estimates: dict[tuple, tuple[int, int]] = {}  # memory estimate by value shape (add)
-        # The compiled batch, which the parser may fill directly (parse(..., sink=)).
-        self.sink = (
-            KeyColumns(batch_rows, self, C.TYPE_NAMES, C.TYPE_ENCODINGS)
-            if KeyColumns is not None
-            else None
-        )
+        # The batch, which the parser may fill directly (parse(..., sink=)).
+        self.sink = (columns or KeyColumns)(batch_rows, self.costs, C.TYPE_NAMES, C.TYPE_ENCODINGS)
+        self.batch_rows = self.sink.capacity
         self.filter = key_filter if key_filter is not None and key_filter.active else None
         self.dropped_py = 0  # records of the Python path the filter left out
-        self._snapshot_ms = snapshot_ms
-        self._cutoff: int | None = None
-        if self.filter is not None and self.sink is not None:
-            self.sink.set_filter(**self.filter.compiled(C.TYPE_NAMES))
+        self.snapshot_ms = SnapshotTime(snapshot_ms)
+        if self.filter is not None:
+            self.sink.set_filter(**self.filter.compiled(C.TYPE_NAMES), snapshot_ms=self.snapshot_ms)
         self.reset()
 
-    def snapshot_ms(self) -> int:
-        """The snapshot time in ms (the filter's skip_expired), asked once."""
-        if self._cutoff is None:
-            self._cutoff = int(self._snapshot_ms()) if self._snapshot_ms is not None else 0
-        return self._cutoff
+    @property
+    def profile(self) -> Profile | None:
+        """The memory profile, once a key has been estimated."""
+        return self.costs.profile
 
     @property
     def dropped(self) -> int:
         """Keys read and left out by the filter."""
-        return self.dropped_py + (self.sink.dropped if self.sink is not None else 0)
-
-    def close(self) -> None:
-        """Let go of the compiled batch now: it refers back to this builder (its estimator),
-        a cycle that only Python's rarely run full collection would free, with the batch's
-        ~10 MB of C arrays; a process loading dump after dump grew by that much per dump."""
-        self.sink = None
-        self.reset()
+        return self.dropped_py + self.sink.dropped
 
     def reset(self) -> None:
-        self.rows: list[tuple] = []
-        # the compiled batch: {row: (INVALID_IDS code, array highest index)} of its keys that
-        # a server would refuse or that are Redis 8.8 arrays (extras[9], extras[10])
-        self.invalid: dict[int, tuple] = {}
-        self.key_bytes = 0  # of the pure-Python batch (the compiled one counts its own)
         self.streams: list[list] = [[] for _ in STREAMS_COLUMNS]
         self.groups: list[list] = [[] for _ in STREAM_GROUPS_COLUMNS]
 
     @property
     def count(self) -> int:
-        return self.sink.n if self.sink is not None else len(self.rows)
+        return self.sink.n
 
     @property
     def full(self) -> bool:
         """The batch should be written now."""
-        if self.sink is not None:
-            return self.sink.full
-        return len(self.rows) >= self.batch_rows or self.key_bytes >= KEY_DATA_SOFT
+        return self.sink.full
 
     def take_keys(self) -> list:
-        """The batch as columns (KEYS_COLUMNS order): Arrow arrays from the compiled batch, or
-        lists from the tuples (transposed once per batch, which costs far less than appending
-        to 20 lists per key).  Taking the compiled batch empties it."""
-        if self.sink is not None:
-            taken = self.sink.take()
-            if self.projector is not None:
-                self.projector.add_compiled(taken, self.sink.type_names, self.sink.encoding_names)
-            cols = _arrow_columns(taken, self.dump_id, self.sink)
-            if self.invalid:
-                cols[KEYS_COLUMNS.index("extras")] = _with_invalid(
-                    cols[KEYS_COLUMNS.index("extras")], self.invalid
-                )
-                self.invalid = {}
-            return cols
-        if not self.rows:
-            return [[] for _ in KEYS_COLUMNS]
-        return _pure_columns(self.rows)
-
-    def _shares(self, db: int) -> tuple[float, float]:
-        """Per-key share of the main and expires bucket arrays, from RESIZEDB (docs/rdb-format.md section 8.6)."""
-        share = self.bucket_share.get(db)
-        if share is None:
-            share = self.bucket_share[db] = bucket_shares(self.info.resizedb, db)
-        return share
-
-    # What the compiled batch asks of the memory model (KeyColumns._estimate puts them
-    # together as add() does: memory.estimate = key cost + value cost, then memory.total).
-    def _profile(self):
-        if self.profile is None:
-            self.profile = select_profile(self.info, self.target)
-        return self.profile
-
-    def key_cost(self, key_len: int) -> int:
-        return key_cost(key_len, self._profile())
-
-    def value_cost(self, type_name: str, encoding: str, length: int, blob: int) -> int:
-        """Of a string or single-blob value (a one-node quicklist included)."""
-        return int(value_cost(_Shape(type_name, encoding, length, blob), self._profile()))
-
-    def embeds_key(self) -> bool:
-        """The profile keeps the key inside the value's object (kv_cost instead of key_cost +
-        value_cost)."""
-        return bool(self._profile().kv)
-
-    def kv_cost(
-        self, type_name: str, encoding: str, key_len: int, length: int, blob: int, ttl: bool
-    ) -> int:
-        """memory.estimate of a string or single-blob value under such a profile."""
-        return kv_estimate(
-            _Shape(type_name, encoding, length, blob), key_len, bool(ttl), self._profile()
-        )
-
-    def total_shares(self, db: int) -> tuple[float, float]:
-        """(main bucket share, expires entry + expires bucket share) of a key in db: what
-        memory.total adds to a key's memory, the second for keys with a TTL."""
-        main, expires = self._shares(db)
-        return main, EXPIRES_ENTRY + expires
+        """The batch as columns (KEYS_COLUMNS order); taking it empties it."""
+        return self.sink.columns(self.dump_id, self.projector)
 
     def add(self, rec) -> None:
         if self.filter is not None and not self.filter.keep(
@@ -238,9 +323,10 @@ class RowBuilder:
         ):
             self.dropped_py += 1
             return
-        prof = self.profile
+        costs = self.costs
+        prof = costs.profile
         if prof is None:
-            prof = self.profile = select_profile(self.info, self.target)
+            prof = costs.select()
         k = rec.key
         db = rec.db
         expire = rec.expire_ms
@@ -264,13 +350,13 @@ class RowBuilder:
                 mem = estimate(rec, prof)
                 mem_tot = self.estimates[shape] = (
                     mem,
-                    total(mem, expire is not None, self._shares(db)),
+                    total(mem, expire is not None, costs.bucket_shares(db)),
                 )
             mem, tot = mem_tot
             fttl = fmin = ints = lpb = None
         else:
             mem = estimate(rec, prof)
-            tot = total(mem, expire is not None, self._shares(db))
+            tot = total(mem, expire is not None, costs.bucket_shares(db))
             if ttl is not None:
                 fttl, fmin = ttl.fields_with_ttl, ttl.min_field_expire_ms
             else:
@@ -319,13 +405,10 @@ class RowBuilder:
             invalid,
             rec.array_last,
         )
-        if self.sink is not None:
-            if invalid is not None or rec.array_last is not None:
-                self.invalid[self.sink.n] = (invalid, rec.array_last)
+        if invalid is None and rec.array_last is None:
             self.sink.append(row)
-        else:
-            self.rows.append(row)
-            self.key_bytes += len(k)
+        else:  # rare: a key a server would refuse, or a Redis 8.8 array
+            self.sink.append_rare(row)
         if rec.stream is not None:
             self._add_stream(rec, rec.stream, text)
         if self.projector is not None:

@@ -86,19 +86,40 @@ def listpack_scan(bytes blob, bint members_only=False):
     return count, mx
 
 
-cdef int _listpack_scan(const uint8_t* b, Py_ssize_t n, bint members_only, Py_ssize_t* count,
-                        Py_ssize_t* longest) except -1:
+cdef int _lp_header(const uint8_t* b, Py_ssize_t n) except -1:
+    """The entry count of a listpack's header (65535: not counted) once its size is checked
+    against the header's, as blobs.listpack_header; `b` holds the blob's first 7 bytes, or n
+    when there are fewer.  The one header decoding of _listpack_scan and listpack_stream_scan."""
     if n < 7:
         raise BlobError(f"listpack of {n} bytes is shorter than its 7-byte minimum")
     cdef uint32_t total = _u32le(b)
     if total != n:
         raise BlobError(f"listpack header says {total} bytes but the blob has {n}")
+    return b[4] | (b[5] << 8)
+
+
+cdef int _zl_header(const uint8_t* b, Py_ssize_t n, uint32_t* tail) except -1:
+    """The entry count of a ziplist's header (65535: not counted) and its tail offset, once its
+    size is checked against the header's, as blobs.ziplist_header; `b` holds the blob's first
+    11 bytes, or n when there are fewer.  The one header decoding of _ziplist_scan and
+    ziplist_stream_scan."""
+    if n < 11:
+        raise BlobError(f"ziplist of {n} bytes is shorter than its 11-byte minimum")
+    cdef uint32_t total = _u32le(b)
+    if total != n:
+        raise BlobError(f"ziplist header says {total} bytes but the blob has {n}")
+    tail[0] = _u32le(b + 4)
+    return b[8] | (b[9] << 8)
+
+
+cdef int _listpack_scan(const uint8_t* b, Py_ssize_t n, bint members_only, Py_ssize_t* count,
+                        Py_ssize_t* longest) except -1:
+    cdef int hdr = _lp_header(b, n)
     cdef Py_ssize_t p = 6, i = 0, mx = 0, last = n - 1, ln, sz, q
     cdef Py_ssize_t bad_p = -1, bad_sz = 0   # the first entry whose back-length is wrong
     cdef int64_t bad_back = 0, back
     cdef uint8_t c
     cdef int v
-    cdef int hdr
     while True:
         c = b[p]          # p <= last here
         if p == last:
@@ -168,7 +189,6 @@ cdef int _listpack_scan(const uint8_t* b, Py_ssize_t n, bint members_only, Py_ss
     if bad_p >= 0:
         raise BlobRefused(f"listpack entry at {bad_p} has back-length {bad_back}, not its size "
                           f"{bad_sz}", "listpack back-length", (i, mx))
-    hdr = b[4] | (b[5] << 8)
     if hdr != i and hdr != 65535:
         raise BlobRefused(f"listpack header counts {hdr} entries, it holds {i}",
                           "listpack count", (i, mx))
@@ -187,16 +207,12 @@ def ziplist_scan(bytes blob, bint members_only=False):
 
 cdef int _ziplist_scan(const uint8_t* b, Py_ssize_t n, bint members_only, Py_ssize_t* count,
                        Py_ssize_t* longest) except -1:
-    if n < 11:
-        raise BlobError(f"ziplist of {n} bytes is shorter than its 11-byte minimum")
-    cdef uint32_t total = _u32le(b)
-    if total != n:
-        raise BlobError(f"ziplist header says {total} bytes but the blob has {n}")
+    cdef uint32_t tail
+    cdef int hdr = _zl_header(b, n, &tail)
     cdef Py_ssize_t p = 10, i = 0, mx = 0, last = n - 1, ln, q
     cdef Py_ssize_t start = 0, prev = 0   # the last entry walked: offset, size
     cdef Py_ssize_t bad_p = -1, bad_prev = 0, bad_size = 0   # the first wrong prevlen
-    cdef uint32_t prevlen, tail
-    cdef int hdr
+    cdef uint32_t prevlen
     cdef uint8_t c, e
     cdef int v
     while True:
@@ -275,12 +291,10 @@ cdef int _ziplist_scan(const uint8_t* b, Py_ssize_t n, bint members_only, Py_ssi
     if bad_p >= 0:
         raise BlobRefused(f"ziplist entry at {bad_p} has previous-entry length {bad_prev}, not "
                           f"{bad_size}", "ziplist previous length", (i, mx))
-    tail = _u32le(b + 4)
     if tail > <uint64_t>last or (i and tail != <uint64_t>start):
         raise BlobRefused(f"ziplist tail offset {tail} is not its last entry's offset {start}"
                           if i else f"ziplist tail offset {tail} points past its end",
                           "ziplist tail", (i, mx))
-    hdr = b[8] | (b[9] << 8)
     if hdr != i and hdr != 65535:
         raise BlobRefused(f"ziplist header counts {hdr} entries, it holds {i}", "ziplist count",
                           (i, mx))
@@ -756,17 +770,12 @@ def listpack_stream_scan(src, bint members_only=False):
     """The compiled twin of blob_stream.listpack_stream_scan: listpack_scan over a
     blob_source.BlobSource (the same results, refusals and errors)."""
     cdef Py_ssize_t n = src.n
-    if n < 7:
-        raise BlobError(f"listpack of {n} bytes is shorter than its 7-byte minimum")
     cdef bytes buf
     cdef Py_ssize_t off, end
     buf, off = src.window(0, 16)
     cdef const uint8_t* b = <const uint8_t*>(<char*>buf)
     end = off + len(buf)
-    cdef uint32_t total = _u32le(b)
-    if total != n:
-        raise BlobError(f"listpack header says {total} bytes but the blob has {n}")
-    cdef int hdr = b[4] | (b[5] << 8)
+    cdef int hdr = _lp_header(b, n)
     cdef Py_ssize_t p = 6, i = 0, mx = 0, last = n - 1, ln, sz, q, x
     cdef Py_ssize_t bad_p = -1, bad_sz = 0
     cdef int64_t bad_back = 0, back
@@ -861,18 +870,13 @@ def ziplist_stream_scan(src, bint members_only=False):
     """The compiled twin of blob_stream.ziplist_stream_scan: ziplist_scan over a
     blob_source.BlobSource (the same results, refusals and errors)."""
     cdef Py_ssize_t n = src.n
-    if n < 11:
-        raise BlobError(f"ziplist of {n} bytes is shorter than its 11-byte minimum")
     cdef bytes buf
     cdef Py_ssize_t off, end
     buf, off = src.window(0, 16)
     cdef const uint8_t* b = <const uint8_t*>(<char*>buf)
     end = off + len(buf)
-    cdef uint32_t total = _u32le(b)
-    if total != n:
-        raise BlobError(f"ziplist header says {total} bytes but the blob has {n}")
-    cdef uint32_t tail = _u32le(b + 4), prevlen
-    cdef int hdr = b[8] | (b[9] << 8)
+    cdef uint32_t tail, prevlen
+    cdef int hdr = _zl_header(b, n, &tail)
     cdef Py_ssize_t p = 10, i = 0, mx = 0, last = n - 1, ln, q, x
     cdef Py_ssize_t start = 0, prev = 0
     cdef Py_ssize_t bad_p = -1, bad_prev = 0, bad_size = 0
@@ -1161,7 +1165,7 @@ cdef class KeyColumns:
     cdef uint8_t* c_valid[N_VALID]
     cdef Shape* cache
     cdef int64_t key_costs[KEY_COSTS]
-    cdef object estimator
+    cdef object costs                # the memory model's costs (rows.MemoryCosts)
     cdef int kv_mode                 # -1 unknown; 1: the key lives in the object (kv.py)
     cdef dict kv_costs               # kv_mode: memory by (type, enc, key len, len, blob, ttl)
     cdef int64_t shares_db
@@ -1180,12 +1184,16 @@ cdef class KeyColumns:
     cdef uint8_t f_type_ok[256]      # by RDB type byte
     cdef int64_t f_min_len, f_min_mem
     cdef bint f_skip_expired
-    cdef int f_cutoff_known          # 0: ask the estimator (snapshot_ms) at the first expiry
+    cdef object f_snapshot_ms        # gives the snapshot time (ms), asked at the first expiry
+    cdef int f_cutoff_known          # 0: not asked yet
     cdef int64_t f_cutoff
     cdef list f_prefixes             # literal key prefixes (bytes), or None
     cdef object f_key_ok             # key bytes -> bool, or None
 
-    def __cinit__(self, Py_ssize_t capacity, estimator, dict type_names, dict type_encodings):
+    def __cinit__(self, Py_ssize_t capacity, costs, dict type_names, dict type_encodings):
+        """`costs`: key_cost(key length), value_cost(type, encoding, length, blob),
+        embeds_key(), kv_cost(type, encoding, key length, length, blob, ttl) and
+        total_shares(db) of the memory model (rows.MemoryCosts, which refers to no batch)."""
         cdef int i
         self.capacity = capacity
         self.n = 0
@@ -1250,7 +1258,7 @@ cdef class KeyColumns:
         memset(self.c_lpb, 0, capacity * 8)
         self.c_koff[0] = 0
         self.c_foff[0] = 0
-        self.estimator = estimator
+        self.costs = costs
         self.type_names = []
         self.type_codes = {}
         self.encoding_names = []
@@ -1271,11 +1279,11 @@ cdef class KeyColumns:
         self.f_min_mem = 0
 
     def set_filter(self, dbs=None, rdb_types=None, int64_t min_length=0, int64_t min_memory=0,
-                   bint skip_expired=False, prefixes=None, key_ok=None):
+                   bint skip_expired=False, prefixes=None, key_ok=None, snapshot_ms=None):
         """Leave out the records a filter rejects (db/filters.py KeyFilter.compiled): a db not
         in `dbs`, an RDB type byte not in `rdb_types`, a length or memory below the minimum, an
-        expiry at or before the snapshot time (asked of the estimator's snapshot_ms() once), a
-        key with none of `prefixes`, a key `key_ok` refuses.  Such a record is read, counted
+        expiry at or before the snapshot time (snapshot_ms(), asked once), a key with none of
+        `prefixes`, a key `key_ok` refuses.  Such a record is read, counted
         in `dropped`, and its row never committed."""
         cdef int i
         self.f_dbs = frozenset(dbs) if dbs else None
@@ -1286,6 +1294,7 @@ cdef class KeyColumns:
         self.f_min_mem = min_memory
         self.f_skip_expired = skip_expired
         self.f_cutoff_known = 0
+        self.f_snapshot_ms = snapshot_ms
         self.f_prefixes = list(prefixes) if prefixes is not None else None
         self.f_key_ok = key_ok
         self.filtering = bool(dbs or rdb_types is not None or min_length or min_memory
@@ -1306,7 +1315,7 @@ cdef class KeyColumns:
             return True
         if self.f_skip_expired and has_expire:
             if not self.f_cutoff_known:
-                self.f_cutoff = self.estimator.snapshot_ms()
+                self.f_cutoff = self.f_snapshot_ms() if self.f_snapshot_ms is not None else 0
                 self.f_cutoff_known = 1
             if expire <= self.f_cutoff:
                 return True
@@ -1413,12 +1422,12 @@ cdef class KeyColumns:
                        int64_t blob, int32_t db, bint ttl, Py_ssize_t i) except -1:
         """memory_bytes and memory_total_bytes of row i, as rows.RowBuilder.add computes them
         (memory.estimate and memory.total): the key's cost by key length and the value's by
-        value shape, each asked of the estimator (rows.RowBuilder, the memory model) once, and
+        value shape, each asked of the memory model (self.costs) once, and
         the total from the db's bucket shares, as memory.total adds them."""
         cdef int64_t key_cost, mem
         cdef double t
         if self.kv_mode < 0:
-            self.kv_mode = 1 if self.estimator.embeds_key() else 0
+            self.kv_mode = 1 if self.costs.embeds_key() else 0
         if self.kv_mode:
             # Redis 8.6 / Valkey 8.1+: key, expiry and value share one cost (kv.kv_estimate).
             shape = (tc, ec, key_len, length, blob, ttl)
@@ -1426,11 +1435,11 @@ cdef class KeyColumns:
             if cost is None:
                 if len(self.kv_costs) >= 100_000:
                     self.kv_costs.clear()
-                cost = self.kv_costs[shape] = self.estimator.kv_cost(
+                cost = self.kv_costs[shape] = self.costs.kv_cost(
                     self.type_names[tc], self.encoding_names[ec], key_len, length, blob, ttl)
             mem = cost
             if db != self.shares_db:
-                self.share_main, self.share_expire = self.estimator.total_shares(db)
+                self.share_main, self.share_expire = self.costs.total_shares(db)
                 self.shares_db = db
             t = <double>mem + self.share_main
             if ttl:
@@ -1441,7 +1450,7 @@ cdef class KeyColumns:
         if key_len < KEY_COSTS and self.key_costs[key_len] >= 0:
             key_cost = self.key_costs[key_len]
         else:
-            key_cost = self.estimator.key_cost(key_len)
+            key_cost = self.costs.key_cost(key_len)
             if key_len < KEY_COSTS:
                 self.key_costs[key_len] = key_cost
         cdef uint64_t h = (<uint64_t>length + 0x632BE59BD9B4E019ULL) * 0xBF58476D1CE4E5B9ULL
@@ -1451,7 +1460,7 @@ cdef class KeyColumns:
         cdef Shape* s = &self.cache[h & (SHAPE_CACHE - 1)]
         if not (s.used and s.length == length and s.blob == blob and s.type_code == tc
                 and s.enc_code == ec):
-            s.cost = self.estimator.value_cost(self.type_names[tc], self.encoding_names[ec],
+            s.cost = self.costs.value_cost(self.type_names[tc], self.encoding_names[ec],
                                                length, blob)
             s.length = length
             s.blob = blob
@@ -1459,7 +1468,7 @@ cdef class KeyColumns:
             s.enc_code = ec
             s.used = 1
         if db != self.shares_db:
-            self.share_main, self.share_expire = self.estimator.total_shares(db)
+            self.share_main, self.share_expire = self.costs.total_shares(db)
             self.shares_db = db
         mem = key_cost + s.cost
         t = <double>mem + self.share_main      # memory.total: the same float additions

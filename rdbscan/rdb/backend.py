@@ -3,7 +3,10 @@
 The choice is made once, when this module is first imported: the compiled module
 `rdbscan.rdb._speedups` (Cython, built from _speedups.pyx at install time) unless the environment
 sets RDBSCAN_PURE_PYTHON=1, the module was not built (no C compiler at install time), or it is
-stale.  Every caller takes its implementation from here, and nothing rebinds itself afterwards.
+stale.  Every caller takes its implementation from here, and nothing rebinds itself afterwards; each
+name is bound on both paths to one implementation with the same call shape (msgpack-python's
+shape), so no caller asks which one runs.  The one compiled class outside the rdb layer, the
+batch of key rows (_speedups.KeyColumns), is picked by its layer, db/rows.py, from `compiled`.
 Both paths give identical rows: tests/test_speedups.py runs the fixtures through each and compares
 them, and .ci/run runs the whole suite on both.
 
@@ -22,7 +25,7 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-from . import blob_stream, blobs, lzf_stream
+from . import blob_stream, blobs, elements, lzf_stream
 
 REBUILD_HINT = "pip install -e . (or python setup.py build_ext --inplace)"
 PURE_PYTHON = os.environ.get("RDBSCAN_PURE_PYTHON", "") not in ("", "0")
@@ -64,8 +67,7 @@ if not PURE_PYTHON:
                 f"_speedups.pyx): using pure Python; rebuild with: {REBUILD_HINT}\n"
             )
 
-skip_elements: Callable[..., Any] | None
-KeyColumns: Any
+skip_elements: Callable[..., tuple[int, int, int, int]]
 LZFStream: Any
 if compiled is not None:
     listpack_scan = compiled.listpack_scan
@@ -74,17 +76,15 @@ if compiled is not None:
     LZFStream = compiled.LZFStream
     listpack_stream_scan = compiled.listpack_stream_scan
     ziplist_stream_scan = compiled.ziplist_stream_scan
-    # bulk skip of hashtable-encoded elements, and the batch of key rows the record loop fills
+    # bulk skip of hashtable-encoded elements
     skip_elements = compiled.skip_elements
-    KeyColumns = compiled.KeyColumns
 else:
     listpack_scan = blobs.listpack_scan
     ziplist_scan = blobs.ziplist_scan
     LZFStream = lzf_stream.LZFStream
     listpack_stream_scan = blob_stream.listpack_stream_scan
     ziplist_stream_scan = blob_stream.ziplist_stream_scan
-    skip_elements = None
-    KeyColumns = None
+    skip_elements = elements.skip_elements
 
 
 def describe() -> str:

@@ -3,8 +3,9 @@ cap, LZF-compressed or not) walked as a stream, never held whole (docs/hostile-i
 
 A blob_source.BlobSource gives the walker the blob's bytes through a window: plain bytes read from
 the input in pieces, or LZF output decoded piece by piece (lzf_stream.LZFStream).  The walkers here are
-blobs.py's walkers rewritten over that window, with the same decoding of an entry header
-(blobs._LP_SHORT and _lp_entry, blobs._zl_entry) and the same checks after the walk (_lp_end,
+blobs.py's walkers rewritten over that window, with the same decoding of the blob's header
+(blobs.listpack_header, blobs.ziplist_header) and of an entry header (blobs._LP_SHORT and
+_lp_entry, blobs._zl_entry) and the same checks after the walk (_lp_end,
 _zl_end): the same counts, longest element, refusals (BlobRefused) and errors (BlobError),
 checked against them on every fixture blob and on generated ones cut into 7-byte pieces
 (tests/test_blob_stream.py).  listpack_stream_scan and
@@ -23,7 +24,17 @@ from operator import lt
 from struct import error as StructError
 
 from .blob_source import BlobSource
-from .blobs import _LP_SHORT, _backlen, _decoded_backlen, _lp_end, _lp_entry, _zl_end, _zl_entry
+from .blobs import (
+    _LP_SHORT,
+    _backlen,
+    _decoded_backlen,
+    _lp_end,
+    _lp_entry,
+    _zl_end,
+    _zl_entry,
+    listpack_header,
+    ziplist_header,
+)
 from .errors import BlobError, BlobRefused
 from .reader import U32, int_text_len
 
@@ -44,14 +55,9 @@ STREAM_NODE_WHOLE_MAX = 8 << 20
 def listpack_stream_scan(src: BlobSource, members_only: bool = False) -> tuple[int, int]:
     """blobs.listpack_scan over a BlobSource (the same entry decoding, blobs._lp_entry)."""
     n = src.n
-    if n < 7:
-        raise BlobError(f"listpack of {n} bytes is shorter than its 7-byte minimum")
     b, off = src.window(0, 16)
     end = off + len(b)
-    total = U32.unpack_from(b, 0)[0]
-    if total != n:
-        raise BlobError(f"listpack header says {total} bytes but the blob has {n}")
-    count = b[4] | (b[5] << 8)
+    count = listpack_header(n, b)
     p = 6
     i = 0
     mx = 0
@@ -92,15 +98,9 @@ def listpack_stream_scan(src: BlobSource, members_only: bool = False) -> tuple[i
 def ziplist_stream_scan(src: BlobSource, members_only: bool = False) -> tuple[int, int]:
     """blobs.ziplist_scan over a BlobSource (the same entry decoding, blobs._zl_entry)."""
     n = src.n
-    if n < 11:
-        raise BlobError(f"ziplist of {n} bytes is shorter than its 11-byte minimum")
     b, off = src.window(0, 16)
     end = off + len(b)
-    total = U32.unpack_from(b, 0)[0]
-    if total != n:
-        raise BlobError(f"ziplist header says {total} bytes but the blob has {n}")
-    tail = U32.unpack_from(b, 4)[0]
-    count = b[8] | (b[9] << 8)
+    count, tail = ziplist_header(n, b)
     p = 10
     i = 0
     mx = 0

@@ -32,15 +32,30 @@ def _backlen(sz: int) -> int:
     return 5
 
 
-def _listpack_size(b: bytes) -> int:
-    """The blob's size, checked against the listpack header's."""
-    n = len(b)
+def listpack_header(n: int, b: bytes) -> int:
+    """The entry count of a listpack's header (65535: not counted) once its size, n bytes, is
+    checked against the header's; `b` holds the blob's first 7 bytes, or all of it when it is
+    shorter.  The one header decoding of listpack_scan, listpack_values and
+    blob_stream.listpack_stream_scan (_speedups._lp_header is the compiled one)."""
     if n < 7:
         raise BlobError(f"listpack of {n} bytes is shorter than its 7-byte minimum")
     total = U32.unpack_from(b, 0)[0]
     if total != n:
         raise BlobError(f"listpack header says {total} bytes but the blob has {n}")
-    return n
+    return b[4] | (b[5] << 8)
+
+
+def ziplist_header(n: int, b: bytes) -> tuple[int, int]:
+    """(entry count (65535: not counted), tail offset) of a ziplist's header once its size, n
+    bytes, is checked against the header's; `b` holds the blob's first 11 bytes, or all of it
+    when it is shorter.  The one header decoding of ziplist_scan and
+    blob_stream.ziplist_stream_scan (_speedups._zl_header is the compiled one)."""
+    if n < 11:
+        raise BlobError(f"ziplist of {n} bytes is shorter than its 11-byte minimum")
+    total = U32.unpack_from(b, 0)[0]
+    if total != n:
+        raise BlobError(f"ziplist header says {total} bytes but the blob has {n}")
+    return b[8] | (b[9] << 8), U32.unpack_from(b, 4)[0]
 
 
 def _decoded_backlen(b: bytes, q: int) -> int:
@@ -132,7 +147,8 @@ def listpack_scan(b: bytes, members_only: bool = False) -> tuple[int, int]:
     A listpack that decodes but that lpValidateIntegrity refuses (a back-length that is not
     its entry's size, a header count that is neither the entries' nor 65535, a last byte that
     is not 0xff) raises BlobRefused after the walk, naming the first problem."""
-    n = _listpack_size(b)
+    n = len(b)
+    count = listpack_header(n, b)
     p = 6
     i = 0
     mx = 0
@@ -157,7 +173,7 @@ def listpack_scan(b: bytes, members_only: bool = False) -> tuple[int, int]:
             i += 1
     except (IndexError, StructError):
         raise BlobError("listpack entry runs past the end of the blob") from None
-    _lp_end(b, last, p, last, b[4] | (b[5] << 8), bad, i, mx)
+    _lp_end(b, last, p, last, count, bad, i, mx)
     return i, mx
 
 
@@ -182,7 +198,8 @@ def listpack_values(b: bytes) -> list:
     This walk repeats listpack_scan's on purpose: the scan is the hot loop for every compact
     collection and must not build an object per entry; this one is for the few callers
     (stream nodes, field-TTL triplets) that need the values."""
-    n = _listpack_size(b)
+    n = len(b)
+    listpack_header(n, b)
     out: list[int | bytes] = []
     append = out.append
     p = 6
@@ -328,11 +345,7 @@ def ziplist_scan(b: bytes, members_only: bool = False) -> tuple[int, int]:
     that is neither the entries' count nor 65535, a last byte that is not 0xff) raises
     BlobRefused after the walk, naming the first problem."""
     n = len(b)
-    if n < 11:
-        raise BlobError(f"ziplist of {n} bytes is shorter than its 11-byte minimum")
-    total = U32.unpack_from(b, 0)[0]
-    if total != n:
-        raise BlobError(f"ziplist header says {total} bytes but the blob has {n}")
+    count, tail = ziplist_header(n, b)
     p = 10
     i = 0
     mx = 0
@@ -357,7 +370,7 @@ def ziplist_scan(b: bytes, members_only: bool = False) -> tuple[int, int]:
             i += 1
     except (IndexError, StructError):
         raise BlobError("ziplist entry runs past the end of the blob") from None
-    _zl_end(b, last, p, last, b[8] | (b[9] << 8), U32.unpack_from(b, 4)[0], start, bad, i, mx)
+    _zl_end(b, last, p, last, count, tail, start, bad, i, mx)
     return i, mx
 
 

@@ -15,15 +15,13 @@ from .backend import (
 )
 from .blob_stream import intset_stream_scan, zipmap_stream_scan
 from .blobs import LP_HEADER_AND_END, intset_scan, lp_string_entry_bytes, zipmap_scan
+from .elements import LAYOUT_PAIR, LAYOUT_STR, LAYOUT_ZSET_BINARY, LAYOUT_ZSET_TEXT
 from .errors import BlobError, BlobRefused
 from .reader import LZFError
 from .values import ValueReader
 
 if TYPE_CHECKING:
     from .records import KeyRecord
-
-
-_LAYOUT_STR, _LAYOUT_PAIR, _LAYOUT_ZSET_BINARY, _LAYOUT_ZSET_TEXT = 0, 1, 2, 3
 
 # The walker of a blob longer than blob_stream.WHOLE_MAX, by the walker of a whole one.
 _STREAMED = {
@@ -38,10 +36,10 @@ class CollectionValues(ValueReader):
     """Lists, sets, sorted sets and hashes."""
 
     def bulk_skip(self, i: int, n: int, mx: int, layout: int, hist_a: dict, hist_b) -> tuple:
-        """Compiled skip of elements i.. of n lying wholly in the buffer (_speedups.skip_elements,
-        the twin of the per-element skip_string loops below); returns (next i, longest)."""
+        """Skip elements i.. of n lying wholly in the buffer at once (backend.skip_elements, the
+        twin of the per-element skip_string loops below); returns (next i, longest)."""
         r = self.r
-        r.pos, done, m, ints = skip_elements(r.buf, r.pos, n - i, layout, hist_a, hist_b)  # type: ignore[misc]
+        r.pos, done, m, ints = skip_elements(r.buf, r.pos, n - i, layout, hist_a, hist_b)
         r.ints_skipped += ints
         return i + done, (m if m > mx else mx)
 
@@ -77,15 +75,13 @@ class CollectionValues(ValueReader):
         skip = r.skip_string
         get = hist.get
         ints_before = r.ints_skipped
-        fast = skip_elements is not None
         i = 0
         while i < n:
-            if fast:
-                # Compiled: every element wholly in the buffer at once; the Python lines
-                # below take the one it stopped at (LZF, or the buffer needs a refill).
-                i, mx = self.bulk_skip(i, n, mx, _LAYOUT_STR, hist, None)
-                if i >= n:
-                    break
+            # Every element wholly in the buffer at once; the lines below take the one the
+            # bulk skip stopped at (LZF, or the buffer needs a refill).
+            i, mx = self.bulk_skip(i, n, mx, LAYOUT_STR, hist, None)
+            if i >= n:
+                break
             ln = skip("element")
             hist[ln] = get(ln, 0) + 1
             if ln > mx:
@@ -110,14 +106,12 @@ class CollectionValues(ValueReader):
         skip = r.skip_string
         get = hist.get
         binary = rec.rdb_type == C.RDB_TYPE_ZSET_2
-        fast = skip_elements is not None
-        layout = _LAYOUT_ZSET_BINARY if binary else _LAYOUT_ZSET_TEXT
+        layout = LAYOUT_ZSET_BINARY if binary else LAYOUT_ZSET_TEXT
         i = 0
         while i < n:
-            if fast:  # compiled bulk skip, as in v_list_or_set
-                i, mx = self.bulk_skip(i, n, mx, layout, hist, None)
-                if i >= n:
-                    break
+            i, mx = self.bulk_skip(i, n, mx, layout, hist, None)  # as in v_list_or_set
+            if i >= n:
+                break
             i += 1
             ln = skip("zset member")
             hist[ln] = get(ln, 0) + 1
@@ -148,13 +142,11 @@ class CollectionValues(ValueReader):
         mx = 0
         skip = r.skip_string
         fget, vget = fields.get, vals.get
-        fast = skip_elements is not None
         i = 0
         while i < n:
-            if fast:  # compiled bulk skip, as in v_list_or_set
-                i, mx = self.bulk_skip(i, n, mx, _LAYOUT_PAIR, fields, vals)
-                if i >= n:
-                    break
+            i, mx = self.bulk_skip(i, n, mx, LAYOUT_PAIR, fields, vals)  # as in v_list_or_set
+            if i >= n:
+                break
             i += 1
             f = skip("hash field")
             v = skip("hash value")

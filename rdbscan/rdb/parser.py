@@ -222,6 +222,9 @@ class _Parser(
         embed = None  # Redis 8.6 / Valkey 8.1+: embstr by key, value and TTL (kv.py)
         handlers = self.handlers()
         sink = self.sink
+        # a one-node quicklist 2 is a listpack-encoded list (Redis 7.2+); the server version
+        # changes with aux fields only
+        listpack_lists = info.version_tuple() >= (7, 2)
         long_name = LongName()  # a key name longer than KEY_KEEP, as it streams past
         scan_max = min(r.max_item, blob_stream.WHOLE_MAX)  # longer LZF blobs: streamed
         while True:
@@ -234,7 +237,8 @@ class _Parser(
                 and idle is None
                 and freq is None
             ):
-                # Compiled rows: the common records go straight into the sink's columns.
+                # The batch reads what it can itself (the compiled one: strings and
+                # single-blob values, straight into its columns; the pure one: nothing).
                 r.pos, taken = sink.scan(
                     r.buf,
                     r.pos,
@@ -242,7 +246,7 @@ class _Parser(
                     db,
                     string_encoding,
                     scan_max,
-                    info.version_tuple() >= (7, 2),
+                    listpack_lists,
                     embed or None,
                 )
                 if taken:
@@ -366,6 +370,7 @@ class _Parser(
                     info.resizedb[db] = (keys, expires)
             elif t == C.RDB_OPCODE_AUX:
                 self.aux(off)
+                listpack_lists = info.version_tuple() >= (7, 2)
             elif t == C.RDB_OPCODE_IDLE:
                 start = off if start is None else start
                 idle = r.length("LRU idle time")
@@ -649,9 +654,10 @@ def parse(
 ) -> Iterator[KeyRecord | None]:
     """Parse an RDB byte stream, yielding one KeyRecord per key and filling `info`.
 
-    `sink` (a compiled `_speedups.KeyColumns`, see rows.RowBuilder.sink) takes the rows of
-    strings and single-blob values directly: those keys are not yielded as KeyRecords, and
-    None is yielded after each run of them so the caller can take a full batch.
+    `sink` (a batch of key rows, rows.RowBuilder.sink) is offered the records first: the keys
+    its `scan` takes (the compiled batch's: strings and single-blob values; the pure-Python
+    one takes none) are not yielded as KeyRecords, and None is yielded after each run of them
+    so the caller can take a full batch.
 
     Raises an RDBError subclass on damaged or unsupported input; the records yielded
     before the error stay valid.  With `skip_bad`, a value that is damaged inside but whose
