@@ -15,7 +15,12 @@ from dataclasses import dataclass, field
 
 from ..engine import querylib, relations
 from ..engine.relations import Runner
-from ..engine.thresholds import BIG_KEY_DEFAULTS, set_query_params, thresholds_for
+from ..engine.thresholds import (
+    BIG_KEY_DEFAULTS,
+    NEWEST_THRESHOLDS,
+    set_query_params,
+    thresholds_for,
+)
 from . import findings
 from .fail_on import evaluate_fail_on
 from .rules import NamingConfig
@@ -77,7 +82,15 @@ def query_values(con, options: ReportOptions) -> tuple[dict, dict]:
     }
     # --set for any other query parameter (e.g. min_keys=20, margin=0.1, max_depth=2)
     queries = querylib.bundled_queries(include_base=True).values()
-    for name, value in set_query_params(values, big, rest, queries).items():
+    unknown = set_query_params(values, big, rest, queries)
+    # what --config and --set fix for every dump; the rest comes from each dump's own server
+    values["threshold_overrides"] = {
+        p: values[p]
+        for p in NEWEST_THRESHOLDS
+        if sources.get(p, "").startswith(("config ", "--set"))
+        or any(n.replace("-", "_") == p for n in rest if n not in unknown)
+    }
+    for name, value in unknown.items():
         if name.lower() == "lazyfree-lazy-expire":
             extra[name.lower()] = value
         else:
