@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as _dt
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..engine import querylib, relations
 from ..engine.relations import Runner
@@ -112,6 +112,30 @@ def query_values(con, options: ReportOptions) -> tuple[dict, dict]:
     return values, meta
 
 
+# Above this many dumps, a report does not build each dump's report alone (it would take as long
+# again): no line per dump, and findings do not say which dumps they concern.
+MAX_DUMPS_ALONE = 32
+
+
+def _each_dump_alone(con, options: ReportOptions) -> dict[int, dict]:
+    """dump id -> the report of that dump alone (its sections' objects), when the report covers
+    several dumps (at most MAX_DUMPS_ALONE): what each dump's findings are, to say which dumps a
+    finding concerns and to open with one line per dump (docs/report.md, "Several dumps")."""
+    if options.dump_id:
+        return {}
+    ids = [
+        r[0]
+        for r in con.execute(
+            f"SELECT dump_id FROM dumps WHERE dump_id IN ({relations.REPORTED_DUMPS}) "
+            "ORDER BY dump_id",
+            {"dump_id": 0},
+        ).fetchall()
+    ]
+    if not 1 < len(ids) <= MAX_DUMPS_ALONE:
+        return {}
+    return {d: build_report(con, replace(options, dump_id=d)) for d in ids}
+
+
 def build_report(
     con,
     options: ReportOptions | None = None,
@@ -128,6 +152,8 @@ def build_report(
     """
     options = options or ReportOptions()
     started = time.perf_counter()
+    # each dump alone first (the temporary relations are made again for the whole report)
+    alone = _each_dump_alone(con, options)
     values, meta = query_values(con, options)
     run = Runner(con, values)
     report: dict = {
@@ -160,10 +186,9 @@ def build_report(
         }
     # the verdict first: right after the options in the JSON object
     found = findings.build(report)
-    report = {
-        **{k: report[k] for k in ("rdbscan_report", "generated_at", "options")},
-        "findings": found,
-        **report,
-    }
+    head: dict = {k: report[k] for k in ("rdbscan_report", "generated_at", "options")}
+    if alone:
+        found, head["dumps"] = findings.per_dump(report, alone)
+    report = {**head, "findings": found, **report}
     report["report_seconds"] = round(time.perf_counter() - started, 3)
     return report

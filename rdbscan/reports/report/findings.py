@@ -12,7 +12,7 @@ A finding: `id severity section memory_bytes keys message advice`.  Severity is 
 
 from __future__ import annotations
 
-from ..document import Block
+from ..document import SEVERITY_MARK, Block
 from ..format import fmt_bytes, fmt_int
 from .sections import SECTIONS
 
@@ -20,8 +20,8 @@ MAX_FINDINGS = 10
 SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
 
 
-def build(report: dict, limit: int = MAX_FINDINGS) -> list[dict]:
-    """The report's findings, most important first (at most `limit`)."""
+def build(report: dict, limit: int | None = MAX_FINDINGS) -> list[dict]:
+    """The report's findings, most important first (at most `limit`; None: all)."""
     out: list[dict] = []
     for section in sorted(SECTIONS, key=lambda s: s.finding_order):
         data = report.get(section.name)
@@ -31,6 +31,69 @@ def build(report: dict, limit: int = MAX_FINDINGS) -> list[dict]:
         key=lambda f: (SEVERITY_ORDER[f["severity"]], -(f["memory_bytes"] or 0), -(f["keys"] or 0))
     )
     return out[:limit]
+
+
+def per_dump(report: dict, alone: dict[int, dict]) -> tuple[list[dict], list[dict]]:
+    """A report over several dumps: its findings that some dump's report alone has, each with
+    `dumps` (the ids of those dumps), and one line per dump (its server, keys, memory, whether
+    it was read to the end, its worst finding).  `alone`: dump id -> that dump's report."""
+    own = {d: build(r, limit=None) for d, r in alone.items()}
+    found = []
+    for f in build(report, limit=None):
+        dumps = [d for d, fs in own.items() if any(x["id"] == f["id"] for x in fs)]
+        if dumps:  # a finding no dump has alone is an artefact of adding dumps up
+            found.append({**f, "dumps": dumps})
+    lines = []
+    for d, r in alone.items():
+        o = r.get("overview") or {}
+        [row] = o.get("dumps") or [{}]
+        worst = own[d][0] if own[d] else None
+        lines.append(
+            {
+                "dump_id": d,
+                "path": row.get("path"),
+                "server": o.get("server"),
+                "server_version": o.get("server_version"),
+                "keys": o.get("keys"),
+                "memory_bytes": o.get("memory_bytes"),
+                "complete": o.get("complete"),
+                "findings": len(own[d]),
+                "worst": {k: worst[k] for k in ("id", "severity", "message")} if worst else None,
+            }
+        )
+    return found[:MAX_FINDINGS], lines
+
+
+def dump_label(d: dict) -> str:
+    """`#2 redis 7.4.1`: a dump as findings over several dumps name it."""
+    return f"#{d['dump_id']} {d.get('server') or '?'} {d.get('server_version') or ''}".strip()
+
+
+def _which_dumps(f: dict, dumps: list[dict]) -> str:
+    """` [all 4 dumps]`, ` [#1 redis 7.0.15, #4 valkey 9.1.2]`, ` [5 of 9 dumps]`."""
+    ids = f.get("dumps")
+    if not ids or len(dumps) < 2:
+        return ""
+    if len(ids) == len(dumps):
+        return f" [all {len(dumps)} dumps]"
+    if len(ids) > 3:
+        return f" [{len(ids)} of {len(dumps)} dumps]"
+    by_id = {d["dump_id"]: d for d in dumps}
+    return " [" + ", ".join(dump_label(by_id[i]) for i in ids) + "]"
+
+
+def _dump_line(d: dict) -> tuple[str, str]:
+    """One dump of a report over several: its label, then keys, memory, read to the end or
+    not, its worst finding."""
+    w = d.get("worst")
+    state = "complete" if d.get("complete") else "NOT read to the end"
+    worst = f"{SEVERITY_MARK[w['severity']]} {w['message']}" if w else "nothing to report"
+    name = "/".join(str(d.get("path") or "?").split("/")[-2:])
+    return (
+        dump_label(d),
+        f"{name}: {fmt_int(d.get('keys'))} keys, {fmt_bytes(d.get('memory_bytes'))}, {state}; "
+        f"{worst}",
+    )
 
 
 def _nothing_found(report: dict) -> str:
@@ -51,14 +114,19 @@ def layout(report: dict) -> list[Block]:
     """One summary line, then the findings (docs/findings.md): the verdict before the sections."""
     o = report.get("overview") or {}
     dumps = o.get("dumps") or []
-    who = f"{o.get('server') or '?'} {o.get('server_version') or ''}".strip()
-    head = (
-        f"{len(dumps)} dumps, " if len(dumps) > 1 else ""
-    ) + f"{who}, {fmt_int(o.get('keys'))} keys, {fmt_bytes(o.get('memory_bytes'))} (estimate)"
+    per = report.get("dumps") or []
+    if len(dumps) > 1:  # several servers: one line each below, not one server for all
+        head = f"{len(dumps)} dumps, "
+    else:
+        head = f"{o.get('server') or '?'} {o.get('server_version') or ''}".strip() + ", "
+    head += f"{fmt_int(o.get('keys'))} keys, {fmt_bytes(o.get('memory_bytes'))} (estimate)"
     found = report.get("findings") or []
     blocks = [Block("section", f"Findings: {head}")]
+    if per:
+        blocks.append(Block("kv", items=[_dump_line(d) for d in per]))
     if not found:
         return blocks + [Block("note", _nothing_found(report))]
     return blocks + [
-        Block("finding", items=[f["severity"], f["message"], f["advice"]]) for f in found
+        Block("finding", items=[f["severity"], f["message"] + _which_dumps(f, per), f["advice"]])
+        for f in found
     ]
