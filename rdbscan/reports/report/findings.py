@@ -13,7 +13,8 @@ A finding: `id severity section memory_bytes keys message advice`.  Severity is 
 from __future__ import annotations
 
 from ..document import SEVERITY_MARK, Block
-from ..format import fmt_bytes, fmt_int
+from ..format import fmt_bytes, fmt_int, fmt_key, fmt_pct
+from .section import total_memory
 from .sections import SECTIONS
 
 MAX_FINDINGS = 10
@@ -96,6 +97,36 @@ def _dump_line(d: dict) -> tuple[str, str]:
     )
 
 
+def _where_memory_goes(report: dict) -> list[tuple[str, str]]:
+    """Where the memory is, before what to do about it: the families holding the most (up to
+    three, with their shares, until they hold 80 %) and the largest key (from the key-families
+    section; nothing when `--section` leaves it out)."""
+    items = [i for i in (report.get("patterns") or {}).get("items") or [] if i.get("keys")]
+    total = total_memory(report)
+    if not items or not total:
+        return []
+    top: list[str] = []
+    held = 0.0
+    for i in items:
+        if i["pattern"] == "(other)" or len(top) == 3 or held >= 0.8:
+            break
+        top.append(f"{fmt_key(i['pattern'], 40)} {fmt_pct(i['memory_share'])}")
+        held += i["memory_share"] or 0
+    families = (report.get("patterns") or {}).get("families") or len(items)
+    out = [("Memory in", ", ".join(top) + (f" (of {fmt_int(families)} families)" if top else ""))]
+    largest = max(items, key=lambda i: i.get("largest_memory_bytes") or 0)
+    if largest.get("largest_key") is not None:
+        out.append(
+            (
+                "Largest key",
+                f"{fmt_key(largest['largest_key'], 60)}: "
+                f"{fmt_bytes(largest['largest_memory_bytes'])} "
+                f"({fmt_pct((largest['largest_memory_bytes'] or 0) / total)})",
+            )
+        )
+    return out if top else out[1:]
+
+
 def _nothing_found(report: dict) -> str:
     """The verdict without findings: which checks ran (`--section` may leave most out)."""
     checks = [s.name for s in SECTIONS if s.findings is not None and s.name != "overview"]
@@ -122,8 +153,9 @@ def layout(report: dict) -> list[Block]:
     head += f"{fmt_int(o.get('keys'))} keys, {fmt_bytes(o.get('memory_bytes'))} (estimate)"
     found = report.get("findings") or []
     blocks = [Block("section", f"Findings: {head}")]
-    if per:
-        blocks.append(Block("kv", items=[_dump_line(d) for d in per]))
+    facts = _where_memory_goes(report) + [_dump_line(d) for d in per]
+    if facts:
+        blocks.append(Block("kv", items=facts))
     if not found:
         return blocks + [Block("note", _nothing_found(report))]
     return blocks + [
