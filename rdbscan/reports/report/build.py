@@ -133,7 +133,19 @@ def _each_dump_alone(con, options: ReportOptions) -> dict[int, dict]:
     ]
     if not 1 < len(ids) <= MAX_DUMPS_ALONE:
         return {}
-    return {d: build_report(con, replace(options, dump_id=d)) for d in ids}
+    out = {}
+    for d in ids:
+        report = build_report(con, replace(options, dump_id=d))
+        # what the line per dump says, whatever --section leaves out of the overview
+        row = con.execute(
+            "SELECT dump_id, path, server, server_version, keys, memory_bytes, complete "
+            "FROM dumps WHERE dump_id = ?",
+            [d],
+        ).fetchone()
+        cols = ("dump_id", "path", "server", "server_version", "keys", "memory_bytes", "complete")
+        report["dump"] = dict(zip(cols, row))
+        out[d] = report
+    return out
 
 
 def build_report(

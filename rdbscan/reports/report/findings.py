@@ -46,18 +46,18 @@ def per_dump(report: dict, alone: dict[int, dict]) -> tuple[list[dict], list[dic
             found.append({**f, "dumps": dumps})
     lines = []
     for d, r in alone.items():
-        o = r.get("overview") or {}
-        [row] = o.get("dumps") or [{}]
+        o, row = r.get("overview") or {}, r.get("dump") or {}
         worst = own[d][0] if own[d] else None
         lines.append(
             {
                 "dump_id": d,
                 "path": row.get("path"),
-                "server": o.get("server"),
-                "server_version": o.get("server_version"),
-                "keys": o.get("keys"),
-                "memory_bytes": o.get("memory_bytes"),
-                "complete": o.get("complete"),
+                "server": row.get("server"),
+                "server_version": row.get("server_version"),
+                # the report's figures (filters at load time apply), else the dumps table's
+                "keys": o.get("keys", row.get("keys")),
+                "memory_bytes": o.get("memory_bytes", row.get("memory_bytes")),
+                "complete": row.get("complete") is not False,
                 "findings": len(own[d]),
                 "worst": {k: worst[k] for k in ("id", "severity", "message")} if worst else None,
             }
@@ -146,8 +146,8 @@ def layout(report: dict) -> list[Block]:
     o = report.get("overview") or {}
     dumps = o.get("dumps") or []
     per = report.get("dumps") or []
-    if len(dumps) > 1:  # several servers: one line each below, not one server for all
-        head = f"{len(dumps)} dumps, "
+    if max(len(dumps), len(per)) > 1:  # several servers: a line each below, not one for all
+        head = f"{max(len(dumps), len(per))} dumps, "
     else:
         head = f"{o.get('server') or '?'} {o.get('server_version') or ''}".strip() + ", "
     head += f"{fmt_int(o.get('keys'))} keys, {fmt_bytes(o.get('memory_bytes'))} (estimate)"
