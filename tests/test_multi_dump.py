@@ -233,8 +233,7 @@ def test_a_dense_hyperloglog_is_no_big_key_and_a_bitmap_is_not_compressed(loaded
     assert rep["big_keys"]["string_keys"] == 1
     big = _finding(rep, "big-keys")
     assert big["advice"] == (
-        "split large collections into buckets (by id range or hash); keep large strings out of "
-        "Redis or in chunks; delete with UNLINK; see Big keys"
+        "split collections into buckets and strings into chunks; delete with UNLINK; see Big keys"
     )
     families = [f["pattern"] for f in rep["values"]["compressible"]["families"]]
     assert "bitmap:sparse" not in families and "hll:dense" not in families

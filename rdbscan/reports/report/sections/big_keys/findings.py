@@ -11,10 +11,10 @@ def _advice(b: dict) -> str:
     strings = b.get("string_keys") or 0
     what = []
     if strings < b["keys"]:
-        what.append("split large collections into buckets (by id range or hash)")
+        what.append("collections into buckets")
     if strings:
-        what.append("keep large strings out of Redis or in chunks")
-    return "; ".join(what + ["delete with UNLINK; see Big keys"])
+        what.append("strings into chunks")
+    return f"split {' and '.join(what)}; delete with UNLINK; see Big keys"
 
 
 def findings(b: dict, report: dict) -> list[dict]:
