@@ -86,6 +86,15 @@ def _sums_hold(rep: dict, alone: list[dict]) -> None:
     assert [
         (c["dump_id"], c["key"], c["target_encoding"]) for c in rep["encodings"]["candidates"]
     ] == [(4, "hfe:persisted", "listpack")]
+    servers = rep["encodings"]["servers"]
+    assert [
+        (s["dump_id"], s["set_max_listpack_entries"], s["hash_field_ttl_encoding"]) for s in servers
+    ] == [
+        (1, 0, None),
+        (2, 128, "listpackex"),
+        (3, 128, "listpackex"),
+        (4, 128, None),
+    ]
     # big keys: 2 per dump (list:large, bitmap:sparse; hll:dense is none)
     assert [a["big_keys"]["keys"] for a in alone] == [2, 2, 2, 2]
     assert rep["big_keys"]["keys"] == 8 and rep["big_keys"]["string_keys"] == 4
