@@ -107,6 +107,14 @@ def _sums_hold(rep: dict, alone: list[dict]) -> None:
                 "id"
             ]
     assert _finding(rep, "encodings")["dumps"] == [4]
+    # what a dump alone says is there: the cluster dump's hot slot (9 % of its keys, 3 % of all)
+    assert {f["id"] for a in alone for f in a["findings"]} == {f["id"] for f in rep["findings"]}
+    assert (_finding(rep, "hot-slot")["keys"], _finding(rep, "hot-slot")["dumps"]) == (68, [2])
+    # expiry herds per dump: two dumps' keys expiring in the same minute are no herd of 20
+    assert (_finding(rep, "ttl-herd")["keys"], _finding(rep, "ttl-herd")["dumps"]) == (
+        10,
+        [1, 3, 4],
+    )
     assert _finding(rep, "big-keys")["dumps"] == [1, 2, 3, 4]
     # one line per dump: its server, keys, memory and worst finding, as its report alone says
     assert [f"{d['server']} {d['server_version']}" for d in rep["dumps"]] == SERVERS

@@ -28,10 +28,13 @@ def build(report: dict, limit: int | None = MAX_FINDINGS) -> list[dict]:
         data = report.get(section.name)
         if data and section.findings is not None:
             out += section.findings(data, report)
-    out.sort(
-        key=lambda f: (SEVERITY_ORDER[f["severity"]], -(f["memory_bytes"] or 0), -(f["keys"] or 0))
-    )
+    out.sort(key=_rank)
     return out[:limit]
+
+
+def _rank(f: dict) -> tuple:
+    """Severity, then memory at stake, then keys affected."""
+    return (SEVERITY_ORDER[f["severity"]], -(f["memory_bytes"] or 0), -(f["keys"] or 0))
 
 
 def per_dump(report: dict, alone: dict[int, dict]) -> tuple[list[dict], list[dict]]:
@@ -44,6 +47,12 @@ def per_dump(report: dict, alone: dict[int, dict]) -> tuple[list[dict], list[dic
         dumps = [d for d, fs in own.items() if any(x["id"] == f["id"] for x in fs)]
         if dumps:  # a finding no dump has alone is an artefact of adding dumps up
             found.append({**f, "dumps": dumps})
+    # a finding of a dump alone that the dumps together do not reach (a hot slot of one
+    # cluster dump among standalone ones: a smaller share of all keys) stays that dump's
+    have = {f["id"] for f in found}
+    for d, fs in own.items():
+        found += [{**f, "dumps": [d]} for f in fs if f["id"] not in have]
+    found.sort(key=_rank)
     lines = []
     for d, r in alone.items():
         o, row = r.get("overview") or {}, r.get("dump") or {}
