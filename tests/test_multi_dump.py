@@ -6,6 +6,7 @@ applied to a server that does not have it (one test per server family)."""
 from __future__ import annotations
 
 import pytest
+import rdbwriter as W
 from common import FIXTURES
 
 from rdbscan.db.load import load
@@ -283,3 +284,17 @@ def test_the_verdict_opens_with_where_the_memory_goes(loaded):
         ("Largest key", "list:large: 302.6 KiB (24.7%)"),
     ]
     assert "dumps" not in rep  # one dump: no line per dump
+
+
+def test_ties_name_the_first_key_in_byte_order(tmp_path):
+    """Keys of one family with the same memory: the family's and the slot's largest key is the
+    first in byte order, whatever order the dump holds them in (two runs agree)."""
+    names = [f"tie:{i}" for i in (7, 3, 9, 1, 5, 8, 2, 6, 4)]
+    body = b"\xfe\x00" + b"".join(W.key(0, n, W.string("x" * 100)) for n in names)
+    rdb = tmp_path / "ties.rdb"
+    rdb.write_bytes(W.rdb(body, version=11, aux={"redis-ver": "7.2.6"}))
+    db = str(tmp_path / "ties.duckdb")
+    assert all(r.complete for r in load([str(rdb)], db))
+    rep = _report(db, sections=("patterns",))
+    [fam] = [i for i in rep["patterns"]["items"] if i["pattern"] == "tie:{id}"]
+    assert (fam["keys"], fam["largest_key"]) == (9, "tie:1")
