@@ -117,7 +117,9 @@ def query_values(con, options: ReportOptions) -> tuple[dict, dict]:
 MAX_DUMPS_ALONE = 32
 
 
-def _each_dump_alone(con, options: ReportOptions) -> dict[int, dict]:
+def _each_dump_alone(
+    con, options: ReportOptions, on_section: Callable[[str], None] | None = None
+) -> dict[int, dict]:
     """dump id -> the report of that dump alone (its sections' objects), when the report covers
     several dumps (at most MAX_DUMPS_ALONE): what each dump's findings are, to say which dumps a
     finding concerns and to open with one line per dump (docs/report.md, "Several dumps")."""
@@ -135,7 +137,10 @@ def _each_dump_alone(con, options: ReportOptions) -> dict[int, dict]:
         return {}
     out = {}
     for d in ids:
-        report = build_report(con, replace(options, dump_id=d))
+        step = None
+        if on_section is not None:
+            step = lambda name, d=d: on_section(f"dump {d} alone, {name}")  # noqa: E731
+        report = build_report(con, replace(options, dump_id=d), on_section=step)
         # what the line per dump says, whatever --section leaves out of the overview
         row = con.execute(
             "SELECT dump_id, path, server, server_version, keys, memory_bytes, complete "
@@ -165,7 +170,7 @@ def build_report(
     options = options or ReportOptions()
     started = time.perf_counter()
     # each dump alone first (the temporary relations are made again for the whole report)
-    alone = _each_dump_alone(con, options)
+    alone = _each_dump_alone(con, options, on_section)
     values, meta = query_values(con, options)
     run = Runner(con, values)
     report: dict = {
