@@ -5,6 +5,8 @@ applied to a server that does not have it (one test per server family)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import rdbwriter as W
 from common import FIXTURES
@@ -298,3 +300,24 @@ def test_ties_name_the_first_key_in_byte_order(tmp_path):
     rep = _report(db, sections=("patterns",))
     [fam] = [i for i in rep["patterns"]["items"] if i["pattern"] == "tie:{id}"]
     assert (fam["keys"], fam["largest_key"]) == (9, "tie:1")
+
+
+@pytest.mark.slow
+def test_a_damaged_dump_among_others_is_named_in_its_own_words(cli):
+    """A truncated dump beside a sound one: its line says it was not read to the end, and the
+    finding about it gives its own 389 keys, not the 951 of both."""
+    f = FIXTURES / "redis-7.0.15"
+    r = cli(
+        "report", str(f / "variants/truncated/dump.rdb"), str(f / "small/dump.rdb"), "-f", "json"
+    )
+    assert r.exit_code == 4, r.output  # docs/exit-codes.md: a dump is damaged
+    rep = json.loads(r.stdout)
+    assert [(d["keys"], d["complete"], d["worst"]["id"]) for d in rep["dumps"]] == [
+        (389, False, "dump-incomplete"),
+        (562, True, "big-keys"),
+    ]
+    first = rep["findings"][0]
+    assert (first["id"], first["keys"], first["dumps"]) == ("dump-incomplete", 389, [1])
+    assert first["message"] == (
+        "The dump could not be read to the end: the figures cover the 389 keys read before the damage."
+    )

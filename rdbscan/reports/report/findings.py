@@ -42,10 +42,16 @@ def per_dump(report: dict, alone: dict[int, dict]) -> tuple[list[dict], list[dic
     `dumps` (the ids of those dumps), and one line per dump (its server, keys, memory, whether
     it was read to the end, its worst finding).  `alone`: dump id -> that dump's report."""
     own = {d: build(r, limit=None) for d, r in alone.items()}
-    found = []
+    found: list[dict] = []
+    seen: dict[str, int] = {}  # an id may come twice (no-ttl-ephemeral: two families)
     for f in build(report, limit=None):
+        n = seen[f["id"]] = seen.get(f["id"], -1) + 1
         dumps = [d for d, fs in own.items() if any(x["id"] == f["id"] for x in fs)]
-        if dumps:  # a finding no dump has alone is an artefact of adding dumps up
+        if len(dumps) == 1:  # one dump's: in its own words (its figures, not the sums)
+            mine = [x for x in own[dumps[0]] if x["id"] == f["id"]]
+            if n < len(mine):
+                found.append({**mine[n], "dumps": dumps})
+        elif dumps:  # a finding no dump has alone is an artefact of adding dumps up
             found.append({**f, "dumps": dumps})
     # a finding of a dump alone that the dumps together do not reach (a hot slot of one
     # cluster dump among standalone ones: a smaller share of all keys) stays that dump's
