@@ -9,7 +9,7 @@ import json
 
 import pytest
 import rdbwriter as W
-from common import FIXTURES
+from common import FIXTURES, ROOT
 
 from rdbscan.db.load import load
 from rdbscan.fleet.load import load_dataset
@@ -227,6 +227,20 @@ def test_redis_7_0_has_no_listpack_sets(loaded):
     rep = _report(loaded("redis-7.0.15/small"), sections=("encodings",), top=0)
     assert rep["encodings"]["thresholds"]["set-max-listpack-entries"] == 0
     assert _candidates(rep) == []
+
+
+def test_redis_6_2_is_advised_ziplist_not_listpack(loaded):
+    """Redis before 7.0 names its compact encoding ziplist and has no listpack sets: nothing
+    near a threshold is proposed a listpack."""
+    rep = _report(
+        loaded(ROOT / "sample_dumps" / "redis-6.2.16.rdb"), sections=("encodings",), top=0
+    )
+    e = rep["encodings"]
+    assert (e["compact_encoding"], e["list_compact_encoding"]) == ("ziplist", "none")
+    assert e["thresholds"]["set-max-listpack-entries"] == 0 and _candidates(rep) == []
+    near = {(n["key"], n["target_encoding"]) for n in e["near_threshold"]}
+    assert ("hash:n513", "ziplist") in near and ("zset:n129", "ziplist") in near
+    assert {t for _, t in near} == {"ziplist"}
 
 
 @pytest.mark.slow
