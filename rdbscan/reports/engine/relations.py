@@ -19,6 +19,7 @@ from .querylib import (
     run_dicts,
     strip_comments,
 )
+from .thresholds import NEWEST_THRESHOLDS, dump_thresholds
 
 _CREATES = re.compile(
     r"\bCREATE\s+(?:OR\s+REPLACE\s+)?TEMP(?:ORARY)?\s+(?:TABLE|VIEW)\s+(\w+)", re.I
@@ -102,6 +103,52 @@ def create_snapshots(con, dump_id: int = 0) -> list[dict]:
     return [dict(dump_id=d, snapshot_ms=s, snapshot_source=src) for d, s, src in snaps]
 
 
+# the columns of rservers beyond dump_id and the server: every threshold, then the field-TTL encoding
+SERVER_COLUMNS = (*NEWEST_THRESHOLDS, "hash_field_ttl_encoding")
+
+
+def threshold_overrides(values: dict) -> dict:
+    """The thresholds that hold for every dump: `values["threshold_overrides"]` (a report:
+    --config and --set), else the thresholds named in `values` (`rdbscan query --param`)."""
+    if "threshold_overrides" in values:
+        return dict(values["threshold_overrides"] or {})
+    return {p: values[p] for p in NEWEST_THRESHOLDS if p in values}
+
+
+def create_servers(con, values: dict) -> list[dict]:
+    """TEMP TABLE rservers: one row per dump of rsnap, its server and the compact-encoding
+    thresholds in force for it (its own server's defaults, then the overrides; docs/report.md,
+    "Several dumps"): every rule that depends on a server reads it per dump.  Returns the rows."""
+    overrides = threshold_overrides(values)
+    rows = con.execute(
+        "SELECT d.dump_id, d.server, d.server_version, d.rdb_version FROM dumps AS d "
+        "JOIN rsnap USING (dump_id) ORDER BY d.dump_id"
+    ).fetchall()
+    out = [
+        {
+            "dump_id": did,
+            "server": server,
+            "server_version": version,
+            **dump_thresholds(server, version, rdb, overrides),
+        }
+        for did, server, version, rdb in rows
+    ]
+    typed = {
+        c: "VARCHAR" if isinstance(NEWEST_THRESHOLDS.get(c, ""), str) else "BIGINT"
+        for c in SERVER_COLUMNS
+    }
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE rservers (dump_id INTEGER, server VARCHAR, "
+        "server_version VARCHAR, " + ", ".join(f"{c} {t}" for c, t in typed.items()) + ")"
+    )
+    if out:
+        con.executemany(
+            f"INSERT INTO rservers VALUES ({', '.join('?' * (3 + len(SERVER_COLUMNS)))})",
+            [[r[c] for c in ("dump_id", "server", "server_version", *SERVER_COLUMNS)] for r in out],
+        )
+    return out
+
+
 def prepare(
     con, values: dict | None = None, needs: set[str] | None = None, created: set | None = None
 ) -> set:
@@ -115,6 +162,7 @@ def prepare(
     created = created if created is not None else set()
     if "rsnap" not in created:
         create_snapshots(con, int(values.get("dump_id", 0) or 0))
+        create_servers(con, values)
         created.add("rsnap")
     relations = base_relations()
     wanted = ["rkeys"] + [r for r in relations if needs and r in needs and r != "rkeys"]

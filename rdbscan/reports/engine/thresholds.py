@@ -79,6 +79,30 @@ def default_thresholds(server: str | None, version: str | None, rdb_version: int
     return out
 
 
+def hash_field_ttl_encoding(
+    server: str | None, version: str | None, rdb_version: int | None
+) -> str | None:
+    """The compact encoding a hash with field TTLs gets on that server: `listpackex` on Redis
+    7.4+ (t_hash.c, hashTypeConvertListpack -> OBJ_ENCODING_LISTPACK_EX); None elsewhere: older
+    Redis has no field TTLs, and Valkey 9.x turns such a hash into a hashtable for good
+    (valkey src/t_hash.c, hashTypeSetExpire)."""
+    if (server or "redis").lower() == "valkey":
+        return None
+    return "listpackex" if server_semantics(server, version, rdb_version) >= (7, 4) else None
+
+
+def dump_thresholds(
+    server: str | None, version: str | None, rdb_version: int | None, overrides: dict
+) -> dict:
+    """The thresholds in force for one dump: its server's defaults, then `overrides` (what
+    --config and --set, or `rdbscan query --param`, set for every dump)."""
+    return {
+        **default_thresholds(server, version, rdb_version),
+        **{p: v for p, v in overrides.items() if p in NEWEST_THRESHOLDS},
+        "hash_field_ttl_encoding": hash_field_ttl_encoding(server, version, rdb_version),
+    }
+
+
 def read_redis_conf(path: str) -> dict[str, str]:
     """`name value` lines of a redis.conf / valkey.conf (comments and quotes handled, includes not)."""
     out = {}

@@ -11,11 +11,16 @@ from __future__ import annotations
 import datetime as _dt
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..engine import querylib, relations
 from ..engine.relations import Runner
-from ..engine.thresholds import BIG_KEY_DEFAULTS, set_query_params, thresholds_for
+from ..engine.thresholds import (
+    BIG_KEY_DEFAULTS,
+    NEWEST_THRESHOLDS,
+    set_query_params,
+    thresholds_for,
+)
 from . import findings
 from .fail_on import evaluate_fail_on
 from .rules import NamingConfig
@@ -78,7 +83,15 @@ def query_values(con, options: ReportOptions) -> tuple[dict, dict]:
     }
     # --set for any other query parameter (e.g. min_keys=20, margin=0.1, max_depth=2)
     queries = querylib.bundled_queries(include_base=True).values()
-    for name, value in set_query_params(values, big, rest, queries).items():
+    unknown = set_query_params(values, big, rest, queries)
+    # what --config and --set fix for every dump; the rest comes from each dump's own server
+    values["threshold_overrides"] = {
+        p: values[p]
+        for p in NEWEST_THRESHOLDS
+        if sources.get(p, "").startswith(("config ", "--set"))
+        or any(n.replace("-", "_") == p for n in rest if n not in unknown)
+    }
+    for name, value in unknown.items():
         if name.lower() == "lazyfree-lazy-expire":
             extra[name.lower()] = value
         else:
@@ -100,6 +113,47 @@ def query_values(con, options: ReportOptions) -> tuple[dict, dict]:
     return values, meta
 
 
+# Above this many dumps, a report does not build each dump's report alone (it would take as long
+# again): no line per dump, and findings do not say which dumps they concern.
+MAX_DUMPS_ALONE = 32
+
+
+def _each_dump_alone(
+    con, options: ReportOptions, on_section: Callable[[str], None] | None = None
+) -> dict[int, dict]:
+    """dump id -> the report of that dump alone (its sections' objects), when the report covers
+    several dumps (at most MAX_DUMPS_ALONE): what each dump's findings are, to say which dumps a
+    finding concerns and to open with one line per dump (docs/report.md, "Several dumps")."""
+    if options.dump_id:
+        return {}
+    ids = [
+        r[0]
+        for r in con.execute(
+            f"SELECT dump_id FROM dumps WHERE dump_id IN ({relations.REPORTED_DUMPS}) "
+            "ORDER BY dump_id",
+            {"dump_id": 0},
+        ).fetchall()
+    ]
+    if not 1 < len(ids) <= MAX_DUMPS_ALONE:
+        return {}
+    out = {}
+    for d in ids:
+        step = None
+        if on_section is not None:
+            step = lambda name, d=d: on_section(f"dump {d} alone, {name}")  # noqa: E731
+        report = build_report(con, replace(options, dump_id=d), on_section=step)
+        # what the line per dump says, whatever --section leaves out of the overview
+        row = con.execute(
+            "SELECT dump_id, path, server, server_version, keys, memory_bytes, complete "
+            "FROM dumps WHERE dump_id = ?",
+            [d],
+        ).fetchone()
+        cols = ("dump_id", "path", "server", "server_version", "keys", "memory_bytes", "complete")
+        report["dump"] = dict(zip(cols, row))
+        out[d] = report
+    return out
+
+
 def build_report(
     con,
     options: ReportOptions | None = None,
@@ -116,6 +170,8 @@ def build_report(
     """
     options = options or ReportOptions()
     started = time.perf_counter()
+    # each dump alone first (the temporary relations are made again for the whole report)
+    alone = _each_dump_alone(con, options, on_section)
     values, meta = query_values(con, options)
     run = Runner(con, values)
     report: dict = {
@@ -149,10 +205,9 @@ def build_report(
         }
     # the verdict first: right after the options in the JSON object
     found = findings.build(report)
-    report = {
-        **{k: report[k] for k in ("rdbscan_report", "generated_at", "options")},
-        "findings": found,
-        **report,
-    }
+    head: dict = {k: report[k] for k in ("rdbscan_report", "generated_at", "options")}
+    if alone:
+        found, head["dumps"] = findings.per_dump(report, alone)
+    report = {**head, "findings": found, **report}
     report["report_seconds"] = round(time.perf_counter() - started, 3)
     return report

@@ -12,25 +12,134 @@ A finding: `id severity section memory_bytes keys message advice`.  Severity is 
 
 from __future__ import annotations
 
-from ..document import Block
-from ..format import fmt_bytes, fmt_int
+from ..document import SEVERITY_MARK, Block
+from ..format import fmt_bytes, fmt_int, fmt_key, fmt_pct
+from .section import total_memory
 from .sections import SECTIONS
 
 MAX_FINDINGS = 10
 SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
 
 
-def build(report: dict, limit: int = MAX_FINDINGS) -> list[dict]:
-    """The report's findings, most important first (at most `limit`)."""
+def build(report: dict, limit: int | None = MAX_FINDINGS) -> list[dict]:
+    """The report's findings, most important first (at most `limit`; None: all)."""
     out: list[dict] = []
     for section in sorted(SECTIONS, key=lambda s: s.finding_order):
         data = report.get(section.name)
         if data and section.findings is not None:
             out += section.findings(data, report)
-    out.sort(
-        key=lambda f: (SEVERITY_ORDER[f["severity"]], -(f["memory_bytes"] or 0), -(f["keys"] or 0))
-    )
+    out.sort(key=_rank)
     return out[:limit]
+
+
+def _rank(f: dict) -> tuple:
+    """Severity, then memory at stake, then keys affected."""
+    return (SEVERITY_ORDER[f["severity"]], -(f["memory_bytes"] or 0), -(f["keys"] or 0))
+
+
+def per_dump(report: dict, alone: dict[int, dict]) -> tuple[list[dict], list[dict]]:
+    """A report over several dumps: its findings that some dump's report alone has, each with
+    `dumps` (the ids of those dumps), and one line per dump (its server, keys, memory, whether
+    it was read to the end, its worst finding).  `alone`: dump id -> that dump's report."""
+    own = {d: build(r, limit=None) for d, r in alone.items()}
+    found: list[dict] = []
+    seen: dict[str, int] = {}  # an id may come twice (no-ttl-ephemeral: two families)
+    for f in build(report, limit=None):
+        n = seen[f["id"]] = seen.get(f["id"], -1) + 1
+        dumps = [d for d, fs in own.items() if any(x["id"] == f["id"] for x in fs)]
+        if len(dumps) == 1:  # one dump's: in its own words (its figures, not the sums)
+            mine = [x for x in own[dumps[0]] if x["id"] == f["id"]]
+            if n < len(mine):
+                found.append({**mine[n], "dumps": dumps})
+        elif dumps:  # a finding no dump has alone is an artefact of adding dumps up
+            found.append({**f, "dumps": dumps})
+    # a finding of a dump alone that the dumps together do not reach (a hot slot of one
+    # cluster dump among standalone ones: a smaller share of all keys) stays that dump's
+    have = {f["id"] for f in found}
+    for d, fs in own.items():
+        found += [{**f, "dumps": [d]} for f in fs if f["id"] not in have]
+    found.sort(key=_rank)
+    lines = []
+    for d, r in alone.items():
+        o, row = r.get("overview") or {}, r.get("dump") or {}
+        worst = own[d][0] if own[d] else None
+        lines.append(
+            {
+                "dump_id": d,
+                "path": row.get("path"),
+                "server": row.get("server"),
+                "server_version": row.get("server_version"),
+                # the report's figures (filters at load time apply), else the dumps table's
+                "keys": o.get("keys", row.get("keys")),
+                "memory_bytes": o.get("memory_bytes", row.get("memory_bytes")),
+                "complete": row.get("complete") is not False,
+                "findings": len(own[d]),
+                "worst": {k: worst[k] for k in ("id", "severity", "message")} if worst else None,
+            }
+        )
+    return found[:MAX_FINDINGS], lines
+
+
+def dump_label(d: dict) -> str:
+    """`#2 redis 7.4.1`: a dump as findings over several dumps name it."""
+    return f"#{d['dump_id']} {d.get('server') or '?'} {d.get('server_version') or ''}".strip()
+
+
+def _which_dumps(f: dict, dumps: list[dict]) -> str:
+    """` [all 4 dumps]`, ` [#1 redis 7.0.15, #4 valkey 9.1.2]`, ` [5 of 9 dumps]`."""
+    ids = f.get("dumps")
+    if not ids or len(dumps) < 2:
+        return ""
+    if len(ids) == len(dumps):
+        return f" [all {len(dumps)} dumps]"
+    if len(ids) > 3:
+        return f" [{len(ids)} of {len(dumps)} dumps]"
+    by_id = {d["dump_id"]: d for d in dumps}
+    return " [" + ", ".join(dump_label(by_id[i]) for i in ids) + "]"
+
+
+def _dump_line(d: dict) -> tuple[str, str]:
+    """One dump of a report over several: its label, then keys, memory, read to the end or
+    not, its worst finding."""
+    w = d.get("worst")
+    state = "complete" if d.get("complete") else "NOT read to the end"
+    worst = f"{SEVERITY_MARK[w['severity']]} {w['message']}" if w else "nothing to report"
+    name = "/".join(str(d.get("path") or "?").split("/")[-2:])
+    return (
+        dump_label(d),
+        f"{name}: {fmt_int(d.get('keys'))} keys, {fmt_bytes(d.get('memory_bytes'))}, {state}; "
+        f"{worst}",
+    )
+
+
+def _where_memory_goes(report: dict) -> list[tuple[str, str]]:
+    """Where the memory is, before what to do about it: the families holding the most (up to
+    three, with their shares, until they hold 80 %) and the largest key (from the key-families
+    section; nothing when `--section` leaves it out)."""
+    items = [i for i in (report.get("patterns") or {}).get("items") or [] if i.get("keys")]
+    total = total_memory(report)
+    if not items or not total:
+        return []
+    top: list[str] = []
+    held = 0.0
+    for i in items:
+        if i["pattern"] == "(other)" or len(top) == 3 or held >= 0.8:
+            break
+        top.append(f"{fmt_key(i['pattern'], 40)} {fmt_pct(i['memory_share'])}")
+        held += i["memory_share"] or 0
+    families = (report.get("patterns") or {}).get("families") or len(items)
+    out = [("Memory in", ", ".join(top) + (f" (of {fmt_int(families)} families)" if top else ""))]
+    largest = max(items, key=lambda i: i.get("largest_memory_bytes") or 0)
+    if largest.get("largest_key") is not None:
+        out.append(
+            (
+                "Largest key",
+                f"{fmt_key(largest['largest_key'], 60)}: "
+                f"{fmt_bytes(largest['largest_memory_bytes'])} "
+                f"({fmt_pct((largest['largest_memory_bytes'] or 0) / total)})",
+            )
+        )
+    return out if top else out[1:]
 
 
 def _nothing_found(report: dict) -> str:
@@ -51,14 +160,20 @@ def layout(report: dict) -> list[Block]:
     """One summary line, then the findings (docs/findings.md): the verdict before the sections."""
     o = report.get("overview") or {}
     dumps = o.get("dumps") or []
-    who = f"{o.get('server') or '?'} {o.get('server_version') or ''}".strip()
-    head = (
-        f"{len(dumps)} dumps, " if len(dumps) > 1 else ""
-    ) + f"{who}, {fmt_int(o.get('keys'))} keys, {fmt_bytes(o.get('memory_bytes'))} (estimate)"
+    per = report.get("dumps") or []
+    if max(len(dumps), len(per)) > 1:  # several servers: a line each below, not one for all
+        head = f"{max(len(dumps), len(per))} dumps, "
+    else:
+        head = f"{o.get('server') or '?'} {o.get('server_version') or ''}".strip() + ", "
+    head += f"{fmt_int(o.get('keys'))} keys, {fmt_bytes(o.get('memory_bytes'))} (estimate)"
     found = report.get("findings") or []
     blocks = [Block("section", f"Findings: {head}")]
+    facts = _where_memory_goes(report) + [_dump_line(d) for d in per]
+    if facts:
+        blocks.append(Block("kv", items=facts))
     if not found:
         return blocks + [Block("note", _nothing_found(report))]
     return blocks + [
-        Block("finding", items=[f["severity"], f["message"], f["advice"]]) for f in found
+        Block("finding", items=[f["severity"], f["message"] + _which_dumps(f, per), f["advice"]])
+        for f in found
     ]

@@ -91,8 +91,8 @@ def share(part, whole) -> str:
 
 
 def examples(names, n=2) -> str:
-    """The first `n` names, shortened, then `...`."""
-    names = [fmt_key(x, 40) for x in names if x is not None][:n]
+    """The first `n` distinct names, shortened, then `...` (several dumps hold the same key)."""
+    names = list(dict.fromkeys(fmt_key(x, 40) for x in names if x is not None))[:n]
     return ", ".join(names) + (" ..." if names else "")
 
 

@@ -6,7 +6,7 @@
 --          `rfamilies`.
 -- params: none
 -- columns: pattern, keys, memory_bytes, keys_with_ttl, types (distinct, sorted), largest_key and
---   largest_memory_bytes (arg_max / max of memory_bytes; one of them on a tie), memory_without_ttl and
+--   largest_memory_bytes (the key with the most memory_bytes, the first in byte order on a tie), memory_without_ttl and
 --   largest_key_without_ttl (the same over the keys without TTL), median_ttl_ms (over keys whose
 --   TTL is still to run at snapshot time).
 CREATE OR REPLACE TEMP TABLE rfamilies AS
@@ -18,7 +18,7 @@ WITH by_type AS (
            count(*) AS keys,
            sum(memory_bytes) AS memory_bytes,
            max(memory_bytes) AS largest_memory_bytes,
-           arg_max(key, memory_bytes) AS largest_key,
+           arg_min(key, (-memory_bytes, key)) AS largest_key,
            list(ttl_ms) FILTER (WHERE ttl_ms > 0) AS ttls
     FROM rkeys
     GROUP BY pattern, type, no_ttl
@@ -29,9 +29,9 @@ SELECT pattern,
        coalesce(sum(keys) FILTER (WHERE NOT no_ttl), 0)::BIGINT AS keys_with_ttl,
        list_sort(list(DISTINCT type)) AS types,
        max(largest_memory_bytes) AS largest_memory_bytes,
-       arg_max(largest_key, largest_memory_bytes) AS largest_key,
+       arg_min(largest_key, (-largest_memory_bytes, largest_key)) AS largest_key,
        sum(memory_bytes) FILTER (WHERE no_ttl) AS memory_without_ttl,
-       arg_max(largest_key, largest_memory_bytes) FILTER (WHERE no_ttl) AS largest_key_without_ttl,
+       arg_min(largest_key, (-largest_memory_bytes, largest_key)) FILTER (WHERE no_ttl) AS largest_key_without_ttl,
        list_aggregate(flatten(list(ttls)), 'median') AS median_ttl_ms
 FROM by_type
 GROUP BY pattern

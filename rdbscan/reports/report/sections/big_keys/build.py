@@ -15,6 +15,7 @@ class BigKeysData(TypedDict):
     keys: int
     critical: int
     keys_with_ttl: int
+    string_keys: int
     memory_bytes: int
     critical_memory_bytes: int
     lazyfree_lazy_expire: str | None
@@ -32,6 +33,7 @@ def build(run: Runner, options, meta: dict) -> BigKeysData:
     total = items[0]["total_keys"] if items else 0
     critical = items[0]["total_critical"] if items else 0
     with_ttl = items[0]["total_with_ttl"] if items else 0
+    strings = items[0]["total_strings"] if items else 0
     memory = items[0]["total_memory"] if items else 0
     critical_memory = items[0]["total_critical_memory"] if items else 0
     for it in items:
@@ -39,6 +41,7 @@ def build(run: Runner, options, meta: dict) -> BigKeysData:
             "total_keys",
             "total_critical",
             "total_with_ttl",
+            "total_strings",
             "total_memory",
             "total_critical_memory",
         ):
@@ -65,6 +68,7 @@ def build(run: Runner, options, meta: dict) -> BigKeysData:
         "keys": total,
         "critical": critical,
         "keys_with_ttl": with_ttl,
+        "string_keys": strings,
         "memory_bytes": memory,
         "critical_memory_bytes": critical_memory,
         "lazyfree_lazy_expire": meta.get("lazyfree_lazy_expire"),

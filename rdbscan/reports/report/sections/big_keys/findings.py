@@ -6,6 +6,17 @@ from ....format import fmt_bytes, fmt_int
 from ...section import examples, finding, share, total_memory
 
 
+def _advice(b: dict) -> str:
+    """What to do, by what the big keys are: collections split into buckets, strings do not."""
+    strings = b.get("string_keys") or 0
+    what = []
+    if strings < b["keys"]:
+        what.append("collections into buckets")
+    if strings:
+        what.append("strings into chunks")
+    return f"split {' and '.join(what)}; delete with UNLINK; see Big keys"
+
+
 def findings(b: dict, report: dict) -> list[dict]:
     if not b.get("keys"):
         return []
@@ -47,7 +58,7 @@ def findings(b: dict, report: dict) -> list[dict]:
                 f"{fmt_int(b['thresholds']['collection_length'])} elements) hold "
                 f"{fmt_bytes(mem)}{share(mem, total_memory(report))}: "
                 f"{examples(i['key'] for i in items if i.get('severity') != 'critical')}",
-                "split large collections into buckets; delete with UNLINK; see Big keys",
+                _advice(b),
                 memory=mem,
                 keys=rest,
             )

@@ -17,7 +17,12 @@ class CandidatesTotal(TypedDict):
     savings_bytes: int
 
 
-class EncodingsData(TypedDict):
+class _SeveralDumps(TypedDict, total=False):
+    # a report over several dumps: the thresholds each dump is judged by (its own server's)
+    servers: list[dict]
+
+
+class EncodingsData(_SeveralDumps):
     """The `encodings` object (docs/json.md)."""
 
     server: str | None
@@ -69,7 +74,7 @@ def build(run: Runner, options, meta: dict) -> EncodingsData:
             f"Small string families such as {s2h[0]['family']} would be cheaper as hash fields "
             f"(HSET {s2h[0]['example_parent']} <field> <value>)."
         )
-    return {
+    out: EncodingsData = {
         "server": meta["server"],
         "server_version": meta["server_version"],
         "thresholds": thresholds,
@@ -84,3 +89,7 @@ def build(run: Runner, options, meta: dict) -> EncodingsData:
         "strings_to_hashes": s2h,
         "advice": advice,
     }
+    servers = run.rows("encoding_servers")
+    if len(servers) > 1:
+        out["servers"] = servers
+    return out

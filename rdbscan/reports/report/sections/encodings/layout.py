@@ -37,6 +37,11 @@ def layout(e, report):
             ],
         )
     )
+    if len(e.get("servers") or []) > 1:
+        blocks[-1].items[:2] = [
+            ("Thresholds", "each dump's own server's (below), then --config / --set")
+        ]
+        blocks.append(_servers(e))
     if e["candidates"]:
         blocks.append(_candidates(e))
     if e["near_threshold"]:
@@ -53,6 +58,30 @@ def layout(e, report):
         )
     )
     return blocks + advice(e)
+
+
+def _servers(e: dict) -> Block:
+    """Several dumps: the thresholds each dump is judged by."""
+    return table(
+        "Thresholds per dump",
+        ["dump", "server", "hash", "zset", "set listpack", "intset", "list", "field TTLs"],
+        [
+            [
+                f"#{s['dump_id']}",
+                f"{s['server'] or '?'} {s['server_version'] or ''}".strip(),
+                f"{s['hash_max_listpack_entries']} / {s['hash_max_listpack_value']} B",
+                f"{s['zset_max_listpack_entries']} / {s['zset_max_listpack_value']} B",
+                f"{s['set_max_listpack_entries']} / {s['set_max_listpack_value']} B"
+                if s["set_max_listpack_entries"]
+                else "none",
+                str(s["set_max_intset_entries"]),
+                s["list_compact_encoding"],
+                s["hash_field_ttl_encoding"] or "hashtable",
+            ]
+            for s in e["servers"]
+        ],
+        (5,),
+    )
 
 
 def _candidates(e: dict) -> Block:

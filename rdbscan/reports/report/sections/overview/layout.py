@@ -81,7 +81,15 @@ def _facts(o: dict, dumps: list) -> list[tuple[str, str]]:
     if o.get("filter"):  # dumps.filter: the figures cover the keys the filter kept
         f = o["filter"]
         kv.append(("Filter", f"{f['filter']} ({fmt_int(f.get('filtered_keys'))} keys left out)"))
-    if len(dumps) > 1:
+    if len(dumps) > 1:  # each dump's server, not the newest one's for all (the Dumps table)
+        servers = sorted(
+            {f"{d['server'] or '?'} {d['server_version'] or ''}".strip() for d in dumps}
+        )
+        rdbs = sorted({str(d["rdb_version"]) for d in dumps})
+        models = (o.get("memory_model") or "-").split("; ")
+        kv[0] = ("Servers", ", ".join(servers))
+        kv[1] = ("RDB versions", ", ".join(rdbs))
+        kv[5] = ("Memory model", "; ".join(m.removeprefix("memory model: ") for m in models))
         kv.insert(0, ("Dumps", str(len(dumps))))
     return kv
 

@@ -18,6 +18,7 @@ class SlotsData(TypedDict):
     max_memory_in_slot: int | None
     announced_slots: int | None
     announced_mismatches: int | None
+    mismatch_dumps: list[int] | None
     hottest: list[dict]
     by_memory: list[dict]
     hashtags: list[dict]

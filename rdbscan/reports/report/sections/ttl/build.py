@@ -6,6 +6,8 @@ from __future__ import annotations
 import datetime as _dt
 from typing import TYPE_CHECKING, TypedDict, cast
 
+from .findings import expected_words
+
 if TYPE_CHECKING:
     from ....engine.relations import Runner
 
@@ -60,8 +62,8 @@ def build(run: Runner, options, meta: dict) -> TtlData:
         worst = min(herd, key=lambda h: h["log10_p_value"])  # the least plausible
         advice.append(
             f"{worst['keys']} keys of {worst['pattern']} expire in the same {worst['granularity']} "
-            f"({worst['moment']}) where uniform spreading of that family's expiries expects "
-            f"{worst['expected_keys']:.2g}: add random jitter to their TTLs to spread expiry load."
+            f"({worst['moment']}) {expected_words(worst['expected_keys'])}: add random jitter "
+            "to their TTLs to spread expiry load."
         )
     if s.get("expired_at_snapshot"):
         advice.append(

@@ -6,6 +6,27 @@ from ....format import fmt_bytes, fmt_int, fmt_key, fmt_time
 from ...section import finding
 
 
+def expected_words(expected) -> str:
+    """What an even spread of the family's expiries would put in that moment, in words."""
+    if expected is None:
+        return ""
+    if expected < 0.01:
+        return "where evenly spread TTLs would put almost none"
+    if expected < 1:
+        return "where evenly spread TTLs would put less than one"
+    return f"where evenly spread TTLs would put about {expected:,.0f}"
+
+
+def chance_words(h: dict) -> str:
+    """How likely such a bunch is by chance alone (its p-value), in words."""
+    log10 = h.get("log10_p_value")
+    if log10 is None:
+        return "-"
+    if log10 < -6:
+        return "practically none"
+    return f"1 in {10**-log10:,.0f}"
+
+
 def findings(t: dict, report: dict) -> list[dict]:
     out: list[dict] = []
     for f in [f for f in t.get("families") or [] if f.get("looks_ephemeral")][:2]:
@@ -30,8 +51,8 @@ def findings(t: dict, report: dict) -> list[dict]:
                 "warning",
                 "ttl",
                 f"{fmt_int(worst['keys'])} keys of {fmt_key(worst['pattern'], 50)} expire in the "
-                f"same {worst['granularity']} ({fmt_time(worst.get('moment_ms'))}), "
-                f"{worst['expected_keys']:.2g} expected; "
+                f"same {worst['granularity']} ({fmt_time(worst.get('moment_ms'))}) "
+                f"{expected_words(worst['expected_keys'])}; "
                 f"{len(herd)} bunched moment{'s' if len(herd) != 1 else ''} in all",
                 "add random jitter to TTLs; see TTL",
                 memory=worst.get("memory_bytes"),

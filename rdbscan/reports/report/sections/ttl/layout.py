@@ -10,6 +10,7 @@ from ....format import (
     fmt_pct,
     fmt_time,
 )
+from .findings import chance_words
 
 
 def layout(t, report):
@@ -41,16 +42,16 @@ def layout(t, report):
         blocks.append(
             table(
                 "Expiries bunched in one second / minute (unlikely under uniform spreading)",
-                ["moment", "per", "family", "keys", "expected", "x expected", "p"],
+                ["moment", "per", "family", "keys", "evenly spread", "times that", "by chance"],
                 [
                     [
                         fmt_time(h["moment_ms"]),
                         h["granularity"],
                         fmt_key(h["pattern"], 40),
                         fmt_int(h["keys"]),
-                        f"{h['expected_keys']:.3g}",
+                        "<0.01" if h["expected_keys"] < 0.01 else f"{h['expected_keys']:,.2f}",
                         f"{h['ratio_to_expected']:,.0f}",
-                        f"{h['p_value']:.1e}" if h["p_value"] else f"1e{h['log10_p_value']:.0f}",
+                        chance_words(h),
                     ]
                     for h in herd
                 ],

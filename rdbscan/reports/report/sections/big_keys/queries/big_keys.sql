@@ -1,6 +1,7 @@
 -- name: big_keys
 -- answers: Which keys are over a big-key threshold, how severe, and which of them carry a TTL (their
---          expiry frees them in one blocking step unless lazyfree-lazy-expire is on).
+--          expiry frees them in one blocking step unless lazyfree-lazy-expire is on). A dense
+--          HyperLogLog (a 12,304-byte string, its fixed size) is no big key.
 -- params:
 --   string_bytes (10240)                  string value above this many bytes (STRLEN): big-string
 --   string_critical_bytes (1048576)       string value above this many bytes: big-string-critical
@@ -10,7 +11,9 @@
 --   top (20)                              rows returned, critical keys first, then largest memory; 0 = all
 WITH flagged AS (
     SELECT dump_id, db, key, type, encoding, length, memory_bytes, expire_at_ms, ttl_ms, pattern,
-           type = 'string' AND length > $string_bytes AS big_string,
+           -- not a dense HyperLogLog: 12,304 bytes by design (HLL_DENSE_SIZE in hyperloglog.c),
+           -- nothing to split
+           type = 'string' AND length > $string_bytes AND length <> 12304 AS big_string,
            type = 'string' AND length > $string_critical_bytes AS big_string_critical,
            type IN ('list', 'set', 'zset', 'hash', 'stream') AND length > $collection_length AS big_collection,
            type IN ('list', 'set', 'zset', 'hash', 'stream') AND length > $collection_critical_length AS big_collection_critical,
@@ -32,13 +35,14 @@ WITH flagged AS (
     SELECT count(*) AS total_keys,
            count(*) FILTER (WHERE severity = 'critical') AS total_critical,
            count(expire_at_ms) AS total_with_ttl,
+           count(*) FILTER (WHERE type = 'string') AS total_strings,
            sum(memory_bytes) AS total_memory,
            coalesce(sum(memory_bytes) FILTER (WHERE severity = 'critical'), 0) AS total_critical_memory
     FROM big
 )
 SELECT dump_id, db, key, type, encoding, length, memory_bytes, severity, rules,
        expire_at_ms IS NOT NULL AS has_ttl, expire_at_ms, ttl_ms, pattern,
-       total_keys, total_critical, total_with_ttl, total_memory, total_critical_memory
+       total_keys, total_critical, total_with_ttl, total_strings, total_memory, total_critical_memory
 FROM big CROSS JOIN totals
 -- critical first: a top-N by memory alone can leave out every critical key (a 100,001-element
 -- set of small integers is smaller than many 20 KB strings)

@@ -16,7 +16,8 @@ WITH rules(rule, severity, measure, threshold, ord) AS (
 ), flagged AS (
     -- each threshold test once per key
     SELECT memory_bytes, expire_at_ms,
-           type = 'string' AND length > $string_bytes::BIGINT AS big_string,
+           -- not a dense HyperLogLog (12,304 bytes by design, as in big_keys)
+           type = 'string' AND length > $string_bytes::BIGINT AND length <> 12304 AS big_string,
            type = 'string' AND length > $string_critical_bytes::BIGINT AS big_string_critical,
            type IN ('list', 'set', 'zset', 'hash', 'stream') AND length > $collection_length::BIGINT AS big_collection,
            type IN ('list', 'set', 'zset', 'hash', 'stream') AND length > $collection_critical_length::BIGINT AS big_collection_critical,

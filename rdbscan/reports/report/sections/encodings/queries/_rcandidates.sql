@@ -1,6 +1,6 @@
 -- name: _rcandidates
 -- answers: (base relation, not a report) every key in a non-compact encoding that fits the
---          compact thresholds of `rlimits`, with the compact encoding it would get and its
+--          compact thresholds of `rlimits` (those of the key's own dump's server), with the compact encoding it would get and its
 --          estimated compact size (compact_memory_estimate of the listpack: its exact size for a
 --          quicklist (keys.listpack_bytes), else listpack_bytes_estimate). docs/findings.md.
 --          Created as a TEMP TABLE `rcandidates` for encoding_candidates and its summary.
@@ -8,7 +8,8 @@
 --   from _rlimits.sql: *
 CREATE OR REPLACE TEMP TABLE rcandidates AS
 SELECT k.dump_id, k.db, k.key, k.type, k.encoding,
-       CASE WHEN k.fields_with_ttl > 0 THEN 'listpackex' ELSE l.target_encoding END AS target_encoding,
+       -- a hash with field TTLs: the server's own encoding for it (Redis 7.4+: listpackex)
+       CASE WHEN k.fields_with_ttl > 0 THEN l.hash_field_ttl_encoding ELSE l.target_encoding END AS target_encoding,
        k.length, k.max_elem_bytes, k.memory_bytes,
        compact_memory_estimate(k.key_length,
            CASE WHEN l.target_encoding = 'intset'
@@ -18,8 +19,11 @@ SELECT k.dump_id, k.db, k.key, k.type, k.encoding,
                               listpack_bytes_estimate(k.type, k.length, k.max_elem_bytes, k.value_serialized_bytes))
            END) AS estimated_bytes
 FROM rkeys AS k
-JOIN rlimits AS l ON k.type = l.type AND k.encoding = l.from_encoding
+JOIN rlimits AS l ON k.dump_id = l.dump_id AND k.type = l.type AND k.encoding = l.from_encoding
 WHERE l.max_entries > 0
+  -- a server without a compact encoding for field TTLs (Valkey, Redis before 7.4) keeps such a
+  -- hash a hashtable: nothing to rewrite
+  AND (coalesce(k.fields_with_ttl, 0) = 0 OR l.hash_field_ttl_encoding IS NOT NULL)
   AND k.length <= l.max_entries
   AND k.max_elem_bytes <= l.max_value
   AND (l.target_encoding <> 'intset' OR k.int_members = k.length)

@@ -16,16 +16,16 @@ keyset AS (
                listpack_bytes_estimate(k.type, k.length, k.max_elem_bytes, k.value_serialized_bytes)) AS estimated_bytes,
            l.entries_setting, l.max_entries, l.value_setting, l.max_value
     FROM rkeys AS k
-    JOIN limits AS l ON k.type = l.type AND k.encoding = l.from_encoding
+    JOIN limits AS l ON k.dump_id = l.dump_id AND k.type = l.type AND k.encoding = l.from_encoding
     WHERE l.max_entries > 0 AND l.max_lp_bytes IS NULL AND k.type IN ('hash', 'zset', 'set')
+      AND (coalesce(k.fields_with_ttl, 0) = 0 OR l.hash_field_ttl_encoding IS NOT NULL)
 ), per AS (
-    SELECT k.type, s.entries_factor, s.value_factor,
-           any_value(k.entries_setting) AS entries_setting, any_value(k.max_entries) AS entries_from,
-           any_value(k.value_setting) AS value_setting, any_value(k.max_value) AS value_from,
+    -- per set of thresholds: dumps of different servers may hold different ones
+    SELECT k.type, k.max_entries, k.max_value, s.entries_factor, s.value_factor,
            count(*) AS keys, sum(greatest(k.memory_bytes - k.estimated_bytes, 0)) AS savings_bytes
     FROM keyset AS k CROSS JOIN scenarios AS s
     WHERE k.length <= k.max_entries * s.entries_factor AND k.max_elem_bytes <= k.max_value * s.value_factor
-    GROUP BY k.type, s.entries_factor, s.value_factor
+    GROUP BY k.type, k.max_entries, k.max_value, s.entries_factor, s.value_factor
 ), lim AS (
     SELECT DISTINCT type, entries_setting, max_entries, value_setting, max_value FROM limits
     WHERE max_entries > 0 AND max_lp_bytes IS NULL AND type IN ('hash', 'zset', 'set')
@@ -38,5 +38,6 @@ SELECT l.type,
        l.max_entries * s.entries_factor AS entries, l.max_value * s.value_factor AS value,
        coalesce(p.keys, 0) AS keys, coalesce(p.savings_bytes, 0) AS savings_bytes
 FROM lim AS l CROSS JOIN scenarios AS s
-LEFT JOIN per AS p ON p.type = l.type AND p.entries_factor = s.entries_factor AND p.value_factor = s.value_factor
-ORDER BY l.type, s.entries_factor * s.value_factor, s.entries_factor DESC
+LEFT JOIN per AS p ON p.type = l.type AND p.max_entries = l.max_entries AND p.max_value = l.max_value
+                   AND p.entries_factor = s.entries_factor AND p.value_factor = s.value_factor
+ORDER BY l.type, l.max_entries, l.max_value, s.entries_factor * s.value_factor, s.entries_factor DESC

@@ -2,7 +2,8 @@
 -- answers: Which families of many small string keys would be cheaper as fields of hashes (the
 --          `user:1:name`, `user:1:age` -> `HSET user:1 name .. age ..` pattern), with the estimated
 --          saving. Keys with a TTL are left out (a hash field loses the key's TTL unless the server
---          has hash field expiration, 7.4+). Each parent hash must fit the listpack thresholds.
+--          has hash field expiration, 7.4+). Each parent hash must fit the listpack thresholds
+--          of its dump's server (`rservers`; a value given here holds for every dump).
 -- params:
 --   delimiters (':')                 characters that separate segments; the last segment becomes the field
 --   min_fields (2)                   parents with fewer string keys are ignored
@@ -17,8 +18,8 @@ WITH s AS (
            -- evaluates these functions once per distinct family in a vector).
            $delimiters = ':' AND plain_key
                AND NOT contains(left(family, strlen(family) - strpos(reverse(family), ':')), '{') AS by_family
-    FROM rkeys
-    WHERE type = 'string' AND expire_at_ms IS NULL AND length <= $hash_max_listpack_value
+    FROM rkeys JOIN rservers AS r USING (dump_id)
+    WHERE type = 'string' AND expire_at_ms IS NULL AND length <= r.hash_max_listpack_value
 ), k AS (
     SELECT dump_id, db, key, key_length, length, memory_bytes, by_family,
            CASE WHEN by_family THEN family END AS family,
@@ -53,11 +54,12 @@ WITH s AS (
            7 + sum(key_value_bytes) + sum(fields) * (3 - strlen(parent)) AS lp_bytes
     FROM (SELECT * REPLACE (coalesce(parent, left(family, strlen(family) - strpos(reverse(family), ':'))) AS parent),
                  longest_key
-          FROM per)
+          FROM per) AS x
+    JOIN rservers AS r USING (dump_id)
     WHERE parent <> ''
-    GROUP BY dump_id, db, parent
-    HAVING sum(fields) >= $min_fields AND sum(fields) <= $hash_max_listpack_entries
-       AND max(longest_key) - strlen(parent) - 1 <= $hash_max_listpack_value
+    GROUP BY dump_id, db, parent, r.hash_max_listpack_entries, r.hash_max_listpack_value
+    HAVING sum(fields) >= $min_fields AND sum(fields) <= r.hash_max_listpack_entries
+       AND max(longest_key) - strlen(parent) - 1 <= r.hash_max_listpack_value
 ), est AS (
     SELECT *, compact_memory_estimate(strlen(parent), lp_bytes) AS estimated_bytes,
            key_pattern(parent, delimiters := $delimiters) || delim || '*' AS family

@@ -23,7 +23,7 @@ WITH listed AS (
            sum(keys_with_ttl) AS keys_with_ttl,
            (SELECT list(t ORDER BY t) FROM (SELECT DISTINCT unnest(types) AS t FROM rest)) AS types,
            max(largest_memory_bytes) AS largest_memory_bytes,
-           arg_max(largest_key, largest_memory_bytes) AS largest_key
+           arg_min(largest_key, (-largest_memory_bytes, largest_key)) AS largest_key
     FROM rest
     HAVING count(*) > 0
 ), folded AS (

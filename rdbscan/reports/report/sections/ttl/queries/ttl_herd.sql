@@ -8,6 +8,8 @@
 --          granularities): the chance of any false flag on uniformly spread expiries stays below
 --          alpha (Bonferroni). p_value is an upper bound of that tail: the first term of the
 --          series over 1 - expected / (c + 1) (exact within that factor; c > expected).
+--          Each dump on its own (its families, moments and M): keys of two dumps expiring in
+--          the same minute are no herd of either.
 -- params:
 --   top (10)           moments per granularity, most keys first
 --   min_keys (5)       a moment is listed only when at least this many keys of the family expire in it
@@ -15,36 +17,38 @@
 --   delimiters (':')   characters that separate key segments (for the families)
 -- e is read more than once: NOT MATERIALIZED, to scan again rather than hold the keys
 WITH e AS NOT MATERIALIZED (
-    SELECT key_family(key, family, delimiters := $delimiters) AS pattern, expire_at_ms, memory_bytes
+    SELECT dump_id, key_family(key, family, delimiters := $delimiters) AS pattern, expire_at_ms, memory_bytes
     FROM rkeys WHERE expire_at_ms IS NOT NULL AND ttl_ms > 0
 ), cells AS (
-    SELECT 'second' AS granularity, 1000 AS width_ms, pattern, expire_at_ms // 1000 AS bucket,
+    SELECT 'second' AS granularity, 1000 AS width_ms, dump_id, pattern, expire_at_ms // 1000 AS bucket,
            count(*) AS keys, sum(memory_bytes) AS memory_bytes
     FROM e GROUP BY ALL
     UNION ALL
-    SELECT 'minute', 60000, pattern, expire_at_ms // 60000, count(*), sum(memory_bytes)
+    SELECT 'minute', 60000, dump_id, pattern, expire_at_ms // 60000, count(*), sum(memory_bytes)
     FROM e GROUP BY ALL
 ), fam AS (
-    -- per family and granularity: keys, and the moments from its first to its last expiry
-    SELECT granularity, pattern, sum(keys) AS family_keys, max(bucket) - min(bucket) + 1 AS span
+    -- per dump, family and granularity: keys, and the moments from its first to its last expiry
+    SELECT granularity, dump_id, pattern, sum(keys) AS family_keys, max(bucket) - min(bucket) + 1 AS span
     FROM cells GROUP BY ALL
 ), tested AS (
-    SELECT sum(span)::DOUBLE AS m, (SELECT count(*) FROM e) AS expiring FROM fam
+    SELECT dump_id, sum(span)::DOUBLE AS m,
+           (SELECT count(*) FROM e WHERE e.dump_id = fam.dump_id) AS expiring
+    FROM fam GROUP BY dump_id
 ), scored AS (
-    SELECT c.granularity, c.bucket * c.width_ms AS moment_ms, c.pattern, c.keys, c.memory_bytes,
+    SELECT c.granularity, c.dump_id, c.bucket * c.width_ms AS moment_ms, c.pattern, c.keys, c.memory_bytes,
            f.family_keys, f.family_keys / f.span AS expected_keys,
            CASE WHEN c.keys + 1 > f.family_keys / f.span
                 THEN least(0, -(f.family_keys / f.span) + c.keys * ln(f.family_keys / f.span)
                               - lgamma(c.keys + 1) - ln(1 - (f.family_keys / f.span) / (c.keys + 1)))
                 ELSE 0 END AS ln_p
-    FROM cells AS c JOIN fam AS f USING (granularity, pattern)
+    FROM cells AS c JOIN fam AS f USING (granularity, dump_id, pattern)
     WHERE c.keys >= $min_keys
 )
 SELECT s.granularity, s.moment_ms, make_timestamp(s.moment_ms * 1000) AS moment, s.pattern, s.keys,
        s.expected_keys, s.keys / s.expected_keys AS ratio_to_expected, exp(s.ln_p) AS p_value,
        s.ln_p / ln(10) AS log10_p_value,
        $alpha / t.m AS p_threshold, s.family_keys, s.memory_bytes, s.keys / t.expiring AS share_of_expiring
-FROM scored AS s CROSS JOIN tested AS t
+FROM scored AS s JOIN tested AS t USING (dump_id)
 WHERE s.ln_p < ln($alpha) - ln(t.m) AND $top > 0
-QUALIFY row_number() OVER (PARTITION BY s.granularity ORDER BY s.keys DESC, s.moment_ms, s.pattern) <= $top
-ORDER BY s.granularity DESC, s.keys DESC, s.moment_ms, s.pattern
+QUALIFY row_number() OVER (PARTITION BY s.granularity ORDER BY s.keys DESC, s.moment_ms, s.pattern, s.dump_id) <= $top
+ORDER BY s.granularity DESC, s.keys DESC, s.moment_ms, s.pattern, s.dump_id

@@ -7,7 +7,8 @@
 --          keys stored compressed, the ratio raw / stored, memory, and about the memory that storing
 --          them compressed would save (savings_bytes: the value's allocation at its length minus
 --          at its LZF length, sds_alloc; a client compressor such as zstd usually does better than
---          LZF). Families with the most to save first; every row also carries the totals, and
+--          LZF). Left out: values the server reads in place (a dense HyperLogLog, a sparse bitmap:
+--          a value LZF shrinks over 64 times). Families with the most to save first; every row also carries the totals, and
 --          `lzf_strings`, the strings of the dump stored compressed (0: saved with rdbcompression no,
 --          nothing measured).
 -- params:
@@ -48,16 +49,25 @@ WITH s AS (
                 WHEN lzf_rest - 5 < 4294967296 THEN lzf_rest - 5
                 ELSE lzf_rest - 9 END AS stored_bytes
     FROM v
+), c AS (
+    -- counted: over compress_min_bytes, and not a value the server reads in place: a dense
+    -- HyperLogLog (always 12,304 bytes, HLL_DENSE_SIZE in hyperloglog.c; PFADD/PFCOUNT) or a
+    -- value LZF shrinks over 64 times (LZF's most is about 88): nearly one repeated byte, as
+    -- in a sparse bitmap, which SETBIT/BITCOUNT/BITPOS need raw. The RDB holds no type for a
+    -- bitmap: a denser one, or a repetitive text, is not told apart
+    SELECT *, length > $compress_min_bytes
+              AND length <> 12304 AND NOT (lzf AND length > 64 * stored_bytes) AS counted
+    FROM p
 ), fam AS (
     SELECT pattern,
-           count(*) FILTER (WHERE length > $compress_min_bytes) AS keys,
-           sum(length) FILTER (WHERE length > $compress_min_bytes) AS raw_bytes,
-           sum(stored_bytes) FILTER (WHERE length > $compress_min_bytes) AS stored_bytes,
-           count(*) FILTER (WHERE length > $compress_min_bytes AND lzf) AS lzf_keys,
-           sum(memory_bytes) FILTER (WHERE length > $compress_min_bytes) AS memory_bytes,
-           sum(sds_alloc(length) - sds_alloc(stored_bytes)) FILTER (WHERE length > $compress_min_bytes AND lzf) AS savings_bytes,
+           count(*) FILTER (WHERE counted) AS keys,
+           sum(length) FILTER (WHERE counted) AS raw_bytes,
+           sum(stored_bytes) FILTER (WHERE counted) AS stored_bytes,
+           count(*) FILTER (WHERE counted AND lzf) AS lzf_keys,
+           sum(memory_bytes) FILTER (WHERE counted) AS memory_bytes,
+           sum(sds_alloc(length) - sds_alloc(stored_bytes)) FILTER (WHERE counted AND lzf) AS savings_bytes,
            count(*) FILTER (WHERE lzf) AS lzf_strings
-    FROM p
+    FROM c
     GROUP BY pattern
 )
 SELECT pattern, keys, raw_bytes, stored_bytes, lzf_keys,

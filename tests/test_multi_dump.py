@@ -1,0 +1,337 @@
+"""A report over several dumps says, for each dump, what its report alone says (docs/report.md,
+"Several dumps"): the fixture dumps of Redis 7.0.15, Redis 7.4.1 (cluster), Redis 8.6.3 and
+Valkey 9.1.2 loaded into one database and into one Parquet dataset; and no rule or advice is
+applied to a server that does not have it (one test per server family)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import rdbwriter as W
+from common import FIXTURES, ROOT
+
+from rdbscan.db.load import load
+from rdbscan.fleet.load import load_dataset
+from rdbscan.reports.engine.thresholds import dump_thresholds, hash_field_ttl_encoding
+from rdbscan.reports.report import findings as F
+from rdbscan.reports.report.build import ReportOptions
+from rdbscan.reports.report.run import run_report
+from rdbscan.reports.report.sections.ttl.findings import chance_words, expected_words
+
+FOUR = (
+    "redis-7.0.15/small",
+    "redis-7.4.1/variants/cluster",
+    "redis-8.6.3/small",
+    "valkey-9.1.2/small",
+)
+SERVERS = ["redis 7.0.15", "redis 7.4.1", "redis 8.6.3", "valkey 9.1.2"]
+
+
+def _report(path: str, **options) -> dict:
+    run = run_report([path], ReportOptions(**options), quiet=True)
+    assert run.report is not None
+    return run.report
+
+
+def _files() -> list[str]:
+    return [str(FIXTURES / rel / "dump.rdb") for rel in FOUR]
+
+
+@pytest.fixture(scope="module")
+def four_db(tmp_path_factory) -> str:
+    db = str(tmp_path_factory.mktemp("four") / "four.duckdb")
+    assert all(r.complete for r in load(_files(), db))
+    return db
+
+
+@pytest.fixture(scope="module")
+def four_dataset(tmp_path_factory) -> str:
+    root = str(tmp_path_factory.mktemp("four") / "ds")
+    assert all(r.complete for r in load_dataset(_files(), root))
+    return root
+
+
+@pytest.fixture(scope="module")
+def alone(loaded) -> list[dict]:
+    """Each dump's report alone, in the order of FOUR (its dump id in the four: 1..4)."""
+    return [_report(loaded(rel)) for rel in FOUR]
+
+
+@pytest.fixture(scope="module")
+def together(four_db) -> dict:
+    return _report(four_db)
+
+
+def _finding(report: dict, fid: str) -> dict | None:
+    return next((f for f in report["findings"] if f["id"] == fid), None)
+
+
+# --- one database, one dataset: the sums of the dumps alone -------------------------------------
+
+
+def _sums_hold(rep: dict, alone: list[dict]) -> None:
+    o = rep["overview"]
+    assert o["keys"] == sum(a["overview"]["keys"] for a in alone) == 2452
+    # slot announcements, each dump against its own keys: the cluster dump alone has 527, 0 off
+    assert [a["slots"]["announced_slots"] for a in alone] == [0, 527, 0, 0]
+    assert [a["slots"]["announced_mismatches"] for a in alone] == [0, 0, 0, 0]
+    assert rep["slots"]["announced_slots"] == 527 and rep["slots"]["announced_mismatches"] == 0
+    assert rep["slots"]["mismatch_dumps"] is None
+    assert _finding(rep, "slot-count-mismatch") is None
+    # non-compact candidates by each dump's own thresholds: only Valkey's hfe:persisted
+    cand = rep["encodings"]["candidates_total"]
+    assert [a["encodings"]["candidates_total"]["keys"] for a in alone] == [0, 0, 0, 1]
+    assert cand == {
+        "keys": 1,
+        "savings_bytes": alone[3]["encodings"]["candidates_total"]["savings_bytes"],
+    }
+    assert [
+        (c["dump_id"], c["key"], c["target_encoding"]) for c in rep["encodings"]["candidates"]
+    ] == [(4, "hfe:persisted", "listpack")]
+    servers = rep["encodings"]["servers"]
+    assert [
+        (s["dump_id"], s["set_max_listpack_entries"], s["hash_field_ttl_encoding"]) for s in servers
+    ] == [
+        (1, 0, None),
+        (2, 128, "listpackex"),
+        (3, 128, "listpackex"),
+        (4, 128, None),
+    ]
+    # big keys: 2 per dump (list:large, bitmap:sparse; hll:dense is none)
+    assert [a["big_keys"]["keys"] for a in alone] == [2, 2, 2, 2]
+    assert rep["big_keys"]["keys"] == 8 and rep["big_keys"]["string_keys"] == 4
+    # each finding: the dumps whose report alone has it; counts that add up are the sums
+    for f in rep["findings"]:
+        mine = [i + 1 for i, a in enumerate(alone) if _finding_all(a, f["id"])]
+        assert f["dumps"] == mine, f["id"]
+        if f["id"] in ("big-keys", "encodings", "no-ttl-share", "naming", "big-elements"):
+            assert f["keys"] == sum(_finding_all(alone[d - 1], f["id"])["keys"] for d in mine), f[
+                "id"
+            ]
+    assert _finding(rep, "encodings")["dumps"] == [4]
+    # what a dump alone says is there: the cluster dump's hot slot (9 % of its keys, 3 % of all)
+    assert {f["id"] for a in alone for f in a["findings"]} == {f["id"] for f in rep["findings"]}
+    assert (_finding(rep, "hot-slot")["keys"], _finding(rep, "hot-slot")["dumps"]) == (68, [2])
+    # expiry herds per dump: two dumps' keys expiring in the same minute are no herd of 20
+    assert (_finding(rep, "ttl-herd")["keys"], _finding(rep, "ttl-herd")["dumps"]) == (
+        10,
+        [1, 3, 4],
+    )
+    assert _finding(rep, "big-keys")["dumps"] == [1, 2, 3, 4]
+    # one line per dump: its server, keys, memory and worst finding, as its report alone says
+    assert [f"{d['server']} {d['server_version']}" for d in rep["dumps"]] == SERVERS
+    assert [d["keys"] for d in rep["dumps"]] == [562, 722, 584, 584]
+    assert [d["keys"] for d in rep["dumps"]] == [a["overview"]["keys"] for a in alone]
+    assert [d["memory_bytes"] for d in rep["dumps"]] == [
+        a["overview"]["memory_bytes"] for a in alone
+    ]
+    assert [d["worst"]["id"] for d in rep["dumps"]] == [a["findings"][0]["id"] for a in alone]
+    assert all(d["complete"] is True for d in rep["dumps"])
+
+
+def _finding_all(report: dict, fid: str) -> dict | None:
+    """A finding of a report, also one past the ten the verdict lists."""
+    return next((f for f in F.build(report, limit=None) if f["id"] == fid), None)
+
+
+@pytest.mark.slow
+def test_four_servers_in_one_database_add_up(together, alone):
+    _sums_hold(together, alone)
+
+
+@pytest.mark.slow
+def test_four_servers_in_one_dataset_add_up(four_dataset, together, alone):
+    rep = _report(four_dataset)
+    _sums_hold(rep, alone)
+    assert [(f["id"], f["keys"], f["dumps"]) for f in rep["findings"]] == [
+        (f["id"], f["keys"], f["dumps"]) for f in together["findings"]
+    ]
+
+
+@pytest.mark.slow
+def test_the_text_report_opens_with_a_line_per_dump(cli, four_db):
+    r = cli("report", four_db, "--section", "big_keys", env={"COLUMNS": "200"})
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    assert lines[1].startswith("Findings: 4 dumps, 2,452 keys, ")
+    assert lines[2].startswith("Memory in ") is False  # --section leaves the families out
+    per = [x for x in lines[2:6]]
+    assert [x.split("  ")[0] for x in per] == [
+        "#1 redis 7.0.15",
+        "#2 redis 7.4.1",
+        "#3 redis 8.6.3",
+        "#4 valkey 9.1.2",
+    ]
+    assert "cluster/dump.rdb: 722 keys, " in per[1] and ", complete; WARN 2 big keys" in per[1]
+    big = next(x for x in lines if x.startswith("WARN 8 big keys"))
+    assert "[all 4 dumps]" in big
+
+
+# --- one rule per server family ------------------------------------------------------------------
+
+
+def test_field_ttl_encoding_per_server():
+    assert hash_field_ttl_encoding("redis", "7.4.1", 12) == "listpackex"
+    assert hash_field_ttl_encoding("redis", "8.6.3", 13) == "listpackex"
+    assert hash_field_ttl_encoding("redis", "7.2.6", 11) is None
+    assert hash_field_ttl_encoding("valkey", "9.1.2", 80) is None
+    # what --set fixes holds for every dump, over its server's own defaults
+    t70 = dump_thresholds("redis", "7.0.15", 10, {"hash_max_listpack_value": 128})
+    t91 = dump_thresholds("valkey", "9.1.2", 80, {"hash_max_listpack_value": 128})
+    assert (t70["set_max_listpack_entries"], t70["hash_max_listpack_value"]) == (0, 128)
+    assert (t91["set_max_listpack_entries"], t91["hash_max_listpack_value"]) == (128, 128)
+
+
+def _candidates(rep: dict) -> list[tuple]:
+    return sorted(
+        (c["dump_id"], c["key"], c["encoding"], c["target_encoding"])
+        for c in rep["encodings"]["candidates"]
+    )
+
+
+def test_valkey_gets_no_listpackex(loaded):
+    """Valkey 9.1 keeps a hash with field TTLs a hashtable (src/t_hash.c, hashTypeSetExpire):
+    no rewrite would compact it; a hash whose field TTLs are gone (hfe:persisted) would."""
+    rep = _report(loaded("valkey-9.1.2/small"), sections=("encodings",), top=0)
+    assert _candidates(rep) == [(1, "hfe:persisted", "hashtable", "listpack")]
+    # with a limit that hfe:biglong's 100-byte value fits: still none with field TTLs
+    rep = _report(
+        loaded("valkey-9.1.2/small"),
+        sections=("encodings",),
+        top=200,
+        settings={"hash-max-listpack-value": "128"},
+    )
+    assert [c[1] for c in _candidates(rep) if c[1].startswith("hfe:")] == ["hfe:persisted"]
+    assert all(c["target_encoding"] != "listpackex" for c in rep["encodings"]["candidates"])
+
+
+def test_redis_7_4_gets_listpackex(loaded):
+    """Redis 7.4+ has listpackex: the same hash fits it once the value limit allows."""
+    rep = _report(loaded("redis-7.4.1/variants/cluster"), sections=("encodings",), top=0)
+    assert _candidates(rep) == []
+    rep = _report(
+        loaded("redis-7.4.1/variants/cluster"),
+        sections=("encodings",),
+        top=200,
+        settings={"hash-max-listpack-value": "128"},
+    )
+    assert [c for c in _candidates(rep) if c[1] == "hfe:biglong"] == [
+        (1, "hfe:biglong", "hashtable", "listpackex")
+    ]
+
+
+def test_redis_7_0_has_no_listpack_sets(loaded):
+    """Redis 7.0 has no listpack sets: its 128 strings in a hashtable set are no candidate,
+    while the same set in a Redis 7.2+ dump that was not converted would be."""
+    rep = _report(loaded("redis-7.0.15/small"), sections=("encodings",), top=0)
+    assert rep["encodings"]["thresholds"]["set-max-listpack-entries"] == 0
+    assert _candidates(rep) == []
+
+
+def test_redis_6_2_is_advised_ziplist_not_listpack(loaded):
+    """Redis before 7.0 names its compact encoding ziplist and has no listpack sets: nothing
+    near a threshold is proposed a listpack."""
+    rep = _report(
+        loaded(ROOT / "sample_dumps" / "redis-6.2.16.rdb"), sections=("encodings",), top=0
+    )
+    e = rep["encodings"]
+    assert (e["compact_encoding"], e["list_compact_encoding"]) == ("ziplist", "none")
+    assert e["thresholds"]["set-max-listpack-entries"] == 0 and _candidates(rep) == []
+    near = {(n["key"], n["target_encoding"]) for n in e["near_threshold"]}
+    assert ("hash:n513", "ziplist") in near and ("zset:n129", "ziplist") in near
+    assert {t for _, t in near} == {"ziplist"}
+
+
+@pytest.mark.slow
+def test_each_dump_by_its_own_server_in_one_database(four_db):
+    """The same --set over the four: Redis 7.4.1 and 8.6.3 get listpackex for hfe:biglong,
+    Valkey does not, Redis 7.0.15 has no such hash and no listpack sets."""
+    rep = _report(
+        four_db, sections=("encodings",), top=0, settings={"hash-max-listpack-value": "128"}
+    )
+    hfe = [c for c in _candidates(rep) if c[1].startswith("hfe:")]
+    assert hfe == [
+        (2, "hfe:biglong", "hashtable", "listpackex"),
+        (3, "hfe:biglong", "hashtable", "listpackex"),
+        (4, "hfe:persisted", "hashtable", "listpack"),
+    ]
+    assert not [
+        c for c in _candidates(rep) if c[0] == 1 and c[2] == "hashtable" and c[1].startswith("set:")
+    ]
+
+
+def test_a_dense_hyperloglog_is_no_big_key_and_a_bitmap_is_not_compressed(loaded):
+    rep = _report(loaded("redis-8.6.3/small"), sections=("big_keys", "values"))
+    assert [i["key"] for i in rep["big_keys"]["items"]] == ["list:large", "bitmap:sparse"]
+    assert rep["big_keys"]["string_keys"] == 1
+    big = _finding(rep, "big-keys")
+    assert big["advice"] == (
+        "split collections into buckets and strings into chunks; delete with UNLINK; see Big keys"
+    )
+    families = [f["pattern"] for f in rep["values"]["compressible"]["families"]]
+    assert "bitmap:sparse" not in families and "hll:dense" not in families
+    assert families[0] == "cache:page:{id}"
+
+
+# --- words ----------------------------------------------------------------------------------------
+
+
+def test_plain_words_for_expiry_herds():
+    assert expected_words(7.7e-07) == "where evenly spread TTLs would put almost none"
+    assert expected_words(0.4) == "where evenly spread TTLs would put less than one"
+    assert expected_words(12.4) == "where evenly spread TTLs would put about 12"
+    assert chance_words({"log10_p_value": -67.7}) == "practically none"
+    assert chance_words({"log10_p_value": -3.0}) == "1 in 1,000"
+
+
+def test_which_dumps_a_finding_concerns():
+    dumps = [{"dump_id": i, "server": "redis", "server_version": f"7.{i}"} for i in (1, 2, 3, 4, 5)]
+    assert F._which_dumps({"dumps": [1, 2, 3, 4, 5]}, dumps) == " [all 5 dumps]"
+    assert F._which_dumps({"dumps": [2, 5]}, dumps) == " [#2 redis 7.2, #5 redis 7.5]"
+    assert F._which_dumps({"dumps": [1, 2, 3, 4]}, dumps) == " [4 of 5 dumps]"
+    assert F._which_dumps({"dumps": [1]}, dumps[:1]) == ""
+
+
+def test_the_verdict_opens_with_where_the_memory_goes(loaded):
+    rep = _report(loaded("redis-7.0.15/small"), sections=("patterns",))
+    assert F._where_memory_goes(rep) == [
+        ("Memory in", "list:large 24.7%, hash:large 16.0%, bitmap:sparse 10.4% (of 177 families)"),
+        ("Largest key", "list:large: 302.6 KiB (24.7%)"),
+    ]
+    assert "dumps" not in rep  # one dump: no line per dump
+
+
+def test_ties_name_the_first_key_in_byte_order(tmp_path):
+    """Keys of one family with the same memory: the family's and the slot's largest key is the
+    first in byte order, whatever order the dump holds them in (two runs agree)."""
+    names = [f"tie:{i}" for i in (7, 3, 9, 1, 5, 8, 2, 6, 4)]
+    body = b"\xfe\x00" + b"".join(W.key(0, n, W.string("x" * 100)) for n in names)
+    rdb = tmp_path / "ties.rdb"
+    rdb.write_bytes(W.rdb(body, version=11, aux={"redis-ver": "7.2.6"}))
+    db = str(tmp_path / "ties.duckdb")
+    assert all(r.complete for r in load([str(rdb)], db))
+    rep = _report(db, sections=("patterns",))
+    [fam] = [i for i in rep["patterns"]["items"] if i["pattern"] == "tie:{id}"]
+    assert (fam["keys"], fam["largest_key"]) == (9, "tie:1")
+
+
+@pytest.mark.slow
+def test_a_damaged_dump_among_others_is_named_in_its_own_words(cli):
+    """A truncated dump beside a sound one: its line says it was not read to the end, and the
+    finding about it gives its own 389 keys, not the 951 of both."""
+    f = FIXTURES / "redis-7.0.15"
+    r = cli(
+        "report", str(f / "variants/truncated/dump.rdb"), str(f / "small/dump.rdb"), "-f", "json"
+    )
+    assert r.exit_code == 4, r.output  # docs/exit-codes.md: a dump is damaged
+    rep = json.loads(r.stdout)
+    assert [(d["keys"], d["complete"], d["worst"]["id"]) for d in rep["dumps"]] == [
+        (389, False, "dump-incomplete"),
+        (562, True, "big-keys"),
+    ]
+    first = rep["findings"][0]
+    assert (first["id"], first["keys"], first["dumps"]) == ("dump-incomplete", 389, [1])
+    assert first["message"] == (
+        "The dump could not be read to the end: the figures cover the 389 keys read before the damage."
+    )
