@@ -95,9 +95,12 @@ def test_every_compiled_twin_names_the_tests_that_compare_it():
     root = Path(__file__).resolve().parent.parent
     pyx = (root / "rdbscan/rdb/_speedups.pyx").read_text(encoding="utf-8")
     public = set(re.findall(r"^(?:def|cdef class) (\w+)", pyx, re.M))
+    internal = set(re.findall(r"^cdef (?!class)[\w ]+?\*? ?(\w+)\(", pyx, re.M))
     text = (root / "docs/architecture.md").read_text(encoding="utf-8")
     rows = re.findall(r"^\| `(\w+)`[^|]*\| ([^|]+) \| ([^|]+) \|$", text, re.M)
-    assert {r[0] for r in rows} == public
+    # every public function, and C-level helpers only where they have a Python twin of their own
+    listed = {r[0] for r in rows}
+    assert public <= listed and listed - public <= internal, listed ^ public
     tests = "".join(
         (root / "tests" / f).read_text()
         for f in ("test_speedups.py", "test_family.py", "test_blob_stream.py", "test_lzf_stream.py")
