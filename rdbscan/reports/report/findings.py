@@ -127,8 +127,8 @@ def _where_memory_goes(report: dict) -> list[tuple[str, str]]:
             break
         top.append(f"{fmt_key(i['pattern'], 40)} {fmt_pct(i['memory_share'])}")
         held += i["memory_share"] or 0
-    families = (report.get("patterns") or {}).get("families") or len(items)
-    out = [("Memory in", ", ".join(top) + (f" (of {fmt_int(families)} families)" if top else ""))]
+    # (one line at 80 columns: the number of families is the Key families section's)
+    out = [("Memory in", ", ".join(top))]
     largest = max(items, key=lambda i: i.get("largest_memory_bytes") or 0)
     if largest.get("largest_key") is not None:
         out.append(
