@@ -21,7 +21,7 @@ from ..errors import (
 from ..reports import diff as D
 from ..reports.document import draw_text
 from . import targets
-from .filters import filter_options, key_filter_from
+from .filters import filter_options, key_filter_from, refuse_on_database
 from .fleet import expand_dumps
 from .options import checked_target, delimiters_option, memory_limit_option, top_option
 from .output import make_progress, text_page
@@ -303,11 +303,9 @@ def diff_cmd(
             for w, specs in sides.items()
             if specs and not any(D.is_database_spec(s) for s in specs)
         }
-        if key_filter is not None and (history is not None or len(dumps) < len(sides)):
-            raise click.UsageError(
-                "the filters select keys while dumps load: give OLD and NEW as dumps "
-                "(or filter with `rdbscan load`)"
-            )
+        for spec in ([history] if history else []) + old_specs + new_specs:
+            if key_filter is not None and D.is_database_spec(spec):
+                refuse_on_database(key_filter, spec)
         mixed = [w for w, specs in sides.items() if w not in dumps and len(specs) > 1]
         if mixed:
             raise click.UsageError(

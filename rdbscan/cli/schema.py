@@ -9,7 +9,7 @@ import click
 
 from ..errors import EXIT_DAMAGED
 from ..reports import schema as sch
-from .filters import filter_options, key_filter_from
+from .filters import filter_options, key_filter_from, refuse_on_database
 from .options import checked_target, delimiters_option, memory_limit_option
 from .redact import redact_options
 
@@ -96,12 +96,8 @@ def schema_cmd(
         )
     fmt = fmt or named or "toml"
     key_filter = key_filter_from(flt)
-    if key_filter is not None and is_database(sources):
-        raise CommandError(
-            f"{sources[0]}: a database; the filters select keys while dumps load "
-            "(give the dumps, or filter with `rdbscan load`)",
-            EXIT_USAGE,
-        )
+    if is_database(sources):
+        refuse_on_database(key_filter, sources[0])
     if (
         out_path
         and os.path.lexists(out_path)
