@@ -16,25 +16,21 @@ import re
 from dataclasses import dataclass
 
 from ..errors import EXIT_DATABASE, EXIT_USAGE, CommandError
+from ..reports.engine.outputs import DATABASE_SUFFIXES, REPORT_SUFFIXES, database_name, suffix
 
-# A report file's format, from its extension.
-REPORT_SUFFIXES = {
-    ".txt": "text",
-    ".text": "text",
-    ".json": "json",
-    ".md": "markdown",
-    ".markdown": "markdown",
-    ".html": "html",
-    ".htm": "html",
-    ".prom": "openmetrics",
-    ".om": "openmetrics",
-}
-# Names `-o` reads as the database (rdbscan writes no report in DuckDB's format).
-DATABASE_SUFFIXES = (".duckdb", ".ddb", ".db")
-
-
-def suffix(path: str) -> str:
-    return os.path.splitext(path)[1].lower()
+__all__ = [
+    "DATABASE_SUFFIXES",
+    "REPORT_SUFFIXES",
+    "Outputs",
+    "check",
+    "check_database",
+    "check_report_file",
+    "database_name",
+    "resolve",
+    "suffix",
+    "write_output",
+    "write_report_file",
+]
 
 
 @dataclass
@@ -103,16 +99,6 @@ def resolve(
     if len(same) < len(paths):
         raise CommandError(f"{paths[0]}: given for two outputs; give each its own file", EXIT_USAGE)
     return out
-
-
-def database_name(path: str, option: str) -> None:
-    """A database is never written under a report's name (CommandError EXIT_USAGE)."""
-    if suffix(path) in REPORT_SUFFIXES:
-        raise CommandError(
-            f"{option} {path}: a report's name, not a database's; give the database a name "
-            f"ending .duckdb",
-            EXIT_USAGE,
-        )
 
 
 def check(out: Outputs, *, new_database: bool = False) -> None:
