@@ -76,7 +76,8 @@ def export_cmd(
     Parquet dataset, it writes the keys held there (the filters then select rows of it).
     `--columns rdbtools` writes what `rdb -c memory` of redis-rdb-tools writes, so scripts
     written for it keep working (docs/export.md says where the figures differ).  Exit codes
-    as for `rdbscan report`; 2 when the output exists (without --force).
+    as for `rdbscan report`; 7 when the output exists (without --force), as a report file
+    rdbscan did not write.
 
     Example: rdbscan export dump.rdb -o keys.csv --columns rdbtools
     """

@@ -103,11 +103,7 @@ def schema_cmd(
         and os.path.lexists(out_path)
         and not (os.path.isfile(out_path) and sch.written_by_rdbscan(out_path))
     ):
-        raise CommandError(
-            f"{out_path}: exists and is not a schema rdbscan wrote; not "
-            "overwriting it (choose another -o, or remove the file)",
-            EXIT_USAGE,
-        )
+        raise sch.not_ours(out_path)
     if out_path:  # checked before the dumps are read, not after
         where = os.path.dirname(os.path.abspath(out_path))
         if not os.path.isdir(where):
@@ -154,8 +150,8 @@ def schema_cmd(
     if out_path:
         try:
             sch.write_output(out_path, text)
-        except sch.SchemaOutputError as e:
-            raise CommandError(str(e), EXIT_USAGE) from None
+        except sch.SchemaOutputError as e:  # a file put there since the check above
+            raise CommandError(str(e), EXIT_DATABASE) from None
         except OSError as e:  # a full disk, a read-only file system: the machine, exit 7
             raise CommandError(f"{out_path}: {e.strerror or e}", EXIT_DATABASE) from None
         if not quiet:

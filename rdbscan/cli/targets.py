@@ -15,7 +15,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from ..errors import EXIT_DATABASE, EXIT_USAGE, CommandError
+from ..errors import EXIT_DATABASE, EXIT_USAGE, CommandError, not_overwritten
 from ..reports.engine.outputs import DATABASE_SUFFIXES, REPORT_SUFFIXES, database_name, suffix
 
 __all__ = [
@@ -193,13 +193,9 @@ def check_report_file(path: str) -> None:
     except OSError as e:
         raise CommandError(f"{path}: {e.strerror or e}", EXIT_DATABASE) from None
     if is_database_file(path):  # a database under a report's name (what -o once wrote)
-        raise CommandError(
-            f"{path}: exists and is a DuckDB database, not a report; not overwritten", EXIT_DATABASE
-        )
+        raise not_overwritten(path, "is a DuckDB database, not a report")
     if not _written_by_rdbscan(head):
-        raise CommandError(
-            f"{path}: exists and is not a report rdbscan wrote; not overwritten", EXIT_DATABASE
-        )
+        raise not_overwritten(path, "is not a report rdbscan wrote")
     if not os.access(path, os.W_OK) or not os.access(
         os.path.dirname(os.path.abspath(path)), os.W_OK
     ):
