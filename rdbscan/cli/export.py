@@ -10,7 +10,7 @@ from ..export.keys import COLUMN_SETS, FORMATS
 from .filters import filter_options, key_filter_from
 from .options import checked_target, memory_limit_option
 from .output import make_progress, say
-from .redact import redact_options
+from .redact import redact_options, redacted_say
 
 
 @click.command("export")
@@ -94,7 +94,7 @@ def export_cmd(
     database = is_database(sources)
     with open_sources(
         sources,
-        say=say,
+        say=redacted_say(redact),
         quiet=quiet,
         progress=make_progress(quiet),
         target=target,

@@ -29,8 +29,8 @@ from .options import (
     table_format_option,
     top_option,
 )
-from .output import make_progress, say, section_status, text_page
-from .redact import redact_options
+from .output import make_progress, section_status, text_page
+from .redact import redact_options, redacted_say
 
 
 def _settings(pairs) -> dict[str, str]:
@@ -304,7 +304,7 @@ def report_cmd(
             fail_on=checks,
             on_section=on_section,
             charts=fmt == "html" or bool(html_path),
-            say=say,
+            say=redacted_say(redact, options.delimiters),
             quiet=quiet,
             progress=make_progress(quiet),
             target=target,

@@ -11,7 +11,7 @@ from ..errors import EXIT_DAMAGED
 from ..reports import schema as sch
 from .filters import filter_options, key_filter_from, refuse_on_database
 from .options import checked_target, delimiters_option, memory_limit_option
-from .redact import redact_options
+from .redact import redact_options, redacted_say
 
 # A schema file's format, from its extension (as `report -o`: rdbscan/cli/targets.py).
 SCHEMA_FORMATS = {".toml": "toml", ".md": "markdown", ".markdown": "markdown", ".json": "json"}
@@ -85,7 +85,7 @@ def schema_cmd(
     from ..errors import EXIT_DATABASE, EXIT_USAGE, CommandError
     from ..reports.engine.sources import is_database, open_sources
     from .fleet import expand_dumps
-    from .output import make_progress, say
+    from .output import make_progress
 
     sources = expand_dumps(sources)
     named = SCHEMA_FORMATS.get(os.path.splitext(out_path or "")[1].lower())
@@ -116,7 +116,7 @@ def schema_cmd(
     with open_sources(
         sources,
         dump_id=dump_id,
-        say=say,
+        say=redacted_say(redact, delimiters),
         quiet=quiet,
         progress=make_progress(quiet),
         target=target,
