@@ -220,17 +220,21 @@ def _strings(value: Any) -> list[str]:
     return []
 
 
-def _collect(obj: Any, keys: set[str], patterns: set[str]) -> None:
+def _collect(obj: Any, keys: set[str], patterns: set[str], named: set[str]) -> None:
+    """The key names of `obj` into `keys`, its family names into `patterns`, the keys its
+    error lines name into `named`."""
     if isinstance(obj, dict):
         for k, v in obj.items():
             if _is_key_field(k):
                 keys.update(_strings(v))
             elif k in PATTERN_FIELDS:
                 patterns.update(_strings(v))
-            _collect(v, keys, patterns)
+            _collect(v, keys, patterns, named)
     elif isinstance(obj, list):
         for v in obj:
-            _collect(v, keys, patterns)
+            _collect(v, keys, patterns, named)
+    elif isinstance(obj, str) and ("key '" in obj or 'key "' in obj):
+        named.update(name for _, _, name in _error_keys(obj))
 
 
 def key_patterns(names: set[str], delimiters: str) -> dict[str, str]:
@@ -314,14 +318,17 @@ def _error_keys(text: str) -> list[tuple[int, int, str]]:
     return found
 
 
-def redact_error_keys(text: str, redactor: Redactor, delimiters: str = ":") -> str:
+def redact_error_keys(
+    text: str, redactor: Redactor, delimiters: str = ":", families: dict[str, str] | None = None
+) -> str:
     """`text` with each key an error line names (`key 'user:1234:cart'`) shown as the report
     shows a key, FAMILY@HASH.  A name so long that its repr was cut is hashed as it is shown
-    (its hash is not the whole name's)."""
+    (its hash is not the whole name's).  families: key_patterns of the names, when known."""
     found = _error_keys(text)
     if not found:
         return text
-    families = key_patterns({name for _, _, name in found}, delimiters)
+    if families is None or any(name not in families for _, _, name in found):
+        families = key_patterns({name for _, _, name in found}, delimiters)
     out, pos = [], 0
     for start, end, name in found:
         out += [text[pos:start], redactor.key(name, families.get(name) or "")]
@@ -348,8 +355,9 @@ def redact_data(data: Any, redactor: Redactor, delimiters: str = ":") -> Any:
     names redacted as `redactor` says, and `redaction` (Redactor.describe) added at its top."""
     keys: set[str] = set()
     patterns: set[str] = set()
-    _collect(data, keys, patterns)
-    families = key_patterns(keys, delimiters)
+    named: set[str] = set()
+    _collect(data, keys, patterns, named)
+    families = key_patterns(keys | named, delimiters)  # one DuckDB query for them all
     key_map = {k: redactor.key(k, families.get(k) or "") for k in keys}
     pattern_map = {p: redactor.family(p) for p in patterns}
     prose = dict(key_map)
@@ -375,7 +383,7 @@ def redact_data(data: Any, redactor: Redactor, delimiters: str = ":") -> Any:
         if name == "filter" or "filter (" in value:
             value = hide_filter(value)
         if "key '" in value or 'key "' in value:
-            value = redact_error_keys(value, redactor, delimiters)
+            value = redact_error_keys(value, redactor, delimiters, families)
         return scrub(value)
 
     def walk(obj: Any, name: str | None) -> Any:
