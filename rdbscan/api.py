@@ -26,8 +26,13 @@ def load(paths: Sequence[str], db_path: str, **options: Any) -> list[DumpResult]
     docs/inputs.md) into the DuckDB database at `db_path`, created if needed: one DumpResult
     per dump, in order.  A damaged dump keeps the rows read before the damage.  `options` are
     those of rdbscan.db.load.load (progress, verify_crc, target, skip_bad, existing, ...);
-    jobs=N loads up to N dumps at once in worker processes (rdbscan/db/parallel.py)."""
+    jobs=N loads up to N dumps at once in worker processes (rdbscan/db/parallel.py).  A
+    `db_path` named as a report (x.json, x.html, ...) is refused: CommandError, as on the
+    command line."""
     from .db.load import load as load_dumps
+    from .reports.engine.outputs import database_name
+
+    database_name(db_path, "db_path")
 
     paths = list(paths)
     jobs = options.pop("jobs", 1) or 1
@@ -71,7 +76,9 @@ def report(
     data.  What the load tells, and the exit code the command line would give, come with
     rdbscan.reports.report.run.run_report, which this calls; when no dump could be read this raises
     rdbscan.errors.CommandError with the load's errors.  Dumps loaded into an `output` database
-    that held others: the report covers those too, and its `note` says so (docs/json.md)."""
+    that held others: the report covers those too, and its `note` says so (docs/json.md).  An
+    `output` named as a report (x.json, x.html, ...) is refused before any dump is read:
+    rdbscan.errors.CommandError, as `rdbscan report --database x.json` refuses it."""
     from .reports.report.run import run_report
 
     if not isinstance(source, (str, list, tuple)):  # an open connection

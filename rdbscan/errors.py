@@ -26,8 +26,7 @@ EXIT_CODES = {
     EXIT_USAGE: "usage error: an unknown option, a missing argument, a value out of range (`--top 0`, "
     "`--set x=abc`), a rules or config file that is wrong (bad TOML, an invalid regex), "
     "an SQL error in a query you gave; `load`: a dump the database already holds, "
-    "refused without `--replace` ([loading.md](loading.md)); `export`: an output file that "
-    "exists, refused without `--force` ([export.md](export.md)); `report`, `diff`, `trend`, "
+    "refused without `--replace` ([loading.md](loading.md)); `report`, `diff`, `trend`, "
     "`migrate`: outputs that are ambiguous or contradict each other (`-o out.html -f json`, "
     "`-o notes` with neither a known extension nor `--format`), or a database under a report's "
     "name (`--database report.json`, `load -o report.json`), refused before any dump is read "
@@ -46,8 +45,9 @@ EXIT_CODES = {
     "not a database rdbscan wrote (`--database notes`, or a DuckDB database with tables "
     "of its own, left untouched); `report`, `diff`, `trend`, `migrate` `-o FILE` or `--html "
     "FILE`: FILE cannot be written, or is a file rdbscan did not write (left untouched; both "
-    "checked before any dump is read); `export -o FILE`: FILE cannot be "
-    "written (its directory is missing or read-only, the disk is full)",
+    "checked before any dump is read); `schema -o FILE`: the same; `export -o FILE`: FILE "
+    "cannot be written (its directory is missing or read-only, the disk is full), or exists "
+    "and `--force` was not given (left untouched, [export.md](export.md))",
     EXIT_MEMORY: "a query (`report`, `query`, `schema`, `diff`, `trend`, `sql`) needed more than "
     "DuckDB's memory limit (128 MB unless `--memory-limit` or `RDBSCAN_MEMORY_LIMIT` sets "
     "another) and could not spill the rest to disk: nothing is written; run it again with a "
@@ -94,6 +94,14 @@ class CommandError(Exception):
         super().__init__(message)
         self.message = message
         self.code = code
+
+
+def not_overwritten(path: str, why: str = "", hint: str = "") -> CommandError:
+    """The one line, exit EXIT_DATABASE, for an output that exists and that rdbscan leaves
+    untouched (a report, schema or export it did not write, or was not told to replace):
+    `PATH: exists[ and WHY]; not overwritten[ (HINT)]`."""
+    line = f"{path}: exists{f' and {why}' if why else ''}; not overwritten"
+    return CommandError(line + (f" ({hint})" if hint else ""), EXIT_DATABASE)
 
 
 # What the operating system or DuckDB says about a database file it cannot use, and the line a

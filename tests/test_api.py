@@ -128,3 +128,24 @@ def test_user_mistakes_are_command_errors(tmp_path):
     with pytest.raises(CommandError) as e:
         rdbscan.report([dump], ReportOptions(settings={"no-such-setting": "1"}))
     assert e.value.code == EXIT_USAGE and "--set no-such-setting" in e.value.message
+
+
+@pytest.mark.parametrize("name", ["x.json", "out.HTML", "report.prom"])
+def test_a_database_is_never_written_under_a_reports_name(tmp_path, name):
+    dump = str(manifest(REL).dump)
+    target = tmp_path / name
+    with pytest.raises(CommandError) as e:
+        rdbscan.report([dump], output=str(target))
+    assert (e.value.code, e.value.message) == (
+        EXIT_USAGE,
+        f"output {target}: a report's name, not a database's; give the database a name ending "
+        ".duckdb",
+    )
+    with pytest.raises(CommandError) as e:
+        rdbscan.load([dump], str(target))
+    assert (e.value.code, e.value.message) == (
+        EXIT_USAGE,
+        f"db_path {target}: a report's name, not a database's; give the database a name ending "
+        ".duckdb",
+    )
+    assert not target.exists() and not list(tmp_path.iterdir())

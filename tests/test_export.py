@@ -118,14 +118,20 @@ def test_an_existing_file_is_not_overwritten_without_force(db, tmp_path):
     out = tmp_path / "mine.csv"
     out.write_text("my own data\n")
     code, _, err = _export(SAMPLE, "-o", str(out))
-    assert code == 2
+    assert code == 7
     assert err.strip() == (
-        f"rdbscan: error: {out}: the file exists; --force writes over it, or give another name"
+        f"rdbscan: error: {out}: exists; not overwritten (--force writes over it, or give "
+        "another name)"
     )
     assert out.read_text() == "my own data\n"
     assert _export(SAMPLE, "-o", str(out), "--force")[0] == 0
     assert out.read_text().startswith("dump_id,db,key,")
     assert [p.name for p in tmp_path.iterdir()] == ["mine.csv"]  # no temporary file left
+    code, _, err = _export(SAMPLE, "-o", str(tmp_path), "--force")
+    assert (code, err.strip()) == (
+        7,
+        f"rdbscan: error: {tmp_path}: is a directory; give a file name",
+    )
 
 
 def test_an_unwritable_output_is_exit_7(db, tmp_path):

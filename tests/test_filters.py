@@ -249,7 +249,30 @@ def test_diff_takes_the_filters(generated, tmp_path):
     )
     res = CliRunner().invoke(main, ["diff", whole, dump, "-q", "--type", "hash"])
     assert res.exit_code == 2
-    assert "the filters select keys while dumps load: give OLD and NEW as dumps" in res.output
+    assert res.output == (
+        f"rdbscan: error: {whole}: a database; the filters select keys while dumps load "
+        "(give the dumps, or filter with `rdbscan load`)\n"
+    )
+
+
+def test_report_refuses_the_filters_on_a_database_or_a_dataset(generated):
+    import rdbscan
+
+    dump, whole, base = generated
+    dataset = str(base / "dataset")
+    if not os.path.isdir(dataset):
+        rdbscan.load_dataset([dump], dataset)
+    for source, option in (
+        (whole, ["--match", "x:*"]),
+        (whole, ["--skip-expired"]),
+        (dataset, ["--min-memory", "1KB"]),
+    ):
+        res = CliRunner().invoke(main, ["report", source, "-q", *option])
+        assert res.exit_code == 2, option
+        assert res.output == (
+            f"rdbscan: error: {source}: a database; the filters select keys while dumps load "
+            "(give the dumps, or filter with `rdbscan load`)\n"
+        )
 
 
 def test_a_whole_load_says_no_filter(generated):

@@ -14,7 +14,7 @@ from common import run_cli
 from report_truth import manifest
 
 from rdbscan.db.load import load
-from rdbscan.errors import EXIT_USAGE
+from rdbscan.errors import EXIT_DATABASE, EXIT_USAGE
 from rdbscan.reports import report as rpt
 from rdbscan.reports import schema as sch
 from rdbscan.reports.engine.database import open_database
@@ -189,8 +189,11 @@ def test_never_overwrites_a_users_file_and_keeps_what_the_team_wrote(loaded, tmp
     mine = tmp_path / "mine.toml"
     mine.write_text("# my notes\n")
     r = run_cli("schema", db, "-o", str(mine))
-    assert r.exit_code == EXIT_USAGE
-    assert "exists and is not a schema rdbscan wrote" in r.output
+    assert r.exit_code == EXIT_DATABASE
+    assert r.output == (
+        f"rdbscan: error: {mine}: exists and is not a schema rdbscan wrote; not overwritten "
+        "(choose another -o, or remove the file)\n"
+    )
     assert mine.read_text() == "# my notes\n"
     out = tmp_path / "ks.toml"
     assert run_cli("schema", db, "-o", str(out), "-q").exit_code == 0
@@ -515,3 +518,17 @@ def test_schema_output_that_cannot_be_written_is_refused_before_loading(tmp_path
         7,
         f"rdbscan: error: {tmp_path / 'no/s.toml'}: its directory does not exist\n",
     )
+
+
+def test_write_output_leaves_a_users_file_untouched(tmp_path):
+    mine = tmp_path / "mine.toml"
+    mine.write_text("# my notes\n")
+    with pytest.raises(sch.SchemaOutputError) as e:
+        sch.write_output(str(mine), "x = 1\n")
+    assert str(e.value) == (
+        f"{mine}: exists and is not a schema rdbscan wrote; not overwritten (choose another -o, "
+        "or remove the file)"
+    )
+    assert mine.read_text() == "# my notes\n" and [p.name for p in tmp_path.iterdir()] == [
+        "mine.toml"
+    ]

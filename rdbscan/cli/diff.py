@@ -21,11 +21,11 @@ from ..errors import (
 from ..reports import diff as D
 from ..reports.document import draw_text
 from . import targets
-from .filters import filter_options, key_filter_from
+from .filters import filter_options, key_filter_from, refuse_on_database
 from .fleet import expand_dumps
 from .options import checked_target, delimiters_option, memory_limit_option, top_option
 from .output import make_progress, text_page
-from .redact import redact_options
+from .redact import redact_options, shown
 from .report import _release_load_memory, _settings
 
 
@@ -37,6 +37,7 @@ def _load_sides(
     quiet: bool,
     jobs: int,
     key_filter=None,
+    show=lambda line: line,
 ) -> tuple[int, dict[str, tuple[str, list[int]]]]:
     """Load each side's dumps (one snapshot each, old first).  Into db_path, when given, with
     one load, several dumps at once as `rdbscan load -j` does; else into databases under
@@ -45,7 +46,8 @@ def _load_sides(
     one.  Returns 0, or 5 on a checksum mismatch, and each side's database and dump ids (a dump
     given twice is loaded once: both name its id).  A damaged dump stops the diff: the keys
     after the damage would count as removed (or added).  key_filter (db/filters.KeyFilter):
-    only the keys it keeps are loaded, on both sides."""
+    only the keys it keeps are loaded, on both sides.  show: a line for standard error as
+    --redact wants it (cli/redact.shown)."""
     import rdbscan
 
     paths = [p for specs in dumps.values() for p in specs]
@@ -88,7 +90,7 @@ def _load_sides(
         if r.dump_id not in ids[what]:
             ids[what].append(r.dump_id)
         if r.error:
-            click.echo(f"rdbscan: error: {r.error}", err=True)
+            click.echo(show(f"rdbscan: error: {r.error}"), err=True)
             limit = r.error_kind == "unsupported"  # rdbscan is older than the dump
             why = "rdbscan stopped at a record it does not know" if limit else "the damage"
             click.echo(
@@ -303,11 +305,9 @@ def diff_cmd(
             for w, specs in sides.items()
             if specs and not any(D.is_database_spec(s) for s in specs)
         }
-        if key_filter is not None and (history is not None or len(dumps) < len(sides)):
-            raise click.UsageError(
-                "the filters select keys while dumps load: give OLD and NEW as dumps "
-                "(or filter with `rdbscan load`)"
-            )
+        for spec in ([history] if history else []) + old_specs + new_specs:
+            if key_filter is not None and D.is_database_spec(spec):
+                refuse_on_database(key_filter, spec)
         mixed = [w for w, specs in sides.items() if w not in dumps and len(specs) > 1]
         if mixed:
             raise click.UsageError(
@@ -317,7 +317,14 @@ def diff_cmd(
         if dumps:
             tmpdir = tempfile.mkdtemp(prefix="rdbscan-diff-")
             load_code, loaded = _load_sides(
-                dumps, db_path, tmpdir, target, quiet, jobs or os.cpu_count() or 1, key_filter
+                dumps,
+                db_path,
+                tmpdir,
+                target,
+                quiet,
+                jobs or os.cpu_count() or 1,
+                key_filter,
+                shown(redact, delimiters),
             )
             _release_load_memory()
         elif db_path:
@@ -345,8 +352,10 @@ def diff_cmd(
             result["filter"] = key_filter.describe()
             if not quiet:
                 click.echo(
-                    f"rdbscan: both snapshots loaded with a filter ({key_filter.describe()}): "
-                    "the diff covers the filtered keys only",
+                    shown(redact, delimiters)(
+                        f"rdbscan: both snapshots loaded with a filter ({key_filter.describe()}): "
+                        "the diff covers the filtered keys only"
+                    ),
                     err=True,
                 )
     except D.DiffError as e:

@@ -10,7 +10,7 @@ from ..export.keys import COLUMN_SETS, FORMATS
 from .filters import filter_options, key_filter_from
 from .options import checked_target, memory_limit_option
 from .output import make_progress, say
-from .redact import redact_options
+from .redact import redact_options, redacted_say
 
 
 @click.command("export")
@@ -76,7 +76,8 @@ def export_cmd(
     Parquet dataset, it writes the keys held there (the filters then select rows of it).
     `--columns rdbtools` writes what `rdb -c memory` of redis-rdb-tools writes, so scripts
     written for it keep working (docs/export.md says where the figures differ).  Exit codes
-    as for `rdbscan report`; 2 when the output exists (without --force).
+    as for `rdbscan report`; 7 when the output exists (without --force), as a report file
+    rdbscan did not write.
 
     Example: rdbscan export dump.rdb -o keys.csv --columns rdbtools
     """
@@ -93,7 +94,7 @@ def export_cmd(
     database = is_database(sources)
     with open_sources(
         sources,
-        say=say,
+        say=redacted_say(redact),
         quiet=quiet,
         progress=make_progress(quiet),
         target=target,

@@ -88,3 +88,14 @@ def key_filter_from(kwargs: dict) -> KeyFilter | None:
     except ValueError as e:
         raise CommandError(str(e), EXIT_USAGE) from None
     return flt if flt.active else None
+
+
+def refuse_on_database(key_filter: KeyFilter | None, source: str) -> None:
+    """The filters select keys while dumps load: given a database or a dataset, a command that
+    would load nothing refuses them (CommandError EXIT_USAGE) rather than ignore them."""
+    if key_filter is not None:
+        raise CommandError(
+            f"{source}: a database; the filters select keys while dumps load "
+            "(give the dumps, or filter with `rdbscan load`)",
+            EXIT_USAGE,
+        )

@@ -4,6 +4,7 @@ docs/redact.md): one decorator, one keyword argument `redact` (a Redactor, or No
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 import click
 
@@ -53,3 +54,22 @@ def redact_options(f):
     for option in reversed(_OPTIONS):
         wrapper = option(wrapper)
     return wrapper
+
+
+def shown(redact: Redactor | None, delimiters: str = ":") -> Callable[[str], str]:
+    """A line for standard error as the command's --redact wants it (export/redact.redact_line:
+    the keys an error or warning names as FAMILY@HASH, a filter's globs hidden); the line
+    itself without --redact."""
+    if redact is None:
+        return lambda line: line
+    from ..export.redact import redact_line
+
+    return lambda line: redact_line(line, redact, delimiters)
+
+
+def redacted_say(redact: Redactor | None, delimiters: str = ":") -> Callable[[str], None]:
+    """output.say, each line through `shown` first."""
+    from .output import say
+
+    show = shown(redact, delimiters)
+    return lambda line: say(show(line))

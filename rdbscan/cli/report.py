@@ -15,12 +15,12 @@ from ..errors import EXIT_DATABASE, EXIT_INPUT, EXIT_USAGE, CommandError
 from ..reports import report as rpt
 from ..reports.engine import querylib, relations
 from ..reports.engine.database import open_report_database
-from ..reports.engine.sources import release_load_memory
+from ..reports.engine.sources import is_database, release_load_memory
 from ..reports.report import render
 from ..reports.report.rules import RulesFile, load_rules
 from ..reports.report.run import run_report
 from . import targets
-from .filters import filter_options, key_filter_from
+from .filters import filter_options, key_filter_from, refuse_on_database
 from .options import (
     checked_target,
     delimiters_option,
@@ -29,8 +29,8 @@ from .options import (
     table_format_option,
     top_option,
 )
-from .output import make_progress, say, section_status, text_page
-from .redact import redact_options
+from .output import make_progress, section_status, text_page
+from .redact import redact_options, redacted_say
 
 
 def _settings(pairs) -> dict[str, str]:
@@ -258,6 +258,9 @@ def report_cmd(
     fmt, db_path = outs.fmt, outs.database
     html_path = (outs.report if fmt == "html" else None) or outs.html
     sources = expand_dumps(sources)
+    key_filter = key_filter_from(flt)
+    if is_database(sources):
+        refuse_on_database(key_filter, sources[0])
     rules = RulesFile()
     try:
         if rules_path:
@@ -301,13 +304,13 @@ def report_cmd(
             fail_on=checks,
             on_section=on_section,
             charts=fmt == "html" or bool(html_path),
-            say=say,
+            say=redacted_say(redact, options.delimiters),
             quiet=quiet,
             progress=make_progress(quiet),
             target=target,
             replace=replace,
             allow_ratio=allow_ratio,
-            key_filter=key_filter_from(flt),
+            key_filter=key_filter,
         )
     report = done.report
     if report is None:

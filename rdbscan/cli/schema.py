@@ -9,9 +9,9 @@ import click
 
 from ..errors import EXIT_DAMAGED
 from ..reports import schema as sch
-from .filters import filter_options, key_filter_from
+from .filters import filter_options, key_filter_from, refuse_on_database
 from .options import checked_target, delimiters_option, memory_limit_option
-from .redact import redact_options
+from .redact import redact_options, redacted_say
 
 # A schema file's format, from its extension (as `report -o`: rdbscan/cli/targets.py).
 SCHEMA_FORMATS = {".toml": "toml", ".md": "markdown", ".markdown": "markdown", ".json": "json"}
@@ -85,7 +85,7 @@ def schema_cmd(
     from ..errors import EXIT_DATABASE, EXIT_USAGE, CommandError
     from ..reports.engine.sources import is_database, open_sources
     from .fleet import expand_dumps
-    from .output import make_progress, say
+    from .output import make_progress
 
     sources = expand_dumps(sources)
     named = SCHEMA_FORMATS.get(os.path.splitext(out_path or "")[1].lower())
@@ -96,22 +96,14 @@ def schema_cmd(
         )
     fmt = fmt or named or "toml"
     key_filter = key_filter_from(flt)
-    if key_filter is not None and is_database(sources):
-        raise CommandError(
-            f"{sources[0]}: a database; the filters select keys while dumps load "
-            "(give the dumps, or filter with `rdbscan load`)",
-            EXIT_USAGE,
-        )
+    if is_database(sources):
+        refuse_on_database(key_filter, sources[0])
     if (
         out_path
         and os.path.lexists(out_path)
         and not (os.path.isfile(out_path) and sch.written_by_rdbscan(out_path))
     ):
-        raise CommandError(
-            f"{out_path}: exists and is not a schema rdbscan wrote; not "
-            "overwriting it (choose another -o, or remove the file)",
-            EXIT_USAGE,
-        )
+        raise sch.not_ours(out_path)
     if out_path:  # checked before the dumps are read, not after
         where = os.path.dirname(os.path.abspath(out_path))
         if not os.path.isdir(where):
@@ -124,7 +116,7 @@ def schema_cmd(
     with open_sources(
         sources,
         dump_id=dump_id,
-        say=say,
+        say=redacted_say(redact, delimiters),
         quiet=quiet,
         progress=make_progress(quiet),
         target=target,
@@ -158,8 +150,8 @@ def schema_cmd(
     if out_path:
         try:
             sch.write_output(out_path, text)
-        except sch.SchemaOutputError as e:
-            raise CommandError(str(e), EXIT_USAGE) from None
+        except sch.SchemaOutputError as e:  # a file put there since the check above
+            raise CommandError(str(e), EXIT_DATABASE) from None
         except OSError as e:  # a full disk, a read-only file system: the machine, exit 7
             raise CommandError(f"{out_path}: {e.strerror or e}", EXIT_DATABASE) from None
         if not quiet:

@@ -15,26 +15,22 @@ import os
 import re
 from dataclasses import dataclass
 
-from ..errors import EXIT_DATABASE, EXIT_USAGE, CommandError
+from ..errors import EXIT_DATABASE, EXIT_USAGE, CommandError, not_overwritten
+from ..reports.engine.outputs import DATABASE_SUFFIXES, REPORT_SUFFIXES, database_name, suffix
 
-# A report file's format, from its extension.
-REPORT_SUFFIXES = {
-    ".txt": "text",
-    ".text": "text",
-    ".json": "json",
-    ".md": "markdown",
-    ".markdown": "markdown",
-    ".html": "html",
-    ".htm": "html",
-    ".prom": "openmetrics",
-    ".om": "openmetrics",
-}
-# Names `-o` reads as the database (rdbscan writes no report in DuckDB's format).
-DATABASE_SUFFIXES = (".duckdb", ".ddb", ".db")
-
-
-def suffix(path: str) -> str:
-    return os.path.splitext(path)[1].lower()
+__all__ = [
+    "DATABASE_SUFFIXES",
+    "REPORT_SUFFIXES",
+    "Outputs",
+    "check",
+    "check_database",
+    "check_report_file",
+    "database_name",
+    "resolve",
+    "suffix",
+    "write_output",
+    "write_report_file",
+]
 
 
 @dataclass
@@ -103,16 +99,6 @@ def resolve(
     if len(same) < len(paths):
         raise CommandError(f"{paths[0]}: given for two outputs; give each its own file", EXIT_USAGE)
     return out
-
-
-def database_name(path: str, option: str) -> None:
-    """A database is never written under a report's name (CommandError EXIT_USAGE)."""
-    if suffix(path) in REPORT_SUFFIXES:
-        raise CommandError(
-            f"{option} {path}: a report's name, not a database's; give the database a name "
-            f"ending .duckdb",
-            EXIT_USAGE,
-        )
 
 
 def check(out: Outputs, *, new_database: bool = False) -> None:
@@ -207,13 +193,9 @@ def check_report_file(path: str) -> None:
     except OSError as e:
         raise CommandError(f"{path}: {e.strerror or e}", EXIT_DATABASE) from None
     if is_database_file(path):  # a database under a report's name (what -o once wrote)
-        raise CommandError(
-            f"{path}: exists and is a DuckDB database, not a report; not overwritten", EXIT_DATABASE
-        )
+        raise not_overwritten(path, "is a DuckDB database, not a report")
     if not _written_by_rdbscan(head):
-        raise CommandError(
-            f"{path}: exists and is not a report rdbscan wrote; not overwritten", EXIT_DATABASE
-        )
+        raise not_overwritten(path, "is not a report rdbscan wrote")
     if not os.access(path, os.W_OK) or not os.access(
         os.path.dirname(os.path.abspath(path)), os.W_OK
     ):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from ..errors import EXIT_DATABASE, EXIT_USAGE, CommandError
+from ..errors import EXIT_DATABASE, EXIT_USAGE, CommandError, not_overwritten
 
 FORMATS = ("csv", "jsonl", "parquet")
 # Where an output's extension names its format (a name without one is CSV).
@@ -161,17 +161,14 @@ def _split(columns: str) -> list[str]:
 
 
 def check_output(output: str, force: bool) -> None:
-    """An existing file is not overwritten without --force (CommandError, EXIT_USAGE); a
-    directory never is."""
+    """An existing file is not overwritten without --force, a directory never is
+    (CommandError, EXIT_DATABASE: as a report file rdbscan did not write)."""
     if output == "-":
         return
     if os.path.isdir(output):
-        raise CommandError(f"{output}: is a directory; give a file name", EXIT_USAGE)
+        raise CommandError(f"{output}: is a directory; give a file name", EXIT_DATABASE)
     if os.path.exists(output) and not force:
-        raise CommandError(
-            f"{output}: the file exists; --force writes over it, or give another name",
-            EXIT_USAGE,
-        )
+        raise not_overwritten(output, hint="--force writes over it, or give another name")
 
 
 def _quote(text: str) -> str:

@@ -19,6 +19,7 @@ name (and, when strict, every family name) found in the data replaced inside it.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import os
 import re
@@ -219,17 +220,21 @@ def _strings(value: Any) -> list[str]:
     return []
 
 
-def _collect(obj: Any, keys: set[str], patterns: set[str]) -> None:
+def _collect(obj: Any, keys: set[str], patterns: set[str], named: set[str]) -> None:
+    """The key names of `obj` into `keys`, its family names into `patterns`, the keys its
+    error lines name into `named`."""
     if isinstance(obj, dict):
         for k, v in obj.items():
             if _is_key_field(k):
                 keys.update(_strings(v))
             elif k in PATTERN_FIELDS:
                 patterns.update(_strings(v))
-            _collect(v, keys, patterns)
+            _collect(v, keys, patterns, named)
     elif isinstance(obj, list):
         for v in obj:
-            _collect(v, keys, patterns)
+            _collect(v, keys, patterns, named)
+    elif isinstance(obj, str) and ("key '" in obj or 'key "' in obj):
+        named.update(name for _, _, name in _error_keys(obj))
 
 
 def key_patterns(names: set[str], delimiters: str) -> dict[str, str]:
@@ -273,18 +278,71 @@ def _scrubber(replace: dict[str, str]):
 # globs and regexes a user gave may name keys; what follows them is rdbscan's own words.
 _FILTER_NAMES = re.compile(
     r"\b(match|regex) .*?(?=, (?:regex |type |db |memory >= |length >= |not expired)|; "
-    r"|\): the figures| \(\d+ dump|$)"
+    r"|\): the (?:figures|diff)| \(\d+ dump|$)"
 )
 
 
-# The key an error line names (rdbscan/rdb/errors.py, RDBError.describe: `key 'name'`, the repr
-# cut at 120 characters, so maybe without its closing quote).
-_ERROR_KEY = re.compile(r"\bkey (?:'(?:\\.|[^'\\])*'?|\"(?:\\.|[^\"\\])*\"?)")
+# The key an error line names (rdbscan/rdb/errors.py, RDBError.describe): `key ` and the repr of
+# its name, cut at REPR_CUT characters (and then without its closing quote).
+_KEY_START = re.compile(r"\bkey (['\"])")
+REPR_CUT = 120
 
 
-def hide_error_key(text: str) -> str:
-    """`text` with the key an error line names replaced."""
-    return _ERROR_KEY.sub(f"key {HIDDEN}", text)
+def _unrepr(body: str, quote: str) -> str:
+    """The name a repr's body (without its quotes) stands for; a body cut inside an escape
+    loses that escape."""
+    for drop in range(4):
+        try:
+            name = ast.literal_eval(quote + body[: len(body) - drop] + quote)
+        except (ValueError, SyntaxError):
+            continue
+        if isinstance(name, str):
+            return name
+    return body
+
+
+def _error_keys(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, name) of each key name an error line holds, text[start:end] its repr."""
+    found = []
+    pos = 0
+    while (m := _KEY_START.search(text, pos)) is not None:
+        quote, start = m.group(1), m.start(1)
+        limit = min(len(text), start + REPR_CUT)
+        j = m.end()
+        while j < limit and text[j] != quote:
+            j += 2 if text[j] == "\\" else 1
+        j = min(j, limit)
+        closed = j < limit and text[j] == quote
+        found.append((start, j + 1 if closed else j, _unrepr(text[start + 1 : j], quote)))
+        pos = j + 1 if closed else j
+    return found
+
+
+def redact_error_keys(
+    text: str, redactor: Redactor, delimiters: str = ":", families: dict[str, str] | None = None
+) -> str:
+    """`text` with each key an error line names (`key 'user:1234:cart'`) shown as the report
+    shows a key, FAMILY@HASH.  A name so long that its repr was cut is hashed as it is shown
+    (its hash is not the whole name's).  families: key_patterns of the names, when known."""
+    found = _error_keys(text)
+    if not found:
+        return text
+    if families is None or any(name not in families for _, _, name in found):
+        families = key_patterns({name for _, _, name in found}, delimiters)
+    out, pos = [], 0
+    for start, end, name in found:
+        out += [text[pos:start], redactor.key(name, families.get(name) or "")]
+        pos = end
+    return "".join(out) + text[pos:]
+
+
+def redact_line(line: str, redactor: Redactor, delimiters: str = ":") -> str:
+    """A line for standard error (a load's error or warning, `--skip-bad`'s and keys.invalid's
+    first key, a filter said) as `--redact` wants it: each key it names as FAMILY@HASH, the
+    globs and regexes of a filter hidden; file names and byte offsets stay."""
+    if "with a filter (" in line:
+        line = hide_filter(line)
+    return redact_error_keys(line, redactor, delimiters)
 
 
 def hide_filter(text: str) -> str:
@@ -297,8 +355,9 @@ def redact_data(data: Any, redactor: Redactor, delimiters: str = ":") -> Any:
     names redacted as `redactor` says, and `redaction` (Redactor.describe) added at its top."""
     keys: set[str] = set()
     patterns: set[str] = set()
-    _collect(data, keys, patterns)
-    families = key_patterns(keys, delimiters)
+    named: set[str] = set()
+    _collect(data, keys, patterns, named)
+    families = key_patterns(keys | named, delimiters)  # one DuckDB query for them all
     key_map = {k: redactor.key(k, families.get(k) or "") for k in keys}
     pattern_map = {p: redactor.family(p) for p in patterns}
     prose = dict(key_map)
@@ -324,7 +383,7 @@ def redact_data(data: Any, redactor: Redactor, delimiters: str = ":") -> Any:
         if name == "filter" or "filter (" in value:
             value = hide_filter(value)
         if "key '" in value or 'key "' in value:
-            value = hide_error_key(value)
+            value = redact_error_keys(value, redactor, delimiters, families)
         return scrub(value)
 
     def walk(obj: Any, name: str | None) -> Any:

@@ -23,6 +23,7 @@ from ...errors import (
     worst_exit,
 )
 from .database import open_report_database
+from .outputs import database_name
 
 
 @dataclass
@@ -160,6 +161,8 @@ def open_sources(
     database = is_database(sources)
     if database and output:
         raise CommandError("--database applies when loading dumps, not to a database", EXIT_USAGE)
+    if output:
+        database_name(output, "output")
     if not database:
         check_sources(sources)
     tmpdir = None

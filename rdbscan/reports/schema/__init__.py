@@ -5,7 +5,7 @@ markdown or JSON, `read` one back, and `check` a dump against it (the report's S
 from .infer import SAMPLE_ELEMENTS, InferOptions, infer, sample_statement
 from .read import Schema, load_schema, merge_previous, parse_duration_ms, parse_schema, parse_size
 from .spec import pattern_regex
-from .write import RENDERERS, SchemaOutputError, write_output, written_by_rdbscan
+from .write import RENDERERS, SchemaOutputError, not_ours, write_output, written_by_rdbscan
 
 __all__ = [
     "RENDERERS",
@@ -16,6 +16,7 @@ __all__ = [
     "infer",
     "load_schema",
     "merge_previous",
+    "not_ours",
     "parse_duration_ms",
     "parse_schema",
     "parse_size",

@@ -8,6 +8,7 @@ import os
 import re
 import tempfile
 
+from ...errors import CommandError, not_overwritten
 from .spec import HEADER, RULE_KEYS, SCHEMA_FORMAT
 
 
@@ -164,6 +165,13 @@ class SchemaOutputError(Exception):
     pass
 
 
+def not_ours(path: str) -> CommandError:
+    """The line (exit 7) for a file at -o that is not a schema rdbscan wrote: left untouched."""
+    return not_overwritten(
+        path, "is not a schema rdbscan wrote", "choose another -o, or remove the file"
+    )
+
+
 def written_by_rdbscan(path: str) -> bool:
     """Whether a file is a schema rdbscan wrote (TOML/markdown header, or the JSON key)."""
     try:
@@ -180,10 +188,7 @@ def write_output(path: str, text: str) -> None:
     """Write `text` to `path` through a temporary file in the same directory.  An existing file
     is replaced only when rdbscan wrote it: a user's file is never overwritten."""
     if os.path.lexists(path) and not (os.path.isfile(path) and written_by_rdbscan(path)):
-        raise SchemaOutputError(
-            f"{path}: exists and is not a schema rdbscan wrote; "
-            "not overwriting it (choose another -o, or remove the file)"
-        )
+        raise SchemaOutputError(not_ours(path).message)
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".rdbscan-schema-", dir=directory)
     try:
