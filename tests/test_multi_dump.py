@@ -335,3 +335,89 @@ def test_a_damaged_dump_among_others_is_named_in_its_own_words(cli):
     assert first["message"] == (
         "The dump could not be read to the end: the figures cover the 389 keys read before the damage."
     )
+
+
+# --- a fleet: more than MAX_DUMPS_ALONE dumps ---------------------------------------------------
+
+FLEET = 36  # > F.MAX_DUMPS_ALONE: no dump's report is built alone
+
+
+def _fleet_dump(i: int) -> bytes:
+    """Dump i of the fleet (1..FLEET): i keys of 100 bytes; every 5th dump also one big string
+    (20,000 bytes), dump 7 one critical big string (1.1 MB)."""
+    keys = [W.key(0, f"k:{i}:{n}", W.string("x" * 100)) for n in range(i)]
+    if i % 5 == 0:
+        keys.append(W.key(0, f"big:{i}", W.string("b" * 20_000)))
+    if i == 7:
+        keys.append(W.key(0, "huge:7", W.string("h" * 1_100_000)))
+    return W.rdb(b"\xfe\x00" + b"".join(keys), version=11, aux={"redis-ver": "7.2.6"})
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory) -> tuple[str, dict]:
+    tmp = tmp_path_factory.mktemp("fleet")
+    files = []
+    for i in range(1, FLEET + 1):
+        (tmp / f"node{i:02}.rdb").write_bytes(_fleet_dump(i))
+        files.append(str(tmp / f"node{i:02}.rdb"))
+    db = str(tmp / "fleet.duckdb")
+    assert all(r.complete for r in load(files, db))
+    return db, _report(db)
+
+
+def test_a_fleet_has_a_line_per_dump_from_one_grouped_pass(fleet):
+    _, rep = fleet
+    assert FLEET > F.MAX_DUMPS_ALONE
+    lines = rep["dumps"]
+    assert [d["dump_id"] for d in lines] == list(range(1, FLEET + 1))
+    # keys per dump: i small keys, plus the big ones
+    assert [d["keys"] for d in lines] == [i + (i % 5 == 0) + (i == 7) for i in range(1, FLEET + 1)]
+    assert sum(d["keys"] for d in lines) == rep["overview"]["keys"] == 666 + 7 + 1
+    assert sum(d["memory_bytes"] for d in lines) == rep["overview"]["memory_bytes"]
+    assert all(d["complete"] and d["worst_of"] == "big keys" for d in lines)
+    assert {(d["server"], d["server_version"]) for d in lines} == {("redis", "7.2.6")}
+    assert lines[0]["path"].endswith("node01.rdb")
+    worst = {d["dump_id"]: d["worst"] for d in lines if d["worst"]}
+    assert sorted(worst) == [5, 7, 10, 15, 20, 25, 30, 35]
+    assert worst[7] == {
+        "id": "big-keys-critical",
+        "severity": "critical",
+        "message": "1 critical big key hold 1.3 MiB",
+    }
+    assert (worst[5]["id"], worst[5]["message"]) == ("big-keys", "1 big key hold 20.0 KiB")
+    assert [d["findings"] for d in lines if d["dump_id"] in (1, 5, 7)] == [0, 1, 1]
+
+
+def test_a_fleets_findings_say_which_dumps_they_concern(fleet):
+    _, rep = fleet
+    by_id = {f["id"]: f for f in rep["findings"]}
+    # the per-dump truth: the dumps holding such keys
+    assert by_id["big-keys-critical"]["dumps"] == [7]
+    assert by_id["big-keys-critical"]["keys"] == 1
+    assert by_id["big-keys"]["dumps"] == [5, 10, 15, 20, 25, 30, 35]
+    assert by_id["big-keys"]["keys"] == 7
+    # a check that does not group by dump: over all dumps together, no `dumps`
+    assert all("dumps" not in f for f in rep["findings"] if f["id"] not in F.GROUPED_FINDINGS)
+
+
+def test_a_fleets_text_shows_the_worst_dumps_then_how_many_more(fleet):
+    _, rep = fleet
+    text = "\n".join(str(b.items or b.text) for b in F.layout(rep))
+    shown = [d for d in rep["dumps"] if f"'#{d['dump_id']} redis 7.2.6'" in text]
+    # the 8 dumps with big keys, then the 12 others holding the most memory, in dump order
+    assert [d["dump_id"] for d in shown] == [5, 7, 10, 15, 20, 22, 23, 24, 25, 26] + [
+        27,
+        28,
+        29,
+        30,
+        31,
+        32,
+        33,
+        34,
+        35,
+        36,
+    ]
+    assert "('...', '16 more dumps (all in the JSON: dumps[])')" in text
+    assert "each dump's worst finding is that of the checks that group by dump (big keys)" in text
+    assert "'#7 redis 7.2.6', 'fleet0/node07.rdb: 8 keys, " in text
+    assert "nothing to report" not in text and "no big keys" in text
