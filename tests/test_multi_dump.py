@@ -343,9 +343,13 @@ FLEET = 36  # > F.MAX_DUMPS_ALONE: no dump's report is built alone
 
 
 def _fleet_dump(i: int) -> bytes:
-    """Dump i of the fleet (1..FLEET): i keys of 100 bytes; every 5th dump also one big string
-    (20,000 bytes), dump 7 one critical big string (1.1 MB)."""
-    keys = [W.key(0, f"k:{i}:{n}", W.string("x" * 100)) for n in range(i)]
+    """Dump i of the fleet (1..FLEET): i keys of 100 bytes (with a TTL in 2100 in the last dump,
+    without elsewhere); every 5th dump also one big string (20,000 bytes), dump 7 one critical
+    big string (1.1 MB), dump 3 one key expired in 1970."""
+    ttl = b"\xfc" + (4102444800000).to_bytes(8, "little") if i == FLEET else b""
+    keys = [ttl + W.key(0, f"k:{i}:{n}", W.string("x" * 100)) for n in range(i)]
+    if i == 3:
+        keys.append(b"\xfc" + (1000).to_bytes(8, "little") + W.key(0, "gone:3", W.string("g")))
     if i % 5 == 0:
         keys.append(W.key(0, f"big:{i}", W.string("b" * 20_000)))
     if i == 7:
@@ -371,21 +375,32 @@ def test_a_fleet_has_a_line_per_dump_from_one_grouped_pass(fleet):
     lines = rep["dumps"]
     assert [d["dump_id"] for d in lines] == list(range(1, FLEET + 1))
     # keys per dump: i small keys, plus the big ones
-    assert [d["keys"] for d in lines] == [i + (i % 5 == 0) + (i == 7) for i in range(1, FLEET + 1)]
-    assert sum(d["keys"] for d in lines) == rep["overview"]["keys"] == 666 + 7 + 1
+    assert [d["keys"] for d in lines] == [
+        i + (i % 5 == 0) + (i == 7) + (i == 3) for i in range(1, FLEET + 1)
+    ]
+    assert sum(d["keys"] for d in lines) == rep["overview"]["keys"] == 666 + 7 + 1 + 1
     assert sum(d["memory_bytes"] for d in lines) == rep["overview"]["memory_bytes"]
-    assert all(d["complete"] and d["worst_of"] == "big keys" for d in lines)
+    assert all(d["complete"] and d["worst_of"] == F.GROUPED_CHECKS for d in lines)
     assert {(d["server"], d["server_version"]) for d in lines} == {("redis", "7.2.6")}
     assert lines[0]["path"].endswith("node01.rdb")
     worst = {d["dump_id"]: d["worst"] for d in lines if d["worst"]}
-    assert sorted(worst) == [5, 7, 10, 15, 20, 25, 30, 35]
+    assert sorted(worst) == list(range(1, FLEET))  # the last: every key has a TTL
+    assert {d: w["id"] for d, w in worst.items() if w["id"] != "no-ttl-share"} == {
+        **{d: "big-keys" for d in (5, 10, 15, 20, 25, 30, 35)},
+        7: "big-keys-critical",
+    }
+    assert worst[1]["message"] == "100% of the memory (160 B) is in keys without TTL (1 keys)"
     assert worst[7] == {
         "id": "big-keys-critical",
         "severity": "critical",
-        "message": "1 critical big key hold 1.3 MiB",
+        "message": "1 critical big key hold 1.3 MiB (100%)",
     }
-    assert (worst[5]["id"], worst[5]["message"]) == ("big-keys", "1 big key hold 20.0 KiB")
-    assert [d["findings"] for d in lines if d["dump_id"] in (1, 5, 7)] == [0, 1, 1]
+    assert (worst[5]["id"], worst[5]["message"]) == (
+        "big-keys",
+        "1 big key (over 10.0 KiB or 5,000 elements) hold 20.0 KiB (96%)",
+    )
+    # dump 3: its keys without TTL, and the key expired at snapshot time
+    assert [d["findings"] for d in lines if d["dump_id"] in (1, 3, 5, 7, 36)] == [1, 2, 2, 2, 0]
 
 
 def test_a_fleets_findings_say_which_dumps_they_concern(fleet):
@@ -396,6 +411,8 @@ def test_a_fleets_findings_say_which_dumps_they_concern(fleet):
     assert by_id["big-keys-critical"]["keys"] == 1
     assert by_id["big-keys"]["dumps"] == [5, 10, 15, 20, 25, 30, 35]
     assert by_id["big-keys"]["keys"] == 7
+    assert (by_id["expired-at-snapshot"]["keys"], by_id["expired-at-snapshot"]["dumps"]) == (1, [3])
+    assert by_id["no-ttl-share"]["dumps"] == list(range(1, FLEET))
     # a check that does not group by dump: over all dumps together, no `dumps`
     assert all("dumps" not in f for f in rep["findings"] if f["id"] not in F.GROUPED_FINDINGS)
 
@@ -404,8 +421,10 @@ def test_a_fleets_text_shows_the_worst_dumps_then_how_many_more(fleet):
     _, rep = fleet
     text = "\n".join(str(b.items or b.text) for b in F.layout(rep))
     shown = [d for d in rep["dumps"] if f"'#{d['dump_id']} redis 7.2.6'" in text]
-    # the 8 dumps with big keys, then the 12 others holding the most memory, in dump order
-    assert [d["dump_id"] for d in shown] == [5, 7, 10, 15, 20, 22, 23, 24, 25, 26] + [
+    # the 8 dumps with big keys (warnings, critical), then the 12 info ones holding the most
+    # memory, in dump order: the last dump (nothing to report) is left out
+    assert [d["dump_id"] for d in shown] == [5, 7, 10, 15, 20, 21, 22, 23, 24, 25] + [
+        26,
         27,
         28,
         29,
@@ -415,9 +434,30 @@ def test_a_fleets_text_shows_the_worst_dumps_then_how_many_more(fleet):
         33,
         34,
         35,
-        36,
     ]
     assert "('...', '16 more dumps (all in the JSON: dumps[])')" in text
-    assert "each dump's worst finding is that of the checks that group by dump (big keys)" in text
-    assert "'#7 redis 7.2.6', 'fleet0/node07.rdb: 8 keys, " in text
-    assert "nothing to report" not in text and "no big keys" in text
+    assert f"that of the checks that group by dump ({F.GROUPED_CHECKS})" in text
+    line7 = (
+        "fleet0/node07.rdb: 8 keys, 1.3 MiB, complete; CRIT 1 critical big key hold 1.3 MiB (100%)"
+    )
+    assert f"'#7 redis 7.2.6', '{line7}'" in text
+    assert "#36 redis" not in text
+
+
+@pytest.mark.slow
+def test_a_fleets_lines_are_what_each_dump_alone_says(fleet):
+    """For the checks that group by dump, each line's findings are those of the dump's report
+    alone (--dump-id N), in the same order and words (without the examples)."""
+    db, rep = fleet
+    by_id = {d["dump_id"]: d for d in rep["dumps"]}
+    for d in (1, 3, 5, 7, FLEET):
+        alone = [f for f in _report(db, dump_id=d)["findings"] if f["id"] in F.GROUPED_FINDINGS]
+        assert by_id[d]["findings"] == len(alone)
+        worst = by_id[d]["worst"]
+        if not alone:
+            assert worst is None
+            continue
+        assert (worst["id"], worst["severity"]) == (alone[0]["id"], alone[0]["severity"])
+        # big keys: the same words, then the example (`: big:5 ...`)
+        example = {5: "big:5", 7: "huge:7"}.get(d)
+        assert alone[0]["message"] == worst["message"] + (f": {example} ..." if example else "")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ..document import SEVERITY_MARK, Block
 from ..format import fmt_bytes, fmt_int, fmt_key, fmt_pct
-from .section import total_memory
+from .section import share, total_memory
 from .sections import SECTIONS
 
 MAX_FINDINGS = 10
@@ -82,8 +82,8 @@ def per_dump(report: dict, alone: dict[int, dict]) -> tuple[list[dict], list[dic
 
 # The findings whose figures group by dump (`dump_lines`, one pass over the keys): over more than
 # MAX_DUMPS_ALONE dumps, the only ones that say which dumps they concern, and each dump's worst.
-GROUPED_FINDINGS = ("big-keys-critical", "big-keys")
-GROUPED_CHECKS = "big keys"
+GROUPED_FINDINGS = ("big-keys-critical", "big-keys", "expired-at-snapshot", "no-ttl-share")
+GROUPED_CHECKS = "big keys, keys without TTL, keys expired at snapshot"
 # The lines per dump the text shows (the worst first beyond that); the JSON has every dump.
 MAX_DUMP_LINES = 20
 # Above this many dumps, a report does not build each dump's report alone (it would take as long
@@ -93,28 +93,55 @@ MAX_DUMP_LINES = 20
 MAX_DUMPS_ALONE = 32
 
 
-def _grouped_own(row: dict) -> list[dict]:
-    """A dump's findings among GROUPED_FINDINGS, from its `dump_lines` row."""
-    out = []
-    if row["big_critical"]:
+def _grouped_own(row: dict, report: dict) -> list[dict]:
+    """A dump's findings among GROUPED_FINDINGS, from its `dump_lines` row, most important
+    first; worded as the sections word them (big_keys, ttl), without the examples; only those
+    of the sections the report has (--section)."""
+    out: list[dict] = []
+    total = row["memory_bytes"]
+    big = report.get("big_keys")
+    ttl = report.get("ttl")
+
+    def add(fid: str, severity: str, message: str, memory: int) -> None:
+        out.append({"id": fid, "severity": severity, "message": message, "memory_bytes": memory})
+
+    if big and row["big_critical"]:
         n, mem = row["big_critical"], row["big_critical_memory_bytes"]
-        out.append(
-            {
-                "id": "big-keys-critical",
-                "severity": "critical",
-                "message": f"{fmt_int(n)} critical big key{'s' if n != 1 else ''} hold "
-                f"{fmt_bytes(mem)}",
-            }
+        add(
+            "big-keys-critical",
+            "critical",
+            f"{fmt_int(n)} critical big key{'s' if n != 1 else ''} hold "
+            f"{fmt_bytes(mem)}{share(mem, total)}",
+            mem,
         )
-    if row["big_other"]:
-        n, mem = row["big_other"], row["big_other_memory_bytes"]
-        out.append(
-            {
-                "id": "big-keys",
-                "severity": "warning",
-                "message": f"{fmt_int(n)} big key{'s' if n != 1 else ''} hold {fmt_bytes(mem)}",
-            }
+    if big and row["big_other"]:
+        n, mem, t = row["big_other"], row["big_other_memory_bytes"], big["thresholds"]
+        add(
+            "big-keys",
+            "warning",
+            f"{fmt_int(n)} big key{'s' if n != 1 else ''} (over {fmt_bytes(t['string_bytes'])} or "
+            f"{fmt_int(t['collection_length'])} elements) hold {fmt_bytes(mem)}{share(mem, total)}",
+            mem,
         )
+    if ttl and row["expired_at_snapshot"]:
+        mem = row["memory_expired_at_snapshot"]
+        add(
+            "expired-at-snapshot",
+            "info",
+            f"{fmt_int(row['expired_at_snapshot'])} keys were already expired at snapshot time "
+            f"({fmt_bytes(mem)})",
+            mem,
+        )
+    mem = row["memory_without_ttl"]
+    if ttl and mem and total and mem / total >= 0.5:  # as the ttl section's finding
+        add(
+            "no-ttl-share",
+            "info",
+            f"{mem / total:.0%} of the memory ({fmt_bytes(mem)}) is in keys without TTL "
+            f"({fmt_int(row['keys_without_ttl'])} keys)",
+            mem,
+        )
+    out.sort(key=lambda f: (SEVERITY_ORDER[f["severity"]], -f["memory_bytes"]))
     return out
 
 
@@ -124,7 +151,7 @@ def grouped(report: dict, rows: list[dict]) -> tuple[list[dict], list[dict]]:
     finding among the checks that group by dump (GROUPED_CHECKS, `worst_of`), and the findings
     of those checks with `dumps`; the other findings are over all dumps together, without
     `dumps` (no dump's report is built alone)."""
-    own = {r["dump_id"]: _grouped_own(r) for r in rows}
+    own = {r["dump_id"]: _grouped_own(r, report) for r in rows}
     found = []
     for f in build(report, limit=None):
         if f["id"] in GROUPED_FINDINGS:
@@ -140,7 +167,11 @@ def grouped(report: dict, rows: list[dict]) -> tuple[list[dict], list[dict]]:
             "memory_bytes": r["memory_bytes"],
             "complete": r["complete"],
             "findings": len(own[r["dump_id"]]),
-            "worst": own[r["dump_id"]][0] if own[r["dump_id"]] else None,
+            "worst": (
+                {k: own[r["dump_id"]][0][k] for k in ("id", "severity", "message")}
+                if own[r["dump_id"]]
+                else None
+            ),
             "worst_of": GROUPED_CHECKS,
         }
         for r in rows
@@ -188,7 +219,7 @@ def _dump_line(d: dict) -> tuple[str, str]:
     if w:
         worst = f"{SEVERITY_MARK[w['severity']]} {w['message']}"
     elif d.get("worst_of"):
-        worst = f"no {d['worst_of']}"
+        worst = f"nothing to report in {d['worst_of']}"
     else:
         worst = "nothing to report"
     name = "/".join(str(d.get("path") or "?").split("/")[-2:])
@@ -268,7 +299,7 @@ def layout(report: dict) -> list[Block]:
                 f"Over more than {MAX_DUMPS_ALONE} dumps no dump's report is built alone: each dump's worst "
                 f"finding is that of the checks that group by dump ({per[0]['worst_of']}), and "
                 f"only their findings say which dumps they concern; the other checks (encodings, "
-                f"TTL, slots, naming, ...) are judged over all dumps together "
+                f"TTL herds, slots, naming, ...) are judged over all dumps together "
                 f"(--dump-id N reports one dump alone).",
             )
         )

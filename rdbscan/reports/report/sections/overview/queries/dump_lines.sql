@@ -1,8 +1,9 @@
 -- name: dump_lines
 -- answers: One line per dump of a report over several dumps, for any number of dumps, in one
 --          grouped pass over the keys (GROUP BY dump_id): its server, file, keys, memory, whether
---          it was read to the end, and its big keys (critical, and the others), the rule of the
---          verdict whose figures group by dump (docs/report.md, "Several dumps").
+--          it was read to the end, and the figures of the verdict's checks that group by dump:
+--          its big keys (critical, and the others), its keys without TTL and those already
+--          expired at snapshot time, as ttl_summary counts them (docs/report.md, "Several dumps").
 -- params:
 --   string_bytes (10240)                  string value above this many bytes (STRLEN): big-string
 --   string_critical_bytes (1048576)       string value above this many bytes: big-string-critical
@@ -11,7 +12,7 @@
 --   collection_memory (52428800)          collection above this many bytes of memory: big-collection-memory
 WITH flagged AS (
     -- the same tests as big_keys (a dense HyperLogLog, 12,304 bytes by design, is no big key)
-    SELECT dump_id, memory_bytes,
+    SELECT dump_id, memory_bytes, expire_at_ms, ttl_ms,
            (type = 'string' AND length > $string_bytes AND length <> 12304)
            OR (type IN ('list', 'set', 'zset', 'hash', 'stream')
                AND (length > $collection_length OR memory_bytes > $collection_memory)) AS big,
@@ -26,7 +27,11 @@ WITH flagged AS (
            count(*) FILTER (WHERE big AND critical) AS big_critical,
            coalesce(sum(memory_bytes) FILTER (WHERE big AND critical), 0) AS big_critical_memory_bytes,
            count(*) FILTER (WHERE big AND NOT critical) AS big_other,
-           coalesce(sum(memory_bytes) FILTER (WHERE big AND NOT critical), 0) AS big_other_memory_bytes
+           coalesce(sum(memory_bytes) FILTER (WHERE big AND NOT critical), 0) AS big_other_memory_bytes,
+           count(*) - count(expire_at_ms) AS keys_without_ttl,
+           coalesce(sum(memory_bytes) FILTER (WHERE expire_at_ms IS NULL), 0) AS memory_without_ttl,
+           count(*) FILTER (WHERE ttl_ms <= 0) AS expired_at_snapshot,
+           coalesce(sum(memory_bytes) FILTER (WHERE ttl_ms <= 0), 0) AS memory_expired_at_snapshot
     FROM flagged
     GROUP BY dump_id
 )
@@ -37,7 +42,11 @@ SELECT d.dump_id, d.path, d.server, d.server_version,
        coalesce(p.big_critical, 0) AS big_critical,
        coalesce(p.big_critical_memory_bytes, 0) AS big_critical_memory_bytes,
        coalesce(p.big_other, 0) AS big_other,
-       coalesce(p.big_other_memory_bytes, 0) AS big_other_memory_bytes
+       coalesce(p.big_other_memory_bytes, 0) AS big_other_memory_bytes,
+       coalesce(p.keys_without_ttl, 0) AS keys_without_ttl,
+       coalesce(p.memory_without_ttl, 0) AS memory_without_ttl,
+       coalesce(p.expired_at_snapshot, 0) AS expired_at_snapshot,
+       coalesce(p.memory_expired_at_snapshot, 0) AS memory_expired_at_snapshot
 FROM dumps AS d
 JOIN rsnap AS s USING (dump_id)
 LEFT JOIN per_dump AS p USING (dump_id)
