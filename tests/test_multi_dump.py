@@ -345,7 +345,8 @@ FLEET = 36  # > F.MAX_DUMPS_ALONE: no dump's report is built alone
 def _fleet_dump(i: int) -> bytes:
     """Dump i of the fleet (1..FLEET): i keys of 100 bytes (with a TTL in 2100 in the last dump,
     without elsewhere); every 5th dump also one big string (20,000 bytes), dump 7 one critical
-    big string (1.1 MB), dump 3 one key expired in 1970."""
+    big string (1.1 MB), dump 3 one key expired in 1970; dump 2 is cut short (its second key,
+    and the end of the file, are missing)."""
     ttl = b"\xfc" + (4102444800000).to_bytes(8, "little") if i == FLEET else b""
     keys = [ttl + W.key(0, f"k:{i}:{n}", W.string("x" * 100)) for n in range(i)]
     if i == 3:
@@ -354,7 +355,8 @@ def _fleet_dump(i: int) -> bytes:
         keys.append(W.key(0, f"big:{i}", W.string("b" * 20_000)))
     if i == 7:
         keys.append(W.key(0, "huge:7", W.string("h" * 1_100_000)))
-    return W.rdb(b"\xfe\x00" + b"".join(keys), version=11, aux={"redis-ver": "7.2.6"})
+    data = W.rdb(b"\xfe\x00" + b"".join(keys), version=11, aux={"redis-ver": "7.2.6"})
+    return data[:-60] if i == 2 else data
 
 
 @pytest.fixture(scope="module")
@@ -365,7 +367,7 @@ def fleet(tmp_path_factory) -> tuple[str, dict]:
         (tmp / f"node{i:02}.rdb").write_bytes(_fleet_dump(i))
         files.append(str(tmp / f"node{i:02}.rdb"))
     db = str(tmp / "fleet.duckdb")
-    assert all(r.complete for r in load(files, db))
+    assert [r.complete for r in load(files, db)] == [i != 2 for i in range(1, FLEET + 1)]
     return db, _report(db)
 
 
@@ -376,11 +378,12 @@ def test_a_fleet_has_a_line_per_dump_from_one_grouped_pass(fleet):
     assert [d["dump_id"] for d in lines] == list(range(1, FLEET + 1))
     # keys per dump: i small keys, plus the big ones
     assert [d["keys"] for d in lines] == [
-        i + (i % 5 == 0) + (i == 7) + (i == 3) for i in range(1, FLEET + 1)
+        i + (i % 5 == 0) + (i == 7) + (i == 3) - (i == 2) for i in range(1, FLEET + 1)
     ]
-    assert sum(d["keys"] for d in lines) == rep["overview"]["keys"] == 666 + 7 + 1 + 1
+    assert sum(d["keys"] for d in lines) == rep["overview"]["keys"] == 666 + 7 + 1 + 1 - 1
     assert sum(d["memory_bytes"] for d in lines) == rep["overview"]["memory_bytes"]
-    assert all(d["complete"] and d["worst_of"] == F.GROUPED_CHECKS for d in lines)
+    assert [d["complete"] for d in lines] == [d["dump_id"] != 2 for d in lines]
+    assert all(d["worst_of"] == F.GROUPED_CHECKS for d in lines)
     assert {(d["server"], d["server_version"]) for d in lines} == {("redis", "7.2.6")}
     assert lines[0]["path"].endswith("node01.rdb")
     worst = {d["dump_id"]: d["worst"] for d in lines if d["worst"]}
@@ -388,6 +391,7 @@ def test_a_fleet_has_a_line_per_dump_from_one_grouped_pass(fleet):
     assert {d: w["id"] for d, w in worst.items() if w["id"] != "no-ttl-share"} == {
         **{d: "big-keys" for d in (5, 10, 15, 20, 25, 30, 35)},
         7: "big-keys-critical",
+        2: "dump-incomplete",
     }
     assert worst[1]["message"] == "100% of the memory (160 B) is in keys without TTL (1 keys)"
     assert worst[7] == {
@@ -400,13 +404,24 @@ def test_a_fleet_has_a_line_per_dump_from_one_grouped_pass(fleet):
         "1 big key (over 10.0 KiB or 5,000 elements) hold 20.0 KiB (96%)",
     )
     # dump 3: its keys without TTL, and the key expired at snapshot time
-    assert [d["findings"] for d in lines if d["dump_id"] in (1, 3, 5, 7, 36)] == [1, 2, 2, 2, 0]
+    assert worst[2]["message"] == (
+        "The dump could not be read to the end: the figures cover the 1 keys read before the damage."
+    )
+    assert [d["findings"] for d in lines if d["dump_id"] in (1, 2, 3, 5, 7, 36)] == [
+        1,
+        2,
+        2,
+        2,
+        2,
+        0,
+    ]
 
 
 def test_a_fleets_findings_say_which_dumps_they_concern(fleet):
     _, rep = fleet
     by_id = {f["id"]: f for f in rep["findings"]}
     # the per-dump truth: the dumps holding such keys
+    assert (by_id["dump-incomplete"]["keys"], by_id["dump-incomplete"]["dumps"]) == (674, [2])
     assert by_id["big-keys-critical"]["dumps"] == [7]
     assert by_id["big-keys-critical"]["keys"] == 1
     assert by_id["big-keys"]["dumps"] == [5, 10, 15, 20, 25, 30, 35]
@@ -421,20 +436,10 @@ def test_a_fleets_text_shows_the_worst_dumps_then_how_many_more(fleet):
     _, rep = fleet
     text = "\n".join(str(b.items or b.text) for b in F.layout(rep))
     shown = [d for d in rep["dumps"] if f"'#{d['dump_id']} redis 7.2.6'" in text]
-    # the 8 dumps with big keys (warnings, critical), then the 12 info ones holding the most
-    # memory, in dump order: the last dump (nothing to report) is left out
-    assert [d["dump_id"] for d in shown] == [5, 7, 10, 15, 20, 21, 22, 23, 24, 25] + [
-        26,
-        27,
-        28,
-        29,
-        30,
-        31,
-        32,
-        33,
-        34,
-        35,
-    ]
+    # the 2 critical dumps (cut short, a critical big key), the 7 with big keys, then the 11
+    # info ones holding the most memory, in dump order: the last (nothing to report) is left out
+    shown_ids = [d["dump_id"] for d in shown]
+    assert shown_ids == [2, 5, 7, 10, 15, 20] + list(range(22, 36))
     assert "('...', '16 more dumps (all in the JSON: dumps[])')" in text
     assert f"that of the checks that group by dump ({F.GROUPED_CHECKS})" in text
     line7 = (
@@ -450,7 +455,7 @@ def test_a_fleets_lines_are_what_each_dump_alone_says(fleet):
     alone (--dump-id N), in the same order and words (without the examples)."""
     db, rep = fleet
     by_id = {d["dump_id"]: d for d in rep["dumps"]}
-    for d in (1, 3, 5, 7, FLEET):
+    for d in (1, 2, 3, 5, 7, FLEET):
         alone = [f for f in _report(db, dump_id=d)["findings"] if f["id"] in F.GROUPED_FINDINGS]
         assert by_id[d]["findings"] == len(alone)
         worst = by_id[d]["worst"]

@@ -82,8 +82,16 @@ def per_dump(report: dict, alone: dict[int, dict]) -> tuple[list[dict], list[dic
 
 # The findings whose figures group by dump (`dump_lines`, one pass over the keys): over more than
 # MAX_DUMPS_ALONE dumps, the only ones that say which dumps they concern, and each dump's worst.
-GROUPED_FINDINGS = ("big-keys-critical", "big-keys", "expired-at-snapshot", "no-ttl-share")
-GROUPED_CHECKS = "big keys, keys without TTL, keys expired at snapshot"
+GROUPED_FINDINGS = (
+    "dump-incomplete",
+    "rdbscan-older-than-dump",
+    "checksum-mismatch",
+    "big-keys-critical",
+    "big-keys",
+    "expired-at-snapshot",
+    "no-ttl-share",
+)
+GROUPED_CHECKS = "the dump itself, big keys, keys without TTL, keys expired at snapshot"
 # The lines per dump the text shows (the worst first beyond that); the JSON has every dump.
 MAX_DUMP_LINES = 20
 # Above this many dumps, a report does not build each dump's report alone (it would take as long
@@ -105,6 +113,31 @@ def _grouped_own(row: dict, report: dict) -> list[dict]:
     def add(fid: str, severity: str, message: str, memory: int) -> None:
         out.append({"id": fid, "severity": severity, "message": message, "memory_bytes": memory})
 
+    # the dump itself (as the overview's findings word it): the dumps table's row
+    if not row["complete"] and row["error_kind"] == "unsupported":
+        add(
+            "rdbscan-older-than-dump",
+            "warning",
+            f"rdbscan is older than this dump: it read the {fmt_int(row['keys'])} keys before "
+            f"the first record it does not know; the figures cover those keys. The file is "
+            f"not damaged.",
+            0,
+        )
+    elif not row["complete"]:
+        add(
+            "dump-incomplete",
+            "critical",
+            f"The dump could not be read to the end: the figures cover the "
+            f"{fmt_int(row['keys'])} keys read before the damage.",
+            0,
+        )
+    if "mismatch" in str(row["checksum"] or ""):
+        add(
+            "checksum-mismatch",
+            "critical",
+            "The CRC64 checksum does not match: the file is damaged.",
+            0,
+        )
     if big and row["big_critical"]:
         n, mem = row["big_critical"], row["big_critical_memory_bytes"]
         add(
@@ -141,7 +174,7 @@ def _grouped_own(row: dict, report: dict) -> list[dict]:
             f"({fmt_int(row['keys_without_ttl'])} keys)",
             mem,
         )
-    out.sort(key=lambda f: (SEVERITY_ORDER[f["severity"]], -f["memory_bytes"]))
+    out.sort(key=lambda f: (SEVERITY_ORDER[f["severity"]], -f["memory_bytes"]))  # as _rank
     return out
 
 

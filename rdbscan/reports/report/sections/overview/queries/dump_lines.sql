@@ -1,7 +1,7 @@
 -- name: dump_lines
 -- answers: One line per dump of a report over several dumps, for any number of dumps, in one
 --          grouped pass over the keys (GROUP BY dump_id): its server, file, keys, memory, whether
---          it was read to the end, and the figures of the verdict's checks that group by dump:
+--          it was read to the end (and why not: error_kind) and its checksum, and the figures of the verdict's checks that group by dump:
 --          its big keys (critical, and the others), its keys without TTL and those already
 --          expired at snapshot time, as ttl_summary counts them (docs/report.md, "Several dumps").
 -- params:
@@ -39,6 +39,7 @@ SELECT d.dump_id, d.path, d.server, d.server_version,
        coalesce(p.keys, 0) AS keys,
        coalesce(p.memory_bytes, 0) AS memory_bytes,
        d.complete IS DISTINCT FROM false AS complete,
+       d.error_kind, d.checksum,
        coalesce(p.big_critical, 0) AS big_critical,
        coalesce(p.big_critical_memory_bytes, 0) AS big_critical_memory_bytes,
        coalesce(p.big_other, 0) AS big_other,
