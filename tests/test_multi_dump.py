@@ -466,3 +466,17 @@ def test_a_fleets_lines_are_what_each_dump_alone_says(fleet):
         # big keys: the same words, then the example (`: big:5 ...`)
         example = {5: "big:5", 7: "huge:7"}.get(d)
         assert alone[0]["message"] == worst["message"] + (f": {example} ..." if example else "")
+
+
+def test_a_fleets_lines_cover_the_sections_computed(fleet):
+    """--section big_keys: the lines' worst findings are big keys or the dump itself, and say so."""
+    db, _ = fleet
+    rep = _report(db, sections=("big_keys",))
+    lines = rep["dumps"]
+    assert len(lines) == FLEET
+    assert {d["worst_of"] for d in lines} == {"the dump itself, big keys"}
+    assert {d["dump_id"]: d["worst"]["id"] for d in lines if d["worst"]} == {
+        2: "dump-incomplete",
+        7: "big-keys-critical",
+        **{d: "big-keys" for d in (5, 10, 15, 20, 25, 30, 35)},
+    }

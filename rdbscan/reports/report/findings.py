@@ -91,7 +91,7 @@ GROUPED_FINDINGS = (
     "expired-at-snapshot",
     "no-ttl-share",
 )
-GROUPED_CHECKS = "the dump itself, big keys, keys without TTL, keys expired at snapshot"
+GROUPED_CHECKS = "the dump itself, big keys, keys without TTL, keys expired at snapshot"  # all
 # The lines per dump the text shows (the worst first beyond that); the JSON has every dump.
 MAX_DUMP_LINES = 20
 # Above this many dumps, a report does not build each dump's report alone (it would take as long
@@ -185,6 +185,12 @@ def grouped(report: dict, rows: list[dict]) -> tuple[list[dict], list[dict]]:
     of those checks with `dumps`; the other findings are over all dumps together, without
     `dumps` (no dump's report is built alone)."""
     own = {r["dump_id"]: _grouped_own(r, report) for r in rows}
+    # the checks the report computed (--section leaves some out)
+    checks = ", ".join(
+        ["the dump itself"]
+        + (["big keys"] if report.get("big_keys") else [])
+        + (["keys without TTL, keys expired at snapshot"] if report.get("ttl") else [])
+    )
     found = []
     for f in build(report, limit=None):
         if f["id"] in GROUPED_FINDINGS:
@@ -205,7 +211,7 @@ def grouped(report: dict, rows: list[dict]) -> tuple[list[dict], list[dict]]:
                 if own[r["dump_id"]]
                 else None
             ),
-            "worst_of": GROUPED_CHECKS,
+            "worst_of": checks,
         }
         for r in rows
     ]
