@@ -335,3 +335,148 @@ def test_a_damaged_dump_among_others_is_named_in_its_own_words(cli):
     assert first["message"] == (
         "The dump could not be read to the end: the figures cover the 389 keys read before the damage."
     )
+
+
+# --- a fleet: more than MAX_DUMPS_ALONE dumps ---------------------------------------------------
+
+FLEET = 36  # > F.MAX_DUMPS_ALONE: no dump's report is built alone
+
+
+def _fleet_dump(i: int) -> bytes:
+    """Dump i of the fleet (1..FLEET): i keys of 100 bytes (with a TTL in 2100 in the last dump,
+    without elsewhere); every 5th dump also one big string (20,000 bytes), dump 7 one critical
+    big string (1.1 MB), dump 3 one key expired in 1970; dump 2 is cut short (its second key,
+    and the end of the file, are missing)."""
+    ttl = b"\xfc" + (4102444800000).to_bytes(8, "little") if i == FLEET else b""
+    keys = [ttl + W.key(0, f"k:{i}:{n}", W.string("x" * 100)) for n in range(i)]
+    if i == 3:
+        keys.append(b"\xfc" + (1000).to_bytes(8, "little") + W.key(0, "gone:3", W.string("g")))
+    if i % 5 == 0:
+        keys.append(W.key(0, f"big:{i}", W.string("b" * 20_000)))
+    if i == 7:
+        keys.append(W.key(0, "huge:7", W.string("h" * 1_100_000)))
+    data = W.rdb(b"\xfe\x00" + b"".join(keys), version=11, aux={"redis-ver": "7.2.6"})
+    return data[:-60] if i == 2 else data
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory) -> tuple[str, dict]:
+    tmp = tmp_path_factory.mktemp("fleet")
+    files = []
+    for i in range(1, FLEET + 1):
+        (tmp / f"node{i:02}.rdb").write_bytes(_fleet_dump(i))
+        files.append(str(tmp / f"node{i:02}.rdb"))
+    db = str(tmp / "fleet.duckdb")
+    assert [r.complete for r in load(files, db)] == [i != 2 for i in range(1, FLEET + 1)]
+    return db, _report(db)
+
+
+def test_a_fleet_has_a_line_per_dump_from_one_grouped_pass(fleet):
+    _, rep = fleet
+    assert FLEET > F.MAX_DUMPS_ALONE
+    lines = rep["dumps"]
+    assert [d["dump_id"] for d in lines] == list(range(1, FLEET + 1))
+    # keys per dump: i small keys, plus the big ones
+    assert [d["keys"] for d in lines] == [
+        i + (i % 5 == 0) + (i == 7) + (i == 3) - (i == 2) for i in range(1, FLEET + 1)
+    ]
+    assert sum(d["keys"] for d in lines) == rep["overview"]["keys"] == 666 + 7 + 1 + 1 - 1
+    assert sum(d["memory_bytes"] for d in lines) == rep["overview"]["memory_bytes"]
+    assert [d["complete"] for d in lines] == [d["dump_id"] != 2 for d in lines]
+    assert all(d["worst_of"] == F.GROUPED_CHECKS for d in lines)
+    assert {(d["server"], d["server_version"]) for d in lines} == {("redis", "7.2.6")}
+    assert lines[0]["path"].endswith("node01.rdb")
+    worst = {d["dump_id"]: d["worst"] for d in lines if d["worst"]}
+    assert sorted(worst) == list(range(1, FLEET))  # the last: every key has a TTL
+    assert {d: w["id"] for d, w in worst.items() if w["id"] != "no-ttl-share"} == {
+        **{d: "big-keys" for d in (5, 10, 15, 20, 25, 30, 35)},
+        7: "big-keys-critical",
+        2: "dump-incomplete",
+    }
+    assert worst[1]["message"] == "100% of the memory (160 B) is in keys without TTL (1 keys)"
+    assert worst[7] == {
+        "id": "big-keys-critical",
+        "severity": "critical",
+        "message": "1 critical big key hold 1.3 MiB (100%)",
+    }
+    assert (worst[5]["id"], worst[5]["message"]) == (
+        "big-keys",
+        "1 big key (over 10.0 KiB or 5,000 elements) hold 20.0 KiB (96%)",
+    )
+    # dump 3: its keys without TTL, and the key expired at snapshot time
+    assert worst[2]["message"] == (
+        "The dump could not be read to the end: the figures cover the 1 keys read before the damage."
+    )
+    assert [d["findings"] for d in lines if d["dump_id"] in (1, 2, 3, 5, 7, 36)] == [
+        1,
+        2,
+        2,
+        2,
+        2,
+        0,
+    ]
+
+
+def test_a_fleets_findings_say_which_dumps_they_concern(fleet):
+    _, rep = fleet
+    by_id = {f["id"]: f for f in rep["findings"]}
+    # the per-dump truth: the dumps holding such keys
+    assert (by_id["dump-incomplete"]["keys"], by_id["dump-incomplete"]["dumps"]) == (674, [2])
+    assert by_id["big-keys-critical"]["dumps"] == [7]
+    assert by_id["big-keys-critical"]["keys"] == 1
+    assert by_id["big-keys"]["dumps"] == [5, 10, 15, 20, 25, 30, 35]
+    assert by_id["big-keys"]["keys"] == 7
+    assert (by_id["expired-at-snapshot"]["keys"], by_id["expired-at-snapshot"]["dumps"]) == (1, [3])
+    assert by_id["no-ttl-share"]["dumps"] == list(range(1, FLEET))
+    # a check that does not group by dump: over all dumps together, no `dumps`
+    assert all("dumps" not in f for f in rep["findings"] if f["id"] not in F.GROUPED_FINDINGS)
+
+
+def test_a_fleets_text_shows_the_worst_dumps_then_how_many_more(fleet):
+    _, rep = fleet
+    text = "\n".join(str(b.items or b.text) for b in F.layout(rep))
+    shown = [d for d in rep["dumps"] if f"'#{d['dump_id']} redis 7.2.6'" in text]
+    # the 2 critical dumps (cut short, a critical big key), the 7 with big keys, then the 11
+    # info ones holding the most memory, in dump order: the last (nothing to report) is left out
+    shown_ids = [d["dump_id"] for d in shown]
+    assert shown_ids == [2, 5, 7, 10, 15, 20] + list(range(22, 36))
+    assert "('...', '16 more dumps (all in the JSON: dumps[])')" in text
+    assert f"that of the checks that group by dump ({F.GROUPED_CHECKS})" in text
+    line7 = (
+        "fleet0/node07.rdb: 8 keys, 1.3 MiB, complete; CRIT 1 critical big key hold 1.3 MiB (100%)"
+    )
+    assert f"'#7 redis 7.2.6', '{line7}'" in text
+    assert "#36 redis" not in text
+
+
+@pytest.mark.slow
+def test_a_fleets_lines_are_what_each_dump_alone_says(fleet):
+    """For the checks that group by dump, each line's findings are those of the dump's report
+    alone (--dump-id N), in the same order and words (without the examples)."""
+    db, rep = fleet
+    by_id = {d["dump_id"]: d for d in rep["dumps"]}
+    for d in (1, 2, 3, 5, 7, FLEET):
+        alone = [f for f in _report(db, dump_id=d)["findings"] if f["id"] in F.GROUPED_FINDINGS]
+        assert by_id[d]["findings"] == len(alone)
+        worst = by_id[d]["worst"]
+        if not alone:
+            assert worst is None
+            continue
+        assert (worst["id"], worst["severity"]) == (alone[0]["id"], alone[0]["severity"])
+        # big keys: the same words, then the example (`: big:5 ...`)
+        example = {5: "big:5", 7: "huge:7"}.get(d)
+        assert alone[0]["message"] == worst["message"] + (f": {example} ..." if example else "")
+
+
+def test_a_fleets_lines_cover_the_sections_computed(fleet):
+    """--section big_keys: the lines' worst findings are big keys or the dump itself, and say so."""
+    db, _ = fleet
+    rep = _report(db, sections=("big_keys",))
+    lines = rep["dumps"]
+    assert len(lines) == FLEET
+    assert {d["worst_of"] for d in lines} == {"the dump itself, big keys"}
+    assert {d["dump_id"]: d["worst"]["id"] for d in lines if d["worst"]} == {
+        2: "dump-incomplete",
+        7: "big-keys-critical",
+        **{d: "big-keys" for d in (5, 10, 15, 20, 25, 30, 35)},
+    }

@@ -183,17 +183,22 @@ def prepare(
 
 def relations_used(query: Query) -> set[str]:
     """Base relations a query reads, with the base relations those read in turn."""
+    return set(_relations_used(query.sql))
+
+
+@functools.cache
+def _relations_used(sql: str) -> frozenset[str]:
     base = bundled_queries(include_base=True)
     relations = base_relations()
     used: set[str] = set()
-    todo = [query]
+    todo = [sql]
     while todo:
-        sql = strip_comments(todo.pop().sql)
+        text = strip_comments(todo.pop())
         for rel in relations:
-            if rel not in used and re.search(rf"\b{rel}\b", sql):
+            if rel not in used and re.search(rf"\b{rel}\b", text):
                 used.add(rel)
-                todo.append(base[relations[rel]])
-    return used
+                todo.append(base[relations[rel]].sql)
+    return frozenset(used)
 
 
 class Runner:

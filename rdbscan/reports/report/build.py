@@ -113,9 +113,13 @@ def query_values(con, options: ReportOptions) -> tuple[dict, dict]:
     return values, meta
 
 
-# Above this many dumps, a report does not build each dump's report alone (it would take as long
-# again): no line per dump, and findings do not say which dumps they concern.
-MAX_DUMPS_ALONE = 32
+# Above findings.MAX_DUMPS_ALONE dumps, each dump's report is not built alone: findings.grouped
+MAX_DUMPS_ALONE = findings.MAX_DUMPS_ALONE
+
+
+def _reported_dumps(con) -> int:
+    """How many dumps the report covers (rsnap: made by the report's first query)."""
+    return con.execute("SELECT count(*) FROM rsnap").fetchone()[0]
 
 
 def _each_dump_alone(
@@ -208,6 +212,8 @@ def build_report(
     head: dict = {k: report[k] for k in ("rdbscan_report", "generated_at", "options")}
     if alone:
         found, head["dumps"] = findings.per_dump(report, alone)
+    elif not options.dump_id and _reported_dumps(con) > MAX_DUMPS_ALONE:
+        found, head["dumps"] = findings.grouped(report, run.rows("dump_lines"))
     report = {**head, "findings": found, **report}
     report["report_seconds"] = round(time.perf_counter() - started, 3)
     return report

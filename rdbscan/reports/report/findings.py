@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ..document import SEVERITY_MARK, Block
 from ..format import fmt_bytes, fmt_int, fmt_key, fmt_pct
-from .section import total_memory
+from .section import share, total_memory
 from .sections import SECTIONS
 
 MAX_FINDINGS = 10
@@ -80,6 +80,158 @@ def per_dump(report: dict, alone: dict[int, dict]) -> tuple[list[dict], list[dic
     return found[:MAX_FINDINGS], lines
 
 
+# The findings whose figures group by dump (`dump_lines`, one pass over the keys): over more than
+# MAX_DUMPS_ALONE dumps, the only ones that say which dumps they concern, and each dump's worst.
+GROUPED_FINDINGS = (
+    "dump-incomplete",
+    "rdbscan-older-than-dump",
+    "checksum-mismatch",
+    "big-keys-critical",
+    "big-keys",
+    "expired-at-snapshot",
+    "no-ttl-share",
+)
+GROUPED_CHECKS = "the dump itself, big keys, keys without TTL, keys expired at snapshot"  # all
+# The lines per dump the text shows (the worst first beyond that); the JSON has every dump.
+MAX_DUMP_LINES = 20
+# Above this many dumps, a report does not build each dump's report alone (it would take as long
+# again): the line per dump comes from one grouped query instead (`dump_lines`), its worst
+# finding from the checks that group by dump (GROUPED_CHECKS), and only their findings say which
+# dumps they concern (docs/report.md, "Several dumps").
+MAX_DUMPS_ALONE = 32
+
+
+def _grouped_own(row: dict, report: dict) -> list[dict]:
+    """A dump's findings among GROUPED_FINDINGS, from its `dump_lines` row, most important
+    first; worded as the sections word them (big_keys, ttl), without the examples; only those
+    of the sections the report has (--section)."""
+    out: list[dict] = []
+    total = row["memory_bytes"]
+    big = report.get("big_keys")
+    ttl = report.get("ttl")
+
+    def add(fid: str, severity: str, message: str, memory: int) -> None:
+        out.append({"id": fid, "severity": severity, "message": message, "memory_bytes": memory})
+
+    # the dump itself (as the overview's findings word it): the dumps table's row
+    if not row["complete"] and row["error_kind"] == "unsupported":
+        add(
+            "rdbscan-older-than-dump",
+            "warning",
+            f"rdbscan is older than this dump: it read the {fmt_int(row['keys'])} keys before "
+            f"the first record it does not know; the figures cover those keys. The file is "
+            f"not damaged.",
+            0,
+        )
+    elif not row["complete"]:
+        add(
+            "dump-incomplete",
+            "critical",
+            f"The dump could not be read to the end: the figures cover the "
+            f"{fmt_int(row['keys'])} keys read before the damage.",
+            0,
+        )
+    if "mismatch" in str(row["checksum"] or ""):
+        add(
+            "checksum-mismatch",
+            "critical",
+            "The CRC64 checksum does not match: the file is damaged.",
+            0,
+        )
+    if big and row["big_critical"]:
+        n, mem = row["big_critical"], row["big_critical_memory_bytes"]
+        add(
+            "big-keys-critical",
+            "critical",
+            f"{fmt_int(n)} critical big key{'s' if n != 1 else ''} hold "
+            f"{fmt_bytes(mem)}{share(mem, total)}",
+            mem,
+        )
+    if big and row["big_other"]:
+        n, mem, t = row["big_other"], row["big_other_memory_bytes"], big["thresholds"]
+        add(
+            "big-keys",
+            "warning",
+            f"{fmt_int(n)} big key{'s' if n != 1 else ''} (over {fmt_bytes(t['string_bytes'])} or "
+            f"{fmt_int(t['collection_length'])} elements) hold {fmt_bytes(mem)}{share(mem, total)}",
+            mem,
+        )
+    if ttl and row["expired_at_snapshot"]:
+        mem = row["memory_expired_at_snapshot"]
+        add(
+            "expired-at-snapshot",
+            "info",
+            f"{fmt_int(row['expired_at_snapshot'])} keys were already expired at snapshot time "
+            f"({fmt_bytes(mem)})",
+            mem,
+        )
+    mem = row["memory_without_ttl"]
+    if ttl and mem and total and mem / total >= 0.5:  # as the ttl section's finding
+        add(
+            "no-ttl-share",
+            "info",
+            f"{mem / total:.0%} of the memory ({fmt_bytes(mem)}) is in keys without TTL "
+            f"({fmt_int(row['keys_without_ttl'])} keys)",
+            mem,
+        )
+    out.sort(key=lambda f: (SEVERITY_ORDER[f["severity"]], -f["memory_bytes"]))  # as _rank
+    return out
+
+
+def grouped(report: dict, rows: list[dict]) -> tuple[list[dict], list[dict]]:
+    """A report over more than MAX_DUMPS_ALONE dumps: one line per dump from `rows` (the grouped
+    query `dump_lines`: the dumps table and one GROUP BY dump_id over the keys), its worst
+    finding among the checks that group by dump (GROUPED_CHECKS, `worst_of`), and the findings
+    of those checks with `dumps`; the other findings are over all dumps together, without
+    `dumps` (no dump's report is built alone)."""
+    own = {r["dump_id"]: _grouped_own(r, report) for r in rows}
+    # the checks the report computed (--section leaves some out)
+    checks = ", ".join(
+        ["the dump itself"]
+        + (["big keys"] if report.get("big_keys") else [])
+        + (["keys without TTL, keys expired at snapshot"] if report.get("ttl") else [])
+    )
+    found = []
+    for f in build(report, limit=None):
+        if f["id"] in GROUPED_FINDINGS:
+            f = {**f, "dumps": [d for d, fs in own.items() if any(x["id"] == f["id"] for x in fs)]}
+        found.append(f)
+    lines = [
+        {
+            "dump_id": r["dump_id"],
+            "path": r["path"],
+            "server": r["server"],
+            "server_version": r["server_version"],
+            "keys": r["keys"],
+            "memory_bytes": r["memory_bytes"],
+            "complete": r["complete"],
+            "findings": len(own[r["dump_id"]]),
+            "worst": (
+                {k: own[r["dump_id"]][0][k] for k in ("id", "severity", "message")}
+                if own[r["dump_id"]]
+                else None
+            ),
+            "worst_of": checks,
+        }
+        for r in rows
+    ]
+    return found[:MAX_FINDINGS], lines
+
+
+def _shown_lines(per: list[dict]) -> tuple[list[dict], int]:
+    """The lines per dump the text shows: all up to MAX_DUMP_LINES, else the dumps with the
+    worst findings, then the most memory (in dump order), and how many are left out."""
+    if len(per) <= MAX_DUMP_LINES:
+        return per, 0
+
+    def rank(d: dict) -> tuple:
+        w = d.get("worst")
+        return (SEVERITY_ORDER[w["severity"]] if w else 3, -(d.get("memory_bytes") or 0))
+
+    keep = {d["dump_id"] for d in sorted(per, key=rank)[:MAX_DUMP_LINES]}
+    return [d for d in per if d["dump_id"] in keep], len(per) - MAX_DUMP_LINES
+
+
 def dump_label(d: dict) -> str:
     """`#2 redis 7.4.1`: a dump as findings over several dumps name it."""
     return f"#{d['dump_id']} {d.get('server') or '?'} {d.get('server_version') or ''}".strip()
@@ -103,7 +255,12 @@ def _dump_line(d: dict) -> tuple[str, str]:
     not, its worst finding."""
     w = d.get("worst")
     state = "complete" if d.get("complete") else "NOT read to the end"
-    worst = f"{SEVERITY_MARK[w['severity']]} {w['message']}" if w else "nothing to report"
+    if w:
+        worst = f"{SEVERITY_MARK[w['severity']]} {w['message']}"
+    elif d.get("worst_of"):
+        worst = f"nothing to report in {d['worst_of']}"
+    else:
+        worst = "nothing to report"
     name = "/".join(str(d.get("path") or "?").split("/")[-2:])
     return (
         dump_label(d),
@@ -168,9 +325,23 @@ def layout(report: dict) -> list[Block]:
     head += f"{fmt_int(o.get('keys'))} keys, {fmt_bytes(o.get('memory_bytes'))} (estimate)"
     found = report.get("findings") or []
     blocks = [Block("section", f"Findings: {head}")]
-    facts = _where_memory_goes(report) + [_dump_line(d) for d in per]
+    shown, more = _shown_lines(per)
+    facts = _where_memory_goes(report) + [_dump_line(d) for d in shown]
+    if more:
+        facts.append(("...", f"{fmt_int(more)} more dumps (all in the JSON: dumps[])"))
     if facts:
         blocks.append(Block("kv", items=facts))
+    if per and per[0].get("worst_of"):
+        blocks.append(
+            Block(
+                "note",
+                f"Over more than {MAX_DUMPS_ALONE} dumps no dump's report is built alone: each dump's worst "
+                f"finding is that of the checks that group by dump ({per[0]['worst_of']}), and "
+                f"only their findings say which dumps they concern; the other checks (encodings, "
+                f"TTL herds, slots, naming, ...) are judged over all dumps together "
+                f"(--dump-id N reports one dump alone).",
+            )
+        )
     if not found:
         return blocks + [Block("note", _nothing_found(report))]
     return blocks + [
