@@ -236,38 +236,12 @@ def blocks(report: dict) -> list:
                 )
             )
             out.append(Block("note", _memory_line(t)))
+            out.append(_costs(f"{t['target']}: per type", "type", t["by_type"]))
             out.append(
-                table(
-                    f"{t['target']}: per type",
-                    ["type", "keys", "there", "today", "difference"],
-                    [
-                        [
-                            b["type"],
-                            f"{b['keys']:,}",
-                            size(b["memory_bytes"]),
-                            size(b["today_bytes"]),
-                            size(b["memory_bytes"] - b["today_bytes"]),
-                        ]
-                        for b in t["by_type"]
-                    ],
-                    numeric=(1, 2, 3, 4),
-                )
-            )
-            out.append(
-                table(
+                _costs(
                     f"{t['target']}: the families whose memory changes most",
-                    ["family", "keys", "there", "today", "difference"],
-                    [
-                        [
-                            b["family"],
-                            f"{b['keys']:,}",
-                            size(b["memory_bytes"]),
-                            size(b["today_bytes"]),
-                            size(b["memory_bytes"] - b["today_bytes"]),
-                        ]
-                        for b in t["families"]
-                    ],
-                    numeric=(1, 2, 3, 4),
+                    "family",
+                    t["families"],
                 )
             )
             out.append(
@@ -328,4 +302,25 @@ def render_html(report: dict) -> str:
         '<section id="sections">' + P.blocks_html(blocks(report)) + "</section>",
         report,
         data_id="rdbscan-migrate",
+    )
+
+
+def _costs(title: str, by: str, rows: list):
+    """A target's memory there against today, one row per `by` (a type or a family)."""
+    from ..reports.document import table
+
+    return table(
+        title,
+        [by, "keys", "there", "today", "difference"],
+        [
+            [
+                b[by],
+                f"{b['keys']:,}",
+                size(b["memory_bytes"]),
+                size(b["today_bytes"]),
+                size(b["memory_bytes"] - b["today_bytes"]),
+            ]
+            for b in rows
+        ],
+        numeric=(1, 2, 3, 4),
     )
