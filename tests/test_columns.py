@@ -4,6 +4,7 @@ positions it gives, and no second hand-written copy of it appears in the package
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import re
 
@@ -227,8 +228,10 @@ def _sources():
             yield path, path.read_text(encoding="utf-8")
 
 
-def _own_names() -> set[str]:
-    """Names of the keys spec that no other table of the database has."""
+@functools.cache
+def _own_names() -> frozenset[str]:
+    """Names of the keys spec that no other table of the database has (a database made once:
+    _copies reads every source file)."""
     con = duckdb.connect()
     con.execute(DDL)
     others = {
@@ -238,7 +241,7 @@ def _own_names() -> set[str]:
             "WHERE table_name NOT IN ('keys', 'key_rows')"
         ).fetchall()
     }
-    return {c.name for c in (*spec.KEY_ROWS, *spec.KEYS_VIEW)} - others
+    return frozenset({c.name for c in (*spec.KEY_ROWS, *spec.KEYS_VIEW)} - others)
 
 
 def _copies(text: str) -> list[str]:

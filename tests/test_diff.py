@@ -828,7 +828,7 @@ def test_snapshots_given_newest_first_are_compared_in_time_order(pair_dbs):
     assert swapped["totals"] == forward["totals"]
     assert swapped["totals"]["all"]["delta_memory_bytes"] > 0
     assert (swapped["old"]["label"], swapped["new"]["label"]) == (str(old), str(new))
-    text = run_cli("diff", new, old, env={"COLUMNS": "200"}).stdout.splitlines()
+    text = run_cli("diff", new, old, env={"COLUMNS": "400"}).stdout.splitlines()  # (two paths)
     assert text[2].rstrip() == (
         f"WARN OLD ({new}) was taken after NEW ({old}): compared in time order, the earlier "
         "snapshot as old -> see Snapshots"

@@ -128,27 +128,22 @@ def test_the_filters_select_what_they_say(generated):
 
 @pytest.mark.skipif(backend.compiled is None, reason="the compiled core is not built")
 def test_the_pure_python_path_filters_the_same(generated, tmp_path):
+    """Each filter loaded on the pure-Python path (one child process for them all)."""
     dump, whole, base = generated
     code = (
         "import sys, json; from rdbscan.rdb import backend; assert backend.compiled is None; "
-        "from rdbscan.db.load import load; from rdbscan.db.filters import KeyFilter; "
-        "load([sys.argv[1]], sys.argv[2], key_filter=KeyFilter(**json.loads(sys.argv[3])))"
+        "from rdbscan.db.load import load; from rdbscan.db.filters import KeyFilter\n"
+        "for db, spec in json.loads(sys.argv[2]):\n"
+        "    load([sys.argv[1]], db, key_filter=KeyFilter(**spec))"
     )
     env = {**os.environ, "RDBSCAN_PURE_PYTHON": "1"}
-    for i, flt in enumerate(FILTERS):
-        spec = {
-            "match": flt.match,
-            "regex": flt.regex,
-            "types": flt.types,
-            "dbs": flt.dbs,
-            "min_memory": flt.min_memory,
-            "min_length": flt.min_length,
-            "skip_expired": flt.skip_expired,
-        }
-        db = str(tmp_path / f"p{i}.duckdb")
-        subprocess.run(
-            [sys.executable, "-c", code, dump, db, json.dumps(spec)], check=True, env=env
-        )
+    fields = ("match", "regex", "types", "dbs", "min_memory", "min_length", "skip_expired")
+    jobs = [
+        (str(tmp_path / f"p{i}.duckdb"), {f: getattr(flt, f) for f in fields})
+        for i, flt in enumerate(FILTERS)
+    ]
+    subprocess.run([sys.executable, "-c", code, dump, json.dumps(jobs)], check=True, env=env)
+    for (db, _), flt in zip(jobs, FILTERS):
         assert _rows(db) == _sql_reference(whole, flt), flt.describe()
 
 
