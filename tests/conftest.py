@@ -9,6 +9,8 @@ Tiers (markers registered in pyproject.toml):
 - `backend`: its result depends on the parser backend (the compiled core or the pure-Python
   path). Every test outside PARSER_INDEPENDENT gets it here, so that a new test module runs
   on both paths until it is listed there; .ci/run's pure-Python pass runs `-m backend` only.
+- With `-n auto` (pytest-xdist, `--dist loadgroup` in pyproject.toml) each worker makes the
+  session fixtures below once; the tests that read `pure_fixtures_db` share one worker.
 - `subprocess`: starts `rdbscan` (or Python) in a child process; `browser`: drives a headless
   Chromium; `network`: talks to a server on a local port (moto's S3, a Dask cluster). These
   select (`-m subprocess`) or leave out (`-m "not browser"`) what a machine lacks.
@@ -97,6 +99,9 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.path.name not in PARSER_INDEPENDENT:
             item.add_marker(pytest.mark.backend)
+        if "pure_fixtures_db" in getattr(item, "fixturenames", ()):
+            # one worker loads every fixture on the pure-Python path, not each (`-n auto`)
+            item.add_marker(pytest.mark.xdist_group("pure_fixtures_db"))
         chosen = any(item.nodeid == n or item.nodeid.startswith((n + "[", n + "::")) for n in named)
         if item.get_closest_marker("slow") and not (runslow or chosen):
             slow.append(item)
