@@ -55,6 +55,7 @@ PARSER_INDEPENDENT = {
     "test_memory_limit.py",
     "test_multi_dump.py",
     "test_openmetrics.py",
+    "test_rdbtools_crosscheck.py",
     "test_redact.py",
     "test_report.py",
     "test_report_cli.py",
