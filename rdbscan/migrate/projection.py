@@ -386,8 +386,9 @@ class Projector:
         servers = self.servers
         width = 2 * len(servers)
         cache = self.cache
-        if len(cache) >= SHAPE_CACHE:
+        if len(cache) >= SHAPE_CACHE or len(self.key_cache) >= SHAPE_CACHE:
             cache.clear()
+            self.key_cache.clear()
         get = cache.get
 
         def value_part(shape_key: tuple) -> tuple:
