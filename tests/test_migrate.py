@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from common import run_cli
 
 from rdbscan.cli.main import main
-from rdbscan.migrate.projection import project
+from rdbscan.migrate.projection import encoding_code, project
 from rdbscan.migrate.run import migrate
 from rdbscan.migrate.servers import parse_server
 from rdbscan.rdb.parser import DumpInfo, parse
@@ -171,6 +171,94 @@ def test_projections_are_the_records_projected(tmp_path, dump):
         assert (
             next(x for x in m.report["summary"] if x["target"] == s.name)["memory_bytes"] == total
         )
+
+
+def _every_server() -> list:
+    """Every line `--to` knows, with the allocators of the distribution packages too."""
+    from rdbscan.migrate.servers import REDIS_RDB, VALKEY_RDB
+
+    specs = [f"redis-{a}.{b}" for a, b in REDIS_RDB if (a, b) != (3, 0)]
+    specs += [f"valkey-{a}.{b}" for a, b in VALKEY_RDB]
+    specs += ["redis-7.0/16", "redis-8.6/16p", "valkey-8.1/16", "valkey-9.1/16p"]
+    return [parse_server(s) for s in specs]
+
+
+def test_compiled_rows_are_projected_as_their_shapes():
+    """Projector.add_compiled (a key part per key length and TTL plus a value part per value
+    shape, for the collections of one blob) gives every row project() of its whole shape, on
+    every server line: strings around the embedding limits, every blob encoding around the
+    listpack node size, zipmaps and listpack sets (whose length and longest member matter
+    before 7.2), keys long enough for an expiry slot."""
+    from array import array
+
+    from rdbscan.migrate.projection import Projector, Shape
+
+    types = ["string", "list", "set", "zset", "hash"]
+    encodings = ["raw", "embstr", "int", "listpack", "ziplist", "intset", "zipmap", "quicklist"]
+    encodings.append("listpackex")
+    values = {  # (type, encoding, RDB type): [(length, blob bytes, longest element)]
+        ("string", "raw", 0): [(n, 0, 0) for n in (45, 100, 255, 300, 70000)],
+        ("string", "embstr", 0): [(n, 0, 0) for n in (0, 1, 20, 39, 40, 44)],
+        ("string", "int", 0): [(n, 0, 0) for n in (1, 5, 19)],
+        ("list", "ziplist", 10): [(3, b, 5) for b in (0, 20, 8000, 8195, 8196, 9000)],
+        ("list", "quicklist", 14): [(3, b, 5) for b in (20, 8195, 8196, 20000)],
+        ("list", "quicklist", 18): [(3, b, 5) for b in (20, 8192, 8193, 20000)],
+        ("list", "listpack", 18): [(3, b, 5) for b in (20, 8192, 8193)],
+        ("set", "intset", 11): [(n, 8 + 2 * n, 3) for n in (1, 100, 512)],
+        ("set", "listpack", 20): [(n, b, m) for n, b, m in ((1, 9, 1), (3, 40, 64), (3, 40, 65))]
+        + [(200, 2000, 8), (60, 700, 10)],
+        ("zset", "ziplist", 12): [(2, b, 7) for b in (30, 3000)],
+        ("zset", "listpack", 17): [(2, b, 7) for b in (30, 3000, 16000)],
+        ("hash", "zipmap", 9): [(n, b, 4) for n, b in ((1, 12), (10, 100), (10, 101))],
+        ("hash", "ziplist", 13): [(4, b, 9) for b in (40, 400)],
+        ("hash", "listpack", 16): [(4, b, 9) for b in (40, 400, 15000)],
+        ("hash", "listpackex", 25): [(4, b, 9) for b in (60, 600)],
+    }
+    rows = []
+    for (typ, enc, rdb_type), vals in values.items():
+        for length, blob, longest in vals:
+            for klen in (0, 1, 9, 31, 32, 60, 127, 128, 300):
+                for ttl in (False, True):
+                    rows.append((typ, enc, rdb_type, klen, length, blob, longest, ttl))
+    rows.append(("hash", "listpack", 16, 5, 4, -1, 9, False))  # a row the Python path projects
+    n = len(rows)
+    ends = array("i", [0])
+    for r in rows:
+        ends.append(ends[-1] + r[3])
+    bits = bytearray((n + 7) // 8)
+    for i, r in enumerate(rows):
+        if r[7]:
+            bits[i // 8] |= 1 << (i % 8)
+    cols = {
+        "n": n,
+        "type": array("H", [types.index(r[0]) for r in rows]).tobytes(),
+        "encoding": array("H", [encodings.index(r[1]) for r in rows]).tobytes(),
+        "rdb_type": bytes(r[2] for r in rows),
+        "key_offsets": ends.tobytes(),
+        "length": array("q", [r[4] for r in rows]).tobytes(),
+        "blob_bytes": array("q", [r[5] for r in rows]).tobytes(),
+        "max_elem_bytes": array("q", [r[6] for r in rows]).tobytes(),
+        "expire_at_ms": (array("q", [1 if r[7] else 0 for r in rows]).tobytes(), bytes(bits)),
+        "file_offset": array("q", range(1000, 1000 + n)).tobytes(),
+        "db": array("i", [0] * n).tobytes(),
+    }
+    servers = _every_server()
+    projector = Projector(7, servers)
+    for _ in range(2):  # the second batch reads the shapes the first remembered
+        projector.add_compiled(cols, types, encodings)
+        got = projector.take()["key_projection_rows"].to_pylist()
+        assert len(got) == (n - 1) * len(servers)
+        got_by = {(g["target_id"], g["file_offset"]): g for g in got}
+        for i, s in enumerate(servers):
+            for at, (typ, enc, rdb_type, klen, length, blob, longest, ttl) in enumerate(rows[:-1]):
+                shape = Shape(typ, enc, rdb_type, klen, length, blob, ttl, longest)
+                want_enc, want_mem = project(shape, s)
+                g = got_by[(i, 1000 + at)]
+                assert (g["encoding_id"], g["memory_bytes"], g["dump_id"]) == (
+                    encoding_code(want_enc),
+                    want_mem,
+                    7,
+                ), (s.name, rows[at])
 
 
 def test_encodings_on_load_from_redis_6_2():
@@ -374,6 +462,11 @@ def test_jobs_load_the_dumps_in_workers_with_the_same_report(tmp_path):
         (2, "redis-7.2", 561),
         (2, "valkey-9.1/16p", 561),
     ]
+    # the line `load -j` prints as the workers start (no progress display), not with -q
+    r = run_cli("migrate", HFE, R62, "--to", "redis-8.6", "-j", "2", "-o", tmp_path / "m.json")
+    assert r.exit_code == 0, r
+    assert r.stderr.splitlines()[0] == "rdbscan: loading 2 dumps, 2 at a time"
+    assert json.loads((tmp_path / "m.json").read_text())["summary"][0]["target"] == "redis-8.6"
     # a missing dump among them: its line and exit 6, the others reported (no part to merge)
     r = run_cli("migrate", HFE, tmp_path / "no.rdb", "--to", "redis-8.6", "-j", "2", "-q")
     assert r.exit_code == 6

@@ -36,7 +36,7 @@ from ..errors import (
 from ..rdb.backend import describe as describe_speedups
 from .filters import filter_options, key_filter_from
 from .options import checked_target, memory_limit_option, table_format_option
-from .output import make_progress, say
+from .output import make_progress, say, say_jobs
 from .starting import starting_handler
 
 
@@ -227,9 +227,7 @@ def load(
     jobs = jobs or os.cpu_count() or 1
     parallel = (jobs > 1 and len(dumps) > 1) or scheduler is not None
     if parallel and not quiet:
-        click.echo(
-            f"rdbscan: loading {len(dumps)} dumps, {min(jobs, len(dumps))} at a time", err=True
-        )
+        say_jobs(len(dumps), jobs)
     results = load_target(db_path, parquet_dir, scheduler, dumps, quiet, retries)(
         list(dumps),
         progress=None if parallel else make_progress(quiet),

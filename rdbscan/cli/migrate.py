@@ -18,7 +18,7 @@ from ..errors import (
     worst_exit,
 )
 from . import targets as outputs  # (`targets` is the --to option here)
-from .output import make_progress, say
+from .output import make_progress, say, say_jobs
 
 FORMATS = ("text", "markdown", "json", "html")
 
@@ -134,7 +134,7 @@ def migrate_cmd(
     from ..db.outcome import outcome
     from ..db.store import is_database_file
     from ..migrate.render import render, render_html
-    from ..migrate.run import migrate, migrate_database
+    from ..migrate.run import in_workers, migrate, migrate_database
     from ..migrate.servers import parse_server
 
     for t in targets:
@@ -171,15 +171,19 @@ def migrate_cmd(
             raise CommandError(str(e), EXIT_DATABASE) from None
         code = EXIT_OK
     else:
+        jobs = jobs or os.cpu_count() or 1
+        parallel = in_workers(list(dumps), jobs)
+        if parallel and not quiet:
+            say_jobs(len(dumps), jobs)
         result = migrate(
             list(dumps),
             list(targets),
             db_path,
-            progress=make_progress(quiet),
+            progress=None if parallel else make_progress(quiet),
             modules=list(modules),
             verify_crc=not no_verify_crc,
             relaxed=version_check == "relaxed",
-            jobs=jobs or os.cpu_count() or 1,
+            jobs=jobs,
         )
         done = outcome(result.results, summary=summarize)
         for line in done.lines(quiet=True):

@@ -70,6 +70,12 @@ class RichProgress:
         self.progress.stop()
 
 
+def say_jobs(dumps: int, jobs: int) -> None:
+    """The line `load -j` and `migrate -j` print as their worker processes start (each dump is
+    loaded in a worker: no progress display)."""
+    say(f"rdbscan: loading {dumps} dumps, {min(jobs, dumps)} at a time")
+
+
 def make_progress(quiet: bool):
     if quiet or not sys.stderr.isatty():
         return None

@@ -11,8 +11,6 @@ table `key_projections` batch by batch: nothing per key is kept between batches.
 
 from __future__ import annotations
 
-import copy
-import operator
 import struct
 from typing import Any
 
@@ -110,39 +108,28 @@ class _String:
         self.module = None
 
 
-def _copier(cls):
-    """A function copying an instance of a class with __slots__ (KeyRecord, Shape) slot by slot,
-    cheaper than copy.copy (its __reduce_ex__ round trip) on a path taken per converted key."""
-    names = tuple(n for c in cls.__mro__ for n in getattr(c, "__slots__", ()))
-    get = operator.attrgetter(*names)
-    new = object.__new__
+class _Twin:
+    """A record in another encoding: the figures on_load changed, every other one read from the
+    record itself (cheaper than a copy of its slots, on a path taken per converted key)."""
 
-    def copy_of(rec):
-        t = new(cls)
-        try:
-            values = get(rec)
-        except AttributeError:  # a slot never set: the slow way
-            return copy.copy(rec)
-        for n, v in zip(names, values):
-            setattr(t, n, v)
-        return t
+    def __init__(self, rec, figures: dict[str, Any]):
+        self.__dict__.update(figures)
+        self._rec = rec
 
-    return copy_of
+    def __getattr__(self, name: str) -> Any:  # what on_load left as it was
+        if name.startswith("__"):  # copy.copy's and pickle's probes: none of the record's
+            raise AttributeError(name)
+        return getattr(self.__dict__["_rec"], name)
 
-
-_COPIERS: dict[type, Any] = {}
+    def __copy__(self) -> _Twin:  # memory.new_value_cost copies what it estimates
+        twin = object.__new__(_Twin)
+        twin.__dict__.update(self.__dict__)
+        return twin
 
 
 def _twin(rec, encoding: str, **figures):
-    cls = type(rec)
-    copier = _COPIERS.get(cls)
-    if copier is None:
-        copier = _COPIERS[cls] = _copier(cls) if hasattr(cls, "__slots__") else copy.copy
-    t = copier(rec)
-    t.encoding = encoding
-    for k, v in figures.items():
-        setattr(t, k, v)
-    return t
+    figures["encoding"] = encoding
+    return _Twin(rec, figures)
 
 
 def _list_nodes(entries_bytes: int) -> dict[int, int]:
@@ -265,7 +252,51 @@ def encoding_code(enc: str) -> int:
     return C.ENCODING_IDS.get(enc, C.ENCODING_IDS["unknown"])
 
 
-SHAPE_CACHE = 200_000  # compiled shapes whose projections are remembered across batches
+SHAPE_CACHE = 200_000  # value shapes whose projections are remembered across batches
+
+# The compiled rows whose estimate on any target is a key part, from the key length and TTL
+# alone, plus a value part that does not depend on them: the collections of one blob (or one
+# quicklist node).  estimate() adds key_cost(key length) (or the kv object holding the key and
+# its expiry) to the value's own cost, and on_load picks their encoding from the value alone.
+# Strings are not (a kv server embeds a short value with its key), nor anything else.
+BLOB_TYPES = ("list", "set", "zset", "hash")
+BLOB_ENCODINGS = ("listpack", "ziplist", "intset", "zipmap", "listpackex", "quicklist")
+# The value figures beyond the blob's size that on_load reads for a blob encoding: a zipmap's
+# length (its entries grow by 2 bytes as listpack entries), a listpack set's length and longest
+# member (a server before 7.2 makes it a hashtable).  The others are projected by size alone.
+VALUE_FIGURES = {("hash", "zipmap"): (True, False), ("set", "listpack"): (True, True)}
+# The value of the key part's reference (any value would do: it cancels out).
+REFERENCE_VALUE = (1, 64, 1)  # length, blob bytes, longest element
+
+# What a compiled row is, for its projection (_row_kinds)
+WHOLE, BLOB, BLOB_LENGTH, BLOB_LENGTH_LONGEST = 0, 1, 2, 3
+
+
+def _row_kinds(type_names: list, encoding_names: list) -> pa.Array:
+    """[type code * len(encoding_names) + encoding code] -> WHOLE (projected by its whole
+    shape) or BLOB* (a key part plus a value part, Projector.add_compiled) with the value
+    figures the value part reads."""
+    kinds = []
+    for tn in type_names:
+        for en in encoding_names:
+            kind = WHOLE
+            if tn in BLOB_TYPES and en in BLOB_ENCODINGS:
+                length, longest = VALUE_FIGURES.get((tn, en), (False, False))
+                kind = BLOB_LENGTH_LONGEST if longest else BLOB_LENGTH if length else BLOB
+            kinds.append(kind)
+    return pa.array(kinds, pa.uint8())
+
+
+def _group_ids(columns: dict[str, Any]) -> tuple[pa.Array, dict[str, list]]:
+    """(each row's group, {column: its value per group}) of rows grouped by all `columns`
+    (one hash pass; the rows' order is kept)."""
+    n = len(next(iter(columns.values())))
+    table = pa.table({**columns, "_row": pa.array(range(n), pa.int32())})
+    groups = table.group_by(list(columns), use_threads=False).aggregate([("_row", "list")])
+    rows = groups["_row_list"].combine_chunks()
+    # the rows listed group by group; sorted back into row order, the group of each row
+    ids = pc.take(pc.list_parent_indices(rows), pc.sort_indices(pc.list_flatten(rows)))
+    return ids, groups.select(list(columns)).to_pydict()
 
 
 class Projector:
@@ -275,8 +306,10 @@ class Projector:
         self.dump_id = dump_id
         self.servers = servers
         self.names = [s.name for s in servers]
-        # {compiled shape: ((encoding code, memory) per target)}: dumps repeat their shapes
+        # {value shape: ((encoding code, memory) per target)} and {key shape: (memory per
+        # target)}: dumps repeat their shapes (_value_part, _key_part)
         self.cache: dict[tuple, tuple] = {}
+        self.key_cache: dict[tuple, tuple] = {}
         self.targets_written = False
         self.reset()
 
@@ -298,49 +331,69 @@ class Projector:
 
     def add_compiled(self, cols: dict[str, Any], type_names: list, encoding_names: list) -> None:
         """The rows the compiled record loop wrote into a batch (KeyColumns.take()): those
-        whose blob_bytes is not -1.  Each distinct (type, encoding, RDB type, key length,
-        length, blob, longest element, TTL) is projected once (and remembered for the next
-        batches)."""
+        whose blob_bytes is not -1.  A row's projection is its value part (each distinct value
+        shape projected once on every target, and remembered for the next batches) plus, for
+        the collections of one blob, its key part (each distinct type, encoding, key length
+        and TTL once): project() of a shape, computed per distinct shape, never per row."""
         n = cols["n"]
         if not n or "blob_bytes" not in cols:
             return
         buf = pa.py_buffer
-        blob = pa.Array.from_buffers(pa.int64(), n, [None, buf(cols["blob_bytes"])])
+
+        def column(kind: pa.DataType, name: str) -> pa.Array:
+            return pa.Array.from_buffers(kind, n, [None, buf(cols[name])])
+
         offsets = pa.Array.from_buffers(pa.int32(), n + 1, [None, buf(cols["key_offsets"])])
-        klen = pc.subtract(offsets[1:], offsets[:-1])
         exp_data, exp_valid = cols["expire_at_ms"]
         ttl = pa.Array.from_buffers(pa.int64(), n, [buf(exp_valid), buf(exp_data)]).is_valid()
         table = pa.table(
             {
-                "db": pa.Array.from_buffers(pa.int32(), n, [None, buf(cols["db"])]),
-                "file_offset": pa.Array.from_buffers(
-                    pa.int64(), n, [None, buf(cols["file_offset"])]
-                ),
-                "t": pa.Array.from_buffers(pa.uint16(), n, [None, buf(cols["type"])]),
-                "e": pa.Array.from_buffers(pa.uint16(), n, [None, buf(cols["encoding"])]),
-                "r": pa.Array.from_buffers(pa.uint8(), n, [None, buf(cols["rdb_type"])]),
-                "k": klen,
-                "l": pa.Array.from_buffers(pa.int64(), n, [None, buf(cols["length"])]),
-                "b": blob,
-                "m": pa.Array.from_buffers(pa.int64(), n, [None, buf(cols["max_elem_bytes"])]),
+                "file_offset": column(pa.int64(), "file_offset"),
+                "t": column(pa.uint16(), "type"),
+                "e": column(pa.uint16(), "encoding"),
+                "r": column(pa.uint8(), "rdb_type"),
+                "k": pc.subtract(offsets[1:], offsets[:-1]),
+                "l": column(pa.int64(), "length"),
+                "b": column(pa.int64(), "blob_bytes"),
+                "m": column(pa.int64(), "max_elem_bytes"),
                 "x": ttl,
             }
         )
         table = table.filter(pc.not_equal(table["b"], -1))
         if not table.num_rows:
             return
-        keys = ["t", "e", "r", "k", "l", "b", "m", "x"]
-        # one hash pass: each distinct shape with the offsets of its rows (no join back)
-        shapes_t = table.group_by(keys, use_threads=False).aggregate([("file_offset", "list")])
-        shapes = shapes_t.to_pydict()
-        cache = self.cache
+        c = {name: table[name].combine_chunks() for name in table.column_names}
+        t, e, r, k, x = c["t"], c["e"], c["r"], c["k"], c["x"]
+        code = pc.add(pc.multiply(t.cast(pa.int32()), len(encoding_names)), e.cast(pa.int32()))
+        kind = pc.take(_row_kinds(type_names, encoding_names), code)
+        whole = pc.equal(kind, WHOLE)
+        blob_rows = pc.invert(whole)
+        zero = pa.scalar(0, pa.int64())
+        # the value shape: every figure of a whole row; of a blob row the figures its value
+        # part reads (the others 0), with key length 0 and no TTL
+        value_ids, values = _group_ids(
+            {
+                "t": t,
+                "e": e,
+                "r": r,
+                "k": pc.if_else(whole, k, pa.scalar(0, pa.int32())),
+                "l": pc.if_else(pc.or_(whole, pc.greater_equal(kind, BLOB_LENGTH)), c["l"], zero),
+                "b": c["b"],
+                "m": pc.if_else(pc.or_(whole, pc.equal(kind, BLOB_LENGTH_LONGEST)), c["m"], zero),
+                "x": pc.and_(whole, x),
+            }
+        )
         servers = self.servers
-        if len(cache) >= SHAPE_CACHE:
+        width = 2 * len(servers)
+        cache = self.cache
+        if len(cache) >= SHAPE_CACHE or len(self.key_cache) >= SHAPE_CACHE:
             cache.clear()
+            self.key_cache.clear()
+        get = cache.get
 
-        def projected(shape_key: tuple) -> tuple:
-            t, e, r, k, ln, b, m, x = shape_key
-            shape = Shape(type_names[t], encoding_names[e], r, k, ln, b, x, m)
+        def value_part(shape_key: tuple) -> tuple:
+            st, se, sr, sk, sl, sb, sm, sx = shape_key
+            shape = Shape(type_names[st], encoding_names[se], sr, sk, sl, sb, sx, sm)
             got = cache[shape_key] = tuple(
                 v
                 for en, me in (project(shape, s) for s in servers)
@@ -348,18 +401,54 @@ class Projector:
             )
             return got
 
-        get = cache.get
-        flat = [v for sk in zip(*(shapes[k] for k in keys)) for v in (get(sk) or projected(sk))]
-        # per shape: (encoding, memory) of each target, then per row through its shape's index
-        per_shape = pa.FixedSizeListArray.from_arrays(pa.array(flat, pa.int64()), 2 * len(servers))
-        offsets = shapes_t["file_offset_list"].combine_chunks()
-        row_shape = pc.list_parent_indices(offsets)
-        columns = {"file_offset": pc.list_flatten(offsets)}
-        for i in range(len(servers)):
-            columns[f"enc{i}"] = pc.take(pc.list_element(per_shape, 2 * i), row_shape).cast(
-                pa.uint8()
+        names = ("t", "e", "r", "k", "l", "b", "m", "x")
+        flat = [v for sk in zip(*(values[f] for f in names)) for v in (get(sk) or value_part(sk))]
+        # per value shape: (encoding, memory) of each target, then per row through its shape
+        per_value = pa.FixedSizeListArray.from_arrays(pa.array(flat, pa.int64()), width)
+        per_row = pc.take(per_value, value_ids)
+        key_rows = None
+        if pc.any(blob_rows).as_py():
+            # the key part of a blob row: its projection with the reference value less that
+            # value's projection under key length 0 and no TTL (of a whole row: 0)
+            key_ids, keys = _group_ids(
+                {
+                    "t": pc.if_else(blob_rows, t, pa.scalar(0, pa.uint16())),
+                    "e": pc.if_else(blob_rows, e, pa.scalar(0, pa.uint16())),
+                    "r": pc.if_else(blob_rows, r, pa.scalar(0, pa.uint8())),
+                    "k": pc.if_else(blob_rows, k, pa.scalar(-1, pa.int32())),
+                    "x": pc.and_(blob_rows, x),
+                }
             )
-            columns[f"mem{i}"] = pc.take(pc.list_element(per_shape, 2 * i + 1), row_shape)
+            key_cache = self.key_cache
+            kget = key_cache.get
+            ref_l, ref_b, ref_m = REFERENCE_VALUE
+
+            def key_part(shape_key: tuple) -> tuple:
+                st, se, sr, sk, sx = shape_key
+                if sk < 0:
+                    return (0,) * len(servers)
+                tn, en = type_names[st], encoding_names[se]
+                with_key = Shape(tn, en, sr, sk, ref_l, ref_b, sx, ref_m)
+                without = Shape(tn, en, sr, 0, ref_l, ref_b, False, ref_m)
+                got = key_cache[shape_key] = tuple(
+                    project(with_key, s)[1] - project(without, s)[1] for s in servers
+                )
+                return got
+
+            kflat = [
+                v
+                for sk in zip(*(keys[f] for f in ("t", "e", "r", "k", "x")))
+                for v in (kget(sk) or key_part(sk))
+            ]
+            per_key = pa.FixedSizeListArray.from_arrays(pa.array(kflat, pa.int64()), len(servers))
+            key_rows = pc.take(per_key, key_ids)
+        columns = {"file_offset": c["file_offset"]}
+        for i in range(len(servers)):
+            columns[f"enc{i}"] = pc.list_element(per_row, 2 * i).cast(pa.uint8())
+            mem = pc.list_element(per_row, 2 * i + 1)
+            if key_rows is not None:
+                mem = pc.add(mem, pc.list_element(key_rows, i))
+            columns[f"mem{i}"] = mem
         self.compiled.append(pa.table(columns))
 
     def take(self) -> dict[str, pa.Table]:

@@ -257,6 +257,12 @@ class ProjectorFactory:
         return Projector(dump_id, self.servers)
 
 
+def in_workers(paths: list[str], jobs: int) -> bool:
+    """Whether migrate(paths, jobs=jobs) loads the dumps in worker processes (standard input
+    is read in this one)."""
+    return jobs > 1 and len(paths) > 1 and "-" not in paths
+
+
 def migrate(
     paths: list[str],
     targets: list[str],
@@ -280,7 +286,7 @@ def migrate(
         path = db_path
     factory = ProjectorFactory(servers)
     try:
-        if jobs > 1 and len(paths) > 1 and "-" not in paths:
+        if in_workers(paths, jobs):
             from ..db.parallel import load_parallel
 
             results = load_parallel(
