@@ -8,7 +8,8 @@ Tiers (markers registered in pyproject.toml):
   every fixture, full reports through the command line, processes signalled or killed).
 - `backend`: its result depends on the parser backend (the compiled core or the pure-Python
   path). Every test outside PARSER_INDEPENDENT gets it here, so that a new test module runs
-  on both paths until it is listed there; .ci/run's pure-Python pass runs `-m backend` only.
+  on both paths until it is listed there (or, for one test of such a module, marked
+  `parser_independent`); .ci/run's pure-Python pass runs `-m backend` only.
 - With `-n auto` (pytest-xdist, `--dist loadgroup` in pyproject.toml) each worker makes the
   session fixtures below once; the tests that read `pure_fixtures_db` share one worker.
 - `subprocess`: starts `rdbscan` (or Python) in a child process; `browser`: drives a headless
@@ -98,7 +99,8 @@ def pytest_collection_modifyitems(config, items):
     runslow, named = config.getoption("runslow"), _named(config)
     keep, slow = [], []
     for item in items:
-        if item.path.name not in PARSER_INDEPENDENT:
+        independent = item.path.name in PARSER_INDEPENDENT
+        if not (independent or item.get_closest_marker("parser_independent")):
             item.add_marker(pytest.mark.backend)
         if "pure_fixtures_db" in getattr(item, "fixturenames", ()):
             # one worker loads every fixture on the pure-Python path, not each (`-n auto`)

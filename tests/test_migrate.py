@@ -494,6 +494,9 @@ def _pairs():
     return out
 
 
+# (the projection of a parsed record: test_projections_are_the_records_projected holds the rows
+# of both parser paths equal to it, so the pure-Python pass need not parse the corpus again)
+@pytest.mark.parser_independent
 @pytest.mark.skipif(not CORPUS, reason="RDBSCAN_CORPUS is not set")
 @pytest.mark.parametrize("pair", _pairs(), ids=[f"{s}->{t}" for s, t in _pairs()])
 def test_corpus_projection_matches_the_target_server(pair):
