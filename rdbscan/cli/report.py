@@ -261,6 +261,51 @@ def report_cmd(
     key_filter = key_filter_from(flt)
     if is_database(sources):
         refuse_on_database(key_filter, sources[0])
+    options, checks = _report_options(
+        rules_path,
+        fail_on,
+        schema_path,
+        delimiters,
+        dump_id=dump_id,
+        top=top,
+        sections=sections,
+        config_path=config_path,
+        sets=sets,
+        idle_days=idle_days,
+    )
+    done = _run_with_status(
+        sources,
+        options,
+        quiet,
+        output=db_path,
+        fail_on=checks,
+        charts=fmt == "html" or bool(html_path),
+        say=redacted_say(redact, options.delimiters),
+        progress=make_progress(quiet),
+        target=target,
+        replace=replace,
+        allow_ratio=allow_ratio,
+        key_filter=key_filter,
+    )
+    _deliver(done, outs, fmt, html_path, redact=redact, quiet=quiet, instance=metrics_instance)
+
+
+def _report_options(
+    rules_path,
+    fail_on,
+    schema_path,
+    delimiters,
+    *,
+    dump_id,
+    top,
+    sections,
+    config_path,
+    sets,
+    idle_days,
+) -> tuple[rpt.ReportOptions, list[tuple[str, str]]]:
+    """The report's options and --fail-on checks from the command line and the --rules file
+    (whose settings the command line overrides); a bad rules file, --fail-on or --schema is a
+    usage error (exit 2), said in one line."""
     rules = RulesFile()
     try:
         if rules_path:
@@ -288,6 +333,12 @@ def report_cmd(
         idle_days=idle_days,
         schema=key_schema,
     )
+    return options, checks
+
+
+def _run_with_status(sources, options: rpt.ReportOptions, quiet: bool, **run):
+    """run_report with the section spinner on standard error: it starts with the first section,
+    once the load's progress display is gone, and stops when the report is done."""
     with contextlib.ExitStack() as stack:
         status: Callable[[str], None] | None = None
 
@@ -300,18 +351,16 @@ def report_cmd(
         done = run_report(
             sources,
             options,
-            output=db_path,
-            fail_on=checks,
             on_section=on_section,
-            charts=fmt == "html" or bool(html_path),
-            say=redacted_say(redact, options.delimiters),
             quiet=quiet,
-            progress=make_progress(quiet),
-            target=target,
-            replace=replace,
-            allow_ratio=allow_ratio,
-            key_filter=key_filter,
+            **run,
         )
+    return done
+
+
+def _deliver(done, outs, fmt, html_path, *, redact, quiet, instance) -> None:
+    """Write the finished report where the command line asked (redacted first when asked), say
+    which --fail-on checks failed, and exit with the run's code."""
     report = done.report
     if report is None:
         sys.exit(done.exit_code)  # nothing was read: the errors only
@@ -322,7 +371,7 @@ def report_cmd(
     if fmt == "html" or html_path:
         _write_html(report, html_path, quiet)
     if fmt != "html":
-        _write_report(report, fmt, outs.report, quiet, metrics_instance)
+        _write_report(report, fmt, outs.report, quiet, instance)
     failed = done.failed_checks()
     if failed:
         click.echo(f"rdbscan: findings exceed --fail-on thresholds: {', '.join(failed)}", err=True)

@@ -196,72 +196,15 @@ def load_one(
     source: Source | None = None
     if key_filter is not None and not key_filter.active:
         key_filter = None
-    rows = RowBuilder(
-        dump_id,
-        info,
-        target,
-        batch_rows,
-        projector,
-        key_filter=key_filter,
-        snapshot_ms=lambda: snapshot_ms_of(_int_or_none(info.aux.get("ctime")), path)[0],
-    )
+    rows = _row_builder(dump_id, info, path, target, batch_rows, projector, key_filter)
     writer = store.bulk()
     committed = False
     try:
         try:
             source = open_source(path, max_ratio=None if allow_ratio else MAX_RATIO)
-            result.path = source.name
-            if progress:
-                progress.start(source.name, source.size)
-            result.compression = source.compression
-            result.framing = source.framing
-            # A diskless replication payload read from a pipe ends with its 40-byte mark; what
-            # may follow is the live replication stream (`redis-cli --replica`): stop there.
-            live = source.framing == "replication-eof" and source.size is None
-            peek = len(source.notes.get("eof_mark", b"")) if live else TRAILING_HEAD
-            records = parse(
-                source.stream,
-                info,
-                size=source.size,
-                verify_crc=verify_crc,
-                initial=source.initial,
-                skip_bad=skip_bad,
-                sink=rows.sink,
-                quantum=target_quantum(target),
-                drain_tail=not live,
-                tail_peek=peek,
-                tail_ready=source.input_ready,
-            )
-            for rec in records:
-                if rec is not None:  # None: the parser filled rows.sink directly
-                    rows.add(rec)
-                if rows.full:
-                    _flush(writer, rows)
-                    if progress:
-                        progress.update(info.position if rec is None else rec.end, info.keys)
-            result.complete = info.complete
-            _finish_input(result, info, source)
-        except RDBError as e:
-            result.exception = e
-            # In a VKCS file: the logical offset and the compressed block it comes from.
-            block = source.input_offset(e.offset) if source is not None else None
-            where = f"{source.name if source else path}: {e.describe(block)}"
-            cut = describe_truncation(source) if source is not None else None
-            if cut and e.kind == "truncated":
-                where += f" ({cut})"
-            result.error = f"{where}; {info.keys} keys read"
-            if info.skipped_keys:
-                result.error += f", {info.skipped_keys} damaged keys skipped"
-            result.error_kind = e.kind
-            result.error_offset = e.offset
-        except SourceError as e:
-            result.exception = e
-            result.error = str(e)
-            result.error_kind = "io"
-        except OSError as e:
-            result.exception = e
-            result.error = f"{path}: {e.strerror or e}"
-            result.error_kind = "io"
+            _read(source, result, info, rows, writer, progress, verify_crc, skip_bad, target)
+        except (RDBError, SourceError, OSError) as e:
+            _failed(result, e, info, source, path)
         finally:
             if progress:
                 progress.update(info.bytes_read, info.keys)
@@ -269,42 +212,11 @@ def load_one(
         # Read to the end or to the damage: the rows read are kept.
         _flush(writer, rows)
         writer.close()
-        result.skipped_keys = info.skipped_keys
-        result.first_skipped = info.skipped[0] if info.skipped else None
-        result.cut = dict(info.cut)
-        if info.cut:
-            result.warnings.append(cut_warning(result.path, info.cut))
-        result.invalid_keys = info.invalid_keys
-        result.first_invalid = info.invalid[0] if info.invalid else None
-        result.magic = info.magic
-        result.newer_than = info.newer_than
-        result.key_meta_records = getattr(info, "key_meta_records", 0)
-        result.replication_commands = getattr(info, "replication_commands", 0)
-        if info.invalid_keys:
-            result.warnings.append(invalid_warning(result.path, info.invalid_keys, info.invalid[0]))
-        result.parse_seconds = time.perf_counter() - started
-        result.filtered_keys = rows.dropped
-        result.key_filter = key_filter.describe() if key_filter is not None else None
-        result.keys = info.keys - result.filtered_keys
-        result.checksum = info.checksum if info.complete else None
-        result.bytes_read = info.bytes_read
-        if info.template_count:
-            prof = rows.profile or select_profile(info, target)
-            result.hash_template_bytes = int(template_registry_cost(info, prof))
-        if rows.profile is not None:
-            result.memory_profile = rows.profile.name
-            result.memory_model = describe(rows.profile, info, target)
-        if info.checksum_stored is not None:
-            result.checksum_stored = f"{info.checksum_stored:016x}"
-            if info.checksum_computed is not None:
-                result.checksum_computed = f"{info.checksum_computed:016x}"
+        _outcome(result, info, rows, key_filter, target, started)
         if source is None or not info.magic:
             return result  # nothing of an RDB was read: no `dumps` row (the finally discards)
-        fingerprint = dump_fingerprint(info, path, result.error, result.error_offset)
-        if fingerprint and result.key_filter:  # another filter, another set of rows
-            fingerprint += ":filter:" + hashlib.sha256(result.key_filter.encode()).hexdigest()[:16]
-        result.fingerprint = fingerprint
-        same = store.find_dump(fingerprint) if fingerprint else None
+        result.fingerprint = _fingerprint(info, path, result)
+        same = store.find_dump(result.fingerprint) if result.fingerprint else None
         if same is not None and existing != "replace":  # its rows go (the finally discards)
             return already_loaded(store, same, path, result.fingerprint, existing)
         replaces = [same["dump_id"]] if same is not None else []
@@ -321,14 +233,170 @@ def load_one(
         return result
     finally:
         if not committed:
-            try:
-                writer.close()  # a no-op when it was closed above
-            except BaseException:  # noqa: BLE001 - the rows go anyway; keep the first error
-                pass
-            store.discard(dump_id)
+            _discard(store, writer, dump_id)
         if source is not None:
             source.close()
         release_free_memory()  # a worker loads dump after dump: its heap must not grow
+
+
+def _row_builder(
+    dump_id: int,
+    info: DumpInfo,
+    path: str,
+    target: str | None,
+    batch_rows: int,
+    projector,
+    key_filter: KeyFilter | None,
+) -> RowBuilder:
+    """The consumer of the parser's records: key rows in batches of `batch_rows`.  The rows'
+    snapshot time is asked for once the parser has read the aux fields (ctime, else the file's
+    modification time), so it is a function of `info`, not a value."""
+    return RowBuilder(
+        dump_id,
+        info,
+        target,
+        batch_rows,
+        projector,
+        key_filter=key_filter,
+        snapshot_ms=lambda: snapshot_ms_of(_int_or_none(info.aux.get("ctime")), path)[0],
+    )
+
+
+def _discard(store: Store, writer: BulkWriter, dump_id: int) -> None:
+    """Remove a load that did not commit: its rows go whatever the writer says, and the first
+    error (the one being raised, if any) is the one the caller sees."""
+    try:
+        writer.close()  # a no-op when load_one closed it
+    except BaseException:  # noqa: BLE001 - the rows go anyway; keep the first error
+        pass
+    store.discard(dump_id)
+
+
+def _read(
+    source: Source,
+    result: DumpResult,
+    info: DumpInfo,
+    rows: RowBuilder,
+    writer: BulkWriter,
+    progress: ProgressHook | None,
+    verify_crc: bool,
+    skip_bad: bool,
+    target: str | None,
+) -> None:
+    """Parse the opened input into `rows`, writing each full batch as it fills (a dump larger
+    than memory streams through); raises what the parser or the input raises."""
+    result.path = source.name
+    if progress:
+        progress.start(source.name, source.size)
+    result.compression = source.compression
+    result.framing = source.framing
+    # A diskless replication payload read from a pipe ends with its 40-byte mark; what
+    # may follow is the live replication stream (`redis-cli --replica`): stop there.
+    live = source.framing == "replication-eof" and source.size is None
+    peek = len(source.notes.get("eof_mark", b"")) if live else TRAILING_HEAD
+    records = parse(
+        source.stream,
+        info,
+        size=source.size,
+        verify_crc=verify_crc,
+        initial=source.initial,
+        skip_bad=skip_bad,
+        sink=rows.sink,
+        quantum=target_quantum(target),
+        drain_tail=not live,
+        tail_peek=peek,
+        tail_ready=source.input_ready,
+    )
+    for rec in records:
+        if rec is not None:  # None: the parser filled rows.sink directly
+            rows.add(rec)
+        if rows.full:
+            _flush(writer, rows)
+            if progress:
+                progress.update(info.position if rec is None else rec.end, info.keys)
+    result.complete = info.complete
+    _finish_input(result, info, source)
+
+
+def _failed(
+    result: DumpResult,
+    e: RDBError | SourceError | OSError,
+    info: DumpInfo,
+    source: Source | None,
+    path: str,
+) -> None:
+    """The one-line error of a load that stopped: for damage in the RDB, where (the byte
+    offset, and in a VKCS file the compressed block) and how many keys were read before it."""
+    result.exception = e
+    if isinstance(e, RDBError):
+        # In a VKCS file: the logical offset and the compressed block it comes from.
+        block = source.input_offset(e.offset) if source is not None else None
+        where = f"{source.name if source else path}: {e.describe(block)}"
+        cut = describe_truncation(source) if source is not None else None
+        if cut and e.kind == "truncated":
+            where += f" ({cut})"
+        result.error = f"{where}; {info.keys} keys read"
+        if info.skipped_keys:
+            result.error += f", {info.skipped_keys} damaged keys skipped"
+        result.error_kind = e.kind
+        result.error_offset = e.offset
+    elif isinstance(e, SourceError):
+        result.error = str(e)
+        result.error_kind = "io"
+    else:
+        result.error = f"{path}: {e.strerror or e}"
+        result.error_kind = "io"
+
+
+def _outcome(
+    result: DumpResult,
+    info: DumpInfo,
+    rows: RowBuilder,
+    key_filter: KeyFilter | None,
+    target: str | None,
+    started: float,
+) -> None:
+    """What the parse found, read or not to the end, copied into the result: the counts of
+    keys skipped, cut, invalid and filtered out (with their warnings), the checksum and the
+    memory model used."""
+    result.skipped_keys = info.skipped_keys
+    result.first_skipped = info.skipped[0] if info.skipped else None
+    result.cut = dict(info.cut)
+    if info.cut:
+        result.warnings.append(cut_warning(result.path, info.cut))
+    result.invalid_keys = info.invalid_keys
+    result.first_invalid = info.invalid[0] if info.invalid else None
+    result.magic = info.magic
+    result.newer_than = info.newer_than
+    result.key_meta_records = getattr(info, "key_meta_records", 0)
+    result.replication_commands = getattr(info, "replication_commands", 0)
+    if info.invalid_keys:
+        result.warnings.append(invalid_warning(result.path, info.invalid_keys, info.invalid[0]))
+    result.parse_seconds = time.perf_counter() - started
+    result.filtered_keys = rows.dropped
+    result.key_filter = key_filter.describe() if key_filter is not None else None
+    result.keys = info.keys - result.filtered_keys
+    result.checksum = info.checksum if info.complete else None
+    result.bytes_read = info.bytes_read
+    if info.template_count:
+        prof = rows.profile or select_profile(info, target)
+        result.hash_template_bytes = int(template_registry_cost(info, prof))
+    if rows.profile is not None:
+        result.memory_profile = rows.profile.name
+        result.memory_model = describe(rows.profile, info, target)
+    if info.checksum_stored is not None:
+        result.checksum_stored = f"{info.checksum_stored:016x}"
+        if info.checksum_computed is not None:
+            result.checksum_computed = f"{info.checksum_computed:016x}"
+
+
+def _fingerprint(info: DumpInfo, path: str, result: DumpResult) -> str | None:
+    """The dump's identity in the database (identity.py); a filtered load is another set of rows
+    than the whole dump's, so the filter is part of it."""
+    fingerprint = dump_fingerprint(info, path, result.error, result.error_offset)
+    if fingerprint and result.key_filter:
+        fingerprint += ":filter:" + hashlib.sha256(result.key_filter.encode()).hexdigest()[:16]
+    return fingerprint
 
 
 def already_loaded(
@@ -449,10 +517,37 @@ def _write_dump_row(
     instance: str | None = None,
     snapshot_id: int | None = None,
 ) -> None:
+    """Commit the dump: its `dumps` row and its side tables (db_sizes, slot_info) in the
+    transaction that clears its loading mark (Store.commit_dump)."""
+    row = _dump_row(result, info, source, store.dump_stats(result.dump_id), instance, snapshot_id)
+    store.commit_dump(
+        row,
+        {
+            "db_sizes": [
+                (result.dump_id, db, k, e) for db, (k, e) in sorted(info.resizedb.items())
+            ],
+            "slot_info": [
+                (result.dump_id, s, k, e, info.slot_info_source, info.slot_volatile_items.get(s))
+                for s, k, e in info.slot_info
+            ],
+        },
+        replaces,
+    )
+
+
+def _dump_row(
+    result: DumpResult,
+    info: DumpInfo,
+    source: Source | None,
+    stats: tuple[int, int, int],
+    instance: str | None,
+    snapshot_id: int | None,
+) -> dict:
+    """The dump's `dumps` row (docs/tables.md): what its header and aux fields
+    said, how the load went, and the totals of its key rows (`stats`, Store.dump_stats)."""
     ctime = _int_or_none(info.aux.get("ctime"))
     snapshot_ms, snapshot_source = snapshot_ms_of(ctime, result.path)
-    stats = store.dump_stats(result.dump_id)
-    row = {
+    return {
         "dump_id": result.dump_id,
         "path": result.path,
         # (a replication header may claim any length: NULL when it does not fit BIGINT)
@@ -509,19 +604,6 @@ def _write_dump_row(
         "aux": info.aux,
         "cut": info.cut,
     }
-    store.commit_dump(
-        row,
-        {
-            "db_sizes": [
-                (result.dump_id, db, k, e) for db, (k, e) in sorted(info.resizedb.items())
-            ],
-            "slot_info": [
-                (result.dump_id, s, k, e, info.slot_info_source, info.slot_volatile_items.get(s))
-                for s, k, e in info.slot_info
-            ],
-        },
-        replaces,
-    )
 
 
 def summarize(result: DumpResult) -> str:

@@ -100,9 +100,16 @@ def render_openmetrics(report: dict, instance: str | None = None) -> str:
     w = _Writer(
         {"rdb_instance": instance or default_instance(report), "server": server or "unknown"}
     )
-    dumps = ov.get("dumps") or []
+    _snapshot_metrics(w, ov)
+    _total_metrics(w, report, ov)
+    _dump_metrics(w, ov.get("dumps") or [])
+    _family_metrics(w, report, ov)
+    return "\n".join(w.lines) + "\n# EOF\n"
 
-    # The snapshot
+
+def _snapshot_metrics(w: _Writer, ov: dict) -> None:
+    """The snapshot: when it was taken, what it is, and whether every dump was read whole."""
+    dumps = ov.get("dumps") or []
     snap_ms = ov.get("snapshot_ms")
     w.gauge(
         "snapshot_timestamp_seconds",
@@ -130,7 +137,9 @@ def render_openmetrics(report: dict, instance: str | None = None) -> str:
         [({}, bool(ov.get("complete")))],
     )
 
-    # The whole report
+
+def _total_metrics(w: _Writer, report: dict, ov: dict) -> None:
+    """The whole report's figures: keys, memory, big keys and the verdict's findings."""
     ttl = report.get("ttl") or {}
     big = report.get("big_keys") or {}
     w.gauge("keys", "Keys.", [({}, ov.get("keys"))])
@@ -192,7 +201,10 @@ def render_openmetrics(report: dict, instance: str | None = None) -> str:
         ],
     )
 
-    # Per dump
+
+def _dump_metrics(w: _Writer, dumps: list[dict]) -> None:
+    """One series per dump (label `dump`): its keys, memory, file size, completeness, CRC."""
+
     def per_dump(key: str) -> list[tuple[dict[str, Any], Any]]:
         return [({"dump": str(d.get("path") or d.get("dump_id"))}, d.get(key)) for d in dumps]
 
@@ -220,7 +232,12 @@ def render_openmetrics(report: dict, instance: str | None = None) -> str:
         [(lab, v == "ok") for lab, v in per_dump("checksum") if v in ("ok", "mismatch")],
     )
 
-    # Per family: the report's top families, and `other`
+
+def _family_metrics(w: _Writer, report: dict, ov: dict) -> None:
+    """One series per family of the report's top families, and `other` holding the rest, so
+    that a metric's family series add up to its whole-report figure."""
+    ttl = report.get("ttl") or {}
+    big = report.get("big_keys") or {}
     patterns = (report.get("patterns") or {}).get("items") or []
     w.gauge(
         "family_keys",
@@ -250,4 +267,3 @@ def render_openmetrics(report: dict, instance: str | None = None) -> str:
             [{"pattern": f, "keys": n} for f, n in by_family.items()], big.get("keys"), "keys"
         ),
     )
-    return "\n".join(w.lines) + "\n# EOF\n"

@@ -21,6 +21,7 @@ keys with a TTL, the expires entry plus its share of the expires bucket array.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from typing import Any
@@ -199,91 +200,63 @@ NONEMPTY = 1 - 1 / 2.718281828459045
 # -- profiles ---------------------------------------------------------------------------------
 
 
+@dataclasses.dataclass(eq=False, repr=False)
 class Profile:
-    """Struct sizes and accounting rules of one server generation (docs/rdb-format.md sections 8.3-8.5)."""
+    """Struct sizes and accounting rules of one server generation (docs/rdb-format.md sections
+    8.3-8.5).  A record of named facts, so a dataclass that says what each field stands for where
+    it is declared.  eq=False: a profile compares and hashes by identity, as a plain object
+    does; repr=False keeps the short __repr__ below."""
 
-    def __init__(
-        self,
-        name: str,
-        *,
-        server: str = "redis",
-        quantum: int = 8,
-        sds_old: bool = False,
-        round_blobs: bool = True,
-        embstr: str = "rounded",
-        dict_struct: int = 56,
-        key: str = "sds+entry",
-        key_usage_quirk: bool = False,
-        key_sds8: bool = False,
-        stream_struct: int = 80,
-        stream_prealloc: int = 4096,
-        stream_lp_alloc: bool = True,
-        cg_struct: int = 40,
-        consumer_struct: int = 32,
-        zsl_header: int = 640,
-        zset_extra: bool = True,
-        hfe: bool = False,
-        cluster_key_extra: int = 0,
-        set_entry: int = 24,
-        sds_exact: bool = False,
-        set_bare_keys: bool = False,
-        rehash: dict | None = None,
-        rax_alloc: bool = False,
-        quicklist_node: int = 40,
-        kv: str | None = None,
-        newest: tuple[int, int] | None = None,
-        derived: bool = False,
-        description: str = "",
-    ):
-        self.name = name
-        self.server = server
-        self.quantum = quantum
-        self.sds_old = sds_old
-        self.round_blobs = round_blobs  # 7.0+: zmalloc_size() of blobs, else their length
-        self.embstr = embstr  # "rounded": J(20 + n); "exact": 18 + n (<= 6.2)
-        self.dict_struct = dict_struct
-        self.key = key  # how the key itself is charged
-        self.key_usage_quirk = key_usage_quirk  # 4.0: charges the argument "usage", not the key
-        # 4.0.14: the key is charged as an sds of at least an 8-bit header (3 bytes), as the
-        # command's argument is (embstr), not the 1-byte header of the keyspace's own short
-        # keys: measured +2 bytes on every key under 32 bytes, none on longer ones (corpus).
-        self.key_sds8 = key_sds8
-        self.stream_struct = stream_struct
-        self.stream_prealloc = stream_prealloc  # 0: listpacks charged at their length
-        self.stream_lp_alloc = stream_lp_alloc
-        self.cg_struct = cg_struct
-        self.consumer_struct = consumer_struct
-        self.zsl_header = zsl_header
-        self.zset_extra = zset_extra
-        self.hfe = hfe
-        self.cluster_key_extra = cluster_key_extra
-        self.set_entry = set_entry
-        self.description = description
-        # 4.0/5.0: sdsAllocSize() is header + len + 1, not the allocation (sds.c before 6.0
-        # recorded the requested size, not the usable one).
-        self.sds_exact = sds_exact
-        # Valkey 8.0: a set member alone in its bucket is stored without a dict entry.
-        self.set_bare_keys = set_bare_keys
-        # Incremental rehashing on the live server: {type: dict operations per added element}
-        # (rehash steps happen only when the dict is used; see _rehash_extra).
-        self.rehash = rehash or {}
-        # Valkey 8.1: raxAllocSize() (real node allocations) instead of the 16/element +
-        # 244/node estimate of streamRadixTreeMemoryUsage().
-        self.rax_alloc = rax_alloc
-        # quicklist.h: 32 bytes until 6.2; `sz` became a size_t in 7.0 (40 bytes).
-        self.quicklist_node = quicklist_node
-        # The key lives inside the value's object (no dict entry, no key sds; kv.py):
-        # "valkey-8.1" (MEMORY USAGE leaves the key out), "valkey-9", "redis-8.6".
-        self.kv = kv
-        self.large_pages = False  # `--target .../16p`: see jemalloc_class
-        # The newest server version this profile was checked against (its sources and dumps
-        # with MEMORY USAGE); a newer dump is estimated with it and the report says so.
-        self.newest = newest
-        # Derived from the server's sources where it differs from the profile before it, not
-        # yet checked against a live server's MEMORY USAGE (none can be run here): the report
-        # says so (describe).
-        self.derived = derived
-        self.cluster = False
+    name: str
+    _: dataclasses.KW_ONLY
+    server: str = "redis"
+    quantum: int = 8
+    sds_old: bool = False
+    round_blobs: bool = True  # 7.0+: zmalloc_size() of blobs, else their length
+    embstr: str = "rounded"  # "rounded": J(20 + n); "exact": 18 + n (<= 6.2)
+    dict_struct: int = 56
+    key: str = "sds+entry"  # how the key itself is charged
+    key_usage_quirk: bool = False  # 4.0: charges the argument "usage", not the key
+    # 4.0.14: the key is charged as an sds of at least an 8-bit header (3 bytes), as the
+    # command's argument is (embstr), not the 1-byte header of the keyspace's own short
+    # keys: measured +2 bytes on every key under 32 bytes, none on longer ones (corpus).
+    key_sds8: bool = False
+    stream_struct: int = 80
+    stream_prealloc: int = 4096  # 0: listpacks charged at their length
+    stream_lp_alloc: bool = True
+    cg_struct: int = 40
+    consumer_struct: int = 32
+    zsl_header: int = 640
+    zset_extra: bool = True
+    hfe: bool = False
+    cluster_key_extra: int = 0
+    set_entry: int = 24
+    # 4.0/5.0: sdsAllocSize() is header + len + 1, not the allocation (sds.c before 6.0
+    # recorded the requested size, not the usable one).
+    sds_exact: bool = False
+    # Valkey 8.0: a set member alone in its bucket is stored without a dict entry.
+    set_bare_keys: bool = False
+    # Incremental rehashing on the live server: {type: dict operations per added element}
+    # (rehash steps happen only when the dict is used; see _rehash_extra).
+    rehash: dict = dataclasses.field(default_factory=dict)
+    # Valkey 8.1: raxAllocSize() (real node allocations) instead of the 16/element +
+    # 244/node estimate of streamRadixTreeMemoryUsage().
+    rax_alloc: bool = False
+    # quicklist.h: 32 bytes until 6.2; `sz` became a size_t in 7.0 (40 bytes).
+    quicklist_node: int = 40
+    # The key lives inside the value's object (no dict entry, no key sds; kv.py):
+    # "valkey-8.1" (MEMORY USAGE leaves the key out), "valkey-9", "redis-8.6".
+    kv: str | None = None
+    # The newest server version this profile was checked against (its sources and dumps
+    # with MEMORY USAGE); a newer dump is estimated with it and the report says so.
+    newest: tuple[int, int] | None = None
+    # Derived from the server's sources where it differs from the profile before it, not
+    # yet checked against a live server's MEMORY USAGE (none can be run here): the report
+    # says so (describe).
+    derived: bool = False
+    description: str = ""
+    large_pages: bool = dataclasses.field(default=False, init=False)  # `--target .../16p`
+    cluster: bool = dataclasses.field(default=False, init=False)  # with_cluster's copies
 
     # The size tables are built on first use (65,537 entries each): a command that never
     # estimates memory with a profile does not pay for it.

@@ -782,6 +782,9 @@ def _open_url(url: str) -> tuple[Any, int | None]:
 
 
 def _unwrap(src: Source, max_ratio: int | None, ratio_floor: int) -> None:
+    """Peel what wraps the RDB bytes, outermost first: compression, a tar archive, a
+    replication header, a VKCS envelope; set src.framing, src.stream (the RDB bytes) and
+    src.initial (its first bytes, peeked), or refuse input that is no RDB (NotRDBError)."""
     raw = src.stream
     head = _peek(raw, PEEK)
     kind = detect_compression(head)
@@ -791,7 +794,44 @@ def _unwrap(src: Source, max_ratio: int | None, ratio_floor: int) -> None:
         raw = dec
     if _is_tar(head):
         raw, head = _open_tar(src, _Prefixed(head, raw))
-    # Replication framings.
+    raw, head, skipped = _replication_header(src, raw, head)
+    if skipped:
+        src.notes["header_bytes"] = skipped
+    if dec is not None:
+        dec.rdb_base = skipped  # the parser's offsets start after the replication header
+    if head.startswith(VKCS_MAGIC):  # a VKCS file in a replication payload or a tar member
+        if dec is not None:
+            raise NotRDBError(
+                f"{dec.kind} data holds another compressed stream (vkcs); decompress it first",
+                skipped,
+            )
+        front = src.notes.get("tar_offset", 0) + skipped
+        raw, head = _decompress(src, "vkcs", raw, head, front, max_ratio, ratio_floor)
+    if head.startswith(b"*") and head[1:2].isdigit():
+        raise NotRDBError(
+            "an append-only file of RESP commands without an RDB preamble "
+            "(aof-use-rdb-preamble no); rdbscan reads only RDB data",
+            skipped,
+        )
+    if head.startswith(b"PK\x03\x04"):
+        raise NotRDBError(
+            "a zip archive: extract the RDB first (e.g. `unzip -p backup.zip | "
+            "rdbscan load - ...`)",
+            0,
+        )
+    if src.framing is None:
+        # what a diskless replica receives (VKCS stream kind 1), without a `$` header in it
+        replication = src.notes.get("vkcs_kind") == VKCS_KINDS[1]
+        src.framing = "replication-stream" if replication else "rdb"
+    src.stream = raw
+    src.initial = head
+
+
+def _replication_header(src: Source, raw, head: bytes) -> tuple[Any, bytes, int]:
+    """A replication payload's front (docs/inputs.md): the +FULLRESYNC reply, keepalive
+    newlines and the `$EOF:<mark>` or `$<length>` header, skipped; the stream after them, its
+    first bytes and how many bytes were skipped.  src.size loses them; a `$<length>` payload is
+    read to its length only."""
     skipped = 0
     m = _FULLRESYNC.match(head)
     if m:
@@ -835,36 +875,7 @@ def _unwrap(src: Source, max_ratio: int | None, ratio_floor: int) -> None:
         head = _peek(raw, min(PEEK, declared))
     elif src.size is not None and skipped:
         src.size -= skipped
-    if skipped:
-        src.notes["header_bytes"] = skipped
-    if dec is not None:
-        dec.rdb_base = skipped  # the parser's offsets start after the replication header
-    if head.startswith(VKCS_MAGIC):  # a VKCS file in a replication payload or a tar member
-        if dec is not None:
-            raise NotRDBError(
-                f"{dec.kind} data holds another compressed stream (vkcs); decompress it first",
-                skipped,
-            )
-        front = src.notes.get("tar_offset", 0) + skipped
-        raw, head = _decompress(src, "vkcs", raw, head, front, max_ratio, ratio_floor)
-    if head.startswith(b"*") and head[1:2].isdigit():
-        raise NotRDBError(
-            "an append-only file of RESP commands without an RDB preamble "
-            "(aof-use-rdb-preamble no); rdbscan reads only RDB data",
-            skipped,
-        )
-    if head.startswith(b"PK\x03\x04"):
-        raise NotRDBError(
-            "a zip archive: extract the RDB first (e.g. `unzip -p backup.zip | "
-            "rdbscan load - ...`)",
-            0,
-        )
-    if src.framing is None:
-        # what a diskless replica receives (VKCS stream kind 1), without a `$` header in it
-        replication = src.notes.get("vkcs_kind") == VKCS_KINDS[1]
-        src.framing = "replication-stream" if replication else "rdb"
-    src.stream = raw
-    src.initial = head
+    return raw, head, skipped
 
 
 def _decompress(

@@ -115,11 +115,62 @@ class StreamValues(ValueReader):
         return 0, 0
 
     def v_stream(self, rec: KeyRecord) -> None:
-        """Streams, types 15/19/21/26/27 (docs/rdb-format.md section 5.7)."""
+        """Streams, types 15/19/21/26/27 (docs/rdb-format.md section 5.7): the listpack nodes,
+        the stream's ids and counters, its consumer groups, in the order rdbLoadObject reads
+        them (Redis src/rdb.c)."""
         r = self.r
         t = rec.rdb_type
         n_lp = r.length("stream listpack count")
         self.check_count(n_lp, "stream", 3)
+        lp_sizes, node_ids, mx, tail_lp, lp_unfilled = self._stream_nodes(n_lp)
+        length = r.length("stream length")
+        if length > COUNT_MAX:
+            raise self.corrupt(f"stream length {length} is impossible")
+        last_id = _id_text(r.length("stream last id"), r.length("stream last id"))
+        first_id = max_deleted = None
+        entries_added = None
+        if t >= C.RDB_TYPE_STREAM_LISTPACKS_2:
+            first_id = _id_text(r.length("stream first id"), r.length("stream first id"))
+            max_deleted = _id_text(
+                r.length("stream max deleted id"), r.length("stream max deleted id")
+            )
+            entries_added = r.length("stream entries added")
+            if entries_added > LONG_MAX:
+                raise self.corrupt(f"stream entries-added counter {entries_added} is out of range")
+        n_groups = r.length("stream group count")
+        self.check_count(n_groups, "stream groups", 4)
+        groups, consumers_total, pending_total, nacked_total = self._stream_groups(t, n_groups)
+        if t >= C.RDB_TYPE_STREAM_LISTPACKS_4:
+            self.skip_stream_idmp()
+        rec.length = length
+        rec.max_elem = mx
+        rec.nodes = lp_sizes
+        rec.encoding = "stream"
+        if self.info.version_tuple()[:2] == (5, 0) and self.info.server == "redis":
+            rec.encoding = "unknown"  # Redis 5.0's OBJECT ENCODING did not name streams
+        rec.stream = StreamInfo(
+            n_lp,
+            node_ids,
+            last_id,
+            first_id,
+            max_deleted,
+            entries_added,
+            groups,
+            consumers_total,
+            pending_total,
+            tail_lp,
+            lp_unfilled,
+            n_groups,
+            nacked_total,
+        )
+
+    def _stream_nodes(
+        self, n_lp: int
+    ) -> tuple[dict[int, int], list[bytes] | None, int, int | None, dict[int, int]]:
+        """The stream's rax of listpack nodes: {listpack size: nodes}, the node ids (None past
+        MAX_KEPT_IDS), the longest element, the tail node's size and {size: nodes} of the nodes
+        before the tail that never filled (the memory model charges their preallocation)."""
+        r = self.r
         lp_sizes: dict[int, int] = {}
         node_ids: list[bytes] | None = []
         mx = 0
@@ -157,22 +208,12 @@ class StreamValues(ValueReader):
                 node_ids.append(node_key)
                 if len(node_ids) > MAX_KEPT_IDS:
                     node_ids = None
-        length = r.length("stream length")
-        if length > COUNT_MAX:
-            raise self.corrupt(f"stream length {length} is impossible")
-        last_id = _id_text(r.length("stream last id"), r.length("stream last id"))
-        first_id = max_deleted = None
-        entries_added = None
-        if t >= C.RDB_TYPE_STREAM_LISTPACKS_2:
-            first_id = _id_text(r.length("stream first id"), r.length("stream first id"))
-            max_deleted = _id_text(
-                r.length("stream max deleted id"), r.length("stream max deleted id")
-            )
-            entries_added = r.length("stream entries added")
-            if entries_added > LONG_MAX:
-                raise self.corrupt(f"stream entries-added counter {entries_added} is out of range")
-        n_groups = r.length("stream group count")
-        self.check_count(n_groups, "stream groups", 4)
+        return lp_sizes, node_ids, mx, tail_lp, lp_unfilled
+
+    def _stream_groups(self, t: int, n_groups: int) -> tuple[list[GroupInfo], int, int, int | None]:
+        """The consumer groups: those kept (MAX_KEPT_GROUPS, DumpInfo.keep) and, over all of
+        them, the consumers, the pending entries and (Redis 8.8, type 27) the NACKed ids."""
+        r = self.r
         groups: list[GroupInfo] = []
         consumers_total = 0
         consumers_kept = 0
@@ -201,24 +242,8 @@ class StreamValues(ValueReader):
                     pel_ids.append(rid)
             n_cons = r.length("group consumer count")
             self.check_count(n_cons, "group consumers", 10)
-            consumers = []
-            for _ in range(n_cons):
-                cname, _ = r.string_head("consumer name", NAME_KEEP)
-                seen = r.unpack(I64, "consumer seen time")
-                active = None
-                if t >= C.RDB_TYPE_STREAM_LISTPACKS_3:
-                    active = r.unpack(I64, "consumer active time")
-                cpel = r.length("consumer pending count")
-                self.check_count(cpel, "consumer pending list", 16)
-                keep_c = kept and info.keep("stream_consumers", consumers_kept, MAX_KEPT_CONSUMERS)
-                cids: list[bytes] | None = [] if cpel <= MAX_KEPT_IDS and keep_c else None
-                for _ in range(cpel):
-                    rid = r.read(16, "consumer pending id")
-                    if cids is not None:
-                        cids.append(rid)
-                if keep_c:
-                    consumers_kept += 1
-                    consumers.append(ConsumerInfo(cname, seen, active, cpel, cids))
+            consumers = self._group_consumers(t, n_cons, kept, consumers_kept)
+            consumers_kept += len(consumers)
             nacked = None
             if nacked_total is not None:
                 # Redis 8.8 NACK zone: LEN count, then count 16-byte stream ids (XNACK).
@@ -236,29 +261,34 @@ class StreamValues(ValueReader):
                 )
             else:  # counted in the stream's totals; its consumers are not kept either
                 info.cut["stream_consumers"] = info.cut.get("stream_consumers", 0) + n_cons
-        if t >= C.RDB_TYPE_STREAM_LISTPACKS_4:
-            self.skip_stream_idmp()
-        rec.length = length
-        rec.max_elem = mx
-        rec.nodes = lp_sizes
-        rec.encoding = "stream"
-        if self.info.version_tuple()[:2] == (5, 0) and self.info.server == "redis":
-            rec.encoding = "unknown"  # Redis 5.0's OBJECT ENCODING did not name streams
-        rec.stream = StreamInfo(
-            n_lp,
-            node_ids,
-            last_id,
-            first_id,
-            max_deleted,
-            entries_added,
-            groups,
-            consumers_total,
-            pending_total,
-            tail_lp,
-            lp_unfilled,
-            n_groups,
-            nacked_total,
-        )
+        return groups, consumers_total, pending_total, nacked_total
+
+    def _group_consumers(
+        self, t: int, n_cons: int, kept: bool, consumers_kept: int
+    ) -> list[ConsumerInfo]:
+        """One group's consumers, read through; those kept (the group is, and fewer than
+        MAX_KEPT_CONSUMERS of the stream's were kept before) are returned."""
+        r = self.r
+        info = self.info
+        consumers: list[ConsumerInfo] = []
+        for _ in range(n_cons):
+            cname, _ = r.string_head("consumer name", NAME_KEEP)
+            seen = r.unpack(I64, "consumer seen time")
+            active = None
+            if t >= C.RDB_TYPE_STREAM_LISTPACKS_3:
+                active = r.unpack(I64, "consumer active time")
+            cpel = r.length("consumer pending count")
+            self.check_count(cpel, "consumer pending list", 16)
+            kept_before = consumers_kept + len(consumers)
+            keep_c = kept and info.keep("stream_consumers", kept_before, MAX_KEPT_CONSUMERS)
+            cids: list[bytes] | None = [] if cpel <= MAX_KEPT_IDS and keep_c else None
+            for _ in range(cpel):
+                rid = r.read(16, "consumer pending id")
+                if cids is not None:
+                    cids.append(rid)
+            if keep_c:
+                consumers.append(ConsumerInfo(cname, seen, active, cpel, cids))
+        return consumers
 
     def skip_stream_idmp(self) -> None:
         """Redis 8.6 stream IDMP trailer (type 26), skipped."""
