@@ -226,9 +226,11 @@ DIFF_FIX = ROOT / "tests" / "fixtures" / "diff"
 
 @pytest.fixture(scope="module")
 def product_json(tmp_path_factory) -> dict[str, dict]:
-    """The diff (every --fail-on rule), the trend of the database it kept, and the inferred
-    key schema, as `--format json` prints them."""
-    db = tmp_path_factory.mktemp("products") / "pair.duckdb"
+    """The diff (every --fail-on rule), the trend of the database it kept, the inferred key
+    schema, and the report's check of the new dump against the old one's schema, as
+    `--format json` prints them."""
+    where = tmp_path_factory.mktemp("products")
+    db = where / "pair.duckdb"
     old, new = DIFF_FIX / "old.rdb", DIFF_FIX / "new.rdb"
     rules = "growth,family-growth,new-big-keys,lost-ttl"
     diff = run_cli("diff", "-q", old, new, "--database", db, "-f", "json", "--fail-on", rules)
@@ -237,9 +239,21 @@ def product_json(tmp_path_factory) -> dict[str, dict]:
     assert trend.exit_code == 0, trend.output
     schema = run_cli("schema", "-q", new, "-f", "json")
     assert schema.exit_code == 0, schema.output
-    return {
+    assert run_cli("schema", "-q", old, "-o", where / "old.toml").exit_code == 0
+    check = run_cli("report", "-q", new, "--schema", where / "old.toml", "-f", "json")
+    assert check.exit_code == 0, check.output
+    out = {
         k: json.loads(r.stdout) for k, r in (("diff", diff), ("trend", trend), ("schema", schema))
     }
+    out["schema check"] = json.loads(check.stdout)["schema"]
+    assert {c["check"] for c in out["schema check"]["checks"] if c["count"]} == {
+        "undocumented",  # order:{id}, temp:{id} are new
+        "type",  # a cache:item:{id} became a hash, a queue:{id} a string
+        "ttl-required",  # session:{id} and cache:item:{id} keys lost their expiry
+        "ttl-none",  # user:{id}:profile keys gained one
+        "no-keys",  # legacy:{id} vanished
+    }
+    return out
 
 
 def _part(page: str, start: str, end: str) -> str:
@@ -272,14 +286,23 @@ PRODUCT_DOCS = {
         "Percentiles are exact",
         {"key_pattern", "required", "none", "optional", "always", "never", "mixed"},
     ),
+    # the report's `schema` section (report/sections/schema, built by schema/check.py)
+    "schema check": (
+        "schema.md",
+        "The section (JSON: `schema`) has",
+        "The SQL is",
+        {"schema", "max_ttl"},
+    ),
 }
 
 
 def _product_type(name: str) -> type:
     from rdbscan.reports.diff.data import DiffData, TrendData
+    from rdbscan.reports.schema.check import SchemaCheckData
     from rdbscan.reports.schema.data import SchemaData
 
-    return {"diff": DiffData, "trend": TrendData, "schema": SchemaData}[name]
+    types = {"diff": DiffData, "trend": TrendData, "schema": SchemaData}
+    return {**types, "schema check": SchemaCheckData}[name]
 
 
 @pytest.mark.parametrize("product", sorted(PRODUCT_DOCS))
