@@ -297,7 +297,8 @@ PRODUCT_DOCS = {
 
 
 def _product_type(name: str) -> type:
-    from rdbscan.reports.diff.data import DiffData, TrendData
+    from rdbscan.reports.diff.data import DiffData
+    from rdbscan.reports.diff.trend_data import TrendData
     from rdbscan.reports.schema.check import SchemaCheckData
     from rdbscan.reports.schema.data import SchemaData
 

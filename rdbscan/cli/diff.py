@@ -30,7 +30,8 @@ from .redact import redact_options, shown
 from .report import _release_load_memory, _settings
 
 if TYPE_CHECKING:
-    from ..reports.diff.data import DiffData, FailCheck, TrendData
+    from ..reports.diff.data import DiffData, FailCheck
+    from ..reports.diff.trend_data import TrendData
 
 
 def _load_sides(

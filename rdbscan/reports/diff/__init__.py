@@ -1,5 +1,5 @@
-"""`rdbscan diff` and `rdbscan trend` (docs/diff.md): their JSON documents as types (`data`),
-the snapshots compared (`snapshots`), the workspace that attaches their databases
+"""`rdbscan diff` and `rdbscan trend` (docs/diff.md): their JSON documents as types (`data`,
+`trend_data`), the snapshots compared (`snapshots`), the workspace that attaches their databases
 (`workspace`), the diff (`build`) and the trend (`trend`) run by the SQL of diff/queries/,
 `--fail-on` (`fail_on`), and their drawing as text, markdown (`render`, `trend_render`) and HTML
 (`html`)."""

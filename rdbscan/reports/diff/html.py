@@ -19,7 +19,8 @@ from .render import diff_verdict
 from .trend_render import trend_sections, trend_verdict
 
 if TYPE_CHECKING:
-    from .data import DiffData, FamilyChange, SideData, TrendData, TrendFamily, TrendSnapshot
+    from .data import DiffData, FamilyChange, SideData
+    from .trend_data import TrendData, TrendFamily, TrendSnapshot
 
 ADDED, REMOVED, CHANGED = "#59a14f", "#e15759", "#f28e2b"
 TREND_LINES = 10  # families drawn as lines per instance (the JSON's first ones: fastest growth)

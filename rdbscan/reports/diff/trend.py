@@ -13,7 +13,6 @@ import time
 from typing import cast
 
 from ..format import plain
-from .data import TrendData, TrendFamily, TrendInstance, TrendSnapshot
 from .runner import DiffRunner
 from .snapshots import (
     DiffError,
@@ -23,6 +22,7 @@ from .snapshots import (
     parse_when,
     pick_snapshot,
 )
+from .trend_data import TrendData, TrendFamily, TrendInstance, TrendSnapshot
 from .workspace import Workspace
 
 TREND_FORMAT = 1

@@ -17,7 +17,7 @@ from .blocks import fmt_growth, fmt_per_day_bytes
 from .render import VERDICT_LINES
 
 if TYPE_CHECKING:
-    from .data import TrendData, TrendFamily
+    from .trend_data import TrendData, TrendFamily
 
 __all__ = ["render_trend", "trend_document"]
 
