@@ -150,7 +150,8 @@ def test_every_json_field_is_documented(report_json):
 
 def _typed_keys(data: type, value: dict, where: str, wrong: list[str], fields: set[str]) -> None:
     """`value` holds every required field of the TypedDict `data` and only its fields; nested
-    TypedDicts alike.  `fields` collects every field declared."""
+    TypedDicts alike, in lists (every item) and in unions (the member the item fits).  `fields`
+    collects every field declared, also of the TypedDicts that `value` does not reach."""
     import typing
 
     declared = typing.get_type_hints(data)
@@ -163,8 +164,38 @@ def _typed_keys(data: type, value: dict, where: str, wrong: list[str], fields: s
             f"{where} holds fields its TypedDict does not declare: {sorted(set(value) - set(declared))}"
         )
     for key, hint in declared.items():
-        if typing.is_typeddict(hint) and isinstance(value.get(key), dict):
-            _typed_keys(hint, value[key], f"{where}.{key}", wrong, fields)
+        _typed_value(hint, value.get(key), f"{where}.{key}", wrong, fields)
+
+
+def _typed_value(hint, value, where: str, wrong: list[str], fields: set[str]) -> None:
+    import typing
+
+    if typing.is_typeddict(hint):
+        if isinstance(value, dict):
+            _typed_keys(hint, value, where, wrong, fields)
+        else:  # absent or null: its fields only
+            _typed_keys(hint, {}, where, [], fields)
+        return
+    args = typing.get_args(hint)
+    if typing.get_origin(hint) is list and args:
+        items = value if isinstance(value, list) else []
+        _typed_value(args[0], None, where + "[]", [], fields)  # every field, even of no item
+        for i, item in enumerate(items):
+            _typed_value(args[0], item, f"{where}[{i}]", wrong, fields)
+        return
+    members = [a for a in args if typing.is_typeddict(a)]
+    for member in members:
+        _typed_keys(member, {}, where, [], fields)
+    if members and isinstance(value, dict):
+        fits = [m for m in members if _fits(m, value)]
+        _typed_keys(fits[0] if fits else members[0], value, where, wrong, fields)
+
+
+def _fits(data: type, value: dict) -> bool:
+    import typing
+
+    required = set(data.__required_keys__)  # type: ignore[attr-defined]
+    return required <= set(value) <= set(typing.get_type_hints(data))
 
 
 def test_the_sections_typed_data_are_the_json_report(report_json):
@@ -187,6 +218,112 @@ def test_the_sections_typed_data_are_the_json_report(report_json):
         for field in sorted(fields):
             if not re.search(rf"(?<![\w-]){re.escape(field)}(?![\w-])", text):
                 wrong.append(f"docs/json.md does not document {section.name}: {field}")
+    assert not wrong, "\n".join(wrong)
+
+
+DIFF_FIX = ROOT / "tests" / "fixtures" / "diff"
+
+
+@pytest.fixture(scope="module")
+def product_json(tmp_path_factory) -> dict[str, dict]:
+    """The diff (every --fail-on rule), the trend of the database it kept, the inferred key
+    schema, and the report's check of the new dump against the old one's schema, as
+    `--format json` prints them."""
+    where = tmp_path_factory.mktemp("products")
+    db = where / "pair.duckdb"
+    old, new = DIFF_FIX / "old.rdb", DIFF_FIX / "new.rdb"
+    rules = "growth,family-growth,new-big-keys,lost-ttl"
+    diff = run_cli("diff", "-q", old, new, "--database", db, "-f", "json", "--fail-on", rules)
+    assert diff.exit_code == 3, diff.output  # the scripted changes fail growth and lost-ttl
+    trend = run_cli("trend", db, "-f", "json")
+    assert trend.exit_code == 0, trend.output
+    schema = run_cli("schema", "-q", new, "-f", "json")
+    assert schema.exit_code == 0, schema.output
+    assert run_cli("schema", "-q", old, "-o", where / "old.toml").exit_code == 0
+    check = run_cli("report", "-q", new, "--schema", where / "old.toml", "-f", "json")
+    assert check.exit_code == 0, check.output
+    out = {
+        k: json.loads(r.stdout) for k, r in (("diff", diff), ("trend", trend), ("schema", schema))
+    }
+    out["schema check"] = json.loads(check.stdout)["schema"]
+    assert {c["check"] for c in out["schema check"]["checks"] if c["count"]} == {
+        "undocumented",  # order:{id}, temp:{id} are new
+        "type",  # a cache:item:{id} became a hash, a queue:{id} a string
+        "ttl-required",  # session:{id} and cache:item:{id} keys lost their expiry
+        "ttl-none",  # user:{id}:profile keys gained one
+        "no-keys",  # legacy:{id} vanished
+    }
+    return out
+
+
+def _part(page: str, start: str, end: str) -> str:
+    """The text of `page` from `start` (the line after it, for a heading) to `end`."""
+    i = page.index(start)
+    j = page.index("\n", i) + 1 if start.startswith("#") else i
+    return page[j : page.index(end, i)]
+
+
+def _named_fields(text: str) -> set[str]:
+    """The field names a part of docs/ writes in backticks: `a`, `a.b[]`, `a b c` (a row's
+    fields), left out `--options`, values with spaces or signs, `{placeholders}`."""
+    names = set()
+    for span in re.findall(r"`([^`]+)`", text):
+        for word in re.split(r"[\s,]+", span):
+            for piece in word.split("."):
+                if re.fullmatch(r"[a-z][a-z0-9_]*", piece.removesuffix("[]")):
+                    names.add(piece.removesuffix("[]"))
+    return names
+
+
+# Where docs/ documents each product's JSON (the part named by its first and last words), its
+# TypedDict, and the words in backticks there that are values or references, not fields.
+PRODUCT_DOCS = {
+    "diff": ("diff.md", "## JSON contract", "## `rdbscan trend", {"ttl_bucket"}),
+    "trend": ("diff.md", "JSON: `rdbscan_trend`", "`tests/test_diff.py` checks", set()),
+    "schema": (
+        "schema.md",
+        "## What `schema` infers per family",
+        "Percentiles are exact",
+        {"key_pattern", "required", "none", "optional", "always", "never", "mixed"},
+    ),
+    # the report's `schema` section (report/sections/schema, built by schema/check.py)
+    "schema check": (
+        "schema.md",
+        "The section (JSON: `schema`) has",
+        "The SQL is",
+        {"schema", "max_ttl"},
+    ),
+}
+
+
+def _product_type(name: str) -> type:
+    from rdbscan.reports.diff.data import DiffData
+    from rdbscan.reports.diff.trend_data import TrendData
+    from rdbscan.reports.schema.check import SchemaCheckData
+    from rdbscan.reports.schema.data import SchemaData
+
+    types = {"diff": DiffData, "trend": TrendData, "schema": SchemaData}
+    return {**types, "schema check": SchemaCheckData}[name]
+
+
+@pytest.mark.parametrize("product", sorted(PRODUCT_DOCS))
+def test_the_diff_trend_and_schema_types_are_their_json(product_json, product):
+    """The JSON of the diff, the trend and the key schema has the fields of its TypedDict
+    (reports/diff/data.py, reports/schema/data.py); the page of docs/ that documents it names
+    every field the TypedDicts declare, and declares no field the types lack."""
+    page_name, start, end, not_fields = PRODUCT_DOCS[product]
+    page = (DOCS / page_name).read_text(encoding="utf-8")
+    part = _part(page, start, end)
+    wrong: list[str] = []
+    fields: set[str] = set()
+    _typed_keys(_product_type(product), product_json[product], product, wrong, fields)
+    # the schema's head and limits are documented with the TOML file, further down its page
+    where = page if product == "schema" else part
+    for field in sorted(fields):
+        if not re.search(rf"(?<![\w-]){re.escape(field)}(?![\w-])", where):
+            wrong.append(f"docs/{page_name} does not document {product}: {field}")
+    for field in sorted(_named_fields(part) - fields - not_fields):
+        wrong.append(f"docs/{page_name} documents {product}: {field}, which no type declares")
     assert not wrong, "\n".join(wrong)
 
 

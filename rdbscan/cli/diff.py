@@ -6,6 +6,7 @@ import os
 import shutil
 import sys
 import tempfile
+from typing import TYPE_CHECKING
 
 import click
 
@@ -27,6 +28,10 @@ from .options import checked_target, delimiters_option, memory_limit_option, top
 from .output import make_progress, text_page
 from .redact import redact_options, shown
 from .report import _release_load_memory, _settings
+
+if TYPE_CHECKING:
+    from ..reports.diff.data import DiffData, FailCheck
+    from ..reports.diff.trend_data import TrendData
 
 
 def _load_sides(
@@ -378,7 +383,7 @@ def diff_cmd(
         from ..reports.diff.render import diff_document, render_diff
 
         _write_rendered(result, fmt, outs.report, quiet, "diff", render_diff, diff_document)
-    failed = result.get("fail_on", {}).get("failed")
+    failed = "fail_on" in result and result["fail_on"]["failed"]
     if failed:
         names = ", ".join(
             f"{c['rule']} {_measured(c)} > {c['threshold']}"
@@ -390,7 +395,13 @@ def diff_cmd(
 
 
 def _write_rendered(
-    result: dict, fmt: str, path: str | None, quiet: bool, what: str, render, document
+    result: DiffData | TrendData,
+    fmt: str,
+    path: str | None,
+    quiet: bool,
+    what: str,
+    render,
+    document,
 ) -> None:
     """A diff or trend in `fmt` (`render(result, fmt)`: markdown and json returned, text
     printed) to the file `path`, replacing only a file rdbscan wrote, else to standard output."""
@@ -398,7 +409,7 @@ def _write_rendered(
         render(result, "text")  # the terminal's width and colours
         return
     if fmt == "text":  # a text file says what it is on its first line (targets.py)
-        text = f"rdbscan {what}, generated {result.get('generated_at')}\n" + text_page(
+        text = f"rdbscan {what}, generated {result['generated_at']}\n" + text_page(
             lambda console: draw_text(document(result), console)
         )
     else:
@@ -408,10 +419,10 @@ def _write_rendered(
     targets.write_output(text, path, quiet, f"{names[fmt]} {what}")
 
 
-def _measured(check: dict) -> str:
+def _measured(check: FailCheck) -> str:
     """A failed check's value as its threshold is written (growth=20%: a percentage)."""
     if check["rule"] == "growth" and check["threshold"].endswith("%"):
-        return "inf%" if check.get("growth") is None else f"{check['growth'] * 100:.1f}%"
+        return "inf%" if check["growth"] is None else f"{check['growth'] * 100:.1f}%"
     return str(check["value"])
 
 

@@ -1,7 +1,8 @@
-"""`rdbscan diff` and `rdbscan trend` (docs/diff.md): the snapshots compared (`snapshots`), the
-workspace that attaches their databases (`workspace`), the diff (`build`) and the trend
-(`trend`) run by the SQL of queries/diff/, `--fail-on` (`fail_on`), and their drawing as text,
-markdown (`render`, `trend_render`) and HTML (`html`)."""
+"""`rdbscan diff` and `rdbscan trend` (docs/diff.md): their JSON documents as types (`data`,
+`trend_data`), the snapshots compared (`snapshots`), the workspace that attaches their databases
+(`workspace`), the diff (`build`) and the trend (`trend`) run by the SQL of diff/queries/,
+`--fail-on` (`fail_on`), and their drawing as text, markdown (`render`, `trend_render`) and HTML
+(`html`)."""
 
 from .build import DiffOptions, build_diff
 from .fail_on import FAIL_RULES, parse_fail_on

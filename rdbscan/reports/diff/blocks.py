@@ -3,12 +3,17 @@ diff in one line, old -> new, the tables of totals, the `--fail-on` checks."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..document import Block, table
 from ..format import (
     fmt_bytes,
     fmt_int,
     fmt_time,
 )
+
+if TYPE_CHECKING:
+    from .data import FailCheck, FailOn, SideData, TotalsAll, TotalsPart
 
 
 def fmt_signed_bytes(n) -> str:
@@ -34,18 +39,18 @@ def fmt_per_day_bytes(x) -> str:
     return "-" if x is None else fmt_signed_bytes(x) + "/d"
 
 
-def _side(s: dict) -> str:
-    where = ", ".join(s.get("paths") or []) or s.get("database") or "?"
-    if len(s.get("paths") or []) > 3:
+def _side(s: SideData) -> str:
+    where = ", ".join(s["paths"]) or s["database"] or "?"
+    if len(s["paths"]) > 3:
         where = f"{s['paths'][0]} ... ({len(s['paths'])} dumps)"
-    inst = f"instance {s['instance']}, " if s.get("instance") else ""
+    inst = f"instance {s['instance']}, " if s["instance"] else ""
     return (
-        f"{fmt_time(s.get('snapshot_ms'))} ({s.get('snapshot_source')}), {inst}"
-        f"{fmt_int(s.get('keys'))} keys: {where}"
+        f"{fmt_time(s['snapshot_ms'])} ({s['snapshot_source']}), {inst}"
+        f"{fmt_int(s['keys'])} keys: {where}"
     )
 
 
-def _growth_table(title: str, first: str, rows: list[dict]) -> Block:
+def _growth_table(title: str, first: str, rows: list[TotalsPart]) -> Block:
     """Keys and memory, old and new, of each database or type (totals.by_db, totals.by_type)."""
     return table(
         title,
@@ -67,7 +72,7 @@ def _growth_table(title: str, first: str, rows: list[dict]) -> Block:
     )
 
 
-def _metric_rows(t: dict, with_used_mem: bool = False) -> list[list[str]]:
+def _metric_rows(t: TotalsAll, with_used_mem: bool = False) -> list[list[str]]:
     rows = [
         [
             "keys",
@@ -91,7 +96,7 @@ def _metric_rows(t: dict, with_used_mem: bool = False) -> list[list[str]]:
             fmt_growth(t["keys_with_ttl_growth"]),
         ],
     ]
-    if with_used_mem and t.get("old_used_mem") is not None and t.get("new_used_mem") is not None:
+    if with_used_mem and t["old_used_mem"] is not None and t["new_used_mem"] is not None:
         rows.append(
             [
                 "used-mem (at save)",
@@ -120,10 +125,10 @@ def _threshold(name, value=None) -> str:
     return name if value is None else f"{name} {fmt_int(value)}"
 
 
-def _measured(c: dict) -> str:
+def _measured(c: FailCheck) -> str:
     """What a --fail-on check measured, in words."""
     if c["rule"] == "growth":
-        return f"{fmt_signed_bytes(c['value'])} ({fmt_growth(c.get('growth'))})"
+        return f"{fmt_signed_bytes(c['value'])} ({fmt_growth(c['growth'])})"
     if c["rule"] == "family-growth":
         return f"{fmt_int(c['value'])} families" + (
             f": {', '.join(c['families'][:3])}" if c["families"] else ""
@@ -131,7 +136,7 @@ def _measured(c: dict) -> str:
     return f"{fmt_int(c['value'])} keys"
 
 
-def _fail_on(f: dict) -> list[Block]:
+def _fail_on(f: FailOn) -> list[Block]:
     rows = []
     for c in f["checks"]:
         rows.append([c["rule"], _measured(c), c["threshold"], "FAIL" if c["failed"] else "ok"])

@@ -4,8 +4,8 @@ A snapshot is the dumps of one `rdbscan load` (one server, or the shards of a cl
 one time (dumps.snapshot_ms: aux ctime, else the file's modification time); docs/diff.md.  The
 two snapshots of a diff come from dumps (loaded first into a database of their own) or from
 databases rdbscan wrote.  Those databases are attached read-only to an in-memory DuckDB
-connection, where the bundled SQL of rdbscan/reports/queries/diff/ compares them; the dict `build_diff` returns
-is the JSON contract (docs/diff.md), which rdbscan.reports.diff.render lays out as text or markdown.
+connection, where the bundled SQL of diff/queries/ compares them; `build_diff` returns the JSON
+contract (docs/diff.md) typed as data.DiffData, which render.py lays out as text or markdown.
 Python here only finds the snapshots, picks parameters and evaluates --fail-on.
 """
 
@@ -14,8 +14,30 @@ from __future__ import annotations
 import datetime as _dt
 import time
 from dataclasses import dataclass, field
+from typing import cast
 
 from ..engine.thresholds import BIG_KEY_DEFAULTS, SETTING_NAMES, set_query_params, thresholds_for
+from .data import (
+    BigKeyChange,
+    Conversion,
+    ConversionItem,
+    DiffBody,
+    DiffData,
+    EncodingConversions,
+    Families,
+    FamilyChange,
+    FamilyTtlChange,
+    KeyChanges,
+    KeyFamilyChanges,
+    KeyGrower,
+    LostExpiryFamily,
+    TotalsAll,
+    TotalsPart,
+    TtlBucketChange,
+    TtlChanges,
+    TypeChange,
+    TypePair,
+)
 from .fail_on import evaluate_fail_on
 from .runner import DiffRunner, diff_queries
 from .snapshots import DiffError, Snapshot, read_dumps
@@ -86,8 +108,8 @@ def build_diff(
     new: Snapshot,
     options: DiffOptions | None = None,
     fail_on: list[tuple[str, str]] | None = None,
-) -> dict:
-    """Run every part of the diff and return the diff dict (the `--format json` object)."""
+) -> DiffData:
+    """Run every part of the diff and return the diff (the `--format json` object)."""
     options = options or DiffOptions()
     started = time.perf_counter()
     old, new, reordered = in_time_order(old, new)
@@ -97,13 +119,13 @@ def build_diff(
     run.prepare()
     span = ws.con.execute("SELECT days FROM dspan").fetchone()
     totals = run.rows("totals")
-    overall = next(t for t in totals if t["scope"] == "all")
-    out: dict = {
+    overall = cast(TotalsAll, next(t for t in totals if t["scope"] == "all"))
+    body: DiffBody = {
         "rdbscan_diff": DIFF_FORMAT,
         "generated_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "options": {"top": options.top, "delimiters": options.delimiters},
-        "old": old.describe() | {"label": old.label},
-        "new": new.describe() | {"label": new.label},
+        "old": old.describe(),
+        "new": new.describe(),
         "reordered": reordered,
         # not rounded: a few seconds between test snapshots are a few 1e-5 days
         "interval_seconds": (new.snapshot_ms - old.snapshot_ms) / 1000
@@ -112,21 +134,28 @@ def build_diff(
         "interval_days": float(span[0]) if span[0] is not None else None,
         "totals": {
             "all": overall,
-            "by_db": [t for t in totals if t["scope"] == "db"],
-            "by_type": [t for t in totals if t["scope"] == "type"],
+            "by_db": [cast(TotalsPart, t) for t in totals if t["scope"] == "db"],
+            "by_type": [cast(TotalsPart, t) for t in totals if t["scope"] == "type"],
         },
         "families": _families(run),
         "keys": _keys(run, values, meta, overall),
-        "ttl": {
-            **run.one("ttl_summary"),
-            "lost_expiry_families": run.rows("ttl_lost"),
-            "distribution": run.rows("ttl_distribution"),
-        },
+        "ttl": cast(
+            TtlChanges,
+            {
+                **run.one("ttl_summary"),
+                "lost_expiry_families": cast(list[LostExpiryFamily], run.rows("ttl_lost")),
+                "distribution": cast(list[TtlBucketChange], run.rows("ttl_distribution")),
+            },
+        ),
     }
     if fail_on:
-        out["fail_on"] = evaluate_fail_on(run, out, fail_on)
-    out["diff_seconds"] = round(time.perf_counter() - started, 3)
-    return out
+        checks = evaluate_fail_on(run, body, fail_on)
+        return {**body, "fail_on": checks, "diff_seconds": _since(started)}
+    return {**body, "diff_seconds": _since(started)}
+
+
+def _since(started: float) -> float:
+    return round(time.perf_counter() - started, 3)
 
 
 def in_time_order(old: Snapshot, new: Snapshot) -> tuple[Snapshot, Snapshot, bool]:
@@ -141,30 +170,35 @@ def in_time_order(old: Snapshot, new: Snapshot) -> tuple[Snapshot, Snapshot, boo
     return old, new, False
 
 
-def _families(run: DiffRunner) -> dict:
+def _families(run: DiffRunner) -> Families:
     """Families new, vanished, and those whose memory or expiry changed most."""
     families = run.rows("families")
-    first = families[0] if families else {}
+
+    def total(name: str) -> int:  # every row carries them; no row: no family on either side
+        return families[0][name] if families else 0
+
     return {
-        "total": first.get("total_families", 0),
-        "new": first.get("new_families", 0),
-        "vanished": first.get("vanished_families", 0),
+        "total": total("total_families"),
+        "new": total("new_families"),
+        "vanished": total("vanished_families"),
         "items": [
-            _drop(f, "total_families", "new_families", "vanished_families") for f in families
+            cast(FamilyChange, _drop(f, "total_families", "new_families", "vanished_families"))
+            for f in families
         ],
-        "ttl_changes": run.rows("family_ttl"),
+        "ttl_changes": cast(list[FamilyTtlChange], run.rows("family_ttl")),
     }
 
 
-def _keys(run: DiffRunner, values: dict, meta: dict, overall: dict) -> dict:
+def _keys(run: DiffRunner, values: dict, meta: dict, overall: TotalsAll) -> KeyChanges:
     """Keys added, removed and changed; the keys that grew most, big keys, type changes and
     encoding conversions."""
     keys = run.rows("keys")
-    key_totals = keys[0] if keys else {}
+    # every row carries the totals; without any family, the one row has pattern NULL
+    key_totals = keys[0]
     by_family = [
-        _drop(r, "total_added", "total_removed", "total_changed")
+        cast(KeyFamilyChanges, _drop(r, "total_added", "total_removed", "total_changed"))
         for r in keys
-        if r.get("pattern") is not None
+        if r["pattern"] is not None
     ]
     big = run.rows("big_keys")
     big_totals = {
@@ -172,34 +206,43 @@ def _keys(run: DiffRunner, values: dict, meta: dict, overall: dict) -> dict:
     }
     types = run.rows("type_changes")
     enc = run.rows("encodings")
-    added = key_totals.get("total_added", 0)
-    changed = key_totals.get("total_changed", 0)
+    added = key_totals["total_added"]
+    changed = key_totals["total_changed"]
     return {
         "added": added,
-        "removed": key_totals.get("total_removed", 0),
+        "removed": key_totals["total_removed"],
         "changed": changed,
         "unchanged": overall["new_keys"] - added - changed,
         "by_family": by_family,
-        "top_growers": run.rows("top_growers"),
+        "top_growers": cast(list[KeyGrower], run.rows("top_growers")),
         "big_keys": {
             "thresholds": meta["big"],
             "new": big_totals["total_new"],
             "past_critical": big_totals["total_past_critical"],
             "gone": big_totals["total_gone"],
-            "items": [_drop(b, "total_new", "total_past_critical", "total_gone") for b in big],
+            "items": [
+                cast(BigKeyChange, _drop(b, "total_new", "total_past_critical", "total_gone"))
+                for b in big
+            ],
         },
         "type_changes": {
             "total": types[0]["total"] if types else 0,
-            "pairs": types[0]["pairs"] if types else [],
-            "items": [_drop(t, "total", "pairs") for t in types],
+            "pairs": cast(list[TypePair], types[0]["pairs"] if types else []),
+            "items": [cast(TypeChange, _drop(t, "total", "pairs")) for t in types],
         },
-        "encoding_conversions": {
-            "thresholds": {name: values[p] for p, name in SETTING_NAMES.items() if p in values},
-            "threshold_sources": {SETTING_NAMES[p]: src for p, src in meta["sources"].items()},
-            "total": enc[0]["total"] if enc else 0,
-            "conversions": enc[0]["conversions"] if enc else [],
-            "items": [_drop(e, "total", "conversions") for e in enc],
-        },
+        "encoding_conversions": _conversions(enc, values, meta),
+    }
+
+
+def _conversions(enc: list[dict], values: dict, meta: dict) -> EncodingConversions:
+    """The encoding conversions (queries/encodings.sql: every row carries the totals), with the
+    thresholds of the new snapshot's server and where they came from."""
+    return {
+        "thresholds": {name: values[p] for p, name in SETTING_NAMES.items() if p in values},
+        "threshold_sources": {SETTING_NAMES[p]: src for p, src in meta["sources"].items()},
+        "total": enc[0]["total"] if enc else 0,
+        "conversions": cast(list[Conversion], enc[0]["conversions"] if enc else []),
+        "items": [cast(ConversionItem, _drop(e, "total", "conversions")) for e in enc],
     }
 
 

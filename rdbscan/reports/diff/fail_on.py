@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from ...db.sizes import parse_size
 from ...errors import EXIT_FINDINGS
@@ -10,6 +10,7 @@ from ..format import plain
 from .snapshots import DiffError
 
 if TYPE_CHECKING:
+    from .data import DiffBody, FailCheck, FailOn
     from .runner import DiffRunner
 
 FAIL_RULES = {
@@ -62,9 +63,9 @@ def parse_fail_on(spec: str | None) -> list[tuple[str, str]]:
     return out
 
 
-def evaluate_fail_on(run: DiffRunner, diff: dict, rules: list[tuple[str, str]]) -> dict:
+def evaluate_fail_on(run: DiffRunner, diff: DiffBody, rules: list[tuple[str, str]]) -> FailOn:
     """Compare the diff with thresholds; `failed` when any check exceeds its threshold."""
-    checks = []
+    checks: list[FailCheck] = []
     total = diff["totals"]["all"]
     for rule, thr_text in rules:
         thr, pct = parse_threshold(thr_text)
@@ -95,7 +96,7 @@ def evaluate_fail_on(run: DiffRunner, diff: dict, rules: list[tuple[str, str]]) 
             value = measured = diff["ttl"]["lost_expiry"]
         else:  # pragma: no cover - parse_fail_on refuses it
             raise DiffError(f"--fail-on: unknown rule {rule!r}")
-        check = {
+        check: FailCheck = {
             "rule": rule,
             "value": value,
             "threshold": thr_text,
@@ -106,6 +107,6 @@ def evaluate_fail_on(run: DiffRunner, diff: dict, rules: list[tuple[str, str]]) 
             check["growth"] = total["memory_growth"]
         if offenders is not None:
             check["families"] = offenders
-        checks.append(plain(check))
+        checks.append(cast("FailCheck", plain(check)))
     failed = any(c["failed"] for c in checks)
     return {"checks": checks, "failed": failed, "exit_code": EXIT_FINDINGS if failed else 0}

@@ -8,6 +8,8 @@ diff or trend dict embedded as JSON.  No script draws a chart: they are SVG writ
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Literal
+
 from ..format import fmt_bytes, fmt_duration_ms, fmt_int, fmt_time
 from ..html import page as P
 from ..html import svg as S
@@ -15,6 +17,10 @@ from .blocks import fmt_growth, fmt_per_day_bytes, fmt_signed_bytes, fmt_signed_
 from .layout import diff_sections
 from .render import diff_verdict
 from .trend_render import trend_sections, trend_verdict
+
+if TYPE_CHECKING:
+    from .data import DiffData, FamilyChange, SideData
+    from .trend_data import TrendData, TrendFamily, TrendSnapshot
 
 ADDED, REMOVED, CHANGED = "#59a14f", "#e15759", "#f28e2b"
 TREND_LINES = 10  # families drawn as lines per instance (the JSON's first ones: fastest growth)
@@ -37,21 +43,23 @@ def _body(verdict, charts: list[str], sections) -> str:
     )
 
 
-def _where(s: dict) -> str:
-    paths = s.get("paths") or []
+def _where(s: SideData) -> str:
+    paths = s["paths"]
     if paths:
         return ", ".join(paths) if len(paths) <= 3 else f"{paths[0]} ... ({len(paths)} dumps)"
-    return str(s.get("database") or "?")
+    return str(s["database"] or "?")
 
 
 # --- diff ------------------------------------------------------------------------------------
 
 
-def _diff_header(d: dict) -> str:
+def _diff_header(d: DiffData) -> str:
     t = d["totals"]["all"]
     rows = []
-    for what in ("old", "new"):
-        s = d[what]
+    for what, s, keys, memory, used_mem in (
+        ("old", d["old"], t["old_keys"], t["old_memory_bytes"], t["old_used_mem"]),
+        ("new", d["new"], t["new_keys"], t["new_memory_bytes"], t["new_used_mem"]),
+    ):
         rows.append(
             "<tr>"
             + "".join(
@@ -59,24 +67,24 @@ def _diff_header(d: dict) -> str:
                 for v in (
                     what,
                     _where(s),
-                    s.get("instance") or "-",
-                    f"{s.get('server') or '?'} {s.get('server_version') or ''}",
-                    f"{fmt_time(s.get('snapshot_ms'))} ({s.get('snapshot_source')})",
-                    fmt_int(t[f"{what}_keys"]),
-                    fmt_bytes(t[f"{what}_memory_bytes"]),
-                    fmt_bytes(t[f"{what}_used_mem"]) if t.get(f"{what}_used_mem") else "-",
+                    s["instance"] or "-",
+                    f"{s['server'] or '?'} {s['server_version'] or ''}",
+                    f"{fmt_time(s['snapshot_ms'])} ({s['snapshot_source']})",
+                    fmt_int(keys),
+                    fmt_bytes(memory),
+                    fmt_bytes(used_mem) if used_mem else "-",
                 )
             )
             + "</tr>"
         )
-    interval = d.get("interval_seconds")
+    interval = d["interval_seconds"]
     when = (
         f"interval {fmt_duration_ms(interval * 1000)}"
         if interval is not None
         else "interval unknown"
     )
     return (
-        f'<header><h1>rdbscan diff</h1><p class="sub">generated {P.esc(d.get("generated_at"))} · '
+        f'<header><h1>rdbscan diff</h1><p class="sub">generated {P.esc(d["generated_at"])} · '
         f"{P.esc(when)} · keys {fmt_int(t['old_keys'])} → {fmt_int(t['new_keys'])} · memory "
         f"{P.esc(fmt_bytes(t['old_memory_bytes']))} → {P.esc(fmt_bytes(t['new_memory_bytes']))} "
         f"({P.esc(fmt_growth(t['memory_growth']))}, estimate)</p>"
@@ -86,7 +94,7 @@ def _diff_header(d: dict) -> str:
     )
 
 
-def _diff_charts(d: dict) -> list[str]:
+def _diff_charts(d: DiffData) -> list[str]:
     out = _family_charts(d["families"]["items"]) + [
         S.chart_box(
             "Keys added, removed and changed per family",
@@ -142,7 +150,7 @@ def _diff_charts(d: dict) -> list[str]:
     return out
 
 
-def _family_charts(fams: list[dict]) -> list[str]:
+def _family_charts(fams: list[FamilyChange]) -> list[str]:
     """Memory by family, old and new; its growth."""
     return [
         S.chart_box(
@@ -179,14 +187,14 @@ def _family_charts(fams: list[dict]) -> list[str]:
     ]
 
 
-def render_diff_html(d: dict) -> str:
+def render_diff_html(d: DiffData) -> str:
     """The diff (rdbscan.reports.diff.build_diff) as one HTML document (no external reference)."""
     title = f"rdbscan diff · {_where(d['old'])} → {_where(d['new'])}"
     return P.page(
         title,
         _diff_header(d),
         _body(diff_verdict(d), _diff_charts(d), diff_sections(d)),
-        d,
+        dict(d),
         data_id="rdbscan-diff",
         assets=("diff.css",),
     )
@@ -195,27 +203,29 @@ def render_diff_html(d: dict) -> str:
 # --- trend -----------------------------------------------------------------------------------
 
 
-def _ticks(snaps: list[dict]) -> list[tuple[float, str]]:
+def _ticks(snaps: list[TrendSnapshot]) -> list[tuple[float, str]]:
     """x of each snapshot: its time when the times differ and increase, else its rank."""
-    times = [s.get("snapshot_ms") or 0 for s in snaps]
-    by_time = all(s.get("snapshot_ms") is not None for s in snaps) and all(
+    times = [s["snapshot_ms"] or 0 for s in snaps]
+    by_time = all(s["snapshot_ms"] is not None for s in snaps) and all(
         a < b for a, b in zip(times, times[1:])
     )
     return [
         (
             float(s["snapshot_ms"]) if by_time else float(i),
-            f"#{s['snapshot_id']} {fmt_time(s.get('snapshot_ms'))[5:16]}",
+            f"#{s['snapshot_id']} {fmt_time(s['snapshot_ms'])[5:16]}",
         )
         for i, s in enumerate(snaps)
     ]
 
 
-def _points(fam: dict, ids: list[int], field: str) -> list[float | None]:
+def _points(
+    fam: TrendFamily, ids: list[int], field: Literal["keys", "memory_bytes"]
+) -> list[float | None]:
     by = {p["snapshot_id"]: p[field] for p in fam["points"]}
     return [by.get(i, 0) for i in ids]  # no point: the family had no key at that snapshot
 
 
-def _trend_charts(t: dict) -> list[str]:
+def _trend_charts(t: TrendData) -> list[str]:
     out = []
     for inst in t["instances"]:
         name = inst["instance"] if inst["instance"] is not None else "(no instance)"
@@ -223,7 +233,7 @@ def _trend_charts(t: dict) -> list[str]:
         ids = [s["snapshot_id"] for s in snaps]
         ticks = _ticks(snaps)
         fams = inst["families"][:TREND_LINES]
-        fams += [f for f in inst.get("shrinking", [])[:TREND_LINES] if f not in fams]
+        fams += [f for f in inst["shrinking"][:TREND_LINES] if f not in fams]
 
         out.append(
             S.chart_box(
@@ -240,7 +250,7 @@ def _trend_charts(t: dict) -> list[str]:
                     fmt=fmt_int,
                     height=160,
                 ),
-                f"growth {fmt_per_day_bytes(inst.get('memory_per_day'))} (least squares)",
+                f"growth {fmt_per_day_bytes(inst['memory_per_day'])} (least squares)",
             )
         )
         out.append(
@@ -274,7 +284,7 @@ def _trend_charts(t: dict) -> list[str]:
                     [
                         (f["pattern"], f["memory_per_day"], fmt_per_day_bytes(f["memory_per_day"]))
                         for f in fams
-                        if f.get("memory_per_day") is not None
+                        if f["memory_per_day"] is not None
                     ],
                 ),
             )
@@ -282,11 +292,11 @@ def _trend_charts(t: dict) -> list[str]:
     return out
 
 
-def render_trend_html(t: dict) -> str:
+def render_trend_html(t: TrendData) -> str:
     """The trend (rdbscan.reports.trend.build_trend) as one HTML document."""
     insts = t["instances"]
     sub = (
-        f"generated {P.esc(t.get('generated_at'))} · {P.esc(t.get('database'))} · "
+        f"generated {P.esc(t['generated_at'])} · {P.esc(t['database'])} · "
         f"{fmt_int(len(insts))} instance(s), "
         f"{fmt_int(sum(len(i['snapshots']) for i in insts))} snapshot(s)"
     )
@@ -295,7 +305,7 @@ def render_trend_html(t: dict) -> str:
         "rdbscan trend",
         header,
         _body(trend_verdict(t), _trend_charts(t), trend_sections(t)),
-        t,
+        dict(t),
         data_id="rdbscan-trend",
         assets=("diff.css",),
     )

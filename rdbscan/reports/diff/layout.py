@@ -3,6 +3,8 @@ keys (big keys, type changes, encoding conversions), expiry, and the `--fail-on`
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..document import Block, table
 from ..format import (
     fmt_bytes,
@@ -25,8 +27,11 @@ from .blocks import (
     fmt_signed_int,
 )
 
+if TYPE_CHECKING:
+    from .data import DiffData, KeyChanges
 
-def diff_sections(d: dict) -> list[Block]:
+
+def diff_sections(d: DiffData) -> list[Block]:
     k = d["keys"]
     blocks = _snapshots(d) + _totals(d) + _families(d) + _keys(k) + _big_keys(k) + _changes(k)
     blocks += _expiry(d)
@@ -35,10 +40,10 @@ def diff_sections(d: dict) -> list[Block]:
     return blocks
 
 
-def _snapshots(d: dict) -> list[Block]:
+def _snapshots(d: DiffData) -> list[Block]:
     """Old, new, the interval."""
     blocks = [Block("section", "Snapshots")]
-    interval = d.get("interval_seconds")
+    interval = d["interval_seconds"]
     blocks.append(
         Block(
             "kv",
@@ -54,7 +59,7 @@ def _snapshots(d: dict) -> list[Block]:
             ],
         )
     )
-    if d.get("reordered"):
+    if d["reordered"]:
         blocks.append(Block("note", REORDERED))
     if d.get("filter"):  # loaded with filters at parse time (docs/export.md)
         blocks.append(
@@ -75,7 +80,7 @@ REORDERED = (
 )
 
 
-def _totals(d: dict) -> list[Block]:
+def _totals(d: DiffData) -> list[Block]:
     """Keys and memory, old and new, in all, per database, per type."""
     blocks = [Block("section", "Totals")]
     t = d["totals"]
@@ -90,7 +95,7 @@ def _totals(d: dict) -> list[Block]:
     return blocks
 
 
-def _families(d: dict) -> list[Block]:
+def _families(d: DiffData) -> list[Block]:
     """The families whose memory changed most, and whose expiry changed."""
     blocks = [Block("section", "Families")]
     f = d["families"]
@@ -106,7 +111,7 @@ def _families(d: dict) -> list[Block]:
             ],
         )
     )
-    per_day = d.get("interval_days") is not None
+    per_day = d["interval_days"] is not None
     # (keys added, removed and changed per family: the Keys section)
     headers = [
         "family",
@@ -160,7 +165,7 @@ def _families(d: dict) -> list[Block]:
     return blocks
 
 
-def _keys(k: dict) -> list[Block]:
+def _keys(k: KeyChanges) -> list[Block]:
     """Keys added, removed, changed: per family, and the keys that grew most."""
     blocks = [Block("section", "Keys")]
     blocks.append(
@@ -226,7 +231,7 @@ def _keys(k: dict) -> list[Block]:
     return blocks
 
 
-def _big_keys(k: dict) -> list[Block]:
+def _big_keys(k: KeyChanges) -> list[Block]:
     """Big keys new, past a critical threshold, gone."""
     blocks: list[Block] = []
     b = k["big_keys"]
@@ -273,7 +278,7 @@ def _big_keys(k: dict) -> list[Block]:
     return blocks
 
 
-def _changes(k: dict) -> list[Block]:
+def _changes(k: KeyChanges) -> list[Block]:
     """Keys that changed type, and encoding conversions."""
     blocks: list[Block] = []
     tc = k["type_changes"]
@@ -332,7 +337,7 @@ def _changes(k: dict) -> list[Block]:
     return blocks
 
 
-def _expiry(d: dict) -> list[Block]:
+def _expiry(d: DiffData) -> list[Block]:
     """Keys that lost or gained an expiry, the remaining TTLs."""
     blocks = [Block("section", "Expiry")]
     ttl = d["ttl"]

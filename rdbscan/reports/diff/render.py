@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..document import Block, draw_markdown, draw_text, render_json
 from ..format import (
     fmt_bytes,
@@ -12,13 +14,16 @@ from ..format import (
 from .blocks import _measured, fmt_growth, fmt_signed_bytes, fmt_signed_int
 from .layout import diff_sections
 
+if TYPE_CHECKING:
+    from .data import DiffData, FailCheck
+
 __all__ = ["diff_document", "render_diff", "render_json"]
 
 
 VERDICT_LINES = 10
 
 
-def diff_verdict(d: dict) -> list[Block]:
+def diff_verdict(d: DiffData) -> list[Block]:
     """The verdict before the sections: one line of totals, then at most VERDICT_LINES lines, the
     failed --fail-on checks first (critical), then what needs a look (warning: keys past a
     critical big-key threshold, new big keys, keys that lost their expiry), then the biggest
@@ -30,7 +35,7 @@ def diff_verdict(d: dict) -> list[Block]:
         f"{fmt_signed_int(t['delta_keys'])} to {fmt_int(t['new_keys'])}"
     )
     lines: list[tuple[str, str, str]] = []
-    checks = (d.get("fail_on") or {}).get("checks") or []
+    checks = d["fail_on"]["checks"] if "fail_on" in d else []
     for c in checks:
         if c["failed"]:
             lines.append(
@@ -48,10 +53,10 @@ def diff_verdict(d: dict) -> list[Block]:
     ]
 
 
-def _warnings(d: dict) -> list[tuple[str, str, str]]:
+def _warnings(d: DiffData) -> list[tuple[str, str, str]]:
     """Keys past a critical big-key threshold, new big keys, keys that lost their expiry."""
     lines: list[tuple[str, str, str]] = []
-    if d.get("reordered"):
+    if d["reordered"]:
         lines.append(
             (
                 "warning",
@@ -97,7 +102,7 @@ def _warnings(d: dict) -> list[tuple[str, str, str]]:
     return lines
 
 
-def _changes(d: dict, checks: list) -> list[tuple[str, str, str]]:
+def _changes(d: DiffData, checks: list[FailCheck]) -> list[tuple[str, str, str]]:
     """The families that changed most, keys added/removed/changed, conversions, type changes,
     and the --fail-on checks when every one passed."""
     k = d["keys"]
@@ -125,7 +130,7 @@ def _changes(d: dict, checks: list) -> list[tuple[str, str, str]]:
     if ec["total"]:
         parts = [
             f"{fmt_int(c['keys'])} {c['type']} {c['old_encoding']} -> {c['new_encoding']}"
-            + (f" ({c['threshold']})" if c.get("threshold") else "")
+            + (f" ({c['threshold']})" if c["threshold"] else "")
             for c in ec["conversions"][:2]
         ]
         lines.append(
@@ -150,15 +155,15 @@ def _changes(d: dict, checks: list) -> list[tuple[str, str, str]]:
     return lines
 
 
-def diff_document(d: dict) -> list[Block]:
+def diff_document(d: DiffData) -> list[Block]:
     """The verdict, then the sections."""
     return diff_verdict(d) + diff_sections(d)
 
 
-def render_diff(d: dict, fmt: str) -> str | None:
+def render_diff(d: DiffData, fmt: str) -> str | None:
     """text is printed (rich); markdown and json are returned."""
     if fmt == "json":
-        return render_json(d)
+        return render_json(dict(d))
     if fmt == "markdown":
         return draw_markdown(diff_document(d), "rdbscan diff")
     draw_text(diff_document(d))

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from ...db.snapshot import snapshot_ms_of
 from ...errors import EXIT_USAGE
 from ..format import plain
+from .data import SideData
 
 
 class DiffError(ValueError):
@@ -43,7 +44,8 @@ class Snapshot:
     rdb_version: int | None = None
     label: str = ""
 
-    def describe(self) -> dict:
+    def describe(self) -> SideData:
+        """The snapshot as the diff's `old` and `new` (docs/diff.md)."""
         return plain(
             {
                 "database": self.database,
@@ -60,6 +62,7 @@ class Snapshot:
                 "server_version": self.server_version,
                 "rdb_version": self.rdb_version,
                 "complete": self.complete,
+                "label": self.label,
             }
         )
 

@@ -1,15 +1,16 @@
 """`rdbscan trend` as a library: the families of each instance over the snapshots of one database.
 
 The database holds snapshots written by `rdbscan load --instance NAME` (docs/diff.md); it is
-attached read-only to an in-memory connection (rdbscan.reports.diff.workspace.Workspace), where the bundled
-rdbscan/reports/queries/diff/trend_*.sql compute keys and memory per snapshot and family and least-squares
-growth per day.  The dict `build_trend` returns is the JSON contract.
+attached read-only to an in-memory connection (workspace.Workspace), where the bundled
+diff/queries/trend_*.sql compute keys and memory per snapshot and family and least-squares growth
+per day.  `build_trend` returns the JSON contract, typed as data.TrendData.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import time
+from typing import cast
 
 from ..format import plain
 from .runner import DiffRunner
@@ -21,6 +22,7 @@ from .snapshots import (
     parse_when,
     pick_snapshot,
 )
+from .trend_data import TrendData, TrendFamily, TrendInstance, TrendSnapshot
 from .workspace import Workspace
 
 TREND_FORMAT = 1
@@ -47,7 +49,7 @@ def build_trend(
     delimiters: str = ":",
     from_: str | None = None,
     to: str | None = None,
-) -> dict:
+) -> TrendData:
     started = time.perf_counter()
     snaps = ws.snapshots(database)
     if instance is not None:
@@ -100,36 +102,19 @@ def build_trend(
 
 def _instance(
     name, group: list[Snapshot], i: int, per_snap: list[dict], families: list[dict], top: int
-) -> dict:
+) -> TrendInstance:
     """One instance's snapshots (keys and memory of each), growth per day and families."""
     stats = {r["snapshot_id"]: r for r in per_snap if r["series"] == i}
     fams = [r for r in families if r["series"] == i]
-    first = next(iter(stats.values()), {})
+    # every row carries the series' growth per day (queries/trend_snapshots.sql)
+    first = next(iter(stats.values()), None)
     span = (group[-1].snapshot_ms - group[0].snapshot_ms) / 86400000 if group else None
     return {
         "instance": name,
-        "snapshots": [
-            plain(
-                {
-                    "snapshot_id": s.snapshot_id,
-                    "snapshot_ms": s.snapshot_ms,
-                    "snapshot_time": _iso(s.snapshot_ms),
-                    "snapshot_source": s.snapshot_source,
-                    "dumps": len(s.dump_ids),
-                    "dump_ids": s.dump_ids,
-                    "paths": s.paths,
-                    "keys": stats[s.snapshot_id]["keys"],
-                    "keys_with_ttl": stats[s.snapshot_id]["keys_with_ttl"],
-                    "memory_bytes": stats[s.snapshot_id]["memory_bytes"],
-                    "used_mem": s.used_mem,
-                    "complete": s.complete,
-                }
-            )
-            for s in group
-        ],
+        "snapshots": [_snapshot(s, stats[s.snapshot_id]) for s in group],
         "days": span,
-        "memory_per_day": first.get("memory_per_day"),
-        "keys_per_day": first.get("keys_per_day"),
+        "memory_per_day": first["memory_per_day"] if first else None,
+        "keys_per_day": first["keys_per_day"] if first else None,
         "families_total": fams[0]["families_total"] if fams else 0,
         "families": [_family(f) for f in fams if top == 0 or f["rank"] <= top],
         # the families that lose memory, fastest first: those gone by the last snapshot too
@@ -144,7 +129,27 @@ def _instance(
     }
 
 
-def _family(f: dict) -> dict:
+def _snapshot(s: Snapshot, stats: dict) -> TrendSnapshot:
+    """One snapshot of an instance: its dumps, and its keys and memory (trend_snapshots)."""
+    return plain(
+        {
+            "snapshot_id": s.snapshot_id,
+            "snapshot_ms": s.snapshot_ms,
+            "snapshot_time": _iso(s.snapshot_ms),
+            "snapshot_source": s.snapshot_source,
+            "dumps": len(s.dump_ids),
+            "dump_ids": s.dump_ids,
+            "paths": s.paths,
+            "keys": stats["keys"],
+            "keys_with_ttl": stats["keys_with_ttl"],
+            "memory_bytes": stats["memory_bytes"],
+            "used_mem": s.used_mem,
+            "complete": s.complete,
+        }
+    )
+
+
+def _family(f: dict) -> TrendFamily:
     out = {k: v for k, v in f.items() if k not in ("series", "families_total", "shrink_rank")}
     out["vanished"] = f["last_keys"] == 0
-    return out
+    return cast(TrendFamily, out)

@@ -3,6 +3,8 @@ family at each snapshot and their growth per day."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..document import Block, draw_markdown, draw_text, render_json, table
 from ..format import (
     fmt_bytes,
@@ -14,10 +16,13 @@ from ..format import (
 from .blocks import fmt_growth, fmt_per_day_bytes
 from .render import VERDICT_LINES
 
+if TYPE_CHECKING:
+    from .trend_data import TrendData, TrendFamily
+
 __all__ = ["render_trend", "trend_document"]
 
 
-def trend_verdict(t: dict) -> list[Block]:
+def trend_verdict(t: TrendData) -> list[Block]:
     """One line per instance (memory first -> last, growth per day), then the families that grow
     fastest (TREND_VERDICT_FAMILIES per instance), at most VERDICT_LINES lines."""
     insts = t["instances"]
@@ -28,11 +33,7 @@ def trend_verdict(t: dict) -> list[Block]:
         s = inst["snapshots"]
         if not s:
             continue
-        span = (
-            f" in {fmt_duration_ms(inst['days'] * 86400000)}"
-            if inst.get("days") is not None
-            else ""
-        )
+        span = f" in {fmt_duration_ms(inst['days'] * 86400000)}" if inst["days"] is not None else ""
         lines.append(
             Block(
                 "finding",
@@ -41,13 +42,13 @@ def trend_verdict(t: dict) -> list[Block]:
                     f"{name}: memory {fmt_bytes(s[0]['memory_bytes'])} -> "
                     f"{fmt_bytes(s[-1]['memory_bytes'])}, keys {fmt_int(s[0]['keys'])} -> "
                     f"{fmt_int(s[-1]['keys'])} over {len(s)} snapshots{span} "
-                    f"({fmt_per_day_bytes(inst.get('memory_per_day'))})",
+                    f"({fmt_per_day_bytes(inst['memory_per_day'])})",
                     f"see Instance {name}",
                 ],
             )
         )
-        growing = [f for f in inst["families"] if (f.get("memory_per_day") or 0) > 0]
-        shrinking = inst.get("shrinking", [])
+        growing = [f for f in inst["families"] if (f["memory_per_day"] or 0) > 0]
+        shrinking = inst["shrinking"]
         for f, verb in [(f, "grows") for f in growing[:TREND_VERDICT_FAMILIES]] + [
             (f, "vanished" if f["vanished"] else "shrinks")
             for f in shrinking[:TREND_VERDICT_FAMILIES]
@@ -76,12 +77,12 @@ def _count(n: int, noun: str) -> str:
     return f"{fmt_int(n)} {noun}{'' if n == 1 else 's'}"
 
 
-def trend_document(t: dict) -> list[Block]:
+def trend_document(t: TrendData) -> list[Block]:
     """The verdict, then one section per instance."""
     return trend_verdict(t) + trend_sections(t)
 
 
-def trend_sections(t: dict) -> list[Block]:
+def trend_sections(t: TrendData) -> list[Block]:
     blocks: list[Block] = []
     if t.get("redaction"):  # --redact (docs/redact.md)
         blocks.append(Block("note", t["redaction"]["note"]))
@@ -107,21 +108,21 @@ def trend_sections(t: dict) -> list[Block]:
                 (2, 3, 4, 5),
             )
         )
-        if inst.get("days") is not None:
+        days = inst["days"]
+        if days is not None:
             blocks.append(
                 Block(
                     "kv",
                     items=[
                         (
                             "Span",
-                            f"{fmt_duration_ms(inst['days'] * 86400000)} over "
-                            f"{len(snaps)} snapshots",
+                            f"{fmt_duration_ms(days * 86400000)} over {len(snaps)} snapshots",
                         ),
-                        ("Memory growth", fmt_per_day_bytes(inst.get("memory_per_day"))),
+                        ("Memory growth", fmt_per_day_bytes(inst["memory_per_day"])),
                         (
                             "Key growth",
                             "-"
-                            if inst.get("keys_per_day") is None
+                            if inst["keys_per_day"] is None
                             else f"{inst['keys_per_day']:+,.1f}/d",
                         ),
                     ],
@@ -139,7 +140,7 @@ def trend_sections(t: dict) -> list[Block]:
         blocks.append(
             _families_table(
                 "Families shrinking fastest (vanished: no key at the last snapshot)",
-                inst.get("shrinking", []),
+                inst["shrinking"],
                 shown,
             )
         )
@@ -148,7 +149,7 @@ def trend_sections(t: dict) -> list[Block]:
     return blocks
 
 
-def _families_table(title: str, families: list[dict], shown: list[int]) -> Block:
+def _families_table(title: str, families: list[TrendFamily], shown: list[int]) -> Block:
     """Families, their memory at the last snapshots shown, keys now, growth per day and in
     all."""
     headers = ["family"] + [f"#{i} memory" for i in shown] + ["keys now", "per day", "growth"]
@@ -159,7 +160,7 @@ def _families_table(title: str, families: list[dict], shown: list[int]) -> Block
             [fmt_key(fam["pattern"])]
             + [fmt_bytes(by[i]["memory_bytes"]) if i in by else "-" for i in shown]
             + [
-                "vanished" if fam.get("vanished") else fmt_int(fam["last_keys"]),
+                "vanished" if fam["vanished"] else fmt_int(fam["last_keys"]),
                 fmt_per_day_bytes(fam["memory_per_day"]),
                 fmt_growth(fam["memory_growth"]),
             ]
@@ -167,9 +168,9 @@ def _families_table(title: str, families: list[dict], shown: list[int]) -> Block
     return table(title, headers, rows, range(1, len(headers)))
 
 
-def render_trend(t: dict, fmt: str) -> str | None:
+def render_trend(t: TrendData, fmt: str) -> str | None:
     if fmt == "json":
-        return render_json(t)
+        return render_json(dict(t))
     if fmt == "markdown":
         return draw_markdown(trend_document(t), "rdbscan trend")
     draw_text(trend_document(t))

@@ -1,6 +1,7 @@
 """Key schemas (docs/schema.md): `infer` one from a dump (`rdbscan schema`), `write` it as TOML,
 markdown or JSON, `read` one back, and `check` a dump against it (the report's Schema section,
-`report --schema FILE`); `spec` is what a schema file is (its pattern language)."""
+`report --schema FILE`); `spec` is what a schema file is (its pattern language), `data` the
+inferred schema as types."""
 
 from .infer import SAMPLE_ELEMENTS, InferOptions, infer, sample_statement
 from .read import Schema, load_schema, merge_previous, parse_duration_ms, parse_schema, parse_size

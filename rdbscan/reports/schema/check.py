@@ -11,7 +11,7 @@ against the few patterns that share their first characters.
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import TypedDict, cast
 
 from ..engine import querylib, relations
 from .read import Schema
@@ -98,6 +98,34 @@ def create_relations(con, schema: Schema) -> None:
     con.execute(assignment_sql(schema))
 
 
+class SchemaCheck(TypedDict):
+    """`checks[]`: one check's totals (`count`: keys, or families for FAMILY_CHECKS)."""
+
+    check: str
+    description: str
+    unit: str
+    count: int
+    keys: int
+    memory_bytes: int
+    families: int
+
+
+class SchemaBreak(TypedDict):
+    """`items[]`: a row of queries/schema_check.sql, with the declared family's pattern and
+    the type, TTL policy or limit it declares."""
+
+    check: str
+    rule: int | None
+    family: str | None
+    found: str | None
+    keys: int
+    memory_bytes: int | None
+    measured: int | None
+    example: str | None
+    pattern: str | None
+    declared: str | int | None
+
+
 class SchemaCheckData(TypedDict):
     """The report's `schema` object (docs/json.md, docs/schema.md)."""
 
@@ -109,8 +137,8 @@ class SchemaCheckData(TypedDict):
     memory_bytes: int
     memory_documented: int
     violations: int
-    checks: list[dict]
-    items: list[dict]
+    checks: list[SchemaCheck]
+    items: list[SchemaBreak]
     advice: list[str]
 
 
@@ -125,8 +153,8 @@ def section(run, schema: Schema, top: int) -> SchemaCheckData:
         "SELECT count(*), count(rule), coalesce(sum(memory_bytes), 0), "
         "coalesce(sum(memory_bytes) FILTER (WHERE rule IS NOT NULL), 0) FROM rschema_keys"
     ).fetchone()
-    checks = []
-    items: dict[str, list] = {c: [] for c in CHECKS}
+    checks: list[SchemaCheck] = []
+    items: dict[str, list[SchemaBreak]] = {c: [] for c in CHECKS}
     for row in rows:
         rule = rules.get(row["rule"])
         row["pattern"] = rule.pattern if rule else None
@@ -143,7 +171,7 @@ def section(run, schema: Schema, top: int) -> SchemaCheckData:
             if rule
             else None
         )
-        items[row["check"]].append(row)
+        items[row["check"]].append(cast(SchemaBreak, row))
     for name, description in CHECKS.items():
         found = items[name]
         unit = "families" if name in FAMILY_CHECKS else "keys"
@@ -176,7 +204,7 @@ def section(run, schema: Schema, top: int) -> SchemaCheckData:
     }
 
 
-def _advice(by: dict) -> list[str]:
+def _advice(by: dict[str, SchemaCheck]) -> list[str]:
     """What to do about the breaks; `by`: each check's totals, by name."""
     advice = []
     if by["undocumented"]["keys"]:

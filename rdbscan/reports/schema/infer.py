@@ -10,11 +10,13 @@ import datetime as _dt
 import os
 import re
 from dataclasses import dataclass
+from typing import cast
 
 from ..._version import __version__
 from ...db.macros import segment_delimiters
 from ..engine import querylib
 from ..engine.relations import REPORTED_DUMPS, prepare, relations_used
+from .data import InferredFamily, Relation, SchemaData, SchemaFamily, SchemaHead
 from .spec import SCHEMA_FORMAT
 
 
@@ -131,7 +133,9 @@ def ttl_policy(row: dict) -> str:
 _DECLARED_TTL = {"never": "none", "always": "required", "mixed": "optional"}
 
 
-def infer(con, options: InferOptions | None = None, source: str | None = None, warn=None) -> dict:
+def infer(
+    con, options: InferOptions | None = None, source: str | None = None, warn=None
+) -> SchemaData:
     """The schema of the keys in an open rdbscan database: one entry per family, largest first."""
     from ..format import plain as _plain
 
@@ -159,10 +163,10 @@ def infer(con, options: InferOptions | None = None, source: str | None = None, w
         {"dump_id": options.dump_id},
     ).fetchone()
     related = relations(con, rows, warn) if options.relations else {}
-    families = []
+    families: list[SchemaFamily] = []
     for r in fams:
         policy = ttl_policy(r)
-        entry = {
+        entry: InferredFamily = {
             "pattern": typed_pattern(r["pattern"], slots.get(r["pattern"], {}), options.delimiters),
             "type": r["type"],
             "description": "",
@@ -189,16 +193,17 @@ def infer(con, options: InferOptions | None = None, source: str | None = None, w
         if options.relations:
             via = "values" if r["type"] == "hash" else "members"
             entry["observed"]["relations"] = [
-                {"via": via, **x} for x in related.get(r["pattern"], [])
+                cast(Relation, {"via": via, **x}) for x in related.get(r["pattern"], [])
             ]
         families.append(entry)
-    return {
+    head: SchemaHead = {
         "rdbscan_schema": SCHEMA_FORMAT,
         "generated_by": f"rdbscan {__version__}",
         "generated_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "source": source,
         "server": f"{dump[0] or 'redis'} {dump[1] or ''}".strip() if dump else None,
         "delimiters": options.delimiters,
-        **({"relations_sample": sample_statement()} if options.relations else {}),
-        "families": families,
     }
+    if options.relations:
+        return {**head, "relations_sample": sample_statement(), "families": families}
+    return {**head, "families": families}

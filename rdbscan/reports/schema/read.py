@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
 
 from ...db import sizes
 from .spec import RULE_KEYS, SCHEMA_FORMAT, TTL_VALUES, pattern_regex
+
+if TYPE_CHECKING:
+    from .data import DeclaredFamily, SchemaData
 
 _TOP_KEYS = {"schema", "family"}
 _SCHEMA_KEYS = {
@@ -206,7 +210,7 @@ def load_schema(path: str) -> Schema:
     return parse_schema(data, path)
 
 
-def merge_previous(schema: dict, previous: Schema) -> dict:
+def merge_previous(schema: SchemaData, previous: Schema) -> SchemaData:
     """A regenerated schema keeping what the team wrote in the previous file: descriptions and
     rules of the families whose pattern is in both, and declared families the dump no longer
     shows (after the new ones, without observed figures)."""
@@ -215,11 +219,13 @@ def merge_previous(schema: dict, previous: Schema) -> dict:
         raw = old.pop(fam["pattern"], None)
         if raw is None:
             continue
+        entry = cast(dict, fam)  # the rules as written: parse_schema checked them
         for key in ("description", *RULE_KEYS):
             if key in raw:
-                fam[key] = raw[key]
+                entry[key] = raw[key]
             elif key not in ("type", "description", "ttl"):
-                fam.pop(key, None)
-    for raw in old.values():
-        schema["families"].append({k: v for k, v in raw.items() if k != "observed"})
+                entry.pop(key, None)
+    for raw in old.values():  # checked by parse_schema: the keys of a DeclaredFamily
+        declared = {k: v for k, v in raw.items() if k != "observed"}
+        schema["families"].append(cast("DeclaredFamily", declared))
     return schema

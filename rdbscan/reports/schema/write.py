@@ -7,9 +7,13 @@ import json
 import os
 import re
 import tempfile
+from typing import TYPE_CHECKING
 
 from ...errors import CommandError, not_overwritten
 from .spec import HEADER, RULE_KEYS, SCHEMA_FORMAT
+
+if TYPE_CHECKING:
+    from .data import SchemaData, SchemaFamily
 
 
 def _toml_str(s: str) -> str:
@@ -39,7 +43,7 @@ def _toml_key(k: str) -> str:
     return k if re.fullmatch(r"[A-Za-z0-9_-]+", k) else _toml_str(k)
 
 
-def render_toml(schema: dict) -> str:
+def render_toml(schema: SchemaData) -> str:
     lines = [
         HEADER + ": one [[family]] per key family; the format and the pattern language are in",
         "# docs/schema.md. Write the descriptions, tighten the rules (ttl, max_ttl, max_length,",
@@ -47,14 +51,12 @@ def render_toml(schema: dict) -> str:
         "#   rdbscan report DUMP --schema THIS_FILE --fail-on schema",
         "# [family.observed] is what the dump showed when the file was written; checks ignore it.",
         *(  # --redact (docs/redact.md); a comment: [schema] holds only what the checks read
-            ["# " + " ".join(schema["redaction"]["note"].split())]
-            if schema.get("redaction")
-            else []
+            ["# " + " ".join(schema["redaction"]["note"].split())] if "redaction" in schema else []
         ),
         "",
         "[schema]",
         f"format = {SCHEMA_FORMAT}",
-        f"delimiters = {_toml_str(schema.get('delimiters') or ':')}",
+        f"delimiters = {_toml_str(schema['delimiters'])}",
     ]
     for key in ("generated_by", "generated_at", "source", "server", "relations_sample"):
         if schema.get(key):
@@ -65,9 +67,10 @@ def render_toml(schema: dict) -> str:
             lines.append(f"type = {_toml_str(fam['type'])}")
         lines.append(f"description = {_toml_str(fam.get('description') or '')}")
         for key in RULE_KEYS[1:]:
-            if fam.get(key) is not None:
-                lines.append(f"{key} = {_toml_value(fam[key])}")
-        obs = fam.get("observed")
+            value = fam.get(key)
+            if value is not None:
+                lines.append(f"{key} = {_toml_value(value)}")
+        obs = fam["observed"] if "observed" in fam else None
         if obs:
             lines.append("[family.observed]")
             for k, v in obs.items():
@@ -85,43 +88,42 @@ def _md_code(text: str) -> str:
     return f"`` {text} ``" if "`" in text else f"`{text}`"
 
 
-def ttl_label(fam: dict) -> str:
+def ttl_label(fam: SchemaFamily) -> str:
     """The TTL column of the markdown table: the declared policy, and what the dump showed."""
     from ..format import fmt_duration_ms
 
-    obs = fam.get("observed") or {}
+    obs = fam["observed"] if "observed" in fam else None
     declared = fam.get("ttl") or "optional"
     text = {"required": "required", "none": "none", "optional": "optional"}.get(declared, declared)
     if fam.get("max_ttl") is not None:
         text += f", max {fam['max_ttl']}"
-    if obs.get("ttl_policy") == "mixed":
+    if obs and obs["ttl_policy"] == "mixed":
         text += f" ({obs['ttl_share']:.0%} of keys)"
-    if obs.get("ttl_median_ms") is not None:
+    if obs and obs["ttl_median_ms"] is not None:
         text += f"; median {fmt_duration_ms(obs['ttl_median_ms'])}"
     return text
 
 
-def render_markdown(schema: dict) -> str:
+def render_markdown(schema: SchemaData) -> str:
     from ..format import fmt_bytes, fmt_int
 
     lines = [HEADER, ""]
-    src = ", ".join(x for x in (schema.get("source"), schema.get("server")) if x)
+    src = ", ".join(x for x in (schema["source"], schema["server"]) if x)
     if src:
         lines += [
-            f"Inferred from {_md_cell(src)} by {schema.get('generated_by', 'rdbscan')}. "
-            "Patterns: docs/schema.md.",
+            f"Inferred from {_md_cell(src)} by {schema['generated_by']}. Patterns: docs/schema.md.",
             "",
         ]
-    if schema.get("redaction"):  # --redact (docs/redact.md)
+    if "redaction" in schema:  # --redact (docs/redact.md)
         lines += [f"_{_md_cell(schema['redaction']['note'])}_", ""]
     lines += [
         "| pattern | type | description | TTL | keys | memory | example |",
         "|---|---|---|---|--:|--:|---|",
     ]
     for fam in schema["families"]:
-        obs = fam.get("observed") or {}
+        obs = fam["observed"] if "observed" in fam else None
         typ = fam.get("type") or "any"
-        if obs.get("other_types"):
+        if obs and obs["other_types"]:
             typ += " (also " + ", ".join(f"{t} {n}" for t, n in obs["other_types"].items()) + ")"
         lines.append(
             "| "
@@ -131,9 +133,9 @@ def render_markdown(schema: dict) -> str:
                     _md_cell(typ),
                     _md_cell(fam.get("description") or ""),
                     _md_cell(ttl_label(fam)),
-                    fmt_int(obs.get("keys")),
-                    fmt_bytes(obs.get("memory_bytes")),
-                    _md_code(obs["example"]) if obs.get("example") is not None else "",
+                    fmt_int(obs["keys"] if obs else None),
+                    fmt_bytes(obs["memory_bytes"] if obs else None),
+                    _md_code(obs["example"]) if obs and obs["example"] is not None else "",
                 ]
             )
             + " |"
@@ -142,7 +144,8 @@ def render_markdown(schema: dict) -> str:
         f"- {_md_code(fam['pattern'])} {x['via']} → {_md_code(x['family'])} "
         f"({x['share']:.0%} of {fmt_int(x['elements'])} elements sampled in {fmt_int(x['keys'])} keys)"
         for fam in schema["families"]
-        for x in (fam.get("observed") or {}).get("relations") or []
+        if "observed" in fam
+        for x in fam["observed"].get("relations", [])
     ]
     if rel:
         lines += [
@@ -154,7 +157,7 @@ def render_markdown(schema: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_json(schema: dict) -> str:
+def render_json(schema: SchemaData) -> str:
     return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
 
 
