@@ -9,8 +9,11 @@ import json
 
 import pytest
 from common import FIXTURES
+from test_report_width import WIDTHS, _render, _report, check_tables
 
 from rdbscan.db.load import load
+from rdbscan.reports.format import fmt_time
+from rdbscan.reports.report.render import document
 
 TWENTY = sorted(str(p) for p in FIXTURES.glob("*/*/dump.rdb"))[:20]
 
@@ -61,3 +64,62 @@ def test_a_dataset_of_twenty_dumps_is_reported_at_the_default_memory_limit(cli, 
         "has_ttl": False,
     }
     assert len(got["big_keys"]["top_by_length"]) == 60  # no length ranking for strings
+
+
+TWO = [str(FIXTURES / "diff" / "old.rdb"), str(FIXTURES / "diff" / "new.rdb")]
+
+
+@pytest.fixture(scope="module")
+def two_db(tmp_path_factory) -> str:
+    """Two snapshots with expiry herds (cache:item:{id}) as two dumps of one database."""
+    db = str(tmp_path_factory.mktemp("two") / "two.duckdb")
+    assert [r.dump_id for r in load(TWO, db)] == [1, 2]
+    return db
+
+
+def _herd_table(report: dict):
+    blocks = [b for b in document(report) if b.kind == "table" and b.table]
+    return next(b.table for b in blocks if b.table.title.startswith("Expiries bunched"))
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_a_herd_names_its_dump_over_several_dumps(two_db, width):
+    """A herd of expiries is one dump's: over two dumps the table opens with that dump (`#2`),
+    every cell whole from 80 columns up; the JSON rows carry dump_id."""
+    report = _report(two_db)
+    herd = report["ttl"]["herd"]["seconds"] + report["ttl"]["herd"]["minutes"]
+    assert len(herd) == 20
+    assert {h["dump_id"] for h in herd} == {1, 2}
+    t = _herd_table(report)
+    assert t.headers[0] == "dump"
+    assert [r[0] for r in t.rows] == [f"#{h['dump_id']}" for h in herd]
+    assert [r[3] for r in t.rows] == [h["pattern"] for h in herd]
+    assert t.rows[0] == [
+        "#1",
+        fmt_time(herd[0]["moment_ms"]),
+        "second",
+        "cache:item:{id}",
+        "12",
+        "<0.01",
+        "69,120",
+        "practically none",
+    ]
+    text = _render(report, width)
+    ttl = [b for b in document(report) if b.kind == "table" and b.table.title == t.title]
+    assert check_tables(ttl, text, width) == 20 * 8
+
+
+def test_a_herd_of_one_dump_has_no_dump_column(loaded):
+    report = _report(loaded(FIXTURES / "diff" / "old.rdb"))
+    herd = report["ttl"]["herd"]["seconds"]
+    assert herd and {h["dump_id"] for h in herd} == {1}
+    t = _herd_table(report)
+    assert t.headers == [
+        "moment",
+        "per",
+        "family",
+        "keys",
+        "evenly spread",
+        "times that",
+        "by chance",
+    ]
