@@ -9,7 +9,7 @@ import json
 
 import pytest
 import rdbwriter as W
-from common import FIXTURES, ROOT
+from common import FIXTURE_DUMPS, FIXTURES, ROOT
 
 from rdbscan.db.load import load
 from rdbscan.fleet.load import load_dataset
@@ -421,7 +421,11 @@ def test_a_fleets_findings_say_which_dumps_they_concern(fleet):
     _, rep = fleet
     by_id = {f["id"]: f for f in rep["findings"]}
     # the per-dump truth: the dumps holding such keys
-    assert (by_id["dump-incomplete"]["keys"], by_id["dump-incomplete"]["dumps"]) == (674, [2])
+    # one dump's finding in its own words: the 1 key read before the damage, not all dumps' keys
+    assert (by_id["dump-incomplete"]["keys"], by_id["dump-incomplete"]["dumps"]) == (1, [2])
+    assert by_id["dump-incomplete"]["message"] == (
+        "The dump could not be read to the end: the figures cover the 1 keys read before the damage."
+    )
     assert by_id["big-keys-critical"]["dumps"] == [7]
     assert by_id["big-keys-critical"]["keys"] == 1
     assert by_id["big-keys"]["dumps"] == [5, 10, 15, 20, 25, 30, 35]
@@ -480,3 +484,91 @@ def test_a_fleets_lines_cover_the_sections_computed(fleet):
         7: "big-keys-critical",
         **{d: "big-keys" for d in (5, 10, 15, 20, 25, 30, 35)},
     }
+
+
+# Over MAX_DUMPS_ALONE fixture dumps: the first 36 in FIXTURE_DUMPS order (the diff snapshots
+# with big keys and expiry herds, two cluster dumps that announce their slots, streams), and a
+# dump newer than rdbscan, a damaged one and two whose checksum does not match.  (A second load
+# of the same file is refused, docs/loading.md: every dump here is a different file.)
+MANY = [d for d in FIXTURE_DUMPS[:36]] + [
+    str(FIXTURES / p)
+    for p in (
+        "public/librdb/test/dumps/future_v19.rdb",
+        "public/redis-replicator/src/test/resources/module.rdb",
+        "public/redis-tests-assets/tests/assets/corrupt_ziplist.rdb",
+        "redis-7.0.15/variants/corrupt-value/dump.rdb",
+    )
+]
+
+
+@pytest.fixture(scope="module")
+def many(tmp_path_factory) -> tuple[str, dict]:
+    db = str(tmp_path_factory.mktemp("many") / "many.duckdb")
+    results = load(MANY, db)
+    assert [r.dump_id for r in results] == list(range(1, len(MANY) + 1))
+    return db, _report(db)
+
+
+@pytest.mark.slow
+def test_over_many_dumps_each_finding_names_the_dumps_whose_report_alone_has_it(many):
+    """Every finding that the sections' by_dump answer (the dump itself, big keys, keys without
+    TTL and expired, expiry herds, slot announcements, pending stream entries) names the dumps
+    whose report alone (--dump-id N) has it, and each dump's line counts those findings and
+    opens with the worst of them, in the same words (without the big keys' examples)."""
+    db, rep = many
+    assert len(MANY) > F.MAX_DUMPS_ALONE
+    assert F.GROUPED_FINDINGS == (
+        "dump-incomplete",
+        "rdbscan-older-than-dump",
+        "checksum-mismatch",
+        "big-keys-critical",
+        "big-keys",
+        "ttl-herd",
+        "expired-at-snapshot",
+        "no-ttl-share",
+        "slot-count-mismatch",
+        "stream-pending",
+    )
+    own = {}
+    for d in range(1, len(MANY) + 1):
+        alone = F.build(_report(db, dump_id=d), limit=None)
+        own[d] = [f for f in alone if f["id"] in F.GROUPED_FINDINGS]
+    having = {
+        fid: [d for d, fs in own.items() if any(f["id"] == fid for f in fs)]
+        for fid in F.GROUPED_FINDINGS
+    }
+    # what the dumps hold: several of the checks fire, on some dumps and not others
+    assert having["big-keys-critical"] == [5, 7, 9]
+    assert having["big-keys"] == [5, 6, 7, 8, 10, 40]
+    assert having["dump-incomplete"] == [39]
+    assert having["rdbscan-older-than-dump"] == [38]
+    assert having["checksum-mismatch"] == [37, 40]
+    assert having["ttl-herd"] == [5, 6, 7, 8, 9, 10, 40]
+    assert having["expired-at-snapshot"] == [5, 7, 9]
+    assert len(having["no-ttl-share"]) == 33
+    grouped = [f for f in rep["findings"] if f["id"] in F.GROUPED_FINDINGS]
+    assert [f["id"] for f in grouped] == [
+        "big-keys-critical",
+        "dump-incomplete",
+        "checksum-mismatch",
+        "big-keys",
+        "ttl-herd",
+        "rdbscan-older-than-dump",
+        "no-ttl-share",
+    ]
+    for f in grouped:
+        assert f["dumps"] == having[f["id"]], f["id"]
+    assert all("dumps" not in f for f in rep["findings"] if f["id"] not in F.GROUPED_FINDINGS)
+    for line in rep["dumps"]:
+        mine = own[line["dump_id"]]
+        assert line["findings"] == len(mine), line
+        if not mine:
+            assert line["worst"] is None
+            continue
+        assert (line["worst"]["id"], line["worst"]["severity"]) == (
+            mine[0]["id"],
+            mine[0]["severity"],
+        )
+        assert mine[0]["message"].startswith(line["worst"]["message"])
+        if not mine[0]["id"].startswith("big-keys"):
+            assert mine[0]["message"] == line["worst"]["message"]

@@ -209,12 +209,18 @@ class Runner:
         self.values = values
         self.created: set = set()
         self.queries = bundled_queries()
+        self._done: dict[tuple, list[dict]] = {}
 
     def rows(self, name: str, **overrides) -> list[dict]:
-        q = self.queries[name]
-        values = {**self.values, **overrides}
-        prepare(self.con, values, needs=relations_used(q), created=self.created)
-        return [plain(r) for r in run_dicts(self.con, q, values)]
+        """The query's rows (fresh dicts: callers may change them); run once per parameters,
+        so that a section's rows serve its `by_dump` too without a second pass."""
+        key = (name, tuple(sorted(overrides.items())))
+        if key not in self._done:
+            q = self.queries[name]
+            values = {**self.values, **overrides}
+            prepare(self.con, values, needs=relations_used(q), created=self.created)
+            self._done[key] = [plain(r) for r in run_dicts(self.con, q, values)]
+        return [dict(r) for r in self._done[key]]
 
     def one(self, name: str, **overrides) -> dict:
         rows = self.rows(name, **overrides)

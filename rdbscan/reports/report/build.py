@@ -213,7 +213,14 @@ def build_report(
     if alone:
         found, head["dumps"] = findings.per_dump(report, alone)
     elif not options.dump_id and _reported_dumps(con) > MAX_DUMPS_ALONE:
-        found, head["dumps"] = findings.grouped(report, run.rows("dump_lines"))
+        rows = run.rows("dump_lines")
+        lines = {r["dump_id"]: r for r in rows}
+        per_section = {
+            s.name: s.by_dump(run, report[s.name], lines)
+            for s in findings.grouped_sections(report)
+            if s.by_dump is not None
+        }
+        found, head["dumps"] = findings.grouped(report, rows, per_section)
     report = {**head, "findings": found, **report}
     report["report_seconds"] = round(time.perf_counter() - started, 3)
     return report

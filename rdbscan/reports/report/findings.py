@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ..document import SEVERITY_MARK, Block
 from ..format import fmt_bytes, fmt_int, fmt_key, fmt_pct
-from .section import share, total_memory
+from .section import total_memory
 from .sections import SECTIONS
 
 MAX_FINDINGS = 10
@@ -37,14 +37,12 @@ def _rank(f: dict) -> tuple:
     return (SEVERITY_ORDER[f["severity"]], -(f["memory_bytes"] or 0), -(f["keys"] or 0))
 
 
-def per_dump(report: dict, alone: dict[int, dict]) -> tuple[list[dict], list[dict]]:
-    """A report over several dumps: its findings that some dump's report alone has, each with
-    `dumps` (the ids of those dumps), and one line per dump (its server, keys, memory, whether
-    it was read to the end, its worst finding).  `alone`: dump id -> that dump's report."""
-    own = {d: build(r, limit=None) for d, r in alone.items()}
+def _concerning(together: list[dict], own: dict[int, list[dict]]) -> list[dict]:
+    """The findings of a report over several dumps that some dump's own findings (`own`: dump
+    id -> its findings) have, each with `dumps` (the ids of those dumps)."""
     found: list[dict] = []
     seen: dict[str, int] = {}  # an id may come twice (no-ttl-ephemeral: two families)
-    for f in build(report, limit=None):
+    for f in together:
         n = seen[f["id"]] = seen.get(f["id"], -1) + 1
         dumps = [d for d, fs in own.items() if any(x["id"] == f["id"] for x in fs)]
         if len(dumps) == 1:  # one dump's: in its own words (its figures, not the sums)
@@ -58,6 +56,15 @@ def per_dump(report: dict, alone: dict[int, dict]) -> tuple[list[dict], list[dic
     have = {f["id"] for f in found}
     for d, fs in own.items():
         found += [{**f, "dumps": [d]} for f in fs if f["id"] not in have]
+    return found
+
+
+def per_dump(report: dict, alone: dict[int, dict]) -> tuple[list[dict], list[dict]]:
+    """A report over several dumps: its findings that some dump's report alone has, each with
+    `dumps` (the ids of those dumps), and one line per dump (its server, keys, memory, whether
+    it was read to the end, its worst finding).  `alone`: dump id -> that dump's report."""
+    own = {d: build(r, limit=None) for d, r in alone.items()}
+    found = _concerning(build(report, limit=None), own)
     found.sort(key=_rank)
     lines = []
     for d, r in alone.items():
@@ -80,122 +87,58 @@ def per_dump(report: dict, alone: dict[int, dict]) -> tuple[list[dict], list[dic
     return found[:MAX_FINDINGS], lines
 
 
-# The findings whose figures group by dump (`dump_lines`, one pass over the keys): over more than
-# MAX_DUMPS_ALONE dumps, the only ones that say which dumps they concern, and each dump's worst.
-GROUPED_FINDINGS = (
-    "dump-incomplete",
-    "rdbscan-older-than-dump",
-    "checksum-mismatch",
-    "big-keys-critical",
-    "big-keys",
-    "expired-at-snapshot",
-    "no-ttl-share",
-)
-GROUPED_CHECKS = "the dump itself, big keys, keys without TTL, keys expired at snapshot"  # all
+# The findings that the sections' `by_dump` answer for every dump from grouped queries: over
+# more than MAX_DUMPS_ALONE dumps, the only ones that say which dumps they concern, and those
+# of which each dump's worst is.
+GROUPED_FINDINGS = tuple(f for s in SECTIONS for f in s.dump_findings)
+GROUPED_CHECKS = ", ".join(s.dump_checks for s in SECTIONS if s.dump_checks)  # all of them
 # The lines per dump the text shows (the worst first beyond that); the JSON has every dump.
 MAX_DUMP_LINES = 20
 # Above this many dumps, a report does not build each dump's report alone (it would take as long
-# again): the line per dump comes from one grouped query instead (`dump_lines`), its worst
-# finding from the checks that group by dump (GROUPED_CHECKS), and only their findings say which
+# again): the line per dump comes from one grouped query instead (`dump_lines`), and each dump's
+# findings, among GROUPED_FINDINGS, from the sections' `by_dump`: only those findings say which
 # dumps they concern (docs/report.md, "Several dumps").
 MAX_DUMPS_ALONE = 32
 
 
-def _grouped_own(row: dict, report: dict) -> list[dict]:
-    """A dump's findings among GROUPED_FINDINGS, from its `dump_lines` row, most important
-    first; worded as the sections word them (big_keys, ttl), without the examples; only those
-    of the sections the report has (--section)."""
-    out: list[dict] = []
-    total = row["memory_bytes"]
-    big = report.get("big_keys")
-    ttl = report.get("ttl")
-
-    def add(fid: str, severity: str, message: str, memory: int) -> None:
-        out.append({"id": fid, "severity": severity, "message": message, "memory_bytes": memory})
-
-    # the dump itself (as the overview's findings word it): the dumps table's row
-    if not row["complete"] and row["error_kind"] == "unsupported":
-        add(
-            "rdbscan-older-than-dump",
-            "warning",
-            f"rdbscan is older than this dump: it read the {fmt_int(row['keys'])} keys before "
-            f"the first record it does not know; the figures cover those keys. The file is "
-            f"not damaged.",
-            0,
-        )
-    elif not row["complete"]:
-        add(
-            "dump-incomplete",
-            "critical",
-            f"The dump could not be read to the end: the figures cover the "
-            f"{fmt_int(row['keys'])} keys read before the damage.",
-            0,
-        )
-    if "mismatch" in str(row["checksum"] or ""):
-        add(
-            "checksum-mismatch",
-            "critical",
-            "The CRC64 checksum does not match: the file is damaged.",
-            0,
-        )
-    if big and row["big_critical"]:
-        n, mem = row["big_critical"], row["big_critical_memory_bytes"]
-        add(
-            "big-keys-critical",
-            "critical",
-            f"{fmt_int(n)} critical big key{'s' if n != 1 else ''} hold "
-            f"{fmt_bytes(mem)}{share(mem, total)}",
-            mem,
-        )
-    if big and row["big_other"]:
-        n, mem, t = row["big_other"], row["big_other_memory_bytes"], big["thresholds"]
-        add(
-            "big-keys",
-            "warning",
-            f"{fmt_int(n)} big key{'s' if n != 1 else ''} (over {fmt_bytes(t['string_bytes'])} or "
-            f"{fmt_int(t['collection_length'])} elements) hold {fmt_bytes(mem)}{share(mem, total)}",
-            mem,
-        )
-    if ttl and row["expired_at_snapshot"]:
-        mem = row["memory_expired_at_snapshot"]
-        add(
-            "expired-at-snapshot",
-            "info",
-            f"{fmt_int(row['expired_at_snapshot'])} keys were already expired at snapshot time "
-            f"({fmt_bytes(mem)})",
-            mem,
-        )
-    mem = row["memory_without_ttl"]
-    if ttl and mem and total and mem / total >= 0.5:  # as the ttl section's finding
-        add(
-            "no-ttl-share",
-            "info",
-            f"{mem / total:.0%} of the memory ({fmt_bytes(mem)}) is in keys without TTL "
-            f"({fmt_int(row['keys_without_ttl'])} keys)",
-            mem,
-        )
-    out.sort(key=lambda f: (SEVERITY_ORDER[f["severity"]], -f["memory_bytes"]))  # as _rank
-    return out
+def grouped_sections(report: dict) -> list:
+    """The sections whose findings a report over many dumps gives per dump: those with a
+    `by_dump` that the report computed (`--section` leaves some out; the dump itself always)."""
+    return [
+        s
+        for s in SECTIONS
+        if s.by_dump is not None and (report.get(s.name) and s.findings is not None)
+    ]
 
 
-def grouped(report: dict, rows: list[dict]) -> tuple[list[dict], list[dict]]:
+def grouped(
+    report: dict, rows: list[dict], per_section: dict[str, dict[int, dict]]
+) -> tuple[list[dict], list[dict]]:
     """A report over more than MAX_DUMPS_ALONE dumps: one line per dump from `rows` (the grouped
-    query `dump_lines`: the dumps table and one GROUP BY dump_id over the keys), its worst
-    finding among the checks that group by dump (GROUPED_CHECKS, `worst_of`), and the findings
-    of those checks with `dumps`; the other findings are over all dumps together, without
-    `dumps` (no dump's report is built alone)."""
-    own = {r["dump_id"]: _grouped_own(r, report) for r in rows}
-    # the checks the report computed (--section leaves some out)
-    checks = ", ".join(
-        ["the dump itself"]
-        + (["big keys"] if report.get("big_keys") else [])
-        + (["keys without TTL, keys expired at snapshot"] if report.get("ttl") else [])
-    )
-    found = []
-    for f in build(report, limit=None):
-        if f["id"] in GROUPED_FINDINGS:
-            f = {**f, "dumps": [d for d, fs in own.items() if any(x["id"] == f["id"] for x in fs)]}
-        found.append(f)
+    query `dump_lines`: the dumps table and one GROUP BY dump_id over the keys), and each dump's
+    own findings among GROUPED_FINDINGS, worded by its sections' `findings` from their objects
+    per dump (`per_section`: section name -> dump id -> its object, the sections' `by_dump`):
+    those findings say which dumps they concern, the others are over all dumps together,
+    without `dumps` (no dump's report is built alone)."""
+    sections = [s for s in grouped_sections(report) if s.name in per_section]
+    own: dict[int, list[dict]] = {}
+    for r in rows:
+        d = r["dump_id"]
+        # what a section's findings read of the rest of the report: the dump's memory (shares)
+        alone = {"overview": {"keys": r["keys"], "memory_bytes": r["memory_bytes"]}}
+        fs = []
+        for s in sorted(sections, key=lambda s: s.finding_order):
+            data = per_section[s.name].get(d)
+            if data is not None and s.findings is not None:
+                fs += [f for f in s.findings(data, alone) if f["id"] in s.dump_findings]
+        own[d] = sorted(fs, key=_rank)
+    checks = ", ".join(s.dump_checks for s in sections if s.dump_checks)
+    ids = {f for s in sections for f in s.dump_findings}
+    together = build(report, limit=None)
+    found = _concerning([f for f in together if f["id"] in ids], own) + [
+        f for f in together if f["id"] not in ids
+    ]
+    found.sort(key=_rank)
     lines = [
         {
             "dump_id": r["dump_id"],
@@ -338,8 +281,8 @@ def layout(report: dict) -> list[Block]:
                 f"Over more than {MAX_DUMPS_ALONE} dumps no dump's report is built alone: each dump's worst "
                 f"finding is that of the checks that group by dump ({per[0]['worst_of']}), and "
                 f"only their findings say which dumps they concern; the other checks (encodings, "
-                f"TTL herds, slots, naming, ...) are judged over all dumps together "
-                f"(--dump-id N reports one dump alone).",
+                f"key families, value design, naming, cold keys, hot slots) are judged over all "
+                f"dumps together (--dump-id N reports one dump alone).",
             )
         )
     if not found:

@@ -44,6 +44,14 @@ class Section:
     findings: Callable[[dict, dict], list[dict]] | None = None
     # where its findings go among findings of equal severity, memory and keys
     finding_order: int = 0
+    # A report over more than MAX_DUMPS_ALONE dumps (findings.grouped): (run, its object, the
+    # `dump_lines` rows by dump id) -> dump id -> its object as far as `findings` reads it for
+    # the findings in `dump_findings`, for every dump from grouped queries (GROUP BY dump_id or
+    # a ranking per dump), so that those findings say which dumps they concern, in the words
+    # of `findings` itself; `dump_checks` names those checks for the line per dump.
+    by_dump: Callable[[Runner, dict, dict[int, dict]], dict[int, dict]] | None = None
+    dump_findings: tuple[str, ...] = ()
+    dump_checks: str = ""
     # `--fail-on` rules; `rule:detail` (naming:<rule-id>) is measured by the rule's section
     fail_rules: dict[str, FailRule] = field(default_factory=dict)
     # (run, report, rule) -> (value, share or None, description or None) for one of its rules

@@ -78,3 +78,20 @@ def build(run: Runner, options, meta: dict) -> BigKeysData:
         "top_by_length": [r for r in top if r["ranking"] == "length"],
         "advice": advice,
     }
+
+
+def by_dump(run: Runner, b: dict, lines: dict[int, dict]) -> dict[int, dict]:
+    """Each dump's object as far as its findings read it, from its `dump_lines` row (the same
+    tests as big_keys.sql): its big keys, critical or not, and their memory; no examples."""
+    return {
+        d: {
+            "keys": r["big_critical"] + r["big_other"],
+            "critical": r["big_critical"],
+            "string_keys": r["big_strings"],
+            "memory_bytes": r["big_critical_memory_bytes"] + r["big_other_memory_bytes"],
+            "critical_memory_bytes": r["big_critical_memory_bytes"],
+            "thresholds": b["thresholds"],
+            "items": [],
+        }
+        for d, r in lines.items()
+    }

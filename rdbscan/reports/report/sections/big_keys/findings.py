@@ -17,6 +17,12 @@ def _advice(b: dict) -> str:
     return f"split {' and '.join(what)}; delete with UNLINK; see Big keys"
 
 
+def _for_example(keys) -> str:
+    """`: big:5 ...`, or nothing without examples (a dump's figures from a grouped query)."""
+    names = examples(keys)
+    return f": {names}" if names else ""
+
+
 def findings(b: dict, report: dict) -> list[dict]:
     if not b.get("keys"):
         return []
@@ -34,8 +40,8 @@ def findings(b: dict, report: dict) -> list[dict]:
                 "critical",
                 "big_keys",
                 f"{fmt_int(crit)} critical big key{'s' if crit != 1 else ''} hold "
-                f"{fmt_bytes(mem)}{share(mem, total_memory(report))}: "
-                f"{examples(i['key'] for i in crit_items)}",
+                f"{fmt_bytes(mem)}{share(mem, total_memory(report))}"
+                f"{_for_example(i['key'] for i in crit_items)}",
                 "split or UNLINK them; see Big keys",
                 memory=mem,
                 keys=crit,
@@ -56,8 +62,8 @@ def findings(b: dict, report: dict) -> list[dict]:
                 f"{fmt_int(rest)} big key{'s' if rest != 1 else ''} "
                 f"(over {fmt_bytes(b['thresholds']['string_bytes'])} or "
                 f"{fmt_int(b['thresholds']['collection_length'])} elements) hold "
-                f"{fmt_bytes(mem)}{share(mem, total_memory(report))}: "
-                f"{examples(i['key'] for i in items if i.get('severity') != 'critical')}",
+                f"{fmt_bytes(mem)}{share(mem, total_memory(report))}"
+                f"{_for_example(i['key'] for i in items if i.get('severity') != 'critical')}",
                 _advice(b),
                 memory=mem,
                 keys=rest,

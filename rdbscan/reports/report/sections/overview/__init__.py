@@ -1,7 +1,7 @@
 """The Overview: dumps, databases, types, memory against used_mem, what the figures cover."""
 
 from ...section import Section
-from .build import OverviewData, build
+from .build import OverviewData, build, by_dump
 from .charts import chart_data, charts
 from .findings import findings
 from .layout import layout
@@ -12,6 +12,9 @@ SECTION = Section(
     layout=layout,
     data=OverviewData,
     findings=findings,
+    by_dump=by_dump,
+    dump_findings=("dump-incomplete", "rdbscan-older-than-dump", "checksum-mismatch"),
+    dump_checks="the dump itself",
     finding_order=0,
     chart_data=chart_data,
     charts=charts,

@@ -226,3 +226,23 @@ def _advice(dumps: list, skipped: int, limited: list) -> list[str]:
             f"{skipped} damaged keys were left out (load --skip-bad): the figures do not cover them."
         )
     return advice
+
+
+def by_dump(run: Runner, o: dict, lines: dict[int, dict]) -> dict[int, dict]:
+    """Each dump's object as far as its findings read it (the dump itself), from its
+    `dump_lines` row: its keys, read to the end or not and why not, its checksum."""
+    return {
+        d: {
+            "keys": r["keys"],
+            "complete": r["complete"],
+            "stopped_by": (
+                None
+                if r["complete"]
+                else "rdbscan"
+                if r["error_kind"] == "unsupported"
+                else "damage"
+            ),
+            "checksum": r["checksum"] or "not reached",
+        }
+        for d, r in lines.items()
+    }

@@ -1,7 +1,7 @@
 """Cluster slots: keys and memory per hash slot, and hashtags."""
 
 from ...section import Section
-from .build import SlotsData, build
+from .build import SlotsData, build, by_dump
 from .charts import charts
 from .findings import findings
 from .layout import layout
@@ -12,6 +12,9 @@ SECTION = Section(
     layout=layout,
     data=SlotsData,
     findings=findings,
+    by_dump=by_dump,
+    dump_findings=("slot-count-mismatch",),
+    dump_checks="slot announcements",
     finding_order=8,
     charts=charts,
 )

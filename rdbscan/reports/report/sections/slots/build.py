@@ -27,6 +27,7 @@ class SlotsData(TypedDict):
 
 def build(run: Runner, options, meta: dict) -> SlotsData:
     summary = run.one("slot_summary")
+    summary.pop("mismatches_by_dump", None)  # by_dump's
     hottest = run.rows("slots")
     by_memory = run.rows("slots_by_memory")
     tags = run.rows("hashtags")
@@ -52,3 +53,10 @@ def build(run: Runner, options, meta: dict) -> SlotsData:
             "advice": advice,
         },
     )
+
+
+def by_dump(run: Runner, s: dict, lines: dict[int, dict]) -> dict[int, dict]:
+    """Each dump's object as far as its findings read it for slot announcements: the slots of
+    each dump that disagree with what it announced (slot_summary, the query the section ran)."""
+    wrong = {r["dump_id"]: r["slots"] for r in run.one("slot_summary")["mismatches_by_dump"] or []}
+    return {d: {"announced_mismatches": wrong.get(d, 0)} for d in lines}

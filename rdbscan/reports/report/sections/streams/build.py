@@ -33,3 +33,13 @@ def build(run: Runner, options, meta: dict) -> StreamsData:
             "XADD ... MAXLEN ~ N or XTRIM."
         )
     return {"items": items, "hash_field_ttl": hfe, "advice": advice}
+
+
+def by_dump(run: Runner, st: dict, lines: dict[int, dict]) -> dict[int, dict]:
+    """Each dump's object as far as its findings read it: the streams its report alone lists
+    (streams_by_dump: one ranking per dump)."""
+    out: dict[int, dict] = {d: {"items": []} for d in lines}
+    for r in run.rows("streams_by_dump"):
+        if r["dump_id"] in out:
+            out[r["dump_id"]]["items"].append(r)
+    return out

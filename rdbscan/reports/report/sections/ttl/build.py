@@ -48,7 +48,8 @@ def _ms_to_iso(ms):
 def build(run: Runner, options, meta: dict) -> TtlData:
     s = run.one("ttl_summary")
     families = run.rows("ttl_families")
-    herd = run.rows("ttl_herd")
+    # the section's table: the herds among the `top` of all dumps (by_dump reads the others)
+    herd = [_herd_row(h) for h in run.rows("ttl_herd") if h["listed"]]
     dist = run.rows("ttl_distribution")
     advice = []
     eph = [f for f in families if f["looks_ephemeral"]]
@@ -84,3 +85,34 @@ def build(run: Runner, options, meta: dict) -> TtlData:
             "advice": advice,
         },
     )
+
+
+def _herd_row(h: dict) -> dict:
+    """A row of ttl_herd as the `herd` lists hold it (without which ranking listed it)."""
+    return {k: v for k, v in h.items() if k not in ("listed", "dump_listed")}
+
+
+def by_dump(run: Runner, t: dict, lines: dict[int, dict]) -> dict[int, dict]:
+    """Each dump's object as far as its findings read it for keys without TTL, keys expired at
+    snapshot (its `dump_lines` row) and expiry herds (ttl_herd: the `top` of each dump, from
+    the query the section ran)."""
+    herds: dict[int, list[dict]] = {d: [] for d in lines}
+    for h in run.rows("ttl_herd"):
+        if h["dump_listed"] and h["dump_id"] in herds:
+            herds[h["dump_id"]].append(_herd_row(h))
+    out = {}
+    for d, r in lines.items():
+        out[d] = {
+            "expired_at_snapshot": r["expired_at_snapshot"],
+            "memory_expired_at_snapshot": r["memory_expired_at_snapshot"],
+            "keys_without_ttl": r["keys_without_ttl"],
+            "memory_without_ttl": r["memory_without_ttl"],
+            "memory_share_without_ttl": (
+                r["memory_without_ttl"] / r["memory_bytes"] if r["memory_bytes"] else 0
+            ),
+            "herd": {
+                "seconds": [h for h in herds[d] if h["granularity"] == "second"],
+                "minutes": [h for h in herds[d] if h["granularity"] == "minute"],
+            },
+        }
+    return out

@@ -2,7 +2,7 @@
 -- answers: One line per dump of a report over several dumps, for any number of dumps, in one
 --          grouped pass over the keys (GROUP BY dump_id): its server, file, keys, memory, whether
 --          it was read to the end (and why not: error_kind) and its checksum, and the figures of the verdict's checks that group by dump:
---          its big keys (critical, and the others), its keys without TTL and those already
+--          its big keys (critical, and the others; how many are strings), its keys without TTL and those already
 --          expired at snapshot time, as ttl_summary counts them (docs/report.md, "Several dumps").
 -- params:
 --   string_bytes (10240)                  string value above this many bytes (STRLEN): big-string
@@ -12,7 +12,7 @@
 --   collection_memory (52428800)          collection above this many bytes of memory: big-collection-memory
 WITH flagged AS (
     -- the same tests as big_keys (a dense HyperLogLog, 12,304 bytes by design, is no big key)
-    SELECT dump_id, memory_bytes, expire_at_ms, ttl_ms,
+    SELECT dump_id, type, memory_bytes, expire_at_ms, ttl_ms,
            (type = 'string' AND length > $string_bytes AND length <> 12304)
            OR (type IN ('list', 'set', 'zset', 'hash', 'stream')
                AND (length > $collection_length OR memory_bytes > $collection_memory)) AS big,
@@ -27,6 +27,7 @@ WITH flagged AS (
            count(*) FILTER (WHERE big AND critical) AS big_critical,
            coalesce(sum(memory_bytes) FILTER (WHERE big AND critical), 0) AS big_critical_memory_bytes,
            count(*) FILTER (WHERE big AND NOT critical) AS big_other,
+           count(*) FILTER (WHERE big AND type = 'string') AS big_strings,
            coalesce(sum(memory_bytes) FILTER (WHERE big AND NOT critical), 0) AS big_other_memory_bytes,
            count(*) - count(expire_at_ms) AS keys_without_ttl,
            coalesce(sum(memory_bytes) FILTER (WHERE expire_at_ms IS NULL), 0) AS memory_without_ttl,
@@ -44,6 +45,7 @@ SELECT d.dump_id, d.path, d.server, d.server_version,
        coalesce(p.big_critical_memory_bytes, 0) AS big_critical_memory_bytes,
        coalesce(p.big_other, 0) AS big_other,
        coalesce(p.big_other_memory_bytes, 0) AS big_other_memory_bytes,
+       coalesce(p.big_strings, 0) AS big_strings,
        coalesce(p.keys_without_ttl, 0) AS keys_without_ttl,
        coalesce(p.memory_without_ttl, 0) AS memory_without_ttl,
        coalesce(p.expired_at_snapshot, 0) AS expired_at_snapshot,

@@ -5,7 +5,8 @@
 --          over the dumps that announced counts (a dump's announcement speaks for itself only).
 -- params: none
 -- columns: ..., announced_mismatches (slots of any dump that disagree), mismatch_dumps (the ids
---   of the dumps with such slots)
+--   of the dumps with such slots), mismatches_by_dump (dump_id and slots of each of those, for
+--   a report over many dumps: slots/build.py by_dump)
 WITH s AS (SELECT slot, keys, memory_bytes FROM rslots),
 announced AS (
     SELECT dump_id, slot, sum(keys) AS keys FROM slot_info
@@ -26,4 +27,6 @@ SELECT (SELECT count(*) FROM s) AS slots_used,
        (SELECT max(memory_bytes) FROM s) AS max_memory_in_slot,
        (SELECT count(*) FROM announced) AS announced_slots,
        (SELECT count(*) FROM mismatch) AS announced_mismatches,
-       (SELECT list(DISTINCT dump_id ORDER BY dump_id) FROM mismatch) AS mismatch_dumps
+       (SELECT list(DISTINCT dump_id ORDER BY dump_id) FROM mismatch) AS mismatch_dumps,
+       (SELECT list({'dump_id': dump_id, 'slots': n} ORDER BY dump_id)
+        FROM (SELECT dump_id, count(*) AS n FROM mismatch GROUP BY dump_id)) AS mismatches_by_dump

@@ -10,6 +10,9 @@
 --          series over 1 - expected / (c + 1) (exact within that factor; c > expected).
 --          Each dump on its own (its families, moments and M): keys of two dumps expiring in
 --          the same minute are no herd of either.
+-- columns: ..., dump_id (the dump whose keys they are); listed: among the `top` of all dumps
+--          (the section's table); dump_listed: among the `top` of its dump (a dump's herds over
+--          more than MAX_DUMPS_ALONE dumps, findings.grouped): the rows are either or both.
 -- params:
 --   top (10)           moments per granularity, most keys first
 --   min_keys (5)       a moment is listed only when at least this many keys of the family expire in it
@@ -44,11 +47,19 @@ WITH e AS NOT MATERIALIZED (
     FROM cells AS c JOIN fam AS f USING (granularity, dump_id, pattern)
     WHERE c.keys >= $min_keys
 )
-SELECT s.granularity, s.moment_ms, make_timestamp(s.moment_ms * 1000) AS moment, s.pattern, s.keys,
-       s.expected_keys, s.keys / s.expected_keys AS ratio_to_expected, exp(s.ln_p) AS p_value,
-       s.ln_p / ln(10) AS log10_p_value,
-       $alpha / t.m AS p_threshold, s.family_keys, s.memory_bytes, s.keys / t.expiring AS share_of_expiring
-FROM scored AS s JOIN tested AS t USING (dump_id)
-WHERE s.ln_p < ln($alpha) - ln(t.m) AND $top > 0
-QUALIFY row_number() OVER (PARTITION BY s.granularity ORDER BY s.keys DESC, s.moment_ms, s.pattern, s.dump_id) <= $top
-ORDER BY s.granularity DESC, s.keys DESC, s.moment_ms, s.pattern, s.dump_id
+SELECT granularity, moment_ms, moment, pattern, keys, expected_keys, ratio_to_expected, p_value,
+       log10_p_value, p_threshold, family_keys, memory_bytes, share_of_expiring, dump_id,
+       rank_all <= $top AS listed, rank_dump <= $top AS dump_listed
+FROM (
+    SELECT s.granularity, s.moment_ms, make_timestamp(s.moment_ms * 1000) AS moment, s.pattern, s.keys,
+           s.expected_keys, s.keys / s.expected_keys AS ratio_to_expected, exp(s.ln_p) AS p_value,
+           s.ln_p / ln(10) AS log10_p_value,
+           $alpha / t.m AS p_threshold, s.family_keys, s.memory_bytes, s.keys / t.expiring AS share_of_expiring,
+           s.dump_id,
+           row_number() OVER (PARTITION BY s.granularity ORDER BY s.keys DESC, s.moment_ms, s.pattern, s.dump_id) AS rank_all,
+           row_number() OVER (PARTITION BY s.granularity, s.dump_id ORDER BY s.keys DESC, s.moment_ms, s.pattern) AS rank_dump
+    FROM scored AS s JOIN tested AS t USING (dump_id)
+    WHERE s.ln_p < ln($alpha) - ln(t.m) AND $top > 0
+)
+WHERE rank_all <= $top OR rank_dump <= $top
+ORDER BY granularity DESC, keys DESC, moment_ms, pattern, dump_id
