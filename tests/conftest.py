@@ -50,6 +50,7 @@ PARSER_INDEPENDENT = {
     "test_escaping.py",
     "test_export.py",
     "test_facts_once.py",
+    "test_fleet_report.py",
     "test_function_size.py",
     "test_hot_keys.py",
     "test_html_report.py",
