@@ -581,17 +581,18 @@ cdef class KeyColumns(RowSink):
         """One record of the rdb walker (RowSink.scan) into row n, as RowBuilder.add makes
         the row of a KeyRecord: the filter first (a record left out here costs no estimate),
         the memory estimate, the filter's minimum memory, then the row (the key last: what can
-        fail has been done).  1: kept; 0: left out (counted in `dropped`, row n stays free)."""
+        fail has been done); a record left out is counted in `dropped` (row n stays free).
+        Returns 1 while the batch takes more rows, 0 once it is full."""
         cdef Py_ssize_t i = self.n
         cdef uint16_t tc = self.type_of[r.rdb_type], ec = self.enc_of_id[r.encoding]
         if self.filtering and self._rejects(r.key, r.key_len, r.db, r.rdb_type, r.length,
                                             r.has_expire, r.expire):
             self.dropped += 1
-            return 0
+            return 1     # unchanged: not full (the walker checked before this record)
         self._estimate(tc, ec, r.key_len, r.length, r.blob, r.db, r.has_expire, i)
         if self.c_mem[i] < self.f_min_mem:   # 0 without a filter
             self.dropped += 1
-            return 0
+            return 1
         self._clear_valid(i)
         self.c_db[i] = r.db
         self.c_rtype[i] = r.rdb_type
@@ -614,7 +615,7 @@ cdef class KeyColumns(RowSink):
         self.c_slot[i] = <int16_t>_key_slot(r.key, r.key_len)
         self._key(<const char*>r.key, r.key_len)
         self.n = i + 1
-        return 1
+        return not KeyColumns.is_full(self)   # a direct call, not through the vtable
 
     def append(self, tuple row):
         """One row of the Python path, in RowBuilder's tuple order: (dump_id, db, key text,

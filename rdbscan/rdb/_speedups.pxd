@@ -31,6 +31,7 @@ cdef struct Record:
 cdef class RowSink:
     # True once the batch takes no more rows (the walker stops and the parser hands it over).
     cdef bint is_full(self) noexcept
-    # One record (rec is the walker's and valid only during the call): 1 kept, 0 left out by
-    # the sink's filter (read all the same).
+    # One record (rec is the walker's and valid only during the call), kept or left out by the
+    # sink's filter; returns 1 while the batch takes more rows, 0 once it is full (is_full()
+    # after the record: one C call per record, not two).
     cdef int add_record(self, const Record* rec) except -1

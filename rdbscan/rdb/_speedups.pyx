@@ -979,14 +979,17 @@ cdef class RowSink:
         rec.db = db
         if embed is not None:
             emb = <const uint8_t*>(<char*>embed)
-        while not self.is_full():
+        if self.is_full():
+            return pos, 0
+        while True:
             q = _record(buf, b, pos, end, base, embstr_limit, max_item, listpack_lists, emb,
                         &rec)
             if q < 0:
                 break
-            self.add_record(&rec)
             pos = q
             taken += 1
+            if not self.add_record(&rec):   # full now
+                break
         return pos, taken
 
 
