@@ -1,5 +1,5 @@
 """The reference of two columns the compiled loader derives from a key name, `family` and
-`plain_key`: tests hold the compiled twins (rdbscan/rdb/_speedups.pyx) and the SQL macros
+`plain_key`: tests hold the compiled twins (rdbscan/db/_batch.pyx) and the SQL macros
 (key_pattern, is_plain_key) to these.
 
 A key's family as the loader computes it: `key_pattern(key)` with the default delimiter `:`,
@@ -14,7 +14,7 @@ key_pattern gives it.  Any other key (dates, UUIDs, hex, tokens, bytes outside p
 very long keys) gets None here, and the INSERT computes key_pattern(key) for it in DuckDB.  So
 a None is never wrong, only slower; tests compare both twins with the macro.
 
-`_speedups.KeyColumns` has the compiled twin, which fills the column for the compiled batch;
+`_batch.KeyColumns` has the compiled twin, which fills the column for the compiled batch;
 this function is its reference (tests/test_family.py).  The pure-Python path leaves every family
 to the INSERT: a Python regex per key costs more than DuckDB's macro.
 """
@@ -61,5 +61,5 @@ def plain_key(key: bytes) -> bool:
     with a letter, with at least one `:` (`user:1000:profile`, `cache:page_2`).  The naming
     rules break none of their character rules on such a key and take a fast path on this
     column (rdbscan/reports/queries/_rnaming.sql).  The compiled batch sets it while it copies the key
-    (`_speedups._plain`); the Python path leaves it to the INSERT, which runs PLAIN_KEY_REGEX."""
+    (`_batch._plain`); the Python path leaves it to the INSERT, which runs PLAIN_KEY_REGEX."""
     return _PLAIN.fullmatch(key) is not None

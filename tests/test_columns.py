@@ -18,9 +18,8 @@ from rdbscan.db import rows
 from rdbscan.db.macros import MACROS
 from rdbscan.db.parquet import KEYS_FROM_BATCH, _arrow_table
 from rdbscan.db.store import DDL, BulkWriter, Store, arrow_batch
-from rdbscan.rdb import backend
 
-PYX = ROOT / "rdbscan" / "rdb" / "_speedups.pyx"
+PYX = ROOT / "rdbscan" / "db" / "_batch.pyx"  # the compiled batch (KeyColumns)
 
 
 def _described(con, relation: str) -> list[tuple[str, str]]:
@@ -138,7 +137,7 @@ def test_the_pure_path_writes_the_spec_positions(tmp_path):
     assert _through_the_view(tmp_path, columns) == VIEW_VALUES
 
 
-@pytest.mark.skipif(backend.compiled is None, reason="the compiled core is not built")
+@pytest.mark.skipif(rows.compiled is None, reason="the compiled core is not built")
 def test_the_compiled_batch_writes_the_spec_positions(tmp_path):
     from rdbscan.rdb import constants as C
 
@@ -161,7 +160,7 @@ def _pyx() -> str:
 
 def _key_columns_fields(text: str) -> dict[str, int]:
     """KeyColumns' C arrays: name -> element width."""
-    body = text[text.index("cdef class KeyColumns:") :]
+    body = text[text.index("cdef class KeyColumns(RowSink):") :]
     return {
         m.group(2): _C_WIDTH[m.group(1)]
         for m in re.finditer(r"^    cdef (u?int\d+_t)\* (c_\w+)\b", body, re.M)

@@ -93,7 +93,7 @@ def test_every_compiled_twin_names_the_tests_that_compare_it():
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
-    pyx = (root / "rdbscan/rdb/_speedups.pyx").read_text(encoding="utf-8")
+    pyx = "".join(p.read_text(encoding="utf-8") for p in sorted(root.glob("rdbscan/*/*.pyx")))
     public = set(re.findall(r"^(?:def|cdef class) (\w+)", pyx, re.M))
     internal = set(re.findall(r"^cdef (?!class)[\w ]+?\*? ?(\w+)\(", pyx, re.M))
     text = (root / "docs/architecture.md").read_text(encoding="utf-8")

@@ -13,8 +13,8 @@ from family_reference import FAMILY_MAX_KEY, PLAIN_KEY_REGEX, fast_family, plain
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rdbscan.db import rows
 from rdbscan.db.macros import MACROS
-from rdbscan.rdb import backend as speedups
 
 # Characters that decide key_pattern's paths: delimiters, braces, digits, '-', hex letters,
 # a space, a newline, DEL, a marker character, and bytes that are not UTF-8.
@@ -131,8 +131,8 @@ def test_split_key_families(con):
     ]
     assert _patterns(con, keys) == want
     assert [fast_family(k) for k in keys] == [want[0], want[1], None, want[3], want[4]]
-    if speedups.compiled is not None:
-        assert [speedups.compiled.fast_family(k) for k in keys] == [fast_family(k) for k in keys]
+    if rows.compiled is not None:
+        assert [rows.compiled.fast_family(k) for k in keys] == [fast_family(k) for k in keys]
     texts = [k.decode() for k in keys]
     assert [
         p
@@ -150,12 +150,12 @@ def test_fast_family_is_key_pattern_generated(con, keys):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(speedups.compiled is None, reason="compiled speedups not built")
+@pytest.mark.skipif(rows.compiled is None, reason="compiled batch not built")
 @settings(max_examples=2000, deadline=None)
 @given(key=KEYS | st.binary(max_size=20))
 def test_compiled_twins(key):
-    assert speedups.compiled.fast_family(key) == fast_family(key)
-    assert speedups.compiled.plain_key(key) == plain_key(key)
+    assert rows.compiled.fast_family(key) == fast_family(key)
+    assert rows.compiled.plain_key(key) == plain_key(key)
 
 
 @pytest.mark.slow

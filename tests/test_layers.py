@@ -1,7 +1,8 @@
 """The package's layers (docs/architecture.md): each imports only the layers below it, no
-module imports itself back through others, and one module picks the compiled core.  The
-compiled core's .pyx sources are held to the same rules: their `import`, `from ... import` and
-`cimport` lines are read as the Python modules' imports are."""
+module imports itself back through others, and one module loads the compiled core.  The
+compiled core's Cython sources (.pyx, and the .pxd that declares a module's C interface) are
+held to the same rules: their `import`, `from ... import` and `cimport` lines are read as the
+Python modules' imports are."""
 
 from __future__ import annotations
 
@@ -39,6 +40,7 @@ def _name(path: Path) -> str:
 
 MODULES = {_name(p): p for p in sorted(PKG.rglob("*.py"))}
 PYX = {_name(p): p for p in sorted(PKG.rglob("*.pyx"))}  # Cython sources (the compiled core)
+PXD = {_name(p): p for p in sorted(PKG.rglob("*.pxd"))}  # their C interfaces (one module each)
 ALL = set(MODULES) | set(PYX)
 
 
@@ -111,30 +113,44 @@ def _pyx_imports(text: str, module: str) -> set[str]:
     return out & ALL
 
 
-GRAPH = {m: _imports(m) for m in MODULES} | {
-    m: _pyx_imports(p.read_text(encoding="utf-8"), m) for m, p in PYX.items()
-}
+def _cython_text(module: str) -> str:
+    """A compiled module's Cython source: its .pyx and its .pxd, if any."""
+    paths = [PYX[module]] + ([PXD[module]] if module in PXD else [])
+    return "\n".join(p.read_text(encoding="utf-8") for p in paths)
+
+
+GRAPH = {m: _imports(m) for m in MODULES} | {m: _pyx_imports(_cython_text(m), m) for m in PYX}
 
 
 def test_the_compiled_core_is_read_like_the_python_modules():
-    """The .pyx imports are in the graph the layer tests check; an import of the database
-    layer from the rdb layer's .pyx is found (and fails the layer test)."""
-    assert PYX == {"rdbscan.rdb._speedups": PKG / "rdb" / "_speedups.pyx"}
+    """The .pyx and .pxd imports are in the graph the layer tests check: the compiled core
+    follows the layers (the walkers in rdb, the batch of key rows in db, which cimports the
+    walkers' interface: never the other way); an import of the database layer from the rdb
+    layer's Cython is found (and fails the layer test)."""
+    assert PYX == {
+        "rdbscan.rdb._speedups": PKG / "rdb" / "_speedups.pyx",
+        "rdbscan.db._batch": PKG / "db" / "_batch.pyx",
+    }
+    assert PXD == {"rdbscan.rdb._speedups": PKG / "rdb" / "_speedups.pxd"}
+    assert set(PXD) <= set(PYX)  # every interface has its module
     assert GRAPH["rdbscan.rdb._speedups"] == {
         "rdbscan.rdb.constants",
         "rdbscan.rdb.errors",
         "rdbscan.rdb.reader",
     }
+    assert GRAPH["rdbscan.db._batch"] == {"rdbscan.rdb._speedups", "rdbscan.rdb.constants"}
     text = (
         "from libc.stdint cimport uint8_t\n"
         "from ..db.rows import (\n    RowBuilder,\n    KEY_KEEP as K,\n)\n"
         "cimport rdbscan.db.store\n"
         "from .blobs cimport _lp_entry\n"
+        "from rdbscan.db._batch cimport KeyColumns\n"
         "    from . import elements  # inside a function\n"
     )
     assert _pyx_imports(text, "rdbscan.rdb._speedups") == {
         "rdbscan.db.rows",
         "rdbscan.db.store",
+        "rdbscan.db._batch",
         "rdbscan.rdb.blobs",
         "rdbscan.rdb.elements",
     }
@@ -199,22 +215,29 @@ def test_no_import_cycle_in_the_reports_even_for_type_checkers():
     _no_cycle({m: {d for d in _imports(m, typing_too=True) if d in reports} for m in reports})
 
 
-def test_one_module_picks_the_compiled_core():
-    pickers = []
+def test_one_module_loads_the_compiled_core_and_each_layer_picks_its_own():
+    """backend.py alone reads the switch and imports compiled modules (load_compiled: the
+    stale-build check); it loads the rdb layer's, db/rows.py asks it for the db layer's."""
+    compiled = {_name(p).rpartition(".")[2] for p in PYX.values()}
+    assert compiled == {"_speedups", "_batch"}
+    pickers, loaders = [], set()
     for module, path in MODULES.items():
         text = path.read_text(encoding="utf-8")
         if "RDBSCAN_PURE_PYTHON" in text.replace('"""', "") and module != "rdbscan.rdb.backend":
             if "environ" in text:
                 pickers.append(module)
-        if "import_module(" in text and "_speedups" in text:
+        if "import_module(" in text and any(name in text for name in compiled):
             pickers.append(module)
         tree = ast.parse(text)
         for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and any(a.name == "_speedups" for a in node.names):
+            if isinstance(node, ast.ImportFrom) and any(a.name in compiled for a in node.names):
                 pickers.append(module)
-            if isinstance(node, ast.ImportFrom) and (node.module or "").endswith("_speedups"):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").endswith(tuple(compiled)):
                 pickers.append(module)
+            if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "load_compiled":
+                loaders.add(module)
     assert set(pickers) <= {"rdbscan.rdb.backend"}, pickers
+    assert loaders == {"rdbscan.db.rows"}  # backend calls its own by name
 
 
 def test_no_caller_asks_which_backend_runs():

@@ -1,4 +1,5 @@
-"""The compiled hot loops (rdbscan/rdb/_speedups.pyx) against the pure-Python reference path.
+"""The compiled core (the rdb layer's walkers, rdbscan/rdb/_speedups.pyx, and the db layer's
+batch of key rows, rdbscan/db/_batch.pyx) against the pure-Python reference path.
 
 Both paths must give identical rows: every fixture is loaded by the compiled path (once with
 the normal 1 MiB read chunk, the session's load in conftest.py, once with a tiny one so that
@@ -19,6 +20,7 @@ from family_reference import fast_family, plain_key
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rdbscan.db import rows as rows_module
 from rdbscan.db.load import load
 from rdbscan.rdb import backend as speedups
 from rdbscan.rdb import blobs, elements, reader
@@ -28,8 +30,8 @@ from rdbscan.rdb.errors import BlobError, BlobRefused
 DUMPS = FIXTURE_DUMPS
 
 pytestmark = pytest.mark.skipif(
-    speedups.compiled is None,
-    reason="rdbscan.rdb._speedups is not built (pip install -e . needs Cython and a C compiler)",
+    speedups.compiled is None or rows_module.compiled is None,
+    reason="the compiled core is not built (pip install -e . needs Cython and a C compiler)",
 )
 
 KEY_SQL = (
@@ -261,6 +263,108 @@ def test_both_row_batches_have_the_methods_their_callers_use():
     assert R.KeyColumns is R.CompiledKeyColumns
 
 
+def test_each_layer_has_its_compiled_module_and_the_batch_is_the_walkers_sink():
+    """The walkers and RowSink in the rdb layer's module, the batch and its column twins in the
+    db layer's; the batch subclasses RowSink on both paths (rdb/sink.py: the pure twin), and
+    RowSink itself, compiled or not, reads no record."""
+    from rdbscan.db import rows as R
+    from rdbscan.rdb import sink
+
+    rdb, db = speedups.compiled, R.compiled
+    assert db.__name__ == "rdbscan.db._batch" and rdb.__name__ == "rdbscan.rdb._speedups"
+    for name in ("KeyColumns", "key_slot", "fast_family", "plain_key"):
+        assert hasattr(db, name) and not hasattr(rdb, name), name
+    for name in ("RowSink", "listpack_scan", "skip_elements", "LZFStream"):
+        assert hasattr(rdb, name) and not hasattr(db, name), name
+    assert issubclass(R.CompiledKeyColumns, rdb.RowSink)
+    assert issubclass(R.PyKeyColumns, sink.RowSink)
+    dump = W.rdb(W.key(0, b"k", W.string(b"v")), version=11)
+    for base in (rdb.RowSink(), sink.RowSink()):
+        assert base.scan(dump, 9, 0, 0, 44, 1 << 20, True, None) == (9, 0), base
+
+
+def test_the_compiled_modules_are_built_from_the_sources_beside_them():
+    """setup.py bakes each module's SHA-256 of the files backend.SOURCES and rows.SOURCES
+    list (the .pyx, then the interface .pxd): the same lists, and this build is fresh."""
+    import ast
+
+    from common import ROOT
+
+    from rdbscan.db import rows as R
+
+    tree = ast.parse((ROOT / "setup.py").read_text())
+    [modules] = [
+        n.value for n in tree.body if isinstance(n, ast.Assign) and n.targets[0].id == "MODULES"
+    ]
+    assert ast.literal_eval(modules) == {
+        "rdbscan.rdb._speedups": speedups.SOURCES,
+        "rdbscan.db._batch": R.SOURCES,
+    }
+    for module, sources in ((speedups.compiled, speedups.SOURCES), (R.compiled, R.SOURCES)):
+        want = speedups.sources_sha256([str(ROOT / p) for p in sources])
+        assert module.SOURCE_SHA256 == want and speedups.stale_reason(module, sources) is None
+    assert speedups.stale == [] and speedups.describe() == "compiled"
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_a_stale_module_falls_back_on_its_own_layer(tmp_path):
+    """A copy of the package whose _batch.pyx changed after the build runs the compiled walkers
+    with the pure-Python batch (one warning); a changed interface (.pxd) makes both stale."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    probe = (
+        "from rdbscan.db import rows; from rdbscan.rdb import backend; "
+        "print(backend.compiled is not None, rows.KeyColumns.__name__, backend.describe())"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "RDBSCAN_PURE_PYTHON"}
+    env["PYTHONPATH"] = str(tmp_path)
+
+    def run():
+        out = subprocess.run(
+            [sys.executable, "-c", probe],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+            timeout=120,
+        )
+        assert out.returncode == 0, out.stderr
+        return out.stdout.split(" ", 2), out.stderr.splitlines()
+
+    pkg = tmp_path / "rdbscan"
+    shutil.copytree(
+        Path(speedups.__file__).parent.parent,
+        pkg,
+        ignore=shutil.ignore_patterns("__pycache__", "*.c"),
+    )
+    assert run() == (["True", "CompiledKeyColumns", "compiled\n"], [])
+    with open(pkg / "db" / "_batch.pyx", "a") as fh:
+        fh.write("\n# a change pulled after the build\n")
+    (walkers, batch, described), [warning] = run()
+    assert (walkers, batch) == ("True", "PyKeyColumns")
+    assert described.startswith("compiled (but a stale module")
+    assert warning.startswith(
+        "rdbscan: warning: the compiled speedups are stale (rdbscan.db._batch was built from "
+        "another _batch.pyx or _speedups.pxd): using pure Python; rebuild with: pip install -e ."
+    )
+    with open(pkg / "rdb" / "_speedups.pxd", "a") as fh:
+        fh.write("\n# a change pulled after the build\n")
+    (walkers, batch, described), [warning] = run()
+    assert (walkers, batch, described) == (
+        "False",
+        "PyKeyColumns",
+        "pure Python (stale compiled module: rebuild with pip install -e .)\n",
+    )
+    assert warning.startswith(
+        "rdbscan: warning: the compiled speedups are stale (rdbscan.rdb._speedups"
+    )
+
+
 def test_the_batch_does_not_refer_back_to_its_builder():
     """The compiled batch holds the memory model's costs, not the RowBuilder: no cycle."""
     import gc
@@ -270,7 +374,7 @@ def test_the_batch_does_not_refer_back_to_its_builder():
     assert rows.costs in gc.get_referents(rows.sink)
 
 
-# -- the compiled record loop (KeyColumns.scan) against the KeyRecord path --------------------
+# -- the compiled record loop (RowSink.scan into KeyColumns) against the KeyRecord path ------
 
 import io  # noqa: E402
 
@@ -285,7 +389,7 @@ from rdbscan.rdb.parser import DumpInfo, parse  # noqa: E402
 @given(st.binary(max_size=40))
 def test_key_slot_twin(key):
     for k in (key, b"{" + key, key + b"{x}" + key, b"a{" + key + b"}b"):
-        assert speedups.compiled.key_slot(k) == slots.key_slot(k)
+        assert rows_module.compiled.key_slot(k) == slots.key_slot(k)
 
 
 def intset(values, width) -> bytes:

@@ -47,7 +47,7 @@ def _where(pattern: str, *suffixes: str, flags: int = 0) -> dict[str, int]:
 def test_the_family_rule_is_the_macros():
     """key_pattern (macros.py) is the rule; key_family (macros.py) picks the stored family or the
     rule afresh; the loader fills a null family with the rule in one place (columns.py).  The
-    compiled loop's twin (_speedups.pyx) is compared with the macro by test_family.py."""
+    compiled batch's twin (_batch.pyx) is compared with the macro by test_family.py."""
     sql = (".py", ".sql")
     assert _where(r"MACRO key_pattern\(", *sql) == {"rdbscan/db/macros.py": 1}
     assert _where(r"MACRO key_family\(", *sql) == {"rdbscan/db/macros.py": 1}

@@ -2,16 +2,19 @@
 `stream_groups` tables (schema in store.py).  Knows neither RDB bytes nor DuckDB.
 
 Two implementations of the `keys` batch with one interface, same rows, picked once below
-from backend.compiled: PyKeyColumns keeps a tuple per key and transposes the batch into lists;
-CompiledKeyColumns is a `_speedups.KeyColumns` (typed C columns), which the parser also fills
-directly for strings and single-blob values (its `scan`), and the batch becomes Arrow arrays
-over its buffers.  The compiled batch asks the memory model through MemoryCosts, which refers
-to no batch and no RowBuilder (no reference cycle).
+(`compiled`: db/_batch.pyx, loaded when backend.compiled is, the walkers whose interface it
+implements): PyKeyColumns keeps a tuple per key and transposes the batch into lists;
+CompiledKeyColumns is a `_batch.KeyColumns` (typed C columns), a row sink of the rdb layer
+(_speedups.pxd RowSink), which the parser also fills directly for strings and single-blob values
+(its `scan`), and the batch becomes Arrow arrays over its buffers.  The compiled batch asks the
+memory model through MemoryCosts, which refers to no batch and no RowBuilder (no reference
+cycle).
 """
 
 from __future__ import annotations
 
 import struct
+from types import ModuleType
 from typing import Any
 
 import pyarrow as pa
@@ -30,6 +33,7 @@ from ..model.memory import (
 from ..model.slots import key_slot
 from ..rdb import backend, long_names
 from ..rdb import constants as C
+from ..rdb.sink import RowSink
 from .columns import KEYS_COLUMNS, KEYS_SCHEMA
 from .store import STREAM_GROUPS_COLUMNS, STREAMS_COLUMNS
 
@@ -39,7 +43,7 @@ ESTIMATE_CACHE = 100_000  # value shapes whose memory estimate is remembered
 # 30 MB more peak RSS.  The Python path keeps a tuple per row, so its batches stay smaller.
 BATCH_ROWS = 65_536
 PURE_BATCH_ROWS = 20_000
-# A batch also ends once its key names reach this many bytes (_speedups.KEY_DATA_SOFT), so that
+# A batch also ends once its key names reach this many bytes (_batch.KEY_DATA_SOFT), so that
 # long key names cannot make one batch huge: 20,000 keys of 10 KiB load at 436 MB peak RSS with
 # 16 MiB, 310 MB with 4 MiB (bench/hostile.py).  Keys of up to 64 bytes still fill 65,536 rows.
 KEY_DATA_SOFT = 4 * 1024 * 1024
@@ -165,12 +169,12 @@ class SnapshotTime:
         return self.ms
 
 
-class PyKeyColumns:
-    """The pure-Python twin of _speedups.KeyColumns: the same methods over one tuple per row
-    (RowBuilder.add's order), transposed into lists when the batch is taken.  Its scan reads
-    no record (the parser's Python loop reads them all, and RowBuilder.add applies the
-    filter), and it keeps smaller batches (PURE_BATCH_ROWS): a tuple per row weighs more
-    than typed columns."""
+class PyKeyColumns(RowSink):
+    """The pure-Python twin of _batch.KeyColumns: the same methods over one tuple per row
+    (RowBuilder.add's order), transposed into lists when the batch is taken.  Its scan
+    (rdb.sink.RowSink's) reads no record (the parser's Python loop reads them all, and
+    RowBuilder.add applies the filter), and it keeps smaller batches (PURE_BATCH_ROWS): a tuple
+    per row weighs more than typed columns."""
 
     __slots__ = ("capacity", "dropped", "key_bytes", "rows")
 
@@ -191,10 +195,6 @@ class PyKeyColumns:
     def set_filter(self, **kwargs) -> None:
         """Nothing to do: every record reaches RowBuilder.add, which applies the filter."""
 
-    def scan(self, buf: bytes, pos: int, *args) -> tuple[int, int]:
-        """Reads nothing: (pos, 0 records taken)."""
-        return pos, 0
-
     def append(self, row: tuple) -> None:
         self.rows.append(row)
         self.key_bytes += len(row[3])
@@ -213,12 +213,20 @@ class PyKeyColumns:
         return _pure_columns(rows)
 
 
+# The compiled batch and the sources it is built from (setup.py's MODULES): it implements the
+# walkers' interface (_speedups.pxd), so it is used only with them, and is stale when either
+# source changed since the build.
+SOURCES = ("rdbscan/db/_batch.pyx", "rdbscan/rdb/_speedups.pxd")
+compiled: ModuleType | None = (
+    backend.load_compiled("rdbscan.db._batch", SOURCES) if backend.compiled is not None else None
+)
+
 KeyColumns: type
-if backend.compiled is not None:
-    _Compiled: Any = backend.compiled.KeyColumns
+if compiled is not None:
+    _Compiled: Any = compiled.KeyColumns
 
     class CompiledKeyColumns(_Compiled):
-        """_speedups.KeyColumns (typed C columns, which the parser also fills directly for
+        """_batch.KeyColumns (typed C columns, which the parser also fills directly for
         strings and single-blob values: its scan) with what the db layer adds: the batch as
         Arrow arrays over its buffers, and the rows that a server would refuse or that are
         Redis 8.8 arrays (their extras, which the C columns do not hold)."""

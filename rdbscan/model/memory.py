@@ -1073,7 +1073,7 @@ def bucket_shares(resizedb: dict, db: int) -> tuple[float, float]:
 
 def total(mem: int, has_ttl: bool, shares: tuple[float, float]) -> int:
     """memory_total_bytes: MEMORY USAGE + main bucket share (+ expires entry and bucket share).
-    The compiled record loop (_speedups.KeyColumns._estimate) makes the same float additions
+    The compiled record loop (_batch.KeyColumns._estimate) makes the same float additions
     and rounding; tests/test_speedups.py compares the two."""
     t = mem + shares[0]
     if has_ttl:

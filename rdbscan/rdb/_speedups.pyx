@@ -1,10 +1,12 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""Compiled twins of the parser's hottest loops.
+"""Compiled twins of the parser's hottest loops (the rdb layer's compiled core).
 
 Each function here has a pure-Python reference with the same name, arguments, results and
 error messages (blobs.py, reader.py); the pure-Python code stays the fallback when this
 module was not built, and tests/test_speedups.py checks that both give identical rows on every
 fixture.  Built at install time by setup.py (Cython); `rdbscan --version` says which is used.
+The record walker (RowSink.scan) hands its records to a batch of key rows through the C
+interface declared in _speedups.pxd; the batch itself is the db layer's (db/_batch.pyx).
 
 Every read is bounds-checked by hand (boundscheck is off for speed): a blob that ends early
 raises the same BlobError the Python walker raises on IndexError.
@@ -12,12 +14,13 @@ raises the same BlobError the Python walker raises on IndexError.
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 
 from .errors import BlobError, BlobRefused
-from .constants import ENCODING_IDS, MODULE_ENCODING_ID
+from .constants import ENCODING_IDS, TYPE_ENCODINGS
 from .reader import LZF_CHECK_MAX
 
-# SHA-256 of the .pyx this module was compiled from (setup.py's compile_time_env); speedups.py
-# compares it with the .pyx beside the module to tell a stale build.
-SOURCE_SHA256 = RDBSCAN_PYX_SHA256
+# SHA-256 of the sources this module was compiled from (_speedups.pyx, then _speedups.pxd:
+# setup.py's compile_time_env); backend.py compares it with the files beside the module to tell
+# a stale build.
+SOURCE_SHA256 = RDBSCAN_SPEEDUPS_SHA256
 
 DEF SMALL = 512   # element lengths counted in a C array before they reach the histogram dict
 
@@ -516,74 +519,28 @@ def skip_elements(bytes buf, Py_ssize_t pos, Py_ssize_t count, int layout, dict 
 
 
 # ---------------------------------------------------------------------------------------------
-# The record loop for the common keys, straight into key-row columns.
+# The record loop for the common keys, straight into a batch of key rows.
 #
 # Strings and single-blob values (listpacks, ziplists, intsets, lists held in a one-node
-# quicklist) are nearly every key of a real dump.  KeyColumns.scan reads as many of them as lie wholly in the reader's buffer and
-# writes their rows into typed C columns, with no Python object per key; at the first record
-# it does not handle (an opcode, a collection, a value not wholly in the buffer, anything
+# quicklist) are nearly every key of a real dump.  RowSink.scan reads as many of them as lie
+# wholly in the reader's buffer and hands each to the sink (add_record, a C call: the db layer's
+# KeyColumns writes its row into typed C columns, with no Python object per key); at the first
+# record it does not handle (an opcode, a collection, a value not wholly in the buffer, anything
 # damaged) it stops and the parser's Python loop reads that record, yielding a KeyRecord that
-# RowBuilder appends here too, so rows stay in file order.  Errors always come from the
-# Python path.  Twins: parser._Parser.records / string_value / v_blob / v_quicklist,
-# slots.key_slot, rows.RowBuilder.add; tests/test_speedups.py compares whole tables with the
-# pure-Python run.
+# RowBuilder appends to the same batch, so rows stay in file order.  Errors always come from
+# the Python path.  Twins: parser._Parser.records / string_value / v_blob / v_quicklist (here),
+# rows.RowBuilder.add (db/_batch.pyx KeyColumns.add_record); tests/test_speedups.py compares
+# whole tables with the pure-Python run.
 
-from libc.stdlib cimport malloc, realloc, free
-from libc.math cimport nearbyint
-from libc.string cimport memcmp, memcpy, memset
+from libc.stdlib cimport malloc, free
+from libc.string cimport memcpy
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 
 import lzf as _lzf
 
-DEF SHAPE_CACHE = 65536   # value costs remembered by value shape (direct-mapped)
-DEF KEY_COSTS = 1024      # key costs remembered by key length (shorter keys)
 DEF EMBED_KEYS = 128      # kv.embed_table: key lengths ...
 DEF EMBED_VALUES = 128    # ... and value lengths it covers (longer: never embedded)
-DEF KEY_DATA_SOFT = 4 * 1024 * 1024    # a batch ends once its key names reach this size
-                                       # (rows.KEY_DATA_SOFT, the pure-Python batch's)
 DEF KEY_KEEP = 1024    # rows.KEY_KEEP: longer key names take the Python path (a prefix is kept)
-DEF KEY_DATA_HARD = 0x7FFFFFFF         # int32 Arrow offsets
-
-cdef uint16_t _CRC16[256]
-
-
-cdef void _crc16_table() noexcept:
-    cdef int i, j
-    cdef uint16_t c
-    for i in range(256):
-        c = <uint16_t>(i << 8)
-        for j in range(8):
-            c = <uint16_t>((c << 1) ^ 0x1021) if c & 0x8000 else <uint16_t>(c << 1)
-        _CRC16[i] = c
-
-
-_crc16_table()
-
-
-cdef inline uint16_t _key_slot(const uint8_t* k, Py_ssize_t n) noexcept:
-    """slots.key_slot: CRC16/XMODEM of the {hashtag} (or the whole key) mod 16384."""
-    cdef Py_ssize_t i, s = -1, e = -1
-    for i in range(n):
-        if k[i] == 0x7B:      # {
-            s = i
-            break
-    if s >= 0:
-        for i in range(s + 1, n):
-            if k[i] == 0x7D:  # }
-                e = i
-                break
-        if e > s + 1:
-            k = k + s + 1
-            n = e - s - 1
-    cdef uint16_t crc = 0
-    for i in range(n):
-        crc = <uint16_t>(crc << 8) ^ _CRC16[((crc >> 8) ^ k[i]) & 0xFF]
-    return crc & 0x3FFF
-
-
-def key_slot(bytes key):
-    """The compiled twin of slots.key_slot (tests compare them)."""
-    return _key_slot(<const uint8_t*>(<char*>key), len(key))
 
 
 cdef inline bint _is_long_text(const uint8_t* d, Py_ssize_t n) noexcept:
@@ -975,849 +932,209 @@ def ziplist_stream_scan(src, bint members_only=False):
     return i, mx
 
 
-# --- keys.family: the compiled twin of key_pattern (reference: tests/family_reference.py) ---
-
-DEF FAMILY_MAX_KEY = 4096   # tests/family_reference.py FAMILY_MAX_KEY
 
 
-cdef inline bint _is_digit(uint8_t c) noexcept nogil:
-    return 48 <= c <= 57
+# --- the walker's encodings (Record.encoding: constants.ENCODING_IDS) -------------------------
+
+cdef uint8_t _BLOB_ENC[256]     # by RDB type byte: its blob's encoding, 0xFF for none
+cdef uint8_t _ENC_INT = ENCODING_IDS["int"]
+cdef uint8_t _ENC_EMBSTR = ENCODING_IDS["embstr"]
+cdef uint8_t _ENC_RAW = ENCODING_IDS["raw"]
+cdef uint8_t _ENC_LISTPACK = ENCODING_IDS["listpack"]
 
 
-cdef inline bint _compact_date(const uint8_t* d) noexcept nogil:
-    """8 digits that read as (19|20)YYMMDD with month 01-12 and day 01-31 (macros._DATE8)."""
-    if not ((d[0] == 49 and d[1] == 57) or (d[0] == 50 and d[1] == 48)):
-        return False
-    if not ((d[4] == 48 and d[5] != 48) or (d[4] == 49 and d[5] <= 50)):
-        return False
-    return (d[6] == 48 and d[7] != 48) or d[6] == 49 or d[6] == 50 or (d[6] == 51 and d[7] <= 49)
+cdef void _blob_encodings():
+    cdef int t
+    for t in range(256):
+        _BLOB_ENC[t] = ENCODING_IDS.get(TYPE_ENCODINGS.get(t), 0xFF)
 
 
-cdef Py_ssize_t _family(const uint8_t* k, Py_ssize_t n, char* out) noexcept nogil:
-    """Write key_pattern(k) to out (room for 4 * n bytes) for a key of plain segments and
-    integer ids (segments end at ':' and '#'), as the key_pattern macro; returns its length, or -1 for any other key."""
-    cdef Py_ssize_t i = 0, o = 0, s, e, d0, j
-    cdef uint8_t c
-    cdef bint special
-    if n > FAMILY_MAX_KEY:
-        return -1
-    while True:
-        s = i
-        special = False
-        while i < n and k[i] != 58 and k[i] != 35:   # ':', '#' (macros.SPLIT_MARK)
-            c = k[i]
-            if c < 0x20 or c > 0x7E:
-                return -1
-            if _is_digit(c) or c == 45:   # '-'
-                special = True
-            i += 1
-        e = i
-        if not special:
-            memcpy(out + o, k + s, e - s)
-            o += e - s
-        else:   # \{?[0-9]+\}?, not a compact date
-            j = s
-            if k[j] == 123:   # '{'
-                out[o] = 123
-                o += 1
-                j += 1
-            d0 = j
-            while j < e and _is_digit(k[j]):
-                j += 1
-            if j == d0 or (j - d0 == 8 and _compact_date(k + d0)):
-                return -1
-            memcpy(out + o, b"{id}", 4)
-            o += 4
-            if j < e and k[j] == 125:   # '}'
-                out[o] = 125
-                o += 1
-                j += 1
-            if j != e:
-                return -1
-        if i == n:
-            return o
-        out[o] = k[i]
-        o += 1
-        i += 1
+_blob_encodings()
 
 
-def fast_family(bytes key):
-    """The compiled twin of fast_family in tests/family_reference.py (for tests)."""
-    cdef Py_ssize_t n = len(key)
-    cdef char* out = <char*>malloc(4 * n + 1)
-    cdef Py_ssize_t m
-    if not out:
-        raise MemoryError()
-    try:
-        m = _family(<const uint8_t*>(<char*>key), n, out)
-        return None if m < 0 else out[:m].decode("ascii")
-    finally:
-        free(out)
+cdef class RowSink:
+    """A batch of key rows as the record walker sees it (_speedups.pxd): `scan` reads records
+    and hands each to `add_record` until `is_full`.  The db layer's KeyColumns implements the
+    two C methods; this base class takes no row (rdb/sink.py RowSink is its pure twin)."""
 
+    cdef bint is_full(self) noexcept:
+        return True
 
-# --- keys.plain_key: the compiled twin of the is_plain_key macro ------------------------
-
-cdef uint8_t _PLAIN_CHAR[256]   # 1: a-z 0-9 _, 2: ':'
-
-
-cdef void _plain_table() noexcept:
-    cdef int c
-    for c in range(256):
-        _PLAIN_CHAR[c] = 1 if (97 <= c <= 122 or 48 <= c <= 57 or c == 95) else (2 if c == 58 else 0)
-
-
-_plain_table()
-
-
-cdef inline bint _plain(const uint8_t* k, Py_ssize_t n) noexcept nogil:
-    """The is_plain_key macro for ":": [a-z][a-z0-9_]*(:[a-z0-9_]*)+ (lowercase words joined by `:`)."""
-    cdef Py_ssize_t i
-    cdef uint8_t seen = 0, c
-    if n < 2 or not (97 <= k[0] <= 122):
-        return False
-    for i in range(1, n):
-        c = _PLAIN_CHAR[k[i]]
-        if c == 0:
-            return False
-        seen |= c
-    return seen & 2 != 0
-
-
-def plain_key(bytes key):
-    """The compiled twin of plain_key in tests/family_reference.py (for tests)."""
-    return _plain(<const uint8_t*>(<char*>key), len(key))
-
-
-cdef int _room(char** buf, Py_ssize_t* cap, Py_ssize_t need) except -1:
-    """Grow buf to hold `need` bytes, doubling its capacity (contents kept)."""
-    cdef Py_ssize_t c = cap[0]
-    cdef char* grown
-    if need <= c:
-        return 0
-    while c < need:
-        c *= 2
-    grown = <char*>realloc(buf[0], c)
-    if not grown:
-        raise MemoryError()
-    buf[0] = grown
-    cap[0] = c
-    return 0
-
-
-cdef struct Shape:
-    int64_t length
-    int64_t blob
-    int64_t cost
-    uint16_t type_code
-    uint16_t enc_code
-    uint8_t used
-
-
-# Nullable columns: their validity bitmaps, by index.
-DEF V_EXPIRE = 0
-DEF V_IDLE = 1
-DEF V_FREQ = 2
-DEF V_FTTL = 3
-DEF V_FMIN = 4
-DEF V_INTS = 5
-DEF V_KLEN = 6     # a truncated key name's full length (rows.KEY_KEEP)
-DEF V_KHASH = 7    # and its hash
-DEF V_LPB = 8      # a multi-node quicklist's entries as one listpack (bytes)
-DEF V_FAMILY = 9
-DEF PLAIN = 10    # not a validity bitmap: the values of keys.plain_key
-DEF N_VALID = 11
-DEF N_EXTRAS = 8
-
-
-cdef class KeyColumns:
-    """One batch of key rows as typed C columns (the `keys` table's columns but dump_id and
-    the key text, which rows.py derives).  `scan` fills it from RDB bytes, `append` from a
-    row tuple of the Python path, `take` hands the columns over as bytes and empties it."""
-
-    cdef readonly Py_ssize_t n, capacity
-    cdef readonly bint nonascii      # some key name in the batch has a byte >= 0x80
-    cdef Py_ssize_t kused, kcap, fused, fcap
-    cdef int32_t* c_db
-    cdef int32_t* c_koff
-    cdef char* c_kdata
-    cdef int32_t* c_foff
-    cdef char* c_fdata
-    cdef uint8_t* c_rtype
-    cdef uint16_t* c_type
-    cdef uint16_t* c_enc
-    cdef int64_t* c_length
-    cdef int64_t* c_maxel
-    cdef int64_t* c_ser
-    cdef int64_t* c_mem
-    cdef int64_t* c_total
-    cdef int64_t* c_expire
-    cdef int64_t* c_idle
-    cdef int16_t* c_freq
-    cdef int16_t* c_slot
-    cdef int64_t* c_offset
-    cdef int64_t* c_fttl
-    cdef int64_t* c_fmin
-    cdef int64_t* c_ints
-    cdef int64_t* c_klen
-    cdef int64_t* c_khash
-    cdef int64_t* c_lpb
-    cdef int64_t* c_blob             # value blob bytes of compiled rows, -1 on appended ones
-    cdef uint8_t* c_valid[N_VALID]
-    cdef Shape* cache
-    cdef int64_t key_costs[KEY_COSTS]
-    cdef object costs                # the memory model's costs (rows.MemoryCosts)
-    cdef int kv_mode                 # -1 unknown; 1: the key lives in the object (kv.py)
-    cdef dict kv_costs               # kv_mode: memory by (type, enc, key len, len, blob, ttl)
-    cdef int64_t shares_db
-    cdef double share_main, share_expire
-    cdef readonly list type_names, encoding_names
-    cdef Py_ssize_t module_rows      # rows of module values in the batch (append)
-    cdef dict type_codes, encoding_codes
-    cdef uint16_t type_of[256]
-    cdef uint16_t blob_enc_of[256]
-    cdef uint16_t enc_int, enc_embstr, enc_raw, enc_listpack
-    # A filter (db/filters.py, set_filter): rows it leaves out are never committed.
-    cdef bint filtering
-    cdef readonly Py_ssize_t dropped  # records read and left out by the filter
-    cdef object f_dbs                # a frozenset of db numbers, or None
-    cdef bint f_types
-    cdef uint8_t f_type_ok[256]      # by RDB type byte
-    cdef int64_t f_min_len, f_min_mem
-    cdef bint f_skip_expired
-    cdef object f_snapshot_ms        # gives the snapshot time (ms), asked at the first expiry
-    cdef int f_cutoff_known          # 0: not asked yet
-    cdef int64_t f_cutoff
-    cdef list f_prefixes             # literal key prefixes (bytes), or None
-    cdef object f_key_ok             # key bytes -> bool, or None
-
-    def __cinit__(self, Py_ssize_t capacity, costs, dict type_names, dict type_encodings):
-        """`costs`: key_cost(key length), value_cost(type, encoding, length, blob),
-        embeds_key(), kv_cost(type, encoding, key length, length, blob, ttl) and
-        total_shares(db) of the memory model (rows.MemoryCosts, which refers to no batch)."""
-        cdef int i
-        self.capacity = capacity
-        self.n = 0
-        self.kused = 0
-        self.kcap = 1 << 20
-        self.fused = 0
-        self.fcap = 1 << 20
-        self.c_db = <int32_t*>malloc(capacity * 4)
-        self.c_koff = <int32_t*>malloc((capacity + 1) * 4)
-        self.c_kdata = <char*>malloc(self.kcap)
-        self.c_foff = <int32_t*>malloc((capacity + 1) * 4)
-        self.c_fdata = <char*>malloc(self.fcap)
-        self.c_rtype = <uint8_t*>malloc(capacity)
-        self.c_type = <uint16_t*>malloc(capacity * 2)
-        self.c_enc = <uint16_t*>malloc(capacity * 2)
-        self.c_length = <int64_t*>malloc(capacity * 8)
-        self.c_maxel = <int64_t*>malloc(capacity * 8)
-        self.c_ser = <int64_t*>malloc(capacity * 8)
-        self.c_mem = <int64_t*>malloc(capacity * 8)
-        self.c_total = <int64_t*>malloc(capacity * 8)
-        self.c_expire = <int64_t*>malloc(capacity * 8)
-        self.c_idle = <int64_t*>malloc(capacity * 8)
-        self.c_freq = <int16_t*>malloc(capacity * 2)
-        self.c_slot = <int16_t*>malloc(capacity * 2)
-        self.c_offset = <int64_t*>malloc(capacity * 8)
-        self.c_fttl = <int64_t*>malloc(capacity * 8)
-        self.c_fmin = <int64_t*>malloc(capacity * 8)
-        self.c_ints = <int64_t*>malloc(capacity * 8)
-        self.c_klen = <int64_t*>malloc(capacity * 8)
-        self.c_khash = <int64_t*>malloc(capacity * 8)
-        self.c_lpb = <int64_t*>malloc(capacity * 8)
-        self.c_blob = <int64_t*>malloc(capacity * 8)
-        for i in range(N_VALID):
-            self.c_valid[i] = <uint8_t*>malloc(capacity // 8 + 1)
-        self.cache = <Shape*>malloc(SHAPE_CACHE * sizeof(Shape))
-        if (not self.c_db or not self.c_koff or not self.c_kdata or not self.c_foff
-                or not self.c_fdata or not self.c_rtype
-                or not self.c_type or not self.c_enc or not self.c_length or not self.c_maxel
-                or not self.c_ser or not self.c_mem or not self.c_total or not self.c_expire
-                or not self.c_idle or not self.c_freq or not self.c_slot or not self.c_offset
-                or not self.c_fttl or not self.c_fmin or not self.c_ints or not self.cache
-                or not self.c_klen or not self.c_khash or not self.c_lpb
-                or not self.c_blob):
-            raise MemoryError()
-        for i in range(N_VALID):
-            if not self.c_valid[i]:
-                raise MemoryError()
-            memset(self.c_valid[i], 0, capacity // 8 + 1)
-        memset(self.cache, 0, SHAPE_CACHE * sizeof(Shape))
-        for i in range(KEY_COSTS):
-            self.key_costs[i] = -1
-        self.shares_db = -1
-        self.kv_mode = -1
-        self.kv_costs = {}
-        # Rows of the compiled loop never write these: keys.extras copies them under a null
-        # flag, so they read as 0, not as uninitialised memory.
-        memset(self.c_fttl, 0, capacity * 8)
-        memset(self.c_fmin, 0, capacity * 8)
-        memset(self.c_ints, 0, capacity * 8)
-        memset(self.c_klen, 0, capacity * 8)
-        memset(self.c_khash, 0, capacity * 8)
-        memset(self.c_lpb, 0, capacity * 8)
-        self.c_koff[0] = 0
-        self.c_foff[0] = 0
-        self.costs = costs
-        self.type_names = []
-        self.type_codes = {}
-        self.encoding_names = []
-        self.encoding_codes = {}
-        for i in range(256):
-            self.type_of[i] = 0xFFFF
-            self.blob_enc_of[i] = 0xFFFF
-        for t, name in type_names.items():
-            self.type_of[t] = self._code(self.type_names, self.type_codes, name)
-        for t, name in type_encodings.items():
-            self.blob_enc_of[t] = self._code(self.encoding_names, self.encoding_codes, name)
-        self.enc_int = self._code(self.encoding_names, self.encoding_codes, "int")
-        self.enc_embstr = self._code(self.encoding_names, self.encoding_codes, "embstr")
-        self.enc_raw = self._code(self.encoding_names, self.encoding_codes, "raw")
-        self.enc_listpack = self._code(self.encoding_names, self.encoding_codes, "listpack")
-        self.filtering = False
-        self.dropped = 0
-        self.f_min_mem = 0
-
-    def set_filter(self, dbs=None, rdb_types=None, int64_t min_length=0, int64_t min_memory=0,
-                   bint skip_expired=False, prefixes=None, key_ok=None, snapshot_ms=None):
-        """Leave out the records a filter rejects (db/filters.py KeyFilter.compiled): a db not
-        in `dbs`, an RDB type byte not in `rdb_types`, a length or memory below the minimum, an
-        expiry at or before the snapshot time (snapshot_ms(), asked once), a key with none of
-        `prefixes`, a key `key_ok` refuses.  Such a record is read, counted
-        in `dropped`, and its row never committed."""
-        cdef int i
-        self.f_dbs = frozenset(dbs) if dbs else None
-        self.f_types = rdb_types is not None
-        for i in range(256):
-            self.f_type_ok[i] = 1 if rdb_types is None or i in rdb_types else 0
-        self.f_min_len = min_length
-        self.f_min_mem = min_memory
-        self.f_skip_expired = skip_expired
-        self.f_cutoff_known = 0
-        self.f_snapshot_ms = snapshot_ms
-        self.f_prefixes = list(prefixes) if prefixes is not None else None
-        self.f_key_ok = key_ok
-        self.filtering = bool(dbs or rdb_types is not None or min_length or min_memory
-                              or skip_expired or prefixes is not None or key_ok is not None)
-
-    cdef bint _rejects(self, const uint8_t* b, Py_ssize_t kpos, Py_ssize_t klen, int32_t db,
-                       uint8_t t, int64_t length, bint has_expire, int64_t expire) except -1:
-        """Whether the filter leaves out this record, but for its memory (checked once it is
-        estimated: a record left out here costs no estimate)."""
-        cdef bytes pre
-        cdef Py_ssize_t plen
-        cdef bint hit
-        if self.f_dbs is not None and db not in self.f_dbs:
-            return True
-        if not self.f_type_ok[t]:
-            return True
-        if length < self.f_min_len:
-            return True
-        if self.f_skip_expired and has_expire:
-            if not self.f_cutoff_known:
-                self.f_cutoff = self.f_snapshot_ms() if self.f_snapshot_ms is not None else 0
-                self.f_cutoff_known = 1
-            if expire <= self.f_cutoff:
-                return True
-        if self.f_prefixes is not None:
-            hit = False
-            for pre in self.f_prefixes:
-                plen = len(pre)
-                if plen <= klen and memcmp(<const char*>pre, b + kpos, plen) == 0:
-                    hit = True
-                    break
-            if not hit:
-                return True
-        if self.f_key_ok is not None:
-            if not self.f_key_ok(PyBytes_FromStringAndSize(<const char*>(b + kpos), klen)):
-                return True
-        return False
-
-    def __dealloc__(self):
-        cdef int i
-        free(self.c_db)
-        free(self.c_koff)
-        free(self.c_kdata)
-        free(self.c_foff)
-        free(self.c_fdata)
-        free(self.c_rtype)
-        free(self.c_type)
-        free(self.c_enc)
-        free(self.c_length)
-        free(self.c_maxel)
-        free(self.c_ser)
-        free(self.c_mem)
-        free(self.c_total)
-        free(self.c_expire)
-        free(self.c_idle)
-        free(self.c_freq)
-        free(self.c_slot)
-        free(self.c_offset)
-        free(self.c_fttl)
-        free(self.c_fmin)
-        free(self.c_ints)
-        free(self.c_klen)
-        free(self.c_khash)
-        free(self.c_lpb)
-        free(self.c_blob)
-        for i in range(N_VALID):
-            free(self.c_valid[i])
-        free(self.cache)
-
-    cdef uint16_t _code(self, list names, dict codes, str name) except? 0xFFFF:
-        code = codes.get(name)
-        if code is None:
-            if len(names) >= 0xFFFF:
-                raise ValueError("too many distinct type or encoding names")
-            code = codes[name] = len(names)
-            names.append(name)
-        return code
-
-    cdef inline bint _full(self) noexcept:
-        return self.n >= self.capacity or self.kused >= KEY_DATA_SOFT
-
-    @property
-    def full(self):
-        """True when the batch should be taken (rows or key bytes at their limit)."""
-        return self._full()
-
-    cdef int _key(self, const char* k, Py_ssize_t klen) except -1:
-        """Append one key name to the key data and its family (keys.family; null when the
-        compiled twin leaves it to DuckDB) to the family data, both grown as needed, and set
-        its keys.plain_key bit."""
-        cdef Py_ssize_t need = self.kused + klen
-        cdef Py_ssize_t i, fam
-        if need > KEY_DATA_HARD:
-            raise OverflowError("key names of one batch exceed 2 GiB")
-        # Both buffers grown before either is written: a failure leaves the batch as it was.
-        _room(&self.c_kdata, &self.kcap, need)
-        _room(&self.c_fdata, &self.fcap, self.fused + (4 * klen if klen <= FAMILY_MAX_KEY else 0))
-        memcpy(self.c_kdata + self.kused, k, klen)
-        if not self.nonascii:
-            for i in range(klen):
-                if <uint8_t>k[i] & 0x80:
-                    self.nonascii = True
-                    break
-        self.kused = need
-        self.c_koff[self.n + 1] = <int32_t>need
-        fam = _family(<const uint8_t*>k, klen, self.c_fdata + self.fused)
-        if fam >= 0:
-            self.fused += fam
-            self._set_valid(V_FAMILY, self.n)
-        if _plain(<const uint8_t*>k, klen):
-            self._set_valid(PLAIN, self.n)
-        self.c_foff[self.n + 1] = <int32_t>self.fused
-        return 0
-
-    cdef inline void _set_valid(self, int col, Py_ssize_t i) noexcept:
-        self.c_valid[col][i >> 3] |= <uint8_t>(1 << (i & 7))
-
-    cdef inline void _clear_valid(self, Py_ssize_t i) noexcept:
-        """Row i's null flags to null (a row written after a failed one reuses its slot)."""
-        cdef int col
-        for col in range(N_VALID):
-            self.c_valid[col][i >> 3] &= <uint8_t>~(1 << (i & 7))
-
-    cdef int _estimate(self, uint16_t tc, uint16_t ec, int64_t key_len, int64_t length,
-                       int64_t blob, int32_t db, bint ttl, Py_ssize_t i) except -1:
-        """memory_bytes and memory_total_bytes of row i, as rows.RowBuilder.add computes them
-        (memory.estimate and memory.total): the key's cost by key length and the value's by
-        value shape, each asked of the memory model (self.costs) once, and
-        the total from the db's bucket shares, as memory.total adds them."""
-        cdef int64_t key_cost, mem
-        cdef double t
-        if self.kv_mode < 0:
-            self.kv_mode = 1 if self.costs.embeds_key() else 0
-        if self.kv_mode:
-            # Redis 8.6 / Valkey 8.1+: key, expiry and value share one cost (kv.kv_estimate).
-            shape = (tc, ec, key_len, length, blob, ttl)
-            cost = self.kv_costs.get(shape)
-            if cost is None:
-                if len(self.kv_costs) >= 100_000:
-                    self.kv_costs.clear()
-                cost = self.kv_costs[shape] = self.costs.kv_cost(
-                    self.type_names[tc], self.encoding_names[ec], key_len, length, blob, ttl)
-            mem = cost
-            if db != self.shares_db:
-                self.share_main, self.share_expire = self.costs.total_shares(db)
-                self.shares_db = db
-            t = <double>mem + self.share_main
-            if ttl:
-                t += self.share_expire
-            self.c_mem[i] = mem
-            self.c_total[i] = <int64_t>nearbyint(t)
-            return 0
-        if key_len < KEY_COSTS and self.key_costs[key_len] >= 0:
-            key_cost = self.key_costs[key_len]
-        else:
-            key_cost = self.costs.key_cost(key_len)
-            if key_len < KEY_COSTS:
-                self.key_costs[key_len] = key_cost
-        cdef uint64_t h = (<uint64_t>length + 0x632BE59BD9B4E019ULL) * 0xBF58476D1CE4E5B9ULL
-        h ^= <uint64_t>blob * 0x94D049BB133111EBULL
-        h ^= (<uint64_t>tc << 40) ^ (<uint64_t>ec << 20)
-        h ^= h >> 31
-        cdef Shape* s = &self.cache[h & (SHAPE_CACHE - 1)]
-        if not (s.used and s.length == length and s.blob == blob and s.type_code == tc
-                and s.enc_code == ec):
-            s.cost = self.costs.value_cost(self.type_names[tc], self.encoding_names[ec],
-                                               length, blob)
-            s.length = length
-            s.blob = blob
-            s.type_code = tc
-            s.enc_code = ec
-            s.used = 1
-        if db != self.shares_db:
-            self.share_main, self.share_expire = self.costs.total_shares(db)
-            self.shares_db = db
-        mem = key_cost + s.cost
-        t = <double>mem + self.share_main      # memory.total: the same float additions
-        if ttl:
-            t += self.share_expire
-        self.c_mem[i] = mem
-        self.c_total[i] = <int64_t>nearbyint(t)   # round half to even, as Python's round
-        return 0
-
-    def append(self, tuple row):
-        """One row of the Python path, in RowBuilder's tuple order: (dump_id, db, key text,
-        key bytes, type, encoding, rdb_type, length, longest element, serialized bytes, memory,
-        memory total, expire, idle, freq, slot, offset, fields with TTL, earliest field expiry,
-        int members, full key length and key hash of a truncated key name, listpack bytes)."""
-        cdef Py_ssize_t i = self.n
-        cdef bytes key = row[3]
-        if i >= self.capacity:
-            raise OverflowError("KeyColumns is full: take() the batch first")
-        self._clear_valid(i)
-        self.c_db[i] = row[1]
-        self.c_type[i] = self._code(self.type_names, self.type_codes, row[4])
-        self.c_enc[i] = self._code(self.encoding_names, self.encoding_codes, row[5])
-        self.c_rtype[i] = row[6]
-        self.c_length[i] = row[7]
-        self.c_maxel[i] = row[8]
-        self.c_ser[i] = row[9]
-        self.c_mem[i] = row[10]
-        self.c_total[i] = row[11]
-        self.c_offset[i] = row[16]
-        self._opt64(self.c_expire, V_EXPIRE, i, row[12])
-        self._opt64(self.c_idle, V_IDLE, i, row[13])
-        if row[14] is None:
-            self.c_freq[i] = 0
-        else:
-            self.c_freq[i] = row[14]
-            self._set_valid(V_FREQ, i)
-        self._opt64(self.c_fttl, V_FTTL, i, row[17])
-        self._opt64(self.c_fmin, V_FMIN, i, row[18])
-        self._opt64(self.c_ints, V_INTS, i, row[19])
-        self._opt64(self.c_klen, V_KLEN, i, row[20])
-        self._opt64(self.c_khash, V_KHASH, i, row[21])
-        self._opt64(self.c_lpb, V_LPB, i, row[22])
-        self.c_blob[i] = -1
-        self.c_slot[i] = row[15]
-        self._key(<const char*>key, len(key))   # last: what can fail has been done
-        self.n = i + 1
-        if row[4] == "module":
-            self.module_rows += 1
-
-    cdef inline int _opt64(self, int64_t* col, int v, Py_ssize_t i, value) except -1:
-        if value is None:
-            col[i] = 0
-        else:
-            col[i] = value
-            self._set_valid(v, i)
-        return 0
-
-    cdef tuple _extras(self):
-        """keys.extras as Arrow list<int64> buffers (row validity, offsets, values, values'
-        validity): idle, freq, fields with TTL, earliest field expiry, int members, full key
-        length and key hash of a truncated key name, listpack bytes (the order in
-        store.KEYS_SCHEMA) for the rows that have any of them, null for the others."""
-        cdef Py_ssize_t n = self.n, nb = n // 8 + 1, i, rows = 0, j, k
-        cdef int col
-        cdef int cols[N_EXTRAS]
-        cols[0] = V_IDLE
-        cols[1] = V_FREQ
-        cols[2] = V_FTTL
-        cols[3] = V_FMIN
-        cols[4] = V_INTS
-        cols[5] = V_KLEN
-        cols[6] = V_KHASH
-        cols[7] = V_LPB
-        cdef bytes valid = PyBytes_FromStringAndSize(NULL, nb)
-        cdef uint8_t* rv = <uint8_t*>PyBytes_AS_STRING(valid)
-        for i in range(nb):
-            rv[i] = (self.c_valid[V_IDLE][i] | self.c_valid[V_FREQ][i] | self.c_valid[V_FTTL][i]
-                     | self.c_valid[V_FMIN][i] | self.c_valid[V_INTS][i]
-                     | self.c_valid[V_KLEN][i] | self.c_valid[V_LPB][i])
-        for i in range(n):
-            if rv[i >> 3] & (1 << (i & 7)):
-                rows += 1
-        cdef bytes offsets = PyBytes_FromStringAndSize(NULL, (n + 1) * 4)
-        cdef int32_t* off = <int32_t*>PyBytes_AS_STRING(offsets)
-        cdef bytes values = PyBytes_FromStringAndSize(NULL, rows * N_EXTRAS * 8)
-        cdef int64_t* val = <int64_t*>PyBytes_AS_STRING(values)
-        cdef bytes values_valid = PyBytes_FromStringAndSize(NULL, (rows * N_EXTRAS) // 8 + 1)
-        cdef uint8_t* vv = <uint8_t*>PyBytes_AS_STRING(values_valid)
-        memset(vv, 0, (rows * N_EXTRAS) // 8 + 1)
-        j = 0
-        for i in range(n):
-            off[i] = <int32_t>j
-            if not rv[i >> 3] & (1 << (i & 7)):
-                continue
-            val[j] = self.c_idle[i]
-            val[j + 1] = self.c_freq[i]
-            val[j + 2] = self.c_fttl[i]
-            val[j + 3] = self.c_fmin[i]
-            val[j + 4] = self.c_ints[i]
-            val[j + 5] = self.c_klen[i]
-            val[j + 6] = self.c_khash[i]
-            val[j + 7] = self.c_lpb[i]
-            for k in range(N_EXTRAS):
-                col = cols[k]
-                if self.c_valid[col][i >> 3] & (1 << (i & 7)):
-                    vv[(j + k) >> 3] |= <uint8_t>(1 << ((j + k) & 7))
-            j += N_EXTRAS
-        off[n] = <int32_t>j
-        return valid, offsets, values, values_valid
-
-    cdef bytes _encoding_ids(self):
-        """keys.encoding_id per row, as rows._encoding_columns gives it: MODULE_ENCODING_ID for
-        a module value (whose encoding name is its type name), else the position of its
-        encoding in constants.ENCODING_NAMES."""
-        cdef bytes table = bytes([ENCODING_IDS.get(e, MODULE_ENCODING_ID) for e in self.encoding_names])
-        cdef const uint8_t* t = <const uint8_t*>PyBytes_AS_STRING(table)
-        cdef bytes out = PyBytes_FromStringAndSize(NULL, self.n)
-        cdef uint8_t* o = <uint8_t*>PyBytes_AS_STRING(out)
-        cdef Py_ssize_t i
-        cdef int module = self.type_codes.get("module", -1)
-        for i in range(self.n):
-            o[i] = MODULE_ENCODING_ID if self.c_type[i] == module else t[self.c_enc[i]]
-        return out
-
-    def take(self):
-        """The batch as {column: bytes} (nullable columns: (data, validity bitmap)) plus
-        'n', 'key_offsets', 'key_data', 'family_offsets', 'family_data', 'family_valid',
-        'plain_key' (a bitmap of values), 'encoding_id' (one byte per row), 'module_rows',
-        'nonascii' and 'extras' (see _extras); the columns are then empty again."""
-        cdef Py_ssize_t n = self.n, nb = n // 8 + 1, i
-        out = {
-            "n": n,
-            "nonascii": self.nonascii,
-            "key_offsets": PyBytes_FromStringAndSize(<char*>self.c_koff, (n + 1) * 4),
-            "key_data": PyBytes_FromStringAndSize(self.c_kdata, self.kused),
-            "family_offsets": PyBytes_FromStringAndSize(<char*>self.c_foff, (n + 1) * 4),
-            "family_data": PyBytes_FromStringAndSize(self.c_fdata, self.fused),
-            "family_valid": PyBytes_FromStringAndSize(<char*>self.c_valid[V_FAMILY], nb),
-            "plain_key": PyBytes_FromStringAndSize(<char*>self.c_valid[PLAIN], nb),
-            "db": PyBytes_FromStringAndSize(<char*>self.c_db, n * 4),
-            "type": PyBytes_FromStringAndSize(<char*>self.c_type, n * 2),
-            "encoding": PyBytes_FromStringAndSize(<char*>self.c_enc, n * 2),
-            "encoding_id": self._encoding_ids(),
-            "module_rows": self.module_rows,
-            "rdb_type": PyBytes_FromStringAndSize(<char*>self.c_rtype, n),
-            "length": PyBytes_FromStringAndSize(<char*>self.c_length, n * 8),
-            "max_elem_bytes": PyBytes_FromStringAndSize(<char*>self.c_maxel, n * 8),
-            "serialized_bytes": PyBytes_FromStringAndSize(<char*>self.c_ser, n * 8),
-            "memory_bytes": PyBytes_FromStringAndSize(<char*>self.c_mem, n * 8),
-            "memory_total_bytes": PyBytes_FromStringAndSize(<char*>self.c_total, n * 8),
-            "slot": PyBytes_FromStringAndSize(<char*>self.c_slot, n * 2),
-            "file_offset": PyBytes_FromStringAndSize(<char*>self.c_offset, n * 8),
-            # not a column of key_rows: the value's blob (0 for strings) of the rows this loop
-            # read, -1 on rows appended from the Python path (rdbscan/migrate projections)
-            "blob_bytes": PyBytes_FromStringAndSize(<char*>self.c_blob, n * 8),
-            "expire_at_ms": (PyBytes_FromStringAndSize(<char*>self.c_expire, n * 8),
-                             PyBytes_FromStringAndSize(<char*>self.c_valid[V_EXPIRE], nb)),
-            "extras": self._extras(),
-        }
-        for i in range(N_VALID):
-            memset(self.c_valid[i], 0, nb)
-        self.n = 0
-        self.kused = 0
-        self.fused = 0
-        self.nonascii = False
-        self.module_rows = 0
-        return out
+    cdef int add_record(self, const Record* rec) except -1:
+        raise NotImplementedError("RowSink.add_record")
 
     def scan(self, bytes buf, Py_ssize_t pos, int64_t base, int32_t db, int embstr_limit,
              Py_ssize_t max_item, bint listpack_lists, bytes embed=None):
-        """Read the records at buf[pos:] that this loop handles (see the comment above the
-        class) into the batch, until the batch is full.  `base` is the file offset of buf[0],
+        """Read the records at buf[pos:] that this loop handles (see the comment above) into
+        the batch, until the batch is full.  `base` is the file offset of buf[0],
         `embstr_limit` the parser's embstr_limit(), `listpack_lists` whether a one-node
         quicklist 2 is a listpack-encoded list (Redis 7.2+), `embed` the parser's embed table
         (kv.embed_table: whether a string of that key length, value length and TTL is embstr)
-        or None.  Returns (position after the last record taken, records taken)."""
+        or None.  Returns (position after the last record taken, records taken); a record the
+        sink's filter leaves out is taken all the same."""
         cdef const uint8_t* b = <const uint8_t*>(<char*>buf)
         cdef const uint8_t* emb = NULL
         cdef Py_ssize_t end = len(buf), q, taken = 0
+        cdef Record rec
+        rec.db = db
         if embed is not None:
             emb = <const uint8_t*>(<char*>embed)
-        while not self._full():
-            q = self._record(buf, b, pos, end, base, db, embstr_limit, max_item, listpack_lists,
-                             emb)
+        if self.is_full():
+            return pos, 0
+        while True:
+            q = _record(buf, b, pos, end, base, embstr_limit, max_item, listpack_lists, emb,
+                        &rec)
             if q < 0:
                 break
             pos = q
             taken += 1
+            if not self.add_record(&rec):   # full now
+                break
         return pos, taken
 
-    cdef Py_ssize_t _record(self, bytes buf, const uint8_t* b, Py_ssize_t pos, Py_ssize_t end,
-                            int64_t base, int32_t db, int embstr_limit,
-                            Py_ssize_t max_item, bint listpack_lists,
-                            const uint8_t* emb) except -2:
-        """One record (its expire / idle / freq opcodes, type, key, value) into row n;
-        returns the position after it, or -1 when the Python path must read it."""
-        cdef Py_ssize_t p = pos, q, kpos, klen, vpos, vlen, count = 0, mx = 0, i = self.n
-        cdef int is_int
-        cdef int64_t expire = 0, idle = 0
-        cdef int freq = 0
-        cdef bint has_expire = False, has_idle = False, has_freq = False
-        cdef uint64_t ln, clen, ulen
-        cdef uint8_t t, b0
-        cdef uint16_t enc
-        cdef int64_t length, blob = 0
-        cdef const uint8_t* v
-        cdef bytes out
-        while True:
-            if p >= end:
-                return -1
-            t = b[p]
-            if t == 0xFC:        # EXPIRETIME_MS
-                if p + 9 > end:
-                    return -1
-                expire = <int64_t>_u64le(b + p + 1)
-                has_expire = True
-                p += 9
-            elif t == 0xFD:      # EXPIRETIME (seconds)
-                if p + 5 > end:
-                    return -1
-                expire = <int64_t>(<int32_t>_u32le(b + p + 1)) * 1000
-                has_expire = True
-                p += 5
-            elif t == 0xF8:      # IDLE
-                q = _plain_len(b, p + 1, end, &ln)
-                if q < 0 or ln > <uint64_t>9223372036854775807ULL:
-                    return -1
-                idle = <int64_t>ln
-                has_idle = True
-                p = q
-            elif t == 0xF9:      # FREQ
-                if p + 2 > end:
-                    return -1
-                freq = b[p + 1]
-                has_freq = True
-                p += 2
-            else:
-                break
-        if t != 0 and t != 10 and t != 11 and t != 12 and t != 13 and t != 14 and t != 16 \
-                and t != 17 and t != 18 and t != 20:
+
+cdef Py_ssize_t _record(bytes buf, const uint8_t* b, Py_ssize_t pos, Py_ssize_t end,
+                        int64_t base, int embstr_limit, Py_ssize_t max_item,
+                        bint listpack_lists, const uint8_t* emb, Record* rec) except -2:
+    """One record (its expire / idle / freq opcodes, type, key, value) into `rec` (its db
+    already set); returns the position after it, or -1 when the Python path must read it."""
+    cdef Py_ssize_t p = pos, q, kpos, klen, vpos, vlen, count = 0, mx = 0
+    cdef int is_int
+    cdef int64_t expire = 0, idle = 0
+    cdef int freq = 0
+    cdef bint has_expire = False, has_idle = False, has_freq = False
+    cdef uint64_t ln, clen, ulen
+    cdef uint8_t t, b0, enc
+    cdef int64_t length, blob = 0
+    cdef const uint8_t* v
+    cdef bytes out
+    while True:
+        if p >= end:
             return -1
-        p = _raw_str(b, p + 1, end, &kpos, &klen)
-        if p < 0 or p >= end or klen > KEY_KEEP:
-            return -1
-        if t == 14 or t == 18:
-            # A quicklist of one packed node (small lists): node count, [container,] blob.
-            p = _plain_len(b, p, end, &ln)
-            if p < 0 or ln != 1:
+        t = b[p]
+        if t == 0xFC:        # EXPIRETIME_MS
+            if p + 9 > end:
                 return -1
-            if t == 18:
-                p = _plain_len(b, p, end, &ln)
-                if p < 0 or ln != 2:      # QUICKLIST_NODE_CONTAINER_PACKED
-                    return -1
-            if p >= end:
+            expire = <int64_t>_u64le(b + p + 1)
+            has_expire = True
+            p += 9
+        elif t == 0xFD:      # EXPIRETIME (seconds)
+            if p + 5 > end:
                 return -1
-        b0 = b[p]
-        if t == 0:
-            if b0 == 0xC3:     # LZF: measured; decompressed only to check its length
-                q = _lzf_str(b, p, end, &clen, &ulen)
-                if q < 0 or not _lzf_length_ok(buf, q, clen, ulen):
-                    return -1
-                q += <Py_ssize_t>clen
-                length = <int64_t>ulen
-                enc = self.enc_embstr if length <= embstr_limit else self.enc_raw
-            else:
-                q = _str_len(b, p, end, &vlen, &is_int)
-                if q < 0:
-                    return -1
-                length = vlen
-                if is_int or (vlen <= 20 and _is_long_text(b + q - vlen, vlen)):
-                    enc = self.enc_int
-                else:
-                    enc = self.enc_embstr if vlen <= embstr_limit else self.enc_raw
-            if emb != NULL and enc != self.enc_int:
-                # parser.Parser.embedded: the writing server's rule (kv.string_embedded)
-                enc = self.enc_embstr if (klen < EMBED_KEYS and length < EMBED_VALUES and
-                                          emb[(has_expire * EMBED_KEYS + klen) * EMBED_VALUES
-                                              + length]) else self.enc_raw
-            self.c_maxel[i] = length
+            expire = <int64_t>(<int32_t>_u32le(b + p + 1)) * 1000
+            has_expire = True
+            p += 5
+        elif t == 0xF8:      # IDLE
+            q = _plain_len(b, p + 1, end, &ln)
+            if q < 0 or ln > <uint64_t>9223372036854775807ULL:
+                return -1
+            idle = <int64_t>ln
+            has_idle = True
+            p = q
+        elif t == 0xF9:      # FREQ
+            if p + 2 > end:
+                return -1
+            freq = b[p + 1]
+            has_freq = True
+            p += 2
         else:
-            if b0 < 0xC0:
-                q = _raw_str(b, p, end, &vpos, &vlen)
-                if q < 0:
-                    return -1
-                v = b + vpos
-            elif b0 == 0xC3:
-                q = _lzf_str(b, p, end, &clen, &ulen)
-                if q < 0 or ulen == 0 or ulen > <uint64_t>max_item:
-                    return -1
-                try:
-                    out = _lzf.decompress(buf[q:q + <Py_ssize_t>clen], <Py_ssize_t>ulen)
-                except (ValueError, SystemError):
-                    return -1
-                if out is None or len(out) != <Py_ssize_t>ulen:
-                    return -1
-                q += <Py_ssize_t>clen
-                v = <const uint8_t*>(<char*>out)
-                vlen = <Py_ssize_t>ulen
+            break
+    if t != 0 and t != 10 and t != 11 and t != 12 and t != 13 and t != 14 and t != 16 \
+            and t != 17 and t != 18 and t != 20:
+        return -1
+    p = _raw_str(b, p + 1, end, &kpos, &klen)
+    if p < 0 or p >= end or klen > KEY_KEEP:
+        return -1
+    if t == 14 or t == 18:
+        # A quicklist of one packed node (small lists): node count, [container,] blob.
+        p = _plain_len(b, p, end, &ln)
+        if p < 0 or ln != 1:
+            return -1
+        if t == 18:
+            p = _plain_len(b, p, end, &ln)
+            if p < 0 or ln != 2:      # QUICKLIST_NODE_CONTAINER_PACKED
+                return -1
+        if p >= end:
+            return -1
+    b0 = b[p]
+    if t == 0:
+        if b0 == 0xC3:     # LZF: measured; decompressed only to check its length
+            q = _lzf_str(b, p, end, &clen, &ulen)
+            if q < 0 or not _lzf_length_ok(buf, q, clen, ulen):
+                return -1
+            q += <Py_ssize_t>clen
+            length = <int64_t>ulen
+            enc = _ENC_EMBSTR if length <= embstr_limit else _ENC_RAW
+        else:
+            q = _str_len(b, p, end, &vlen, &is_int)
+            if q < 0:
+                return -1
+            length = vlen
+            if is_int or (vlen <= 20 and _is_long_text(b + q - vlen, vlen)):
+                enc = _ENC_INT
             else:
+                enc = _ENC_EMBSTR if vlen <= embstr_limit else _ENC_RAW
+        if emb != NULL and enc != _ENC_INT:
+            # parser.Parser.embedded: the writing server's rule (kv.string_embedded)
+            enc = _ENC_EMBSTR if (klen < EMBED_KEYS and length < EMBED_VALUES and
+                                  emb[(has_expire * EMBED_KEYS + klen) * EMBED_VALUES
+                                      + length]) else _ENC_RAW
+        rec.max_elem = length
+    else:
+        if b0 < 0xC0:
+            q = _raw_str(b, p, end, &vpos, &vlen)
+            if q < 0:
+                return -1
+            v = b + vpos
+        elif b0 == 0xC3:
+            q = _lzf_str(b, p, end, &clen, &ulen)
+            if q < 0 or ulen == 0 or ulen > <uint64_t>max_item:
                 return -1
             try:
-                if t == 16 or t == 17 or t == 20 or t == 18:
-                    _listpack_scan(v, vlen, t == 17, &count, &mx)
-                elif t == 11:
-                    _intset_scan(v, vlen, &count, &mx)
-                else:
-                    _ziplist_scan(v, vlen, t == 12, &count, &mx)
-            except BlobError:
+                out = _lzf.decompress(buf[q:q + <Py_ssize_t>clen], <Py_ssize_t>ulen)
+            except (ValueError, SystemError):
                 return -1
-            if count == 0:    # Redis refuses empty collections: the Python path flags them
+            if out is None or len(out) != <Py_ssize_t>ulen:
                 return -1
-            if t == 12 or t == 13 or t == 16 or t == 17:
-                if count & 1:
-                    return -1
-                count //= 2
-            length = count
-            blob = vlen
-            if t == 18 and listpack_lists:   # parser.v_quicklist: Redis 7.2+ listpack lists
-                enc = self.enc_listpack
+            q += <Py_ssize_t>clen
+            v = <const uint8_t*>(<char*>out)
+            vlen = <Py_ssize_t>ulen
+        else:
+            return -1
+        try:
+            if t == 16 or t == 17 or t == 20 or t == 18:
+                _listpack_scan(v, vlen, t == 17, &count, &mx)
+            elif t == 11:
+                _intset_scan(v, vlen, &count, &mx)
             else:
-                enc = self.blob_enc_of[t]
-            self.c_maxel[i] = mx
-        # The record is whole: commit row i (the key last: what can fail has been done).
-        if self.filtering and self._rejects(b, kpos, klen, db, t, length, has_expire, expire):
-            self.dropped += 1
-            return q     # read, not kept: row i stays free
-        self._estimate(self.type_of[t], enc, klen, length, blob, db, has_expire, i)
-        if self.c_mem[i] < self.f_min_mem:   # 0 without a filter
-            self.dropped += 1
-            return q
-        self._clear_valid(i)
-        self.c_db[i] = db
-        self.c_rtype[i] = t
-        self.c_type[i] = self.type_of[t]
-        self.c_enc[i] = enc
-        self.c_length[i] = length
-        self.c_blob[i] = blob
-        self.c_ser[i] = q - pos
-        self.c_offset[i] = base + pos
-        self.c_expire[i] = expire
-        if has_expire:
-            self._set_valid(V_EXPIRE, i)
-        self.c_idle[i] = idle
-        if has_idle:
-            self._set_valid(V_IDLE, i)
-        self.c_freq[i] = <int16_t>freq
-        if has_freq:
-            self._set_valid(V_FREQ, i)
-        self.c_slot[i] = <int16_t>_key_slot(b + kpos, klen)
-        self._key(<const char*>(b + kpos), klen)
-        self.n = i + 1
-        return q
+                _ziplist_scan(v, vlen, t == 12, &count, &mx)
+        except BlobError:
+            return -1
+        if count == 0:    # Redis refuses empty collections: the Python path flags them
+            return -1
+        if t == 12 or t == 13 or t == 16 or t == 17:
+            if count & 1:
+                return -1
+            count //= 2
+        length = count
+        blob = vlen
+        if t == 18 and listpack_lists:   # parser.v_quicklist: Redis 7.2+ listpack lists
+            enc = _ENC_LISTPACK
+        else:
+            enc = _BLOB_ENC[t]
+        rec.max_elem = mx
+    rec.key = b + kpos
+    rec.key_len = klen
+    rec.rdb_type = t
+    rec.encoding = enc
+    rec.length = length
+    rec.blob = blob
+    rec.serialized = q - pos
+    rec.offset = base + pos
+    rec.expire = expire
+    rec.has_expire = has_expire
+    rec.idle = idle
+    rec.has_idle = has_idle
+    rec.freq = <int16_t>freq
+    rec.has_freq = has_freq
+    return q
