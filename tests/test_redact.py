@@ -417,11 +417,25 @@ def test_no_fixture_key_name_reaches_any_output(fixtures_db, tmp_path):
             "export", fixtures_db, "-q", "-o", str(out), "--columns", "all", level, env=env
         )
         assert res.exit_code in (0, 4, 5), res  # (some fixture dumps are damaged on purpose)
-        assert leaks(out.read_text(), keys, segments) == []
+        assert leaks(_export_strings(out), keys, segments) == []
     sk, ss, _ = names_of(str(_load(SAMPLES, tmp_path / "samples.duckdb")))
     for fmt in ("text", "json", "html"):
         res = run_cli("report", *SAMPLES, "-q", "-f", fmt, "--redact", env=env)
         assert leaks(res.stdout, sk, ss) == [], fmt
+
+
+_HASHED = re.compile(r"@[0-9a-f]{10}$")
+
+
+def _export_strings(path: Path) -> str:
+    """The distinct strings of an exported JSON Lines file, a redacted name's hash taken off
+    (`user:{id}@3fa9c21b07` -> `user:{id}`): where a name could show, in a text some hundred
+    times smaller than the file, which `leaks` then reads in a second, not a minute."""
+    seen: set[str] = set()
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            seen.update(_HASHED.sub("", v) for v in json.loads(line).values() if isinstance(v, str))
+    return "\n".join(sorted(seen))
 
 
 def _load(paths: list[str], db: Path) -> Path:
