@@ -293,6 +293,28 @@ def test_naming_fast_path(keys_db, with_plain):
         }, rule
 
 
+def test_naming_delimiter_set_shortcut(keys_db):
+    """rnaming_dset (the candidate delimiters a key holds, sorted) answers a key holding one of
+    them without listing every match: the same sets as the list of every match, for each
+    candidate set and keys holding none, one or several of them."""
+    keys = _keys_for_patterns(3000, 5) + ["", "a:b.c", "a::b", "x.y.z", "q|#|#", "é:é.é"]
+    con = open_database(keys_db(_naming_rows([k.encode() for k in keys[:50]], True)))
+    try:
+        rpt.build_report(con, rpt.ReportOptions(sections=("naming",)))  # creates the macros
+        con.execute("CREATE TEMP TABLE corpus AS SELECT unnest($k) AS key", {"k": keys}).fetchall()
+        for cands in (":./|#", ":", "-_ ", "é:."):
+            rows = con.execute(
+                "SELECT key, rnaming_dset(key, false, ':', $c) AS got, "
+                "array_to_string(list_sort(list_distinct(regexp_extract_all(key, "
+                "'[' || delim_class($c) || ']'))), '') AS want FROM corpus",
+                {"c": cands},
+            ).fetchall()
+            assert [r for r in rows if r[1] != r[2]] == [], cands
+            assert len({r[2] for r in rows if len(r[2]) > 1}) > 1 or len(cands) == 1, cands
+    finally:
+        con.close()
+
+
 def test_big_keys_top_with_ties(keys_db):
     rnd = random.Random(3)
     rows = []

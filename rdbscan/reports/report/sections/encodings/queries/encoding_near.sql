@@ -20,7 +20,8 @@ near AS (
                listpack_bytes_estimate(k.type, k.length, k.max_elem_bytes, k.value_serialized_bytes)) AS estimated_bytes
     FROM rkeys AS k
     JOIN limits AS l ON k.dump_id = l.dump_id AND k.type = l.type AND k.encoding = l.from_encoding
-    WHERE l.max_entries > 0 AND l.max_lp_bytes IS NULL
+    -- rdb_type 0: a string (see _rcandidates.sql), tested on the stored byte before the names
+    WHERE k.rdb_type <> 0 AND l.max_entries > 0 AND l.max_lp_bytes IS NULL
       AND (coalesce(k.fields_with_ttl, 0) = 0 OR l.hash_field_ttl_encoding IS NOT NULL)
       AND (k.length > l.max_entries OR k.max_elem_bytes > l.max_value)
       AND k.length <= l.max_entries * (1 + $margin)

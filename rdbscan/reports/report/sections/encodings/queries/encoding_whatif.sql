@@ -17,7 +17,8 @@ keyset AS (
            l.entries_setting, l.max_entries, l.value_setting, l.max_value
     FROM rkeys AS k
     JOIN limits AS l ON k.dump_id = l.dump_id AND k.type = l.type AND k.encoding = l.from_encoding
-    WHERE l.max_entries > 0 AND l.max_lp_bytes IS NULL AND k.type IN ('hash', 'zset', 'set')
+    -- rdb_type 0: a string (see _rcandidates.sql), tested on the stored byte before the names
+    WHERE k.rdb_type <> 0 AND l.max_entries > 0 AND l.max_lp_bytes IS NULL AND k.type IN ('hash', 'zset', 'set')
       AND (coalesce(k.fields_with_ttl, 0) = 0 OR l.hash_field_ttl_encoding IS NOT NULL)
 ), per AS (
     -- per set of thresholds: dumps of different servers may hold different ones

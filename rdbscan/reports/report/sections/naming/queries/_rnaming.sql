@@ -44,10 +44,17 @@ CREATE OR REPLACE TEMP MACRO rnaming_root(key, fast, first_segment, delimiters, 
     CASE WHEN NOT fast THEN regexp_extract(key, '^[^' || delim_class(mixed_candidates) || ']*')
          WHEN contains(mixed_candidates, left(delimiters, 1)) THEN first_segment
          ELSE key END;
--- the candidate delimiters the key holds, sorted ('' = none)
+-- the candidate delimiters the key holds, sorted ('' = none). `first`: the first one in the key;
+-- a key that holds no other (`session:<uuid>`, `a.b.c`: most keys) needs no list of every
+-- match (regexp_extract_all, list_distinct, list_sort: three times the cost of this test)
+CREATE OR REPLACE TEMP MACRO rnaming_dset_of(key, first, mixed_candidates) AS
+    CASE WHEN first = '' THEN ''
+         WHEN NOT regexp_matches(replace(key, first, ''), '[' || delim_class(mixed_candidates) || ']') THEN first
+         ELSE array_to_string(list_sort(list_distinct(
+             regexp_extract_all(key, '[' || delim_class(mixed_candidates) || ']'))), '') END;
 CREATE OR REPLACE TEMP MACRO rnaming_dset(key, fast, delimiters, mixed_candidates) AS
-    CASE WHEN NOT fast THEN array_to_string(list_sort(list_distinct(
-             regexp_extract_all(key, '[' || delim_class(mixed_candidates) || ']'))), '')
+    CASE WHEN NOT fast THEN rnaming_dset_of(key,
+             regexp_extract(key, '[' || delim_class(mixed_candidates) || ']'), mixed_candidates)
          WHEN contains(mixed_candidates, left(delimiters, 1)) THEN left(delimiters, 1)
          ELSE '' END;
 -- generic-name: the first segment, trailing digits removed (fast keys are lowercase already), in
@@ -114,6 +121,10 @@ WITH k AS NOT MATERIALIZED (
            -- invalid UTF-8 bytes are shown as \xNN in `key`: drop them where the escape's own
            -- backslash or letters would count
            CASE WHEN invalid_utf8 THEN regexp_replace(key, '\\x[0-9a-fA-F]{2}', '', 'g') ELSE key END AS clean,
+           -- off the fast path: does the key hold a character that special-chars, uppercase,
+           -- hashtag or control-chars look for? One regex for the four, whose own tests then run
+           -- only on such keys (`clean` holds no character that `key` does not)
+           NOT fast AND regexp_matches(key, '[\\*?\[\]()\s''"{}A-Z\x00-\x1f\x7f]') AS odd,
            rnaming_first(key, fast, $delimiters) AS first_segment
     FROM k
 ), d AS NOT MATERIALIZED (
@@ -136,16 +147,16 @@ WITH k AS NOT MATERIALIZED (
                      AND NOT invalid_utf8 AND NOT coalesce(generic, false) AND NOT coalesce(mixed, false) THEN ''
            ELSE concat_ws(',',
                CASE WHEN fast THEN NULL WHEN regexp_matches(key, '[^' || $allowed_chars || ']') THEN 'disallowed-chars' END,
-               CASE WHEN fast THEN NULL WHEN regexp_matches(clean, '[\\*?\[\]()\s''"]')
+               CASE WHEN NOT odd THEN NULL WHEN regexp_matches(clean, '[\\*?\[\]()\s''"]')
                       OR (regexp_matches(key, '[{}]') AND key_hashtag(key) IS NULL) THEN 'special-chars' END,
                CASE WHEN fast THEN NULL WHEN NOT regexp_matches(key, '^[A-Za-z]') THEN 'not-letter-start' END,
-               CASE WHEN fast THEN NULL WHEN regexp_matches(clean, '[A-Z]') THEN 'uppercase' END,
+               CASE WHEN NOT odd THEN NULL WHEN regexp_matches(clean, '[A-Z]') THEN 'uppercase' END,
                CASE WHEN key_length > $max_length THEN 'max-length' END,
                CASE WHEN key_length > $recommended_length THEN 'recommended-length' END,
                CASE WHEN fast THEN NULL WHEN NOT regexp_matches(key, '[' || delim_class($delimiters) || ']') THEN 'no-delimiter' END,
-               CASE WHEN fast THEN NULL WHEN key_hashtag(key) IS NOT NULL THEN 'hashtag' END,
+               CASE WHEN NOT odd THEN NULL WHEN key_hashtag(key) IS NOT NULL THEN 'hashtag' END,
                CASE WHEN invalid_utf8 THEN 'invalid-utf8' END,
-               CASE WHEN fast THEN NULL WHEN regexp_matches(key, '[\x00-\x1f\x7f]') THEN 'control-chars' END,
+               CASE WHEN NOT odd THEN NULL WHEN regexp_matches(key, '[\x00-\x1f\x7f]') THEN 'control-chars' END,
                CASE WHEN generic THEN 'generic-name' END,
                CASE WHEN mixed THEN 'mixed-delimiters' END) END AS rules
     FROM checked
