@@ -6,7 +6,8 @@ import os
 import shutil
 import sys
 import tempfile
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, NamedTuple
 
 import click
 
@@ -30,6 +31,7 @@ from .redact import redact_options, shown
 from .report import _release_load_memory, _settings
 
 if TYPE_CHECKING:
+    from ..db.filters import KeyFilter
     from ..reports.diff.data import DiffData, FailCheck
     from ..reports.diff.trend_data import TrendData
 
@@ -59,7 +61,6 @@ def _load_sides(
     for p in paths:
         if p != "-" and not os.path.exists(p):
             raise CommandError(f"{p}: no such file", EXIT_INPUT)
-    sides = [w for w, specs in dumps.items() for _ in specs]
     apart = (
         db_path is None
         and jobs > 1
@@ -89,6 +90,17 @@ def _load_sides(
             existing="reuse",
             key_filter=key_filter,
         )
+    return _report_loads(dumps, where, results, quiet, show)
+
+
+def _report_loads(
+    dumps: dict[str, list[str]], where: dict[str, str], results, quiet: bool, show
+) -> tuple[int, dict[str, tuple[str, list[int]]]]:
+    """Each load's outcome on standard error, in the order the dumps were given: a dump that
+    could not be read to the end stops the diff here (its keys after the damage would count as
+    removed or added), a checksum mismatch is said and gives exit code 5.  Returns that code
+    and each side's database and dump ids, as _load_sides does."""
+    sides = [w for w, specs in dumps.items() for _ in specs]
     code = 0
     ids: dict[str, list[int]] = {w: [] for w in dumps}
     for what, r in zip(sides, results):
@@ -276,6 +288,40 @@ def diff_cmd(
     options = D.DiffOptions(
         top=top, delimiters=delimiters, config_path=config_path, settings=_settings(sets)
     )
+    old_specs, new_specs, history = _snapshot_specs(
+        inputs, old_patterns, new_patterns, from_, to, instance
+    )
+    show = shown(redact, delimiters)
+    load_code, result = _compare(
+        old_specs,
+        new_specs,
+        history,
+        (instance, from_, to),
+        db_path,
+        options,
+        checks,
+        _LoadSettings(target, quiet, jobs or os.cpu_count() or 1, key_filter, show),
+    )
+    if redact is not None:
+        from ..export.redact import redact_data
+
+        result = redact_data(result, redact, delimiters)
+    _write_diff(result, fmt, html_path, outs.report, quiet)
+    sys.exit(load_code or (EXIT_FINDINGS if _says_failed(result) else 0))
+
+
+def _snapshot_specs(
+    inputs: tuple[str, ...],
+    old_patterns: tuple[str, ...],
+    new_patterns: tuple[str, ...],
+    from_: str | None,
+    to: str | None,
+    instance: str | None,
+) -> tuple[list[str], list[str], str | None]:
+    """The two snapshots as the command line gives them, checked before anything is loaded:
+    (old specs, new specs, None) from OLD NEW or --old/--new, or ([], [], HISTORY) for one
+    database of snapshots.  A usage error names the mistake (--from/--to/--instance pick
+    snapshots of one database only)."""
     history = None
     if old_patterns or new_patterns:
         if not (old_patterns and new_patterns):
@@ -298,45 +344,51 @@ def diff_cmd(
             "--from, --to and --instance pick snapshots of one database: "
             "rdbscan diff HISTORY.duckdb --from ID --to ID"
         )
+    return old_specs, new_specs, history
 
+
+class _LoadSettings(NamedTuple):
+    """How the dumps of a diff are loaded (_load_sides' arguments besides where)."""
+
+    target: str | None
+    quiet: bool
+    jobs: int
+    key_filter: KeyFilter | None
+    show: Callable[[str], str]
+
+
+def _compare(
+    old_specs: list[str],
+    new_specs: list[str],
+    history: str | None,
+    pick: tuple[str | None, str | None, str | None],
+    db_path: str | None,
+    options: D.DiffOptions,
+    checks,
+    how: _LoadSettings,
+) -> tuple[int, DiffData]:
+    """Load the dumps among the snapshots, resolve both snapshots (pick: --instance, --from,
+    --to of one database of snapshots) and build the diff.  Returns the load's exit code (0 or
+    5) and the diff.  The temporary databases are removed whatever happens; a library error
+    becomes its one line and exit code."""
     tmpdir = None
-    load_code = 0
     ws = None
     try:
         old_specs, new_specs = expand_dumps(old_specs), expand_dumps(new_specs)
-        sides = {"old": old_specs, "new": new_specs}
-        dumps = {
-            w: specs
-            for w, specs in sides.items()
-            if specs and not any(D.is_database_spec(s) for s in specs)
-        }
-        for spec in ([history] if history else []) + old_specs + new_specs:
-            if key_filter is not None and D.is_database_spec(spec):
-                refuse_on_database(key_filter, spec)
-        mixed = [w for w, specs in sides.items() if w not in dumps and len(specs) > 1]
-        if mixed:
-            raise click.UsageError(
-                f"--{mixed[0]}: give one database (or DB#N), or dumps, not several databases"
-            )
+        dumps = _dump_sides(history, old_specs, new_specs, how.key_filter)
         loaded: dict[str, tuple[str, list[int]]] = {}
+        load_code = 0
         if dumps:
             tmpdir = tempfile.mkdtemp(prefix="rdbscan-diff-")
             load_code, loaded = _load_sides(
-                dumps,
-                db_path,
-                tmpdir,
-                target,
-                quiet,
-                jobs or os.cpu_count() or 1,
-                key_filter,
-                shown(redact, delimiters),
+                dumps, db_path, tmpdir, how.target, how.quiet, how.jobs, how.key_filter, how.show
             )
             _release_load_memory()
         elif db_path:
             raise click.UsageError("--database applies when loading dumps, not to databases")
         ws = D.Workspace()
         if history is not None:
-            old, new = D.history_pair(ws, history, instance, from_, to)
+            old, new = D.history_pair(ws, history, *pick)
         else:
             by_side = {
                 w: D.snapshot_of_dumps(ws, where, ids, " ".join(dumps[w]))
@@ -344,25 +396,19 @@ def diff_cmd(
             }
             old = D.resolve_side(ws, old_specs, by_side.get("old"), "OLD")
             new = D.resolve_side(ws, new_specs, by_side.get("new"), "NEW")
-        for what, snap in (("old", old), ("new", new)):
-            if not snap.complete:
-                click.echo(
-                    f"rdbscan: error: {snap.label}: the {what} snapshot holds a dump that could not be "
-                    f"read to the end: not compared",
-                    err=True,
-                )
-                sys.exit(EXIT_DAMAGED)
+        _refuse_incomplete(old, new)
         result = D.build_diff(ws, old, new, options, fail_on=checks)
-        if key_filter is not None:  # the figures cover the keys the filter kept
-            result["filter"] = key_filter.describe()
-            if not quiet:
+        if how.key_filter is not None:  # the figures cover the keys the filter kept
+            result["filter"] = how.key_filter.describe()
+            if not how.quiet:
                 click.echo(
-                    shown(redact, delimiters)(
-                        f"rdbscan: both snapshots loaded with a filter ({key_filter.describe()}): "
-                        "the diff covers the filtered keys only"
+                    how.show(
+                        f"rdbscan: both snapshots loaded with a filter "
+                        f"({how.key_filter.describe()}): the diff covers the filtered keys only"
                     ),
                     err=True,
                 )
+        return load_code, result
     except D.DiffError as e:
         raise CommandError(str(e), e.code) from None
     finally:
@@ -371,10 +417,48 @@ def diff_cmd(
         if tmpdir:
             shutil.rmtree(tmpdir, ignore_errors=True)
 
-    if redact is not None:
-        from ..export.redact import redact_data
 
-        result = redact_data(result, redact, delimiters)
+def _dump_sides(
+    history: str | None, old_specs: list[str], new_specs: list[str], key_filter
+) -> dict[str, list[str]]:
+    """The sides given as dumps, to load ({"old": [...], "new": [...]}, a side given as a
+    database left out).  A key filter on a database is refused (its rows are loaded already),
+    and so is a side of several databases."""
+    sides = {"old": old_specs, "new": new_specs}
+    dumps = {
+        w: specs
+        for w, specs in sides.items()
+        if specs and not any(D.is_database_spec(s) for s in specs)
+    }
+    for spec in ([history] if history else []) + old_specs + new_specs:
+        if key_filter is not None and D.is_database_spec(spec):
+            refuse_on_database(key_filter, spec)
+    mixed = [w for w, specs in sides.items() if w not in dumps and len(specs) > 1]
+    if mixed:
+        raise click.UsageError(
+            f"--{mixed[0]}: give one database (or DB#N), or dumps, not several databases"
+        )
+    return dumps
+
+
+def _refuse_incomplete(old, new) -> None:
+    """Exit with 4 when a snapshot holds a dump that could not be read to the end: its missing
+    keys would show as removed or added."""
+    for what, snap in (("old", old), ("new", new)):
+        if not snap.complete:
+            click.echo(
+                f"rdbscan: error: {snap.label}: the {what} snapshot holds a dump that could not be "
+                f"read to the end: not compared",
+                err=True,
+            )
+            sys.exit(EXIT_DAMAGED)
+
+
+def _write_diff(
+    result: DiffData, fmt: str, html_path: str | None, report: str | None, quiet: bool
+) -> None:
+    """The diff as HTML to html_path (when asked), and in fmt (unless html) to report or
+    standard output."""
     if fmt == "html" or html_path:
         from ..reports.diff.html import render_diff_html
 
@@ -382,7 +466,12 @@ def diff_cmd(
     if fmt != "html":
         from ..reports.diff.render import diff_document, render_diff
 
-        _write_rendered(result, fmt, outs.report, quiet, "diff", render_diff, diff_document)
+        _write_rendered(result, fmt, report, quiet, "diff", render_diff, diff_document)
+
+
+def _says_failed(result: DiffData) -> bool:
+    """Whether a --fail-on threshold was exceeded; if so the exceeded ones are said on
+    standard error, with the measured value."""
     failed = "fail_on" in result and result["fail_on"]["failed"]
     if failed:
         names = ", ".join(
@@ -391,7 +480,7 @@ def diff_cmd(
             if c["failed"]
         )
         click.echo(f"rdbscan: the change exceeds --fail-on thresholds: {names}", err=True)
-    sys.exit(load_code or (EXIT_FINDINGS if failed else 0))
+    return bool(failed)
 
 
 def _write_rendered(

@@ -130,11 +130,6 @@ def migrate_cmd(
 
     Example: rdbscan migrate dump.rdb --to valkey-9.1 --to redis-8.6/16p
     """
-    from ..db.load import summarize
-    from ..db.outcome import outcome
-    from ..db.store import is_database_file
-    from ..migrate.render import render, render_html
-    from ..migrate.run import in_workers, migrate, migrate_database
     from ..migrate.servers import parse_server
 
     for t in targets:
@@ -143,67 +138,100 @@ def migrate_cmd(
         except ValueError as e:
             raise click.BadParameter(str(e), param_hint="--to") from None
     outs = outputs.resolve(output, db_path, fmt, html_path, formats=FORMATS)
-    databases = [d for d in dumps if is_database_file(d)]
-    if databases and len(dumps) > 1:
-        raise CommandError(
-            f"{databases[0]}: a database is migrated alone, not with other inputs", EXIT_USAGE
-        )
-    if databases and outs.database:
-        raise CommandError(
-            f"{databases[0]}: --database keeps the database of loaded dumps; a database input "
-            f"is read, not written",
-            EXIT_USAGE,
-        )
+    database = _database_input(dumps, outs.database)
     outputs.check(outs)
     fmt, db_path = outs.fmt, outs.database
     html_path = (outs.report if fmt == "html" else None) or outs.html
-    if databases:
-        try:
-            result = migrate_database(
-                databases[0],
-                list(targets),
-                modules=list(modules),
-                relaxed=version_check == "relaxed",
-            )
-        except FileNotFoundError:
-            raise CommandError(f"{databases[0]}: No such file or directory", EXIT_INPUT) from None
-        except ValueError as e:
-            raise CommandError(str(e), EXIT_DATABASE) from None
-        code = EXIT_OK
+    relaxed = version_check == "relaxed"
+    if database is not None:
+        result, code = _from_database(database, targets, modules, relaxed)
     else:
-        jobs = jobs or os.cpu_count() or 1
-        parallel = in_workers(list(dumps), jobs)
-        if parallel and not quiet:
-            say_jobs(len(dumps), jobs)
-        result = migrate(
-            list(dumps),
-            list(targets),
-            db_path,
-            progress=None if parallel else make_progress(quiet),
-            modules=list(modules),
-            verify_crc=not no_verify_crc,
-            relaxed=version_check == "relaxed",
-            jobs=jobs,
+        result, code = _from_dumps(
+            dumps, targets, db_path, modules, relaxed, jobs, quiet, no_verify_crc
         )
-        done = outcome(result.results, summary=summarize)
-        for line in done.lines(quiet=True):
-            say(line)
-        code = done.code
     if result.report["dumps"]:
-        if fmt == "html" or html_path:
-            outputs.write_output(render_html(result.report), html_path, quiet, "HTML page")
-        if fmt != "html":
-            text = render(result.report, fmt)
-            if fmt == "text" and outs.report:  # a text file says what it is (targets.py)
-                text = "rdbscan migrate\n\n" + text
-            names = {"text": "text", "json": "JSON", "markdown": "Markdown"}
-            outputs.write_output(text, outs.report, quiet, f"{names[fmt]} migrate result")
+        _write_result(result.report, fmt, html_path, outs.report, quiet)
     if fail_on == "blockers" and result.blockers:
         code = worst_exit(code, EXIT_FINDINGS)
         say(
             f"rdbscan: {result.blockers} blockers: a target would refuse a dump (--fail-on blockers)"
         )
     sys.exit(code if code != EXIT_OK else EXIT_OK)
+
+
+def _database_input(dumps: tuple[str, ...], keep: str | None) -> str | None:
+    """The database given instead of dumps, if any.  A database is migrated alone (not with
+    other inputs), and it is read, so --database (a database to write) does not apply."""
+    from ..db.store import is_database_file
+
+    databases = [d for d in dumps if is_database_file(d)]
+    if databases and len(dumps) > 1:
+        raise CommandError(
+            f"{databases[0]}: a database is migrated alone, not with other inputs", EXIT_USAGE
+        )
+    if databases and keep:
+        raise CommandError(
+            f"{databases[0]}: --database keeps the database of loaded dumps; a database input "
+            f"is read, not written",
+            EXIT_USAGE,
+        )
+    return databases[0] if databases else None
+
+
+def _from_database(database: str, targets, modules, relaxed: bool):
+    """The migrate result from a database's rows (exit code 0).  A missing file is exit 6, a
+    file that is not an rdbscan database (or too old) exit 7."""
+    from ..migrate.run import migrate_database
+
+    try:
+        result = migrate_database(database, list(targets), modules=list(modules), relaxed=relaxed)
+    except FileNotFoundError:
+        raise CommandError(f"{database}: No such file or directory", EXIT_INPUT) from None
+    except ValueError as e:
+        raise CommandError(str(e), EXIT_DATABASE) from None
+    return result, EXIT_OK
+
+
+def _from_dumps(dumps, targets, db_path, modules, relaxed: bool, jobs, quiet, no_verify_crc):
+    """The migrate result from loading the dumps (in worker processes when several and jobs
+    allow), each dump's outcome said on standard error; the exit code is the worst load's."""
+    from ..db.load import summarize
+    from ..db.outcome import outcome
+    from ..migrate.run import in_workers, migrate
+
+    jobs = jobs or os.cpu_count() or 1
+    parallel = in_workers(list(dumps), jobs)
+    if parallel and not quiet:
+        say_jobs(len(dumps), jobs)
+    result = migrate(
+        list(dumps),
+        list(targets),
+        db_path,
+        progress=None if parallel else make_progress(quiet),
+        modules=list(modules),
+        verify_crc=not no_verify_crc,
+        relaxed=relaxed,
+        jobs=jobs,
+    )
+    done = outcome(result.results, summary=summarize)
+    for line in done.lines(quiet=True):
+        say(line)
+    return result, done.code
+
+
+def _write_result(report, fmt: str, html_path: str | None, path: str | None, quiet: bool) -> None:
+    """The report as HTML to html_path (when asked), and in fmt (unless html) to path or
+    standard output; a text file says on its first line what it is (targets.py)."""
+    from ..migrate.render import render, render_html
+
+    if fmt == "html" or html_path:
+        outputs.write_output(render_html(report), html_path, quiet, "HTML page")
+    if fmt != "html":
+        text = render(report, fmt)
+        if fmt == "text" and path:
+            text = "rdbscan migrate\n\n" + text
+        names = {"text": "text", "json": "JSON", "markdown": "Markdown"}
+        outputs.write_output(text, path, quiet, f"{names[fmt]} migrate result")
 
 
 def register(group) -> None:

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from ..errors import EXIT_DAMAGED
+from ..errors import EXIT_DAMAGED, EXIT_DATABASE, EXIT_USAGE, CommandError
 from ..reports import schema as sch
 from .filters import filter_options, key_filter_from, refuse_on_database
 from .options import checked_target, delimiters_option, memory_limit_option
@@ -82,41 +82,79 @@ def schema_cmd(
 
     Example: rdbscan schema dump.rdb -o keyschema.toml
     """
-    from ..errors import EXIT_DATABASE, EXIT_USAGE, CommandError
-    from ..reports.engine.sources import is_database, open_sources
+    from ..reports.engine.sources import is_database
     from .fleet import expand_dumps
-    from .output import make_progress
 
     sources = expand_dumps(sources)
+    fmt = _schema_format(out_path, fmt)
+    key_filter = key_filter_from(flt)
+    if is_database(sources):
+        refuse_on_database(key_filter, sources[0])
+    if out_path:  # checked before the dumps are read, not after
+        _check_output(out_path)
+    options = sch.InferOptions(
+        dump_id=dump_id, delimiters=delimiters, min_keys=min_keys, relations=relations
+    )
+    load_code, result = _infer(
+        sources, options, redacted_say(redact, delimiters), quiet, target, key_filter
+    )
+    if out_path and fmt == "toml" and os.path.isfile(out_path):
+        try:
+            result = sch.merge_previous(result, sch.load_schema(out_path))
+        except ValueError as e:
+            raise CommandError(f"{e} (not replacing it)", EXIT_USAGE) from None
+    if redact is not None:
+        from ..export.redact import redact_data
+
+        result = redact_data(result, redact, delimiters)
+    text = sch.RENDERERS[fmt](result)
+    if out_path:
+        _write_schema(out_path, text, len(result["families"]), quiet)
+    else:
+        click.echo(text, nl=False)
+    sys.exit(load_code)
+
+
+def _schema_format(out_path: str | None, fmt: str | None) -> str:
+    """The output format: --format, else the one -o FILE's name says, else toml.  A name and
+    a --format that disagree are a usage error (exit 2)."""
     named = SCHEMA_FORMATS.get(os.path.splitext(out_path or "")[1].lower())
     if named and fmt and fmt != named:
         raise CommandError(
             f"-o {out_path}: the name says {named}, --format says {fmt} (give one of them)",
             EXIT_USAGE,
         )
-    fmt = fmt or named or "toml"
-    key_filter = key_filter_from(flt)
-    if is_database(sources):
-        refuse_on_database(key_filter, sources[0])
-    if (
-        out_path
-        and os.path.lexists(out_path)
-        and not (os.path.isfile(out_path) and sch.written_by_rdbscan(out_path))
+    return fmt or named or "toml"
+
+
+def _check_output(out_path: str) -> None:
+    """Refuse -o FILE before any dump is read: a file rdbscan did not write is never replaced,
+    and a missing or read-only directory is said now rather than after a long load."""
+    if os.path.lexists(out_path) and not (
+        os.path.isfile(out_path) and sch.written_by_rdbscan(out_path)
     ):
         raise sch.not_ours(out_path)
-    if out_path:  # checked before the dumps are read, not after
-        where = os.path.dirname(os.path.abspath(out_path))
-        if not os.path.isdir(where):
-            raise CommandError(f"{out_path}: its directory does not exist", EXIT_DATABASE)
-        if not os.access(where, os.W_OK):
-            raise CommandError(
-                f"{out_path}: cannot be written (its directory is read-only or not yours)",
-                EXIT_DATABASE,
-            )
+    where = os.path.dirname(os.path.abspath(out_path))
+    if not os.path.isdir(where):
+        raise CommandError(f"{out_path}: its directory does not exist", EXIT_DATABASE)
+    if not os.access(where, os.W_OK):
+        raise CommandError(
+            f"{out_path}: cannot be written (its directory is read-only or not yours)",
+            EXIT_DATABASE,
+        )
+
+
+def _infer(sources, options, say, quiet: bool, target, key_filter):
+    """Open the sources (dumps loaded into a temporary database, or a database read as it is)
+    and infer their schema.  Returns the load's exit code and the schema; exits with the load's
+    code (else 4) when no dump could be read at all."""
+    from ..reports.engine.sources import open_sources
+    from .output import make_progress
+
     with open_sources(
         sources,
-        dump_id=dump_id,
-        say=redacted_say(redact, delimiters),
+        dump_id=options.dump_id,
+        say=say,
         quiet=quiet,
         progress=make_progress(quiet),
         target=target,
@@ -129,39 +167,26 @@ def schema_cmd(
             label = ", ".join(os.path.basename(s) for s in sources)
             result = sch.infer(
                 db.con,
-                sch.InferOptions(
-                    dump_id=dump_id, delimiters=delimiters, min_keys=min_keys, relations=relations
-                ),
+                options,
                 source=label,
                 warn=lambda m: click.echo(f"rdbscan: {m}", err=True),
             )
         except ValueError as e:
             raise CommandError(str(e), EXIT_USAGE) from None
-    if out_path and fmt == "toml" and os.path.isfile(out_path):
-        try:
-            result = sch.merge_previous(result, sch.load_schema(out_path))
-        except ValueError as e:
-            raise CommandError(f"{e} (not replacing it)", EXIT_USAGE) from None
-    if redact is not None:
-        from ..export.redact import redact_data
+    return load_code, result
 
-        result = redact_data(result, redact, delimiters)
-    text = sch.RENDERERS[fmt](result)
-    if out_path:
-        try:
-            sch.write_output(out_path, text)
-        except sch.SchemaOutputError as e:  # a file put there since the check above
-            raise CommandError(str(e), EXIT_DATABASE) from None
-        except OSError as e:  # a full disk, a read-only file system: the machine, exit 7
-            raise CommandError(f"{out_path}: {e.strerror or e}", EXIT_DATABASE) from None
-        if not quiet:
-            click.echo(
-                f"rdbscan: schema of {len(result['families'])} families written to {out_path}",
-                err=True,
-            )
-    else:
-        click.echo(text, nl=False)
-    sys.exit(load_code)
+
+def _write_schema(out_path: str, text: str, families: int, quiet: bool) -> None:
+    """Write the schema to -o FILE (checked by _check_output, so a file that appeared since is
+    refused, exit 7, as is a full disk), and say so unless quiet."""
+    try:
+        sch.write_output(out_path, text)
+    except sch.SchemaOutputError as e:  # a file put there since the check above
+        raise CommandError(str(e), EXIT_DATABASE) from None
+    except OSError as e:  # a full disk, a read-only file system: the machine, exit 7
+        raise CommandError(f"{out_path}: {e.strerror or e}", EXIT_DATABASE) from None
+    if not quiet:
+        click.echo(f"rdbscan: schema of {families} families written to {out_path}", err=True)
 
 
 def register(group) -> None:

@@ -326,54 +326,21 @@ class RowBuilder:
         return self.sink.columns(self.dump_id, self.projector)
 
     def add(self, rec) -> None:
+        """One record of the pure-Python parser as a row of the batch (streams as rows of their
+        own tables, and to the projector when there is one), unless the filter drops it.  The
+        per-key path of a pure-Python load: the memory figures come from _memory, one call."""
         if self.filter is not None and not self.filter.keep(
             rec, self.snapshot_ms() if rec.expire_ms is not None else None
         ):
             self.dropped_py += 1
             return
-        costs = self.costs
-        prof = costs.profile
-        if prof is None:
-            prof = costs.select()
-        k = rec.key
-        db = rec.db
-        expire = rec.expire_ms
-        ttl = rec.field_ttls
-        if rec.elems is None and rec.nodes is None and ttl is None and rec.module is None:
-            # Strings and single-blob values: both estimates depend on these figures alone,
-            # and dumps repeat them endlessly (5 M `DEBUG POPULATE` keys: 7 shapes).
-            shape = (
-                rec.type,
-                rec.encoding,
-                rec.key_length,
-                rec.length,
-                rec.blob_bytes,
-                db,
-                expire is None,
-            )
-            mem_tot = self.estimates.get(shape)
-            if mem_tot is None:
-                if len(self.estimates) >= ESTIMATE_CACHE:
-                    self.estimates.clear()
-                mem = estimate(rec, prof)
-                mem_tot = self.estimates[shape] = (
-                    mem,
-                    total(mem, expire is not None, costs.bucket_shares(db)),
-                )
-            mem, tot = mem_tot
-            fttl = fmin = ints = lpb = None
-        else:
-            mem = estimate(rec, prof)
-            tot = total(mem, expire is not None, costs.bucket_shares(db))
-            if ttl is not None:
-                fttl, fmin = ttl.fields_with_ttl, ttl.min_field_expire_ms
-            else:
-                fttl = fmin = None
-            ints = rec.int_members
-            lpb = rec.listpack_bytes
+        mem, tot, fttl, fmin, ints, lpb = self._memory(rec)
         if self.filter is not None and not self.filter.keep_memory(mem):
             self.dropped_py += 1
             return
+        k = rec.key
+        db = rec.db
+        expire = rec.expire_ms
         full_len: int | None = None  # of a name longer than KEY_KEEP, with its hash
         digest: int | None = None
         if rec.long_key is not None:  # read as it streamed past: its first bytes are in key
@@ -421,6 +388,43 @@ class RowBuilder:
             self._add_stream(rec, rec.stream, text)
         if self.projector is not None:
             self.projector.add_record(rec)
+
+    def _memory(self, rec) -> tuple:
+        """(memory, memory with the expiry and bucket shares, fields with a TTL, their earliest
+        expiry, integer members, listpack bytes) of a record.  Strings and single-blob values
+        are estimated once per shape: both estimates depend on these figures alone, and dumps
+        repeat them endlessly (5 M `DEBUG POPULATE` keys: 7 shapes)."""
+        costs = self.costs
+        prof = costs.profile
+        if prof is None:
+            prof = costs.select()
+        db = rec.db
+        expire = rec.expire_ms
+        ttl = rec.field_ttls
+        if rec.elems is None and rec.nodes is None and ttl is None and rec.module is None:
+            shape = (
+                rec.type,
+                rec.encoding,
+                rec.key_length,
+                rec.length,
+                rec.blob_bytes,
+                db,
+                expire is None,
+            )
+            mem_tot = self.estimates.get(shape)
+            if mem_tot is None:
+                if len(self.estimates) >= ESTIMATE_CACHE:
+                    self.estimates.clear()
+                mem = estimate(rec, prof)
+                mem_tot = self.estimates[shape] = (
+                    mem,
+                    total(mem, expire is not None, costs.bucket_shares(db)),
+                )
+            return mem_tot[0], mem_tot[1], None, None, None, None
+        mem = estimate(rec, prof)
+        tot = total(mem, expire is not None, costs.bucket_shares(db))
+        fttl, fmin = (None, None) if ttl is None else (ttl.fields_with_ttl, ttl.min_field_expire_ms)
+        return mem, tot, fttl, fmin, rec.int_members, rec.listpack_bytes
 
     def _add_stream(self, rec, st, key_text: str) -> None:
         for col, value in zip(

@@ -163,17 +163,33 @@ def on_load(rec, server: Server):
         return rec if want == enc else _twin(rec, want)
     blob = rec.blob_bytes
     if enc in ("ziplist", "zipmap"):
-        if typ == "list":
-            if not server.quicklist:
-                return rec
-            size = blob - ZIPLIST_TO_LISTPACK if lp else blob
-            if server.listpack_lists and size <= S.LIST_NODE_BYTES:
-                return _twin(rec, "listpack", blob_bytes=size)
-            return _twin(rec, "quicklist", nodes={size: 1}, blob_bytes=0)
-        if enc == "zipmap":  # converted entry by entry (rdbLoadObject RDB_TYPE_HASH_ZIPMAP)
-            size = blob - 2 + 2 * rec.length  # about: zipmap lengths are 1 byte, + 1 free byte
-            return _twin(rec, "listpack" if lp else "ziplist", blob_bytes=size)
-        return _twin(rec, "listpack", blob_bytes=blob - ZIPLIST_TO_LISTPACK) if lp else rec
+        return _from_ziplist(rec, server, typ, enc, blob, lp)
+    if typ == "list" or enc == "linkedlist":
+        return _list_on_load(rec, server, typ, enc, blob, lp)
+    return _collection_on_load(rec, server, typ, enc, blob, lp)
+
+
+def _from_ziplist(rec, server: Server, typ: str, enc: str, blob: int, lp: bool):
+    """A ziplist or zipmap as the target holds it: a list becomes a listpack or a quicklist
+    node, a zipmap is converted entry by entry, a hash or zset ziplist becomes a listpack
+    (4 bytes shorter) on a server with listpacks."""
+    if typ == "list":
+        if not server.quicklist:
+            return rec
+        size = blob - ZIPLIST_TO_LISTPACK if lp else blob
+        if server.listpack_lists and size <= S.LIST_NODE_BYTES:
+            return _twin(rec, "listpack", blob_bytes=size)
+        return _twin(rec, "quicklist", nodes={size: 1}, blob_bytes=0)
+    if enc == "zipmap":  # converted entry by entry (rdbLoadObject RDB_TYPE_HASH_ZIPMAP)
+        size = blob - 2 + 2 * rec.length  # about: zipmap lengths are 1 byte, + 1 free byte
+        return _twin(rec, "listpack" if lp else "ziplist", blob_bytes=size)
+    return _twin(rec, "listpack", blob_bytes=blob - ZIPLIST_TO_LISTPACK) if lp else rec
+
+
+def _list_on_load(rec, server: Server, typ: str, enc: str, blob: int, lp: bool):
+    """A quicklist, linkedlist or listpack list as the target holds it: one small node
+    becomes a listpack where the target has listpack lists, a quicklist's ziplist nodes
+    become listpack nodes, a linkedlist becomes quicklist nodes."""
     if enc == "quicklist" and typ == "list":
         nodes = rec.nodes or {}
         ziplist_nodes = rec.rdb_type == C.RDB_TYPE_LIST_QUICKLIST and lp
@@ -199,6 +215,12 @@ def on_load(rec, server: Server):
     if enc == "listpack" and typ == "list" and not server.listpack_lists:
         nb = blob if lp else blob + ZIPLIST_TO_LISTPACK
         return _twin(rec, "quicklist", nodes={nb: 1}, blob_bytes=0)
+    return rec
+
+
+def _collection_on_load(rec, server: Server, typ: str, enc: str, blob: int, lp: bool):
+    """A set, sorted set or hash as the target holds it: the target's small encodings
+    (intset, listpack or ziplist, listpackex) where the entries fit, its large ones else."""
     if enc == "listpack" and typ in ("hash", "zset") and not lp:  # a copy onto a pre-7.0 server
         return _twin(rec, "ziplist", blob_bytes=blob + ZIPLIST_TO_LISTPACK)
     if enc == "hashtable" and typ == "set":
@@ -299,6 +321,41 @@ def _group_ids(columns: dict[str, Any]) -> tuple[pa.Array, dict[str, list]]:
     return ids, groups.select(list(columns)).to_pydict()
 
 
+def _projected_rows(cols: dict[str, Any]) -> dict[str, pa.Array] | None:
+    """The rows of a compiled batch that the projector reads (blob_bytes not -1), as one
+    array per figure (t type, e encoding, r rdb type, k key length, l length, b blob bytes,
+    m longest element, x has a TTL), over the batch's buffers without a copy until the
+    filter; None when there are none."""
+    n = cols["n"]
+    if not n or "blob_bytes" not in cols:
+        return None
+    buf = pa.py_buffer
+
+    def column(kind: pa.DataType, name: str) -> pa.Array:
+        return pa.Array.from_buffers(kind, n, [None, buf(cols[name])])
+
+    offsets = pa.Array.from_buffers(pa.int32(), n + 1, [None, buf(cols["key_offsets"])])
+    exp_data, exp_valid = cols["expire_at_ms"]
+    ttl = pa.Array.from_buffers(pa.int64(), n, [buf(exp_valid), buf(exp_data)]).is_valid()
+    table = pa.table(
+        {
+            "file_offset": column(pa.int64(), "file_offset"),
+            "t": column(pa.uint16(), "type"),
+            "e": column(pa.uint16(), "encoding"),
+            "r": column(pa.uint8(), "rdb_type"),
+            "k": pc.subtract(offsets[1:], offsets[:-1]),
+            "l": column(pa.int64(), "length"),
+            "b": column(pa.int64(), "blob_bytes"),
+            "m": column(pa.int64(), "max_elem_bytes"),
+            "x": ttl,
+        }
+    )
+    table = table.filter(pc.not_equal(table["b"], -1))
+    if not table.num_rows:
+        return None
+    return {name: table[name].combine_chunks() for name in table.column_names}
+
+
 class Projector:
     """Rows of table key_projections for one dump and several targets, batch by batch."""
 
@@ -334,61 +391,52 @@ class Projector:
         whose blob_bytes is not -1.  A row's projection is its value part (each distinct value
         shape projected once on every target, and remembered for the next batches) plus, for
         the collections of one blob, its key part (each distinct type, encoding, key length
-        and TTL once): project() of a shape, computed per distinct shape, never per row."""
-        n = cols["n"]
-        if not n or "blob_bytes" not in cols:
+        and TTL once): project() of a shape, computed per distinct shape, never per row.  The
+        steps are per batch (Arrow compute over the whole batch), none per row."""
+        c = _projected_rows(cols)
+        if c is None:
             return
-        buf = pa.py_buffer
-
-        def column(kind: pa.DataType, name: str) -> pa.Array:
-            return pa.Array.from_buffers(kind, n, [None, buf(cols[name])])
-
-        offsets = pa.Array.from_buffers(pa.int32(), n + 1, [None, buf(cols["key_offsets"])])
-        exp_data, exp_valid = cols["expire_at_ms"]
-        ttl = pa.Array.from_buffers(pa.int64(), n, [buf(exp_valid), buf(exp_data)]).is_valid()
-        table = pa.table(
-            {
-                "file_offset": column(pa.int64(), "file_offset"),
-                "t": column(pa.uint16(), "type"),
-                "e": column(pa.uint16(), "encoding"),
-                "r": column(pa.uint8(), "rdb_type"),
-                "k": pc.subtract(offsets[1:], offsets[:-1]),
-                "l": column(pa.int64(), "length"),
-                "b": column(pa.int64(), "blob_bytes"),
-                "m": column(pa.int64(), "max_elem_bytes"),
-                "x": ttl,
-            }
+        code = pc.add(
+            pc.multiply(c["t"].cast(pa.int32()), len(encoding_names)), c["e"].cast(pa.int32())
         )
-        table = table.filter(pc.not_equal(table["b"], -1))
-        if not table.num_rows:
-            return
-        c = {name: table[name].combine_chunks() for name in table.column_names}
-        t, e, r, k, x = c["t"], c["e"], c["r"], c["k"], c["x"]
-        code = pc.add(pc.multiply(t.cast(pa.int32()), len(encoding_names)), e.cast(pa.int32()))
         kind = pc.take(_row_kinds(type_names, encoding_names), code)
         whole = pc.equal(kind, WHOLE)
         blob_rows = pc.invert(whole)
+        if len(self.cache) >= SHAPE_CACHE or len(self.key_cache) >= SHAPE_CACHE:
+            self.cache.clear()
+            self.key_cache.clear()
+        per_row = self._value_parts(c, kind, whole, type_names, encoding_names)
+        key_rows = None
+        if pc.any(blob_rows).as_py():
+            key_rows = self._key_parts(c, blob_rows, type_names, encoding_names)
+        columns = {"file_offset": c["file_offset"]}
+        for i in range(len(self.servers)):
+            columns[f"enc{i}"] = pc.list_element(per_row, 2 * i).cast(pa.uint8())
+            mem = pc.list_element(per_row, 2 * i + 1)
+            if key_rows is not None:
+                mem = pc.add(mem, pc.list_element(key_rows, i))
+            columns[f"mem{i}"] = mem
+        self.compiled.append(pa.table(columns))
+
+    def _value_parts(self, c: dict, kind, whole, type_names: list, encoding_names: list):
+        """Per row of the batch, (encoding, memory) on each target of its value shape: every
+        figure of a whole row; of a blob row the figures its value part reads (the others 0),
+        with key length 0 and no TTL.  Each shape is projected once (self.cache)."""
         zero = pa.scalar(0, pa.int64())
-        # the value shape: every figure of a whole row; of a blob row the figures its value
-        # part reads (the others 0), with key length 0 and no TTL
         value_ids, values = _group_ids(
             {
-                "t": t,
-                "e": e,
-                "r": r,
-                "k": pc.if_else(whole, k, pa.scalar(0, pa.int32())),
+                "t": c["t"],
+                "e": c["e"],
+                "r": c["r"],
+                "k": pc.if_else(whole, c["k"], pa.scalar(0, pa.int32())),
                 "l": pc.if_else(pc.or_(whole, pc.greater_equal(kind, BLOB_LENGTH)), c["l"], zero),
                 "b": c["b"],
                 "m": pc.if_else(pc.or_(whole, pc.equal(kind, BLOB_LENGTH_LONGEST)), c["m"], zero),
-                "x": pc.and_(whole, x),
+                "x": pc.and_(whole, c["x"]),
             }
         )
         servers = self.servers
-        width = 2 * len(servers)
         cache = self.cache
-        if len(cache) >= SHAPE_CACHE or len(self.key_cache) >= SHAPE_CACHE:
-            cache.clear()
-            self.key_cache.clear()
         get = cache.get
 
         def value_part(shape_key: tuple) -> tuple:
@@ -404,52 +452,46 @@ class Projector:
         names = ("t", "e", "r", "k", "l", "b", "m", "x")
         flat = [v for sk in zip(*(values[f] for f in names)) for v in (get(sk) or value_part(sk))]
         # per value shape: (encoding, memory) of each target, then per row through its shape
-        per_value = pa.FixedSizeListArray.from_arrays(pa.array(flat, pa.int64()), width)
-        per_row = pc.take(per_value, value_ids)
-        key_rows = None
-        if pc.any(blob_rows).as_py():
-            # the key part of a blob row: its projection with the reference value less that
-            # value's projection under key length 0 and no TTL (of a whole row: 0)
-            key_ids, keys = _group_ids(
-                {
-                    "t": pc.if_else(blob_rows, t, pa.scalar(0, pa.uint16())),
-                    "e": pc.if_else(blob_rows, e, pa.scalar(0, pa.uint16())),
-                    "r": pc.if_else(blob_rows, r, pa.scalar(0, pa.uint8())),
-                    "k": pc.if_else(blob_rows, k, pa.scalar(-1, pa.int32())),
-                    "x": pc.and_(blob_rows, x),
-                }
+        per_value = pa.FixedSizeListArray.from_arrays(pa.array(flat, pa.int64()), 2 * len(servers))
+        return pc.take(per_value, value_ids)
+
+    def _key_parts(self, c: dict, blob_rows, type_names: list, encoding_names: list):
+        """Per row of the batch, the memory of the key part of a blob row on each target: its
+        projection with the reference value less that value's projection under key length 0
+        and no TTL (of a whole row: 0).  Each key shape is projected once (self.key_cache)."""
+        key_ids, keys = _group_ids(
+            {
+                "t": pc.if_else(blob_rows, c["t"], pa.scalar(0, pa.uint16())),
+                "e": pc.if_else(blob_rows, c["e"], pa.scalar(0, pa.uint16())),
+                "r": pc.if_else(blob_rows, c["r"], pa.scalar(0, pa.uint8())),
+                "k": pc.if_else(blob_rows, c["k"], pa.scalar(-1, pa.int32())),
+                "x": pc.and_(blob_rows, c["x"]),
+            }
+        )
+        servers = self.servers
+        key_cache = self.key_cache
+        kget = key_cache.get
+        ref_l, ref_b, ref_m = REFERENCE_VALUE
+
+        def key_part(shape_key: tuple) -> tuple:
+            st, se, sr, sk, sx = shape_key
+            if sk < 0:
+                return (0,) * len(servers)
+            tn, en = type_names[st], encoding_names[se]
+            with_key = Shape(tn, en, sr, sk, ref_l, ref_b, sx, ref_m)
+            without = Shape(tn, en, sr, 0, ref_l, ref_b, False, ref_m)
+            got = key_cache[shape_key] = tuple(
+                project(with_key, s)[1] - project(without, s)[1] for s in servers
             )
-            key_cache = self.key_cache
-            kget = key_cache.get
-            ref_l, ref_b, ref_m = REFERENCE_VALUE
+            return got
 
-            def key_part(shape_key: tuple) -> tuple:
-                st, se, sr, sk, sx = shape_key
-                if sk < 0:
-                    return (0,) * len(servers)
-                tn, en = type_names[st], encoding_names[se]
-                with_key = Shape(tn, en, sr, sk, ref_l, ref_b, sx, ref_m)
-                without = Shape(tn, en, sr, 0, ref_l, ref_b, False, ref_m)
-                got = key_cache[shape_key] = tuple(
-                    project(with_key, s)[1] - project(without, s)[1] for s in servers
-                )
-                return got
-
-            kflat = [
-                v
-                for sk in zip(*(keys[f] for f in ("t", "e", "r", "k", "x")))
-                for v in (kget(sk) or key_part(sk))
-            ]
-            per_key = pa.FixedSizeListArray.from_arrays(pa.array(kflat, pa.int64()), len(servers))
-            key_rows = pc.take(per_key, key_ids)
-        columns = {"file_offset": c["file_offset"]}
-        for i in range(len(servers)):
-            columns[f"enc{i}"] = pc.list_element(per_row, 2 * i).cast(pa.uint8())
-            mem = pc.list_element(per_row, 2 * i + 1)
-            if key_rows is not None:
-                mem = pc.add(mem, pc.list_element(key_rows, i))
-            columns[f"mem{i}"] = mem
-        self.compiled.append(pa.table(columns))
+        kflat = [
+            v
+            for sk in zip(*(keys[f] for f in ("t", "e", "r", "k", "x")))
+            for v in (kget(sk) or key_part(sk))
+        ]
+        per_key = pa.FixedSizeListArray.from_arrays(pa.array(kflat, pa.int64()), len(servers))
+        return pc.take(per_key, key_ids)
 
     def take(self) -> dict[str, pa.Table]:
         """The batch's rows of key_projection_rows (one per key and target), then empty; the

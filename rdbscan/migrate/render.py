@@ -57,119 +57,133 @@ def _heading(text: str, markdown: bool, level: int = 2) -> list[str]:
 
 
 def render(report: dict, fmt: str = "text") -> str:
+    """The report as text (fmt "text"), Markdown or JSON: the summary per target, then per
+    dump and target the findings and the memory there (_target_lines)."""
     if fmt == "json":
         return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
     md = fmt == "markdown"
     out: list[str] = []
     if md:
         out.append("# rdbscan migrate")
-    summary = report["summary"]
     out += _heading("Will it load, and what will it cost", md)
-    out += _table(
-        ["target", "loads", "blockers", "memory (estimate)", "today", "difference"],
-        [
-            [
-                s["target"],
-                "yes" if s["loads"] else "NO",
-                str(s["blockers"]),
-                size(s["memory_bytes"]),
-                size(s["today_bytes"]),
-                f"{size(s['difference_bytes'])} ({pct(s['difference'])})",
-            ]
-            for s in summary
-        ],
-        md,
-    )
+    out += _table(list(_SUMMARY_HEADERS), _summary_rows(report["summary"]), md)
     for d in report["dumps"]:
-        title = (
-            f"{d['path']}: {d['server'] or 'unknown server'} {d['server_version'] or ''}, "
-            f"{d['magic']}, {d['keys']:,} keys, {size(d['memory_bytes'])} today"
-        )
-        out += _heading(title.replace("  ", " "), md)
+        out += _heading(_dump_title(d), md)
         if not d["complete"]:
             out.append("(the dump was not read to its end: the figures cover the keys read)")
         for t in d["targets"]:
-            verdict = "loads" if t["loads"] else f"REFUSED: {t['blockers']} blockers"
-            out += _heading(f"{t['target']}: {verdict}", md, 3)
-            blockers = [f for f in t["findings"] if f["blocker"]]
-            for f in blockers:
-                out.append(
-                    f"{'- ' if md else ''}BLOCKER {f['subject']}: {f['what']} [{f['source']}]"
-                )
-                keys = _keys_line(f)
-                if keys:
-                    out.append(f"{'  ' if md else '    '}{keys}")
-                if f["fix"]:
-                    out.append(f"{'  ' if md else '    '}-> {f['fix']}")
-            others = [f for f in t["findings"] if not f["blocker"]]
-            if others:
-                out.append("")
-                out += _table(
-                    ["record", "action", "keys", "what the server does"],
-                    [
-                        [
-                            f["subject"],
-                            f["action"],
-                            f"{f['keys']:,}" if f["keys"] else "",
-                            f["what"],
-                        ]
-                        for f in others
-                    ],
-                    md,
-                )
-            out.append("")
-            out.append(_memory_line(t))
-            if t["by_type"]:
-                out.append("")
-                out += _table(
-                    ["type", "keys", "there", "today", "difference"],
-                    [
-                        [
-                            b["type"],
-                            f"{b['keys']:,}",
-                            size(b["memory_bytes"]),
-                            size(b["today_bytes"]),
-                            size(b["memory_bytes"] - b["today_bytes"]),
-                        ]
-                        for b in t["by_type"]
-                    ],
-                    md,
-                )
-            if t["families"]:
-                out.append("")
-                out += _table(
-                    ["family (largest changes)", "keys", "there", "today", "difference"],
-                    [
-                        [
-                            short(b["family"]),
-                            f"{b['keys']:,}",
-                            size(b["memory_bytes"]),
-                            size(b["today_bytes"]),
-                            size(b["memory_bytes"] - b["today_bytes"]),
-                        ]
-                        for b in t["families"]
-                    ],
-                    md,
-                )
-            if t["encoding_changes"]:
-                out.append("")
-                out += _table(
-                    ["type", "encoding today", "there", "keys", "memory there", "today", "e.g."],
-                    [
-                        [
-                            c["type"],
-                            c["from"] or "",
-                            c["to"] or "",
-                            f"{c['keys']:,}",
-                            size(c["memory_bytes"]),
-                            size(c["today_bytes"]),
-                            ", ".join(short(k, 30) for k in c["examples"]),
-                        ]
-                        for c in t["encoding_changes"]
-                    ],
-                    md,
-                )
+            out += _target_lines(t, md)
     return "\n".join(out).lstrip("\n") + "\n"
+
+
+def _target_lines(t: dict, md: bool) -> list[str]:
+    """One target of one dump, as text or Markdown lines: its verdict, each blocker with its
+    keys and fix, what the loader does with the rest, and the memory there (per type, the
+    families that change most, the encodings that change)."""
+    verdict = "loads" if t["loads"] else f"REFUSED: {t['blockers']} blockers"
+    out = _heading(f"{t['target']}: {verdict}", md, 3)
+    for f in t["findings"]:
+        if not f["blocker"]:
+            continue
+        out.append(f"{'- ' if md else ''}BLOCKER {f['subject']}: {f['what']} [{f['source']}]")
+        keys = _keys_line(f)
+        if keys:
+            out.append(f"{'  ' if md else '    '}{keys}")
+        if f["fix"]:
+            out.append(f"{'  ' if md else '    '}-> {f['fix']}")
+    others = [f for f in t["findings"] if not f["blocker"]]
+    if others:
+        out.append("")
+        out += _table(list(_OTHERS_HEADERS), _other_rows(others), md)
+    out.append("")
+    out.append(_memory_line(t))
+    if t["by_type"]:
+        out.append("")
+        out += _table(
+            ["type", "keys", "there", "today", "difference"], _cost_rows(t["by_type"], "type"), md
+        )
+    if t["families"]:
+        out.append("")
+        out += _table(
+            ["family (largest changes)", "keys", "there", "today", "difference"],
+            _cost_rows(t["families"], "family", short),
+            md,
+        )
+    if t["encoding_changes"]:
+        out.append("")
+        out += _table(
+            list(_ENCODING_HEADERS),
+            _encoding_rows(t["encoding_changes"], lambda k: short(k, 30)),
+            md,
+        )
+    return out
+
+
+_SUMMARY_HEADERS = ("target", "loads", "blockers", "memory (estimate)", "today", "difference")
+_OTHERS_HEADERS = ("record", "action", "keys", "what the server does")
+_ENCODING_HEADERS = ("type", "encoding today", "there", "keys", "memory there", "today", "e.g.")
+
+
+def _summary_rows(summary: list[dict]) -> list[list[str]]:
+    """Per target: whether it loads, its blockers, the memory there against today."""
+    return [
+        [
+            s["target"],
+            "yes" if s["loads"] else "NO",
+            str(s["blockers"]),
+            size(s["memory_bytes"]),
+            size(s["today_bytes"]),
+            f"{size(s['difference_bytes'])} ({pct(s['difference'])})",
+        ]
+        for s in summary
+    ]
+
+
+def _dump_title(d: dict) -> str:
+    """A dump's heading: its path, server, magic, keys and memory today."""
+    title = (
+        f"{d['path']}: {d['server'] or 'unknown server'} {d['server_version'] or ''}, "
+        f"{d['magic']}, {d['keys']:,} keys, {size(d['memory_bytes'])} today"
+    )
+    return title.replace("  ", " ")
+
+
+def _other_rows(others: list[dict]) -> list[list[str]]:
+    """The findings that block nothing: the record, the action, its keys, what happens."""
+    return [
+        [f["subject"], f["action"], f"{f['keys']:,}" if f["keys"] else "", f["what"]]
+        for f in others
+    ]
+
+
+def _cost_rows(items: list[dict], name: str, shown=lambda text: text) -> list[list[str]]:
+    """Memory there against today, per type or family (`name`, drawn by `shown`)."""
+    return [
+        [
+            shown(b[name]),
+            f"{b['keys']:,}",
+            size(b["memory_bytes"]),
+            size(b["today_bytes"]),
+            size(b["memory_bytes"] - b["today_bytes"]),
+        ]
+        for b in items
+    ]
+
+
+def _encoding_rows(changes: list[dict], example) -> list[list[str]]:
+    """The encodings that change on load, with examples drawn by `example`."""
+    return [
+        [
+            c["type"],
+            c["from"] or "",
+            c["to"] or "",
+            f"{c['keys']:,}",
+            size(c["memory_bytes"]),
+            size(c["today_bytes"]),
+            ", ".join(example(k) for k in c["examples"]),
+        ]
+        for c in changes
+    ]
 
 
 def blocks(report: dict) -> list:
@@ -178,91 +192,58 @@ def blocks(report: dict) -> list:
 
     out: list[Block] = [Block("section", "Will it load, and what will it cost")]
     out.append(
-        table(
-            "",
-            ["target", "loads", "blockers", "memory (estimate)", "today", "difference"],
-            [
-                [
-                    s["target"],
-                    "yes" if s["loads"] else "NO",
-                    str(s["blockers"]),
-                    size(s["memory_bytes"]),
-                    size(s["today_bytes"]),
-                    f"{size(s['difference_bytes'])} ({pct(s['difference'])})",
-                ]
-                for s in report["summary"]
-            ],
-            numeric=(2, 3, 4, 5),
-        )
+        table("", list(_SUMMARY_HEADERS), _summary_rows(report["summary"]), numeric=(2, 3, 4, 5))
     )
     for d in report["dumps"]:
-        title = (
-            f"{d['path']}: {d['server'] or 'unknown server'} {d['server_version'] or ''}, "
-            f"{d['magic']}, {d['keys']:,} keys, {size(d['memory_bytes'])} today"
-        )
-        out.append(Block("section", title.replace("  ", " ")))
+        out.append(Block("section", _dump_title(d)))
         if not d["complete"]:
             out.append(
                 Block("note", "The dump was not read to its end: the figures cover the keys read.")
             )
         for t in d["targets"]:
-            verdict = "loads" if t["loads"] else f"REFUSED: {t['blockers']} blockers"
-            out.append(Block("kv", items=[(t["target"], f"{verdict} (profile {t['profile']})")]))
-            for f in t["findings"]:
-                if f["blocker"]:
-                    keys = _keys_line(f)
-                    message = f"{f['subject']}: {f['what']} [{f['source']}]"
-                    out.append(
-                        Block(
-                            "finding",
-                            items=["critical", message + (f" ({keys})" if keys else ""), f["fix"]],
-                        )
-                    )
-            others = [f for f in t["findings"] if not f["blocker"]]
+            out += _target_blocks(t)
+    return out
+
+
+def _target_blocks(t: dict) -> list:
+    """One target of one dump as blocks: its verdict and profile, each blocker as a critical
+    finding, what the loader does with the rest, and the memory there."""
+    from ..reports.document import Block, table
+
+    verdict = "loads" if t["loads"] else f"REFUSED: {t['blockers']} blockers"
+    out = [Block("kv", items=[(t["target"], f"{verdict} (profile {t['profile']})")])]
+    for f in t["findings"]:
+        if f["blocker"]:
+            keys = _keys_line(f)
+            message = f"{f['subject']}: {f['what']} [{f['source']}]"
             out.append(
-                table(
-                    f"{t['target']}: what the loader does with the rest",
-                    ["record", "action", "keys", "what the server does"],
-                    [
-                        [
-                            f["subject"],
-                            f["action"],
-                            f"{f['keys']:,}" if f["keys"] else "",
-                            f["what"],
-                        ]
-                        for f in others
-                    ],
-                    numeric=(2,),
+                Block(
+                    "finding",
+                    items=["critical", message + (f" ({keys})" if keys else ""), f["fix"]],
                 )
             )
-            out.append(Block("note", _memory_line(t)))
-            out.append(_costs(f"{t['target']}: per type", "type", t["by_type"]))
-            out.append(
-                _costs(
-                    f"{t['target']}: the families whose memory changes most",
-                    "family",
-                    t["families"],
-                )
-            )
-            out.append(
-                table(
-                    f"{t['target']}: encodings that change on load",
-                    ["type", "encoding today", "there", "keys", "memory there", "today", "e.g."],
-                    [
-                        [
-                            c["type"],
-                            c["from"] or "",
-                            c["to"] or "",
-                            f"{c['keys']:,}",
-                            size(c["memory_bytes"]),
-                            size(c["today_bytes"]),
-                            ", ".join(c["examples"]),
-                        ]
-                        for c in t["encoding_changes"]
-                    ],
-                    numeric=(3, 4, 5),
-                )
-            )
+    others = [f for f in t["findings"] if not f["blocker"]]
+    out.append(
+        table(
+            f"{t['target']}: what the loader does with the rest",
+            list(_OTHERS_HEADERS),
+            _other_rows(others),
+            numeric=(2,),
+        )
+    )
+    out.append(Block("note", _memory_line(t)))
+    out.append(_costs(f"{t['target']}: per type", "type", t["by_type"]))
+    out.append(
+        _costs(f"{t['target']}: the families whose memory changes most", "family", t["families"])
+    )
+    out.append(
+        table(
+            f"{t['target']}: encodings that change on load",
+            list(_ENCODING_HEADERS),
+            _encoding_rows(t["encoding_changes"], lambda k: k),
+            numeric=(3, 4, 5),
+        )
+    )
     return out
 
 
@@ -312,15 +293,6 @@ def _costs(title: str, by: str, rows: list):
     return table(
         title,
         [by, "keys", "there", "today", "difference"],
-        [
-            [
-                b[by],
-                f"{b['keys']:,}",
-                size(b["memory_bytes"]),
-                size(b["today_bytes"]),
-                size(b["memory_bytes"] - b["today_bytes"]),
-            ]
-            for b in rows
-        ],
+        _cost_rows(rows, by),
         numeric=(1, 2, 3, 4),
     )

@@ -136,82 +136,105 @@ def header(facts: DumpFacts, server: Server, relaxed: bool = False) -> tuple[Fin
 
 
 def _header(facts: DumpFacts, server: Server) -> tuple[Finding, bool]:
-    t = server.name
+    """What the target's loader does with the dump's magic and RDB version, and whether
+    rdb-version-check relaxed would let it read on.  Three loaders decide differently: Redis
+    (and Valkey before its version check), Valkey 8.1, Valkey 9.0+."""
     label = (
         f"{facts.magic}{facts.rdb_version:04d}"
         if facts.magic == "REDIS"
         else (f"VALKEY{facts.rdb_version:03d}")
     )
-    v = facts.rdb_version
-    src_sig = f"{RDB_C} rdbLoadRioWithLoadingCtx"
     if server.family == "redis" or not server.version_check:
-        if facts.magic != "REDIS":
-            return Finding(
-                t,
-                "header",
-                label,
-                REFUSES,
-                "Wrong signature trying to load DB from file (reads only the REDIS magic)",
-                src_sig,
-                "no RDB route: Valkey 9's format is VALKEY, and its DUMP payloads carry RDB "
-                "version 80, which RESTORE refuses alike; copy the keys with commands (a "
-                "SCAN-based copier), or stay on Valkey",
-                where="",
-            ), False
-        if v > server.rdb_version:
-            newer = (
-                _redis_version_for(v)
-                if server.family == "redis"
-                else _valkey_version_for("REDIS", v)
-            )
-            return Finding(
-                t,
-                "header",
-                label,
-                REFUSES,
-                f"Can't handle RDB format version {v} (reads 1 to {server.rdb_version})",
-                src_sig,
-                f"load it on a server that reads RDB {v}"
-                + (f" ({newer} or newer)" if newer else "")
-                + "; RESTORE checks the same version (verifyDumpPayload), so an older "
-                "server takes the keys only as commands (a SCAN-based copier)",
-                where="",
-            ), False
-        return Finding(
-            t, "header", label, LOADS, f"RDB {v} is at most {server.rdb_version}", src_sig
-        ), False
+        return _header_unchecked(facts, server, label)
     # Valkey 8.1+: rdb-version-check strict (default) or relaxed.
     if server.version < (9, 0):
-        src = f"{RDB_C} rdbLoadRioWithLoadingCtx (rdb-version-check, config.c)"
-        if facts.magic == "REDIS" and v >= S.FOREIGN_VERSION_MIN:
-            return Finding(
-                t,
-                "header",
-                label,
-                REFUSES,
-                f"Can't handle RDB format version {v}: Valkey 8.1 refuses every REDIS-magic "
-                f"version from {S.FOREIGN_VERSION_MIN} (Redis's formats after the fork), "
-                "whatever rdb-version-check says",
-                src,
-                "Valkey 9.0+ with rdb-version-check relaxed loads such a file when it holds no "
-                "type or opcode 22-243; else copy the keys with commands",
-                where="",
-            ), False
-        if v > server.rdb_version:
-            return Finding(
-                t,
-                "header",
-                label,
-                REFUSES,
-                f"Can't handle RDB format version {v} (rdb-version-check strict, the default)",
-                src,
-                "CONFIG SET rdb-version-check relaxed (or set it in valkey.conf) before the "
-                "load: the loader then reads on and refuses only what it does not know",
-                where="",
-            ), True
+        return _header_valkey_8(facts, server, label)
+    return _header_valkey_9(facts, server, label)
+
+
+def _header_unchecked(facts: DumpFacts, server: Server, label: str) -> tuple[Finding, bool]:
+    """Redis, and Valkey without rdb-version-check: the REDIS magic only, and an RDB version
+    up to the server's own."""
+    t = server.name
+    v = facts.rdb_version
+    src_sig = f"{RDB_C} rdbLoadRioWithLoadingCtx"
+    if facts.magic != "REDIS":
         return Finding(
-            t, "header", label, LOADS, f"RDB {v} is at most {server.rdb_version}", src
+            t,
+            "header",
+            label,
+            REFUSES,
+            "Wrong signature trying to load DB from file (reads only the REDIS magic)",
+            src_sig,
+            "no RDB route: Valkey 9's format is VALKEY, and its DUMP payloads carry RDB "
+            "version 80, which RESTORE refuses alike; copy the keys with commands (a "
+            "SCAN-based copier), or stay on Valkey",
+            where="",
         ), False
+    if v > server.rdb_version:
+        newer = (
+            _redis_version_for(v) if server.family == "redis" else _valkey_version_for("REDIS", v)
+        )
+        return Finding(
+            t,
+            "header",
+            label,
+            REFUSES,
+            f"Can't handle RDB format version {v} (reads 1 to {server.rdb_version})",
+            src_sig,
+            f"load it on a server that reads RDB {v}"
+            + (f" ({newer} or newer)" if newer else "")
+            + "; RESTORE checks the same version (verifyDumpPayload), so an older "
+            "server takes the keys only as commands (a SCAN-based copier)",
+            where="",
+        ), False
+    return Finding(
+        t, "header", label, LOADS, f"RDB {v} is at most {server.rdb_version}", src_sig
+    ), False
+
+
+def _header_valkey_8(facts: DumpFacts, server: Server, label: str) -> tuple[Finding, bool]:
+    """Valkey 8.1: every REDIS-magic version from the fork on is refused, a newer version
+    too unless rdb-version-check is relaxed."""
+    t = server.name
+    v = facts.rdb_version
+    src = f"{RDB_C} rdbLoadRioWithLoadingCtx (rdb-version-check, config.c)"
+    if facts.magic == "REDIS" and v >= S.FOREIGN_VERSION_MIN:
+        return Finding(
+            t,
+            "header",
+            label,
+            REFUSES,
+            f"Can't handle RDB format version {v}: Valkey 8.1 refuses every REDIS-magic "
+            f"version from {S.FOREIGN_VERSION_MIN} (Redis's formats after the fork), "
+            "whatever rdb-version-check says",
+            src,
+            "Valkey 9.0+ with rdb-version-check relaxed loads such a file when it holds no "
+            "type or opcode 22-243; else copy the keys with commands",
+            where="",
+        ), False
+    if v > server.rdb_version:
+        return Finding(
+            t,
+            "header",
+            label,
+            REFUSES,
+            f"Can't handle RDB format version {v} (rdb-version-check strict, the default)",
+            src,
+            "CONFIG SET rdb-version-check relaxed (or set it in valkey.conf) before the "
+            "load: the loader then reads on and refuses only what it does not know",
+            where="",
+        ), True
+    return Finding(
+        t, "header", label, LOADS, f"RDB {v} is at most {server.rdb_version}", src
+    ), False
+
+
+def _header_valkey_9(facts: DumpFacts, server: Server, label: str) -> tuple[Finding, bool]:
+    """Valkey 9.0+ (rdbIsVersionAccepted): a foreign (Redis after the fork) or newer version
+    loads only with rdb-version-check relaxed."""
+    t = server.name
+    v = facts.rdb_version
     src = f"{RDB_C} rdbIsVersionAccepted"
     if facts.magic == "VALKEY" and v <= S.FOREIGN_VERSION_MAX:
         return Finding(
@@ -403,102 +426,109 @@ def module_rules(facts: DumpFacts, server: Server, modules: set[str]) -> list[Fi
 
 
 def opcode_rules(facts: DumpFacts, server: Server, foreign_check: bool) -> list[Finding]:
-    t = server.name
-    out = []
+    """What the target's loader does with each opcode the dump holds.  foreign_check: the
+    loader refuses the foreign range (Valkey 9 reading a REDIS-magic file), whatever it would
+    otherwise do with the opcode."""
     sig = f"{RDB_C} rdbLoadRioWithLoadingCtx"
-
-    def add(code: int, name: str, action: str, what: str, fix: str | None = None) -> None:
+    out = []
+    for code, name, action, what, fix in (
+        _function_and_slot_opcodes(facts, server)
+        + _newer_opcodes(facts, server)
+        + _key_opcodes(facts)
+    ):
         if foreign_check and S.FOREIGN_TYPE_MIN <= code <= S.FOREIGN_TYPE_MAX:
             action = REFUSES
             what = f"Can't handle foreign type or opcode {code} in RDB with version {facts.rdb_version}"
             fix = fix or f"remove what writes opcode {code} ({name}) before the dump"
-        out.append(Finding(t, "opcode", f"opcode {code} {name}", action, what, sig, fix))
+        out.append(Finding(server.name, "opcode", f"opcode {code} {name}", action, what, sig, fix))
+    return out
 
+
+# An opcode's rule: (code, name, action, what the loader does, the fix or None).
+_Opcode = tuple[int, str, str, str, "str | None"]
+
+
+def _function_and_slot_opcodes(facts: DumpFacts, server: Server) -> list[_Opcode]:
+    """Functions (Redis 7.0+) and cluster slot info (Redis 7.4+, skipped by Valkey 9)."""
+    out: list[_Opcode] = []
     if facts.functions:
         if server.family == "redis" and server.version < (7, 0):
-            add(
-                245,
-                "FUNCTION2",
-                REFUSES,
-                "functions need Redis 7.0+",
-                "re-create the functions as scripts",
+            out.append(
+                (
+                    245,
+                    "FUNCTION2",
+                    REFUSES,
+                    "functions need Redis 7.0+",
+                    "re-create the functions as scripts",
+                )
             )
         else:
-            add(
-                245,
-                "FUNCTION2",
-                LOADS,
-                f"{facts.functions} function libraries loaded (rdbFunctionLoad)",
-            )
+            what = f"{facts.functions} function libraries loaded (rdbFunctionLoad)"
+            out.append((245, "FUNCTION2", LOADS, what, None))
     if facts.slot_info_opcode:
         if server.family == "valkey" and server.version >= (9, 0):
-            add(
-                244,
-                "SLOT_INFO",
-                SKIPS,
-                "foreign slot info, safe to ignore (rdb.h RDB_OPCODE_SLOT_INFO)",
-            )
+            what = "foreign slot info, safe to ignore (rdb.h RDB_OPCODE_SLOT_INFO)"
+            out.append((244, "SLOT_INFO", SKIPS, what, None))
         elif server.family == "redis" and server.version >= (7, 4):
-            add(244, "SLOT_INFO", LOADS, "sizes the slots' dicts (cluster mode)")
+            out.append((244, "SLOT_INFO", LOADS, "sizes the slots' dicts (cluster mode)", None))
         else:
-            add(
-                244,
-                "SLOT_INFO",
-                REFUSES,
-                "Unknown RDB type 244",
-                "dump from a standalone server, or copy with commands",
+            out.append(
+                (
+                    244,
+                    "SLOT_INFO",
+                    REFUSES,
+                    "Unknown RDB type 244",
+                    "dump from a standalone server, or copy with commands",
+                )
             )
+    return out
+
+
+def _newer_opcodes(facts: DumpFacts, server: Server) -> list[_Opcode]:
+    """The opcodes of the newest servers: key metadata (Redis 8.6+), hash templates (Redis
+    8.10+), replicated commands (Valkey 9.2+); older servers refuse them."""
+    out: list[_Opcode] = []
     if facts.key_meta:
         if server.family == "redis" and server.version >= (8, 6):
-            add(
-                243,
-                "KEY_META",
-                LOADS,
+            what = (
                 f"{facts.key_meta} key metadata records: read by their module's class, skipped "
                 "when the class is absent and allows it, else refused (keymeta.c "
-                "rdbLoadKeyMetadata)",
+                "rdbLoadKeyMetadata)"
             )
+            out.append((243, "KEY_META", LOADS, what, None))
         else:
-            add(
-                243,
-                "KEY_META",
-                REFUSES,
-                f"Unknown RDB type 243 ({facts.key_meta} key metadata records)",
-                "load on Redis 8.6+ with the modules that wrote the key metadata",
-            )
+            what = f"Unknown RDB type 243 ({facts.key_meta} key metadata records)"
+            fix = "load on Redis 8.6+ with the modules that wrote the key metadata"
+            out.append((243, "KEY_META", REFUSES, what, fix))
     if facts.templates:
         if server.family == "redis" and server.version >= (8, 10):
-            add(242, "HASH_TEMPLATE", LOADS, f"{facts.templates} hash templates")
+            out.append((242, "HASH_TEMPLATE", LOADS, f"{facts.templates} hash templates", None))
         else:
-            add(
-                242,
-                "HASH_TEMPLATE",
-                REFUSES,
-                f"Unknown RDB type 242 ({facts.templates} hash templates)",
-                "load on Redis 8.10+, or copy the hashes with commands",
-            )
+            what = f"Unknown RDB type 242 ({facts.templates} hash templates)"
+            fix = "load on Redis 8.10+, or copy the hashes with commands"
+            out.append((242, "HASH_TEMPLATE", REFUSES, what, fix))
     if facts.replication_commands:
         if server.family == "valkey" and server.version >= (9, 2):
-            add(242, "UPDATE", LOADS, f"{facts.replication_commands} replicated commands")
+            what = f"{facts.replication_commands} replicated commands"
+            out.append((242, "UPDATE", LOADS, what, None))
         else:
-            add(
-                242,
-                "UPDATE",
-                REFUSES,
-                f"Unknown RDB type 242 ({facts.replication_commands} replicated commands)",
-                "load on Valkey 9.2+",
-            )
+            what = f"Unknown RDB type 242 ({facts.replication_commands} replicated commands)"
+            out.append((242, "UPDATE", REFUSES, what, "load on Valkey 9.2+"))
+    return out
+
+
+def _key_opcodes(facts: DumpFacts) -> list[_Opcode]:
+    """Expiry, LRU and LFU: every server loads them."""
+    out: list[_Opcode] = []
     if facts.expires:
-        add(
-            252,
-            "EXPIRETIME_MS",
-            LOADS,
-            f"{facts.expires} keys' expiry; keys already expired are not loaded on a primary",
-        )
+        what = f"{facts.expires} keys' expiry; keys already expired are not loaded on a primary"
+        out.append((252, "EXPIRETIME_MS", LOADS, what, None))
     if facts.lru:
-        add(248, "IDLE", LOADS, "LRU idle times, used when maxmemory-policy is an LRU one")
+        what = "LRU idle times, used when maxmemory-policy is an LRU one"
+        out.append((248, "IDLE", LOADS, what, None))
     if facts.lfu:
-        add(249, "FREQ", LOADS, "LFU counters, used when maxmemory-policy is an LFU one")
+        what = "LFU counters, used when maxmemory-policy is an LFU one"
+        out.append((249, "FREQ", LOADS, what, None))
     return out
 
 

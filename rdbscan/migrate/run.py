@@ -432,63 +432,21 @@ def _report(
         }
         for s in servers
     }
-    names = [s.name for s in servers]
     for dump_id, result in dumps_in:
         facts = _facts(con, dump_id, result)
-        row = con.execute(
-            "SELECT path, server, server_version, memory_profile, memory_bytes, complete "
-            "FROM dumps WHERE dump_id = ?",
-            [dump_id],
-        ).fetchone()
-        entry = {
-            "dump_id": dump_id,
-            "path": row[0],
-            "magic": f"{facts.magic}{facts.rdb_version:04d}"
-            if facts.magic == "REDIS"
-            else f"VALKEY{facts.rdb_version:03d}",
-            "server": row[1],
-            "server_version": row[2],
-            "memory_profile": row[3],
-            "keys": facts.keys,
-            "memory_bytes": row[4] or 0,
-            "complete": bool(row[5]),
-            "targets": [],
-        }
-        if from_database:
-            left = _stored_projections(con, dump_id, servers)
-            figures, conversions = _projections(
-                con, dump_id, names, dict(enumerate(names)), "migrate_rows"
-            )
-        else:
-            left = {n: {"keys": 0, "today_bytes": 0} for n in names}
-            ids = con.execute(
-                "SELECT target_id, target FROM projection_targets WHERE dump_id = ?", [dump_id]
-            ).fetchall()
-            figures, conversions = _projections(con, dump_id, names, dict(ids))
+        entry = _dump_entry(con, dump_id, facts)
+        left, figures, conversions = _dump_projections(con, dump_id, servers, from_database)
         for s in servers:
-            findings = R.evaluate(facts, s, modules, conversions[s.name], relaxed)
-            for f in findings:
-                if f.blocker:
-                    _affected(con, dump_id, f)
-            blockers = [f for f in findings if f.blocker]
-            proj_fig = figures[s.name]
-            entry["targets"].append(
-                {
-                    "target": s.name,
-                    "profile": s.profile.name,
-                    "loads": not blockers,
-                    "blockers": len(blockers),
-                    "findings": [f.as_dict() for f in findings],
-                    **proj_fig,
-                    "not_projected_keys": left[s.name]["keys"],
-                    "not_projected_today_bytes": left[s.name]["today_bytes"],
-                }
-            )
+            target = _target_entry(con, dump_id, facts, s, modules, conversions, relaxed)
+            target.update(figures[s.name])
+            target["not_projected_keys"] = left[s.name]["keys"]
+            target["not_projected_today_bytes"] = left[s.name]["today_bytes"]
+            entry["targets"].append(target)
             sm = summary[s.name]
-            sm["loads"] = sm["loads"] and not blockers
-            sm["blockers"] += len(blockers)
-            sm["memory_bytes"] += proj_fig["memory_bytes"]
-            sm["today_bytes"] += proj_fig["today_bytes"]
+            sm["loads"] = sm["loads"] and target["loads"]
+            sm["blockers"] += target["blockers"]
+            sm["memory_bytes"] += figures[s.name]["memory_bytes"]
+            sm["today_bytes"] += figures[s.name]["today_bytes"]
             sm["not_projected_keys"] += left[s.name]["keys"]
         dumps.append(entry)
     for sm in summary.values():
@@ -501,4 +459,65 @@ def _report(
         "source": "database" if from_database else "dumps",
         "summary": list(summary.values()),
         "dumps": dumps,
+    }
+
+
+def _dump_entry(con, dump_id: int, facts) -> dict:
+    """A dump's entry of the report, its targets still empty: path, magic, server, keys and
+    memory today, whether it was read to its end."""
+    row = con.execute(
+        "SELECT path, server, server_version, memory_profile, memory_bytes, complete "
+        "FROM dumps WHERE dump_id = ?",
+        [dump_id],
+    ).fetchone()
+    return {
+        "dump_id": dump_id,
+        "path": row[0],
+        "magic": f"{facts.magic}{facts.rdb_version:04d}"
+        if facts.magic == "REDIS"
+        else f"VALKEY{facts.rdb_version:03d}",
+        "server": row[1],
+        "server_version": row[2],
+        "memory_profile": row[3],
+        "keys": facts.keys,
+        "memory_bytes": row[4] or 0,
+        "complete": bool(row[5]),
+        "targets": [],
+    }
+
+
+def _dump_projections(con, dump_id: int, servers, from_database: bool):
+    """(keys not projected, figures, encoding conversions) per target name of one dump: from
+    the projections the load wrote, or (from_database) from the rows, where the keys whose
+    projection needs more than the rows are left out and counted."""
+    names = [s.name for s in servers]
+    if from_database:
+        left = _stored_projections(con, dump_id, servers)
+        figures, conversions = _projections(
+            con, dump_id, names, dict(enumerate(names)), "migrate_rows"
+        )
+    else:
+        left = {n: {"keys": 0, "today_bytes": 0} for n in names}
+        ids = con.execute(
+            "SELECT target_id, target FROM projection_targets WHERE dump_id = ?", [dump_id]
+        ).fetchall()
+        figures, conversions = _projections(con, dump_id, names, dict(ids))
+    return left, figures, conversions
+
+
+def _target_entry(con, dump_id: int, facts, s, modules, conversions, relaxed: bool) -> dict:
+    """One target's verdict on one dump: the rules' findings (the keys each blocker stops
+    counted in the database) and whether the target loads it.  The projected figures are
+    added by _report."""
+    findings = R.evaluate(facts, s, modules, conversions[s.name], relaxed)
+    for f in findings:
+        if f.blocker:
+            _affected(con, dump_id, f)
+    blockers = [f for f in findings if f.blocker]
+    return {
+        "target": s.name,
+        "profile": s.profile.name,
+        "loads": not blockers,
+        "blockers": len(blockers),
+        "findings": [f.as_dict() for f in findings],
     }

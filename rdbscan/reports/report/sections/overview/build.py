@@ -66,6 +66,9 @@ def _same_or_max(items: list, key: str):
 
 
 def build(run: Runner, options, meta: dict) -> OverviewData:
+    """The overview object (docs/json.md) from the overview queries: totals over every
+    database, the dumps' server and snapshot as one (_snapshot), notes and advice on what the
+    figures do not say by themselves."""
     dumps = run.rows("overview_dumps")
     dbs = run.rows("overview_dbs")
     types = run.rows("overview_types")
@@ -76,8 +79,6 @@ def build(run: Runner, options, meta: dict) -> OverviewData:
             d.pop(k, None)
     keys = tot.get("all_keys") or 0
     memory = tot.get("all_memory_bytes") or 0
-    parse_seconds = sum(d["parse_seconds"] or 0 for d in dumps)
-    bytes_read = sum(d["bytes_read"] or 0 for d in dumps)
     sources = {d["snapshot_source"] for d in dumps}
     used = sum(d["used_mem"] or 0 for d in dumps)
     total = sum(d["memory_total_bytes"] or 0 for d in dumps)
@@ -88,8 +89,7 @@ def build(run: Runner, options, meta: dict) -> OverviewData:
     notes = _notes(run, options, sources, types, models, tail)
     limited = [d for d in dumps if d["complete"] is False and d.get("error_kind") == "unsupported"]
     newer = [d for d in dumps if d.get("newer_than") is not None]
-    templates = sum(d.get("hash_templates") or 0 for d in dumps)
-    notes += _newer_notes(dumps, limited, newer, templates)
+    notes += _newer_notes(dumps, limited, newer, sum(d.get("hash_templates") or 0 for d in dumps))
     from .....db.filters import filter_note, reported_filters
 
     filtered = reported_filters(run.con, [d["dump_id"] for d in dumps])
@@ -109,6 +109,41 @@ def build(run: Runner, options, meta: dict) -> OverviewData:
         "memory_total_bytes": total or None,
         "used_mem_gap": gap,
         "memory_model": "; ".join(models) or None,
+        **_snapshot(dumps, sources, limited, newer),
+        "skipped_keys": skipped,
+        "filter": filtered,
+        "tail_bytes": tail,
+        "input": ",".join(inputs) or None,
+        **_speed(dumps, keys),
+        "dumps": dumps,
+        "dbs": dbs,
+        "dbs_not_listed": _not_listed(tot, dbs, keys, memory),
+        "types": types,
+        "notes": notes,
+        "advice": advice,
+    }
+
+
+class _Snapshot(TypedDict):
+    rdb_version: int | None
+    server: str | None
+    server_version: str | None
+    snapshot_time: str | None
+    snapshot_ms: int | None
+    snapshot_source: str | None
+    checksum: str | None
+    complete: bool
+    stopped_by: str | None
+    newer_than_rdbscan: bool
+    hash_templates: int | None
+    hash_template_bytes: int | None
+
+
+def _snapshot(dumps: list[dict], sources: set, limited: list, newer: list) -> _Snapshot:
+    """The dumps' server, snapshot and checksum as one figure each (the value they share, else
+    the largest), and whether every dump was read to its end, else what stopped it."""
+    templates = sum(d.get("hash_templates") or 0 for d in dumps)
+    return {
         "rdb_version": _same_or_max(dumps, "rdb_version"),
         "server": _same_or_max(dumps, "server"),
         "server_version": _same_or_max(dumps, "server_version"),
@@ -130,25 +165,33 @@ def build(run: Runner, options, meta: dict) -> OverviewData:
         "newer_than_rdbscan": bool(newer),
         "hash_templates": templates or None,
         "hash_template_bytes": sum(d.get("hash_template_bytes") or 0 for d in dumps) or None,
-        "skipped_keys": skipped,
-        "filter": filtered,
-        "tail_bytes": tail,
-        "input": ",".join(inputs) or None,
+    }
+
+
+class _Speed(TypedDict):
+    parse_seconds: float | None
+    bytes_per_second: int | None
+    keys_per_second: int | None
+
+
+def _speed(dumps: list[dict], keys: int) -> _Speed:
+    """How fast the dumps were read (None when no parse time was recorded)."""
+    parse_seconds = sum(d["parse_seconds"] or 0 for d in dumps)
+    bytes_read = sum(d["bytes_read"] or 0 for d in dumps)
+    return {
         "parse_seconds": round(parse_seconds, 3) if parse_seconds else None,
         "bytes_per_second": round(bytes_read / parse_seconds) if parse_seconds else None,
         "keys_per_second": round(keys / parse_seconds) if parse_seconds else None,
-        "dumps": dumps,
-        "dbs": dbs,
-        "dbs_not_listed": {
-            "databases": (tot.get("databases") or 0) - len(dbs),
-            "keys": keys - sum(d["keys"] for d in dbs),
-            "keys_with_ttl": (tot.get("all_keys_with_ttl") or 0)
-            - sum(d["keys_with_ttl"] for d in dbs),
-            "memory_bytes": memory - sum(d["memory_bytes"] or 0 for d in dbs),
-        },
-        "types": types,
-        "notes": notes,
-        "advice": advice,
+    }
+
+
+def _not_listed(tot: dict, dbs: list[dict], keys: int, memory: int) -> DatabasesNotListed:
+    """The databases past the `top` listed, summed: the totals less the listed rows."""
+    return {
+        "databases": (tot.get("databases") or 0) - len(dbs),
+        "keys": keys - sum(d["keys"] for d in dbs),
+        "keys_with_ttl": (tot.get("all_keys_with_ttl") or 0) - sum(d["keys_with_ttl"] for d in dbs),
+        "memory_bytes": memory - sum(d["memory_bytes"] or 0 for d in dbs),
     }
 
 
