@@ -35,7 +35,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from common import FIXTURE_DUMPS, FIXTURES, ROOT, run_cli  # noqa: E402
 
 # Test modules whose results do not depend on the parser backend (reports, diff, HTML, object
-# storage, the command line's faults, docs, static checks): they read databases or files that
+# storage, Parquet datasets and parallel loads set against a database loaded by the same
+# backend, the command line's faults, docs, static checks): they read databases or files that
 # the twin tests (test_speedups.py, test_blob_stream.py, ...) hold equal on both paths. A test
 # in one of them that does depend on it (a signal while a dump is parsed) is marked `backend`.
 PARSER_INDEPENDENT = {
@@ -58,6 +59,8 @@ PARSER_INDEPENDENT = {
     "test_memory_limit.py",
     "test_multi_dump.py",
     "test_openmetrics.py",
+    "test_parallel_load.py",
+    "test_parquet.py",
     "test_rdbtools_crosscheck.py",
     "test_redact.py",
     "test_report.py",
