@@ -18,19 +18,9 @@ class DatabasesNotListed(TypedDict):
     memory_bytes: int
 
 
-class OverviewData(TypedDict):
-    """The `overview` object (docs/json.md)."""
+class _Snapshot(TypedDict):
+    """The dumps' server, snapshot and checksum, as one figure each (_snapshot)."""
 
-    keys: int
-    keys_by_db: dict[str, int]
-    databases: int
-    keys_with_ttl: int
-    memory_bytes: int
-    used_mem: int | None
-    memory_vs_used_mem: float | None
-    memory_total_bytes: int | None
-    used_mem_gap: int | None
-    memory_model: str | None
     rdb_version: int | None
     server: str | None
     server_version: str | None
@@ -43,13 +33,33 @@ class OverviewData(TypedDict):
     newer_than_rdbscan: bool
     hash_templates: int | None
     hash_template_bytes: int | None
+
+
+class _Speed(TypedDict):
+    """How fast the dumps were read (_speed)."""
+
+    parse_seconds: float | None
+    bytes_per_second: int | None
+    keys_per_second: int | None
+
+
+class OverviewData(_Snapshot, _Speed):
+    """The `overview` object (docs/json.md): with the snapshot and speed fields of its bases."""
+
+    keys: int
+    keys_by_db: dict[str, int]
+    databases: int
+    keys_with_ttl: int
+    memory_bytes: int
+    used_mem: int | None
+    memory_vs_used_mem: float | None
+    memory_total_bytes: int | None
+    used_mem_gap: int | None
+    memory_model: str | None
     filter: dict | None
     skipped_keys: int
     tail_bytes: int
     input: str | None
-    parse_seconds: float | None
-    bytes_per_second: int | None
-    keys_per_second: int | None
     dumps: list[dict]
     dbs: list[dict]
     dbs_not_listed: DatabasesNotListed
@@ -124,21 +134,6 @@ def build(run: Runner, options, meta: dict) -> OverviewData:
     }
 
 
-class _Snapshot(TypedDict):
-    rdb_version: int | None
-    server: str | None
-    server_version: str | None
-    snapshot_time: str | None
-    snapshot_ms: int | None
-    snapshot_source: str | None
-    checksum: str | None
-    complete: bool
-    stopped_by: str | None
-    newer_than_rdbscan: bool
-    hash_templates: int | None
-    hash_template_bytes: int | None
-
-
 def _snapshot(dumps: list[dict], sources: set, limited: list, newer: list) -> _Snapshot:
     """The dumps' server, snapshot and checksum as one figure each (the value they share, else
     the largest), and whether every dump was read to its end, else what stopped it."""
@@ -166,12 +161,6 @@ def _snapshot(dumps: list[dict], sources: set, limited: list, newer: list) -> _S
         "hash_templates": templates or None,
         "hash_template_bytes": sum(d.get("hash_template_bytes") or 0 for d in dumps) or None,
     }
-
-
-class _Speed(TypedDict):
-    parse_seconds: float | None
-    bytes_per_second: int | None
-    keys_per_second: int | None
 
 
 def _speed(dumps: list[dict], keys: int) -> _Speed:
