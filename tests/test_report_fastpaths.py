@@ -221,6 +221,9 @@ def test_naming_fast_path(keys_db, with_plain):
         b"default9:z",
         b"abcdefghijklmnopqrstuvwxyz:0123",
         b"k:" + b"a" * 130,
+        b"user:" + b"b" * 40,
+        b"data:" + b"c" * 40,
+        b"cart:" + b"d" * 40,
         # mixed-delimiters: root `cart` mostly `:`, root `shop` mostly `.`
         b"cart:1",
         b"cart:2",

@@ -19,12 +19,13 @@
 -- fast key depend on its length and its first segment only (generic-name, mixed-delimiters), so:
 --   1. rnaming_groups: (root, delimiter set) counts over every key; fast keys under `:` are counted
 --      per family (keys.family keeps the first segment unless it starts with a placeholder), with
---      no string work per key (a GROUP BY of the stored family apart from the other keys' GROUP BY
---      root and delimiter set: one GROUP BY of both took twice the CPU);
+--      no string work per key (a GROUP BY of the stored family, apart from the other keys' GROUP BY
+--      root and delimiter set: one GROUP BY of the three would hash three strings per key);
 --   2. rnaming_roots: the roots whose keys use more than one delimiter set (mixed-delimiters);
 --      rnaming_families: the families of fast keys whose first segment breaks a rule;
---   3. rnaming: every rule for the other keys and for fast keys that are too long or in such a
---      family; a fast key within the lengths in any other family breaks no rule and is skipped.
+--   3. rnaming: every rule for the other keys and for fast keys in such a family; a fast key in
+--      any other family can break the length rules only, which are all it is tested for (no first
+--      segment, root or delimiter set), and within the lengths it is skipped.
 -- The three checks on constants in rnaming_fast_ok (computed once) confirm that these characters
 -- are allowed, that the delimiter is not special, and that no letter, digit or `_` is a delimiter
 -- or a mixed-delimiter candidate; otherwise no key is fast.
@@ -124,9 +125,8 @@ WITH k AS NOT MATERIALIZED (
     FROM (SELECT dump_id, db, key, key_length, family, memory_bytes, invalid_utf8,
                  rnaming_fast(key, plain_key, $delimiters, $allowed_chars, $mixed_candidates) AS fast
           FROM rkeys)
-    -- the keys that can break a rule (see the top of this file)
-    WHERE NOT fast OR key_length > least($max_length, $recommended_length)
-       OR left($delimiters, 1) <> ':' OR family IS NULL OR starts_with(family, '{')
+    -- the keys that can break a rule other than the lengths (see the top of this file)
+    WHERE NOT fast OR left($delimiters, 1) <> ':' OR family IS NULL OR starts_with(family, '{')
        OR family IN (SELECT family FROM rnaming_families)
 ), s AS NOT MATERIALIZED (
     SELECT *,
@@ -173,6 +173,18 @@ WITH k AS NOT MATERIALIZED (
                CASE WHEN generic THEN 'generic-name' END,
                CASE WHEN mixed THEN 'mixed-delimiters' END) END AS rules
     FROM checked
+), long_fast AS (
+    -- the other fast keys (k leaves them out) that are too long: the length rules are all they
+    -- can break
+    SELECT dump_id, db, key, family, memory_bytes,
+           concat_ws(',', CASE WHEN key_length > $max_length THEN 'max-length' END,
+                          CASE WHEN key_length > $recommended_length THEN 'recommended-length' END) AS rules
+    FROM (SELECT dump_id, db, key, key_length, family, memory_bytes,
+                 rnaming_fast(key, plain_key, $delimiters, $allowed_chars, $mixed_candidates) AS fast
+          FROM rkeys)
+    WHERE fast AND key_length > least($max_length, $recommended_length)
+      AND left($delimiters, 1) = ':' AND family IS NOT NULL AND NOT starts_with(family, '{')
+      AND family NOT IN (SELECT family FROM rnaming_families)
 )
 -- one row per rule broken; the family (as rkeys.pattern: keys.family for the default delimiter)
 -- only for the keys that break one (key_pattern is costly). Rows are filtered after the unnest:
@@ -180,7 +192,9 @@ WITH k AS NOT MATERIALIZED (
 SELECT dump_id, db, key, memory_bytes, pattern, rule
 FROM (SELECT dump_id, db, key, memory_bytes, pattern, unnest(string_split(rules, ',')) AS rule
       FROM (SELECT *, CASE WHEN rules <> '' THEN key_family(key, family, delimiters := $delimiters) END AS pattern
-            FROM flagged))
+            FROM (SELECT dump_id, db, key, family, memory_bytes, rules FROM flagged
+                  UNION ALL
+                  SELECT * FROM long_fast)))
 WHERE rule <> '' AND NOT list_contains($disabled, rule)
 UNION ALL
 -- type-name (opt-in): the key names a type in a whole segment (`app:hash:1`, `cfg:theme:string`;
