@@ -1,8 +1,9 @@
 """The report's shortcuts give the results of the computations they skip: key_pattern's fast paths
 against its regex passes, the naming rules' fast path (with and without keys.plain_key) against
 report_truth, big_keys_top's per-type ORDER BY ... LIMIT against a ranking of every key (with many
-ties) and against big_keys_top_grouped's one grouped scan, strings_to_hashes' per-family parents against per-key parents, rfamilies' per-TTL grouping
-against figures computed from the rows."""
+ties) and against big_keys_top_grouped's one grouped scan, slots_by_memory's largest keys of the
+slots it lists against the rows, strings_to_hashes' per-family parents against per-key parents,
+rfamilies' per-TTL grouping against figures computed from the rows."""
 
 from __future__ import annotations
 
@@ -543,3 +544,44 @@ def test_big_keys_top_forms_give_the_same_rows(fixtures_db, top, rows):
         if top
         else {}
     )
+
+
+def test_slots_by_memory_finds_the_largest_key_of_each_slot_it_lists(keys_db):
+    # many ties on memory: the largest key is the first in byte order of the slot's largest
+    rnd = random.Random(5)
+    rows = [
+        {
+            "db": 0,
+            "key": f"s:{rnd.randint(0, 999):03d}:{i}",
+            "type": "string",
+            "encoding": "x",
+            "length": 3,
+            "memory_bytes": rnd.choice([56, 72, 72, 88]),
+            "slot": rnd.randint(0, 30),
+        }
+        for i in range(2000)
+    ]
+    con = open_database(keys_db(rows))
+    try:
+        got = rpt.build_report(con, rpt.ReportOptions(sections=("slots",), top=7))["slots"]
+    finally:
+        con.close()
+    slots: dict[int, list[dict]] = {}
+    for r in rows:
+        slots.setdefault(r["slot"], []).append(r)
+    want = sorted(
+        slots.items(),
+        key=lambda kv: (-sum(r["memory_bytes"] for r in kv[1]), -len(kv[1]), kv[0]),
+    )[:7]
+    assert len(got["by_memory"]) == 7
+    assert [
+        (s["slot"], s["keys"], s["memory_bytes"], s["largest_key"]) for s in got["by_memory"]
+    ] == [
+        (
+            slot,
+            len(ks),
+            sum(r["memory_bytes"] for r in ks),
+            min(ks, key=lambda r: (-r["memory_bytes"], r["key"]))["key"],
+        )
+        for slot, ks in want
+    ]

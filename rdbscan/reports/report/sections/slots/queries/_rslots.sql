@@ -5,15 +5,15 @@
 --          `rslots` when a query mentions it, with `rhashtags`, one row per (hashtag, slot).
 -- params: none
 -- columns: slot, keys, memory_bytes, keys_with_ttl, hashtag_keys (keys with a usable
---   {hashtag}), largest_key and largest_memory_bytes (the key with the most memory_bytes, the
---   first in byte order on a tie).
+--   {hashtag}), largest_memory_bytes. (No largest key: reading every key's name cost most of
+--   the slots section on many small keys; slots_by_memory finds that of the slots it lists.)
 --   rhashtags: hashtag, slot, keys, memory_bytes, keys_with_ttl.
 CREATE OR REPLACE TEMP TABLE rslots AS
 SELECT slot, count(*) AS keys, sum(memory_bytes) AS memory_bytes,
        count(expire_at_ms) AS keys_with_ttl,
        -- a plain key (keys.plain_key) holds no `{`: no hashtag, and its name need not be read
        count(CASE WHEN plain_key IS NOT TRUE THEN key_hashtag(key) END) AS hashtag_keys,
-       arg_min(key, (-memory_bytes, key)) AS largest_key, max(memory_bytes) AS largest_memory_bytes
+       max(memory_bytes) AS largest_memory_bytes
 FROM rkeys
 GROUP BY slot;
 CREATE OR REPLACE TEMP TABLE rhashtags AS
