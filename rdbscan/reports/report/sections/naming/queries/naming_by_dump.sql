@@ -11,7 +11,9 @@
 --   allowed_chars ('A-Za-z0-9|_.:')  allowed characters (as _rnaming: which keys are fast)
 --   mixed_candidates (':./|#')       delimiter characters compared by mixed-delimiters
 --   disabled (['type-name'])         rule ids switched off
--- k and d are read twice (the groups, then the keys flagged): NOT MATERIALIZED, as in _rnaming
+-- k is read several times: NOT MATERIALIZED (cheap columns, computed again). d is read twice (the
+-- groups, then the keys flagged) and costs regexes per key: MATERIALIZED, which holds the keys
+-- not counted per family (under `:`, those that are not plain) with their roots
 WITH k AS NOT MATERIALIZED (
     SELECT dump_id, db, key, memory_bytes, family, fast,
            -- counted per family, as rnaming_groups does: a fast key under `:` whose family
@@ -21,7 +23,7 @@ WITH k AS NOT MATERIALIZED (
                  rnaming_fast(key, plain_key, $delimiters, $allowed_chars, $mixed_candidates) AS fast
           FROM rkeys
           WHERE NOT list_contains($disabled, 'mixed-delimiters'))
-), d AS NOT MATERIALIZED (
+), d AS MATERIALIZED (
     -- the other keys: their root and delimiter set, key by key
     SELECT dump_id, db, key, memory_bytes,
            rnaming_root(key, fast, rnaming_first(key, fast, $delimiters), $delimiters, $mixed_candidates) AS root,
