@@ -6,6 +6,7 @@ applied to a server that does not have it (one test per server family)."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 import rdbwriter as W
@@ -13,6 +14,7 @@ from common import FIXTURE_DUMPS, FIXTURES, ROOT
 
 from rdbscan.db.load import load
 from rdbscan.fleet.load import load_dataset
+from rdbscan.reports.engine import querylib
 from rdbscan.reports.engine.database import open_database
 from rdbscan.reports.engine.relations import Runner
 from rdbscan.reports.engine.thresholds import dump_thresholds, hash_field_ttl_encoding
@@ -336,6 +338,26 @@ def test_a_damaged_dump_among_others_is_named_in_its_own_words(cli):
     assert (first["id"], first["keys"], first["dumps"]) == ("dump-incomplete", 389, [1])
     assert first["message"] == (
         "The dump could not be read to the end: the figures cover the 389 keys read before the damage."
+    )
+
+
+def _steps(name: str, start: str, end: str) -> str:
+    """The text of a bundled query from `start` up to `end`, comments and spacing aside."""
+    sql = querylib.strip_comments(querylib.get_query(name).sql)
+    i = sql.index(start)
+    return re.sub(r"\s+", " ", sql[i : sql.index(end, i)])
+
+
+def test_the_queries_per_dump_repeat_the_steps_of_the_queries_they_group():
+    """strings_to_hashes_by_dump and compressible_by_dump take every step of strings_to_hashes
+    and compressible up to their last grouping (with the dump): a change to one is made to the
+    other, or this fails."""
+    assert _steps("strings_to_hashes", "WITH s AS (", "SELECT family,") == _steps(
+        "strings_to_hashes_by_dump", "WITH s AS (", "SELECT dump_id, family,"
+    )
+    mine = _steps("compressible_by_dump", "CREATE OR REPLACE TEMP MACRO", "), fam AS (")
+    assert _steps("compressible", "CREATE OR REPLACE TEMP MACRO", "), fam AS (") == (
+        mine.replace("k.dump_id, ", "").replace("SELECT dump_id, ", "SELECT ")
     )
 
 

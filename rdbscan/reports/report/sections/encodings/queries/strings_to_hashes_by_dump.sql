@@ -2,7 +2,8 @@
 -- answers: The families of small string keys that each dump's report alone lists in
 --          strings_to_hashes (its `top`, largest saving first): the same parents and estimates,
 --          per dump (GROUP BY dump_id, family), for a report over many dumps (encodings/build.py
---          by_dump). Everything before the last grouping is strings_to_hashes', which says why.
+--          by_dump). Everything before the last grouping is strings_to_hashes', which says why
+--          (tests/test_multi_dump.py holds the two to the same steps).
 -- params:
 --   delimiters (':')                 characters that separate segments; the last segment becomes the field
 --   min_fields (2)                   parents with fewer string keys are ignored

@@ -3,7 +3,8 @@
 --          over that dump's keys): the strings counted, their length and stored bytes (for the
 --          ratio), the memory compressing them in the client would save, and the family with the
 --          most to save; GROUP BY dump_id, for a report over many dumps (values/build.py by_dump).
---          Everything up to the families is compressible's, which says why.
+--          Everything up to the families is compressible's, which says why
+--          (tests/test_multi_dump.py holds the two to the same steps).
 -- params:
 --   compress_min_bytes (1024) strings longer than this many bytes are counted
 --
