@@ -503,6 +503,19 @@ def test_a_fleets_lines_are_what_each_dump_alone_says(fleet):
         assert alone[0]["message"] == worst["message"] + (f": {example} ..." if example else "")
 
 
+def test_a_dump_with_nothing_to_report_says_which_checks_ran():
+    """Every check grouped by dump: `nothing to report`; --section: in which checks."""
+    line = {"dump_id": 3, "server": "redis", "server_version": "7.2.6", "path": "a/b/c.rdb"}
+    line |= {"keys": 4, "memory_bytes": 400, "complete": True, "worst": None}
+    assert F._dump_line({**line, "worst_of": F.GROUPED_CHECKS}) == (
+        "#3 redis 7.2.6",
+        "b/c.rdb: 4 keys, 400 B, complete; nothing to report",
+    )
+    assert F._dump_line({**line, "worst_of": "the dump itself, big keys"})[1].endswith(
+        "; nothing to report in the dump itself, big keys"
+    )
+
+
 def test_a_fleets_lines_cover_the_sections_computed(fleet):
     """--section big_keys: the lines' worst findings are big keys or the dump itself, and say so."""
     db, _ = fleet
