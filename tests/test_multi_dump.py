@@ -711,3 +711,31 @@ def test_over_many_dumps_cold_keys_are_each_dumps_own(many, monkeypatch):
         44: "401 keys with an LFU counter <= 5 hold 424.1 KiB (35%); 399 of them without TTL",
     }
     _same_as_alone(rep, rows, per, own, monkeypatch, sections=("cold",))
+
+
+@pytest.mark.slow
+def test_over_many_dumps_mixed_delimiters_are_judged_within_each_dump(tmp_path, monkeypatch):
+    """The delimiters most keys of a family root use are each dump's own: the odd dumps write
+    app:1..3 and app.1, the even ones app.1..3 and app:1. Over all 33 dumps `:` has the most
+    keys (67 to 65), but each dump flags its own odd one out, as its report alone does."""
+    files = []
+    for i in range(1, 34):
+        odd, even = ("app:", "app.") if i % 2 else ("app.", "app:")
+        names = [f"{odd}{n}" for n in (1, 2, 3)] + [f"{even}1x"]
+        body = b"\xfe\x00" + b"".join(W.key(0, n, W.string(f"v{i}")) for n in names)
+        files.append(tmp_path / f"node{i:02}.rdb")
+        files[-1].write_bytes(W.rdb(body, version=11, aux={"redis-ver": "7.2.6"}))
+    db = str(tmp_path / "app.duckdb")
+    assert all(r.complete for r in load([str(f) for f in files], db))
+    options = {"sections": ("naming",)}
+    rep, rows, per = _grouped_parts(db, **options)
+    own = _own_alone(db, len(files), **options)
+    rules = {d: per["naming"][d]["rules"] for d in (1, 2)}
+    assert {d: {r["rule"]: r["keys"] for r in rs if r["keys"]} for d, rs in rules.items()} == {
+        1: {"mixed-delimiters": 1, "no-delimiter": 1},  # app.1x
+        2: {"mixed-delimiters": 1, "no-delimiter": 3},  # app:1x; app.1 .. app.3
+    }
+    assert [f["message"] for f in own[2]] == [
+        "4 keys break a naming rule (no-delimiter 3, mixed-delimiters 1)"
+    ]
+    _same_as_alone(rep, rows, per, own, monkeypatch, sections=("naming",))
