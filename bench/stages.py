@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Where the time of a key goes (issue 28): one dump through each stage of the pipeline.
 
-    python bench/stages.py DUMP [--runs 3]
-    python bench/stages.py DB.duckdb [--runs 3]    (the report's sections only, over a loaded database)
+    python bench/stages.py DUMP [--runs 3] [--queries]
+    python bench/stages.py DB.duckdb [--runs 3] [--queries]    (the report's sections only, over a loaded database)
 
 Each stage runs the pipeline up to that stage and stops there, so a stage's cost is the
 difference to the one before:
@@ -17,7 +17,9 @@ Figures are process CPU seconds (user + system, every thread: resource.getrusage
 loaded machine inflates far less than wall time, and wall seconds beside them; the median of
 --runs runs.  The same CPU figure of `redis-check-rdb DUMP` is the yardstick.  Given a database
 written by `rdbscan load`, only the report's sections run (a change to their SQL compared
-before and after without loading the dump each time).
+before and after without loading the dump each time).  --queries: also the CPU of each query
+of the report, and of each base relation (rslots, rfamilies, ...) where the query that first
+reads it creates it.
 """
 
 from __future__ import annotations
@@ -93,6 +95,40 @@ def stage_report(db: str) -> dict[str, float]:
     return {marks[i][0]: marks[i + 1][1] - marks[i][1] for i in range(len(marks) - 1)}
 
 
+def stage_queries(db: str) -> dict[str, float]:
+    """CPU seconds of each query of one report over `db` (its rows, run once per parameters),
+    and of the base relations each query created first ("+ rslots, rhashtags")."""
+    from rdbscan.reports.engine import relations
+    from rdbscan.reports.engine.database import open_report_database
+    from rdbscan.reports.report.build import build_report
+
+    spent: dict[str, float] = {}
+    prepare, run_dicts = relations.prepare, relations.run_dicts
+
+    def timed_prepare(con, values=None, needs=None, created=None):
+        before, c0 = set(created or ()), cpu()
+        made = prepare(con, values, needs, created)
+        if made - before:
+            name = "+ " + ", ".join(sorted(made - before))
+            spent[name] = spent.get(name, 0.0) + cpu() - c0
+        return made
+
+    def timed_run(con, query, values=None):
+        c0 = cpu()
+        rows = run_dicts(con, query, values)
+        spent[query.name] = spent.get(query.name, 0.0) + cpu() - c0
+        return rows
+
+    relations.prepare, relations.run_dicts = timed_prepare, timed_run  # what Runner.rows calls
+    con = open_report_database(db)
+    try:
+        build_report(con)
+    finally:
+        con.close()
+        relations.prepare, relations.run_dicts = prepare, run_dicts
+    return spent
+
+
 def timed(fn, *args) -> tuple[float, float]:
     c0, t0 = cpu(), time.perf_counter()
     fn(*args)
@@ -103,9 +139,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("dump")
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--queries", action="store_true", help="also the CPU of each report query")
     a = ap.parse_args()
     results: dict[str, list[tuple[float, float]]] = {}
     sections: dict[str, list[float]] = {}
+    queries: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(a.runs):
             if a.dump.endswith(".duckdb"):
@@ -115,6 +153,9 @@ def main() -> None:
                 results.setdefault("report queries", []).append(
                     (cpu() - c0, time.perf_counter() - t0)
                 )
+                if a.queries:
+                    for name, secs in stage_queries(a.dump).items():
+                        queries.setdefault(name, []).append(secs)
                 continue
             if shutil.which("redis-check-rdb"):
                 results.setdefault("redis-check-rdb", []).append(
@@ -129,6 +170,9 @@ def main() -> None:
             for name, secs in stage_report(db).items():
                 sections.setdefault(name, []).append(secs)
             results.setdefault("report queries", []).append((cpu() - c0, time.perf_counter() - t0))
+            if a.queries:
+                for name, secs in stage_queries(db).items():
+                    queries.setdefault(name, []).append(secs)
     base = statistics.median(c for c, _ in results.get("redis-check-rdb", [(float("nan"), 0)]))
     print(f"{a.dump}: median of {a.runs} runs; CPU s (user+sys, all threads), wall s\n")
     print("| stage | CPU s | x redis-check-rdb CPU | wall s |")
@@ -141,6 +185,11 @@ def main() -> None:
     print("|---|---:|")
     for name, runs in sorted(sections.items(), key=lambda kv: -statistics.median(kv[1])):
         print(f"| {name} | {statistics.median(runs):.2f} |")
+    if queries:
+        print("\n| report query (+ base relations it created) | CPU s |")
+        print("|---|---:|")
+        for name, runs in sorted(queries.items(), key=lambda kv: -statistics.median(kv[1])):
+            print(f"| {name} | {statistics.median(runs):.3f} |")
 
 
 if __name__ == "__main__":

@@ -52,10 +52,12 @@ def test_queries_take_the_thresholds_from_rlimits():
         "diff/queries/encodings.sql",
         "report/sections/encodings/queries/_rcandidates.sql",
         "report/sections/encodings/queries/encoding_candidates.sql",
+        "report/sections/encodings/queries/encoding_candidates_by_dump.sql",
         "report/sections/encodings/queries/encoding_candidates_summary.sql",
         "report/sections/encodings/queries/encoding_near.sql",
         "report/sections/encodings/queries/encoding_whatif.sql",
         "report/sections/encodings/queries/strings_to_hashes.sql",
+        "report/sections/encodings/queries/strings_to_hashes_by_dump.sql",
     ]
 
 

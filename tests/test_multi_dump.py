@@ -6,6 +6,7 @@ applied to a server that does not have it (one test per server family)."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 import rdbwriter as W
@@ -13,9 +14,12 @@ from common import FIXTURE_DUMPS, FIXTURES, ROOT
 
 from rdbscan.db.load import load
 from rdbscan.fleet.load import load_dataset
+from rdbscan.reports.engine import querylib
+from rdbscan.reports.engine.database import open_database
+from rdbscan.reports.engine.relations import Runner
 from rdbscan.reports.engine.thresholds import dump_thresholds, hash_field_ttl_encoding
 from rdbscan.reports.report import findings as F
-from rdbscan.reports.report.build import ReportOptions
+from rdbscan.reports.report.build import ReportOptions, build_report, query_values
 from rdbscan.reports.report.run import run_report
 from rdbscan.reports.report.sections.ttl.findings import chance_words, expected_words
 
@@ -337,6 +341,26 @@ def test_a_damaged_dump_among_others_is_named_in_its_own_words(cli):
     )
 
 
+def _steps(name: str, start: str, end: str) -> str:
+    """The text of a bundled query from `start` up to `end`, comments and spacing aside."""
+    sql = querylib.strip_comments(querylib.get_query(name).sql)
+    i = sql.index(start)
+    return re.sub(r"\s+", " ", sql[i : sql.index(end, i)])
+
+
+def test_the_queries_per_dump_repeat_the_steps_of_the_queries_they_group():
+    """strings_to_hashes_by_dump and compressible_by_dump take every step of strings_to_hashes
+    and compressible up to their last grouping (with the dump): a change to one is made to the
+    other, or this fails."""
+    assert _steps("strings_to_hashes", "WITH s AS (", "SELECT family,") == _steps(
+        "strings_to_hashes_by_dump", "WITH s AS (", "SELECT dump_id, family,"
+    )
+    mine = _steps("compressible_by_dump", "CREATE OR REPLACE TEMP MACRO", "), fam AS (")
+    assert _steps("compressible", "CREATE OR REPLACE TEMP MACRO", "), fam AS (") == (
+        mine.replace("k.dump_id, ", "").replace("SELECT dump_id, ", "SELECT ")
+    )
+
+
 # --- a fleet: more than MAX_DUMPS_ALONE dumps ---------------------------------------------------
 
 FLEET = 36  # > F.MAX_DUMPS_ALONE: no dump's report is built alone
@@ -387,12 +411,16 @@ def test_a_fleet_has_a_line_per_dump_from_one_grouped_pass(fleet):
     assert {(d["server"], d["server_version"]) for d in lines} == {("redis", "7.2.6")}
     assert lines[0]["path"].endswith("node01.rdb")
     worst = {d["dump_id"]: d["worst"] for d in lines if d["worst"]}
-    assert sorted(worst) == list(range(1, FLEET))  # the last: every key has a TTL
+    assert sorted(worst) == list(range(1, FLEET + 1))
     assert {d: w["id"] for d, w in worst.items() if w["id"] != "no-ttl-share"} == {
         **{d: "big-keys" for d in (5, 10, 15, 20, 25, 30, 35)},
         7: "big-keys-critical",
         2: "dump-incomplete",
+        36: "dominant-family",  # every key has a TTL: its one family is what it says
     }
+    assert worst[36]["message"] == (
+        "One family, k:{id}:{id}, holds 100% of the memory (5.8 KiB, 36 keys)"
+    )
     assert worst[1]["message"] == "100% of the memory (160 B) is in keys without TTL (1 keys)"
     assert worst[7] == {
         "id": "big-keys-critical",
@@ -407,13 +435,14 @@ def test_a_fleet_has_a_line_per_dump_from_one_grouped_pass(fleet):
     assert worst[2]["message"] == (
         "The dump could not be read to the end: the figures cover the 1 keys read before the damage."
     )
+    # and each its dominant family (dump 1: its one key; a tie goes to the TTL check)
     assert [d["findings"] for d in lines if d["dump_id"] in (1, 2, 3, 5, 7, 36)] == [
+        2,
+        3,
+        3,
+        3,
+        3,
         1,
-        2,
-        2,
-        2,
-        2,
-        0,
     ]
 
 
@@ -441,16 +470,18 @@ def test_a_fleets_text_shows_the_worst_dumps_then_how_many_more(fleet):
     text = "\n".join(str(b.items or b.text) for b in F.layout(rep))
     shown = [d for d in rep["dumps"] if f"'#{d['dump_id']} redis 7.2.6'" in text]
     # the 2 critical dumps (cut short, a critical big key), the 7 with big keys, then the 11
-    # info ones holding the most memory, in dump order: the last (nothing to report) is left out
+    # info ones holding the most memory, in dump order: the smallest are left out
     shown_ids = [d["dump_id"] for d in shown]
-    assert shown_ids == [2, 5, 7, 10, 15, 20] + list(range(22, 36))
+    assert shown_ids == [2, 5, 7, 10, 15, 20] + list(range(23, 37))
     assert "('...', '16 more dumps (all in the JSON: dumps[])')" in text
     assert f"that of the checks that group by dump ({F.GROUPED_CHECKS})" in text
+    # every check groups by dump: none is judged over all dumps together
+    assert "judged over all dumps together" not in text
     line7 = (
         "fleet0/node07.rdb: 8 keys, 1.3 MiB, complete; CRIT 1 critical big key hold 1.3 MiB (100%)"
     )
     assert f"'#7 redis 7.2.6', '{line7}'" in text
-    assert "#36 redis" not in text
+    assert "#22 redis" not in text
 
 
 @pytest.mark.slow
@@ -472,6 +503,19 @@ def test_a_fleets_lines_are_what_each_dump_alone_says(fleet):
         assert alone[0]["message"] == worst["message"] + (f": {example} ..." if example else "")
 
 
+def test_a_dump_with_nothing_to_report_says_which_checks_ran():
+    """Every check grouped by dump: `nothing to report`; --section: in which checks."""
+    line = {"dump_id": 3, "server": "redis", "server_version": "7.2.6", "path": "a/b/c.rdb"}
+    line |= {"keys": 4, "memory_bytes": 400, "complete": True, "worst": None}
+    assert F._dump_line({**line, "worst_of": F.GROUPED_CHECKS}) == (
+        "#3 redis 7.2.6",
+        "b/c.rdb: 4 keys, 400 B, complete; nothing to report",
+    )
+    assert F._dump_line({**line, "worst_of": "the dump itself, big keys"})[1].endswith(
+        "; nothing to report in the dump itself, big keys"
+    )
+
+
 def test_a_fleets_lines_cover_the_sections_computed(fleet):
     """--section big_keys: the lines' worst findings are big keys or the dump itself, and say so."""
     db, _ = fleet
@@ -488,8 +532,10 @@ def test_a_fleets_lines_cover_the_sections_computed(fleet):
 
 # Over MAX_DUMPS_ALONE fixture dumps: the first 36 in FIXTURE_DUMPS order (the diff snapshots
 # with big keys and expiry herds, two cluster dumps that announce their slots, streams), and a
-# dump newer than rdbscan, a damaged one and two whose checksum does not match.  (A second load
-# of the same file is refused, docs/loading.md: every dump here is a different file.)
+# dump newer than rdbscan, a damaged one and two whose checksum does not match; then a cluster
+# dump with a hot slot, the value-design dump (keys split into shards), and three dumps written
+# under an LRU or LFU policy (cold keys).  (A second load of the same file is refused,
+# docs/loading.md: every dump here is a different file.)
 MANY = [d for d in FIXTURE_DUMPS[:36]] + [
     str(FIXTURES / p)
     for p in (
@@ -497,69 +543,72 @@ MANY = [d for d in FIXTURE_DUMPS[:36]] + [
         "public/redis-replicator/src/test/resources/module.rdb",
         "public/redis-tests-assets/tests/assets/corrupt_ziplist.rdb",
         "redis-7.0.15/variants/corrupt-value/dump.rdb",
+        "redis-7.4.1/variants/cluster/dump.rdb",
+        "values/dump.rdb",
+        "redis-7.0.15/variants/lru/dump.rdb",
+        "redis-7.0.15/variants/lfu/dump.rdb",
+        "values/lfu.rdb",
     )
 ]
 
 
-@pytest.fixture(scope="module")
-def many(tmp_path_factory) -> tuple[str, dict]:
-    db = str(tmp_path_factory.mktemp("many") / "many.duckdb")
-    results = load(MANY, db)
-    assert [r.dump_id for r in results] == list(range(1, len(MANY) + 1))
-    return db, _report(db)
+def _grouped_parts(db: str, **options) -> tuple[dict, list[dict], dict]:
+    """The report over every dump of `db`, and what findings.grouped words each dump's findings
+    from: the `dump_lines` rows and the sections' objects per dump (their `by_dump`)."""
+    opts = ReportOptions(**options)
+    con = open_database(db, read_only=True)
+    try:
+        rep = build_report(con, opts)
+        values, _ = query_values(con, opts)
+        run = Runner(con, values)
+        rows = run.rows("dump_lines")
+        lines = {r["dump_id"]: r for r in rows}
+        per = {s.name: s.by_dump(run, rep[s.name], lines) for s in F.grouped_sections(rep)}
+    finally:
+        con.close()
+    return rep, rows, per
 
 
-@pytest.mark.slow
-def test_over_many_dumps_each_finding_names_the_dumps_whose_report_alone_has_it(many):
-    """Every finding that the sections' by_dump answer (the dump itself, big keys, keys without
-    TTL and expired, expiry herds, slot announcements, pending stream entries) names the dumps
-    whose report alone (--dump-id N) has it, and each dump's line counts those findings and
-    opens with the worst of them, in the same words (without the big keys' examples)."""
-    db, rep = many
-    assert len(MANY) > F.MAX_DUMPS_ALONE
-    assert F.GROUPED_FINDINGS == (
-        "dump-incomplete",
-        "rdbscan-older-than-dump",
-        "checksum-mismatch",
-        "big-keys-critical",
-        "big-keys",
-        "ttl-herd",
-        "expired-at-snapshot",
-        "no-ttl-share",
-        "slot-count-mismatch",
-        "stream-pending",
-    )
+def _own_alone(db: str, dumps: int, **options) -> dict[int, list[dict]]:
+    """dump id -> the findings of its report alone (--dump-id N) that GROUPED_FINDINGS names."""
     own = {}
-    for d in range(1, len(MANY) + 1):
-        alone = F.build(_report(db, dump_id=d), limit=None)
+    for d in range(1, dumps + 1):
+        alone = F.build(_report(db, dump_id=d, **options), limit=None)
         own[d] = [f for f in alone if f["id"] in F.GROUPED_FINDINGS]
-    having = {
-        fid: [d for d, fs in own.items() if any(f["id"] == fid for f in fs)]
-        for fid in F.GROUPED_FINDINGS
-    }
-    # what the dumps hold: several of the checks fire, on some dumps and not others
-    assert having["big-keys-critical"] == [5, 7, 9]
-    assert having["big-keys"] == [5, 6, 7, 8, 10, 40]
-    assert having["dump-incomplete"] == [39]
-    assert having["rdbscan-older-than-dump"] == [38]
-    assert having["checksum-mismatch"] == [37, 40]
-    assert having["ttl-herd"] == [5, 6, 7, 8, 9, 10, 40]
-    assert having["expired-at-snapshot"] == [5, 7, 9]
-    assert len(having["no-ttl-share"]) == 33
-    grouped = [f for f in rep["findings"] if f["id"] in F.GROUPED_FINDINGS]
-    assert [f["id"] for f in grouped] == [
-        "big-keys-critical",
-        "dump-incomplete",
-        "checksum-mismatch",
-        "big-keys",
-        "ttl-herd",
-        "rdbscan-older-than-dump",
-        "no-ttl-share",
-    ]
-    for f in grouped:
-        assert f["dumps"] == having[f["id"]], f["id"]
-    assert all("dumps" not in f for f in rep["findings"] if f["id"] not in F.GROUPED_FINDINGS)
-    for line in rep["dumps"]:
+    return own
+
+
+def _same_as_alone(
+    rep: dict, rows: list[dict], per: dict, own: dict, monkeypatch, sections=None
+) -> None:
+    """Each dump's findings, worded from the sections' by_dump, are those of its report alone
+    (the big keys without their examples); every finding over all dumps names the dumps whose
+    report alone has it; each line counts them and opens with the worst.  `sections`: those
+    sections only (without the lines)."""
+    chosen = [s for s in F.grouped_sections(rep) if sections is None or s.name in sections]
+    grouped = F.own_findings(rows, per, chosen)
+    if sections is not None:
+        ids = {f for s in chosen for f in s.dump_findings}
+        own = {d: [f for f in fs if f["id"] in ids] for d, fs in own.items()}
+    assert sorted(grouped) == sorted(own)
+    for d, mine in own.items():
+        assert [f["id"] for f in grouped[d]] == [f["id"] for f in mine], d
+        for g, a in zip(grouped[d], mine):
+            if a["id"].startswith("big-keys"):
+                assert a["message"].startswith(g["message"]), (d, a["id"])
+                g = {**g, "message": a["message"]}
+            assert g == a, (d, a["id"])
+    # every finding, not only the verdict's first ten
+    monkeypatch.setattr(F, "MAX_FINDINGS", 1000)
+    found, lines = F.grouped({k: v for k, v in rep.items() if k != "findings"}, rows, per)
+    for fid in {f for s in chosen for f in s.dump_findings}:
+        having = [d for d, fs in own.items() if any(f["id"] == fid for f in fs)]
+        named = sorted({d for f in found if f["id"] == fid for d in f["dumps"]})
+        assert named == having, fid
+    assert all("dumps" not in f for f in found if f["id"] not in F.GROUPED_FINDINGS)
+    if sections is not None:
+        return
+    for line in lines:
         mine = own[line["dump_id"]]
         assert line["findings"] == len(mine), line
         if not mine:
@@ -572,3 +621,121 @@ def test_over_many_dumps_each_finding_names_the_dumps_whose_report_alone_has_it(
         assert mine[0]["message"].startswith(line["worst"]["message"])
         if not mine[0]["id"].startswith("big-keys"):
             assert mine[0]["message"] == line["worst"]["message"]
+
+
+@pytest.fixture(scope="module")
+def many(tmp_path_factory) -> str:
+    db = str(tmp_path_factory.mktemp("many") / "many.duckdb")
+    results = load(MANY, db)
+    assert [r.dump_id for r in results] == list(range(1, len(MANY) + 1))
+    return db
+
+
+@pytest.mark.slow
+def test_over_many_dumps_each_finding_names_the_dumps_whose_report_alone_has_it(many, monkeypatch):
+    """Every finding that the sections' by_dump answer names the dumps whose report alone
+    (--dump-id N) has it, in the same words and figures: the dump itself, big keys, the family
+    holding most memory, keys without TTL and cache-like families without TTL, expired keys,
+    expiry herds, compact encodings and strings cheaper as hash fields (each dump by its own
+    server), value design, naming (mixed delimiters judged within each dump), cold keys, slot
+    announcements and hot slots, pending stream entries."""
+    assert len(MANY) > F.MAX_DUMPS_ALONE
+    assert F.GROUPED_FINDINGS == (
+        "dump-incomplete",
+        "rdbscan-older-than-dump",
+        "checksum-mismatch",
+        "big-keys-critical",
+        "big-keys",
+        "dominant-family",
+        "no-ttl-ephemeral",
+        "ttl-herd",
+        "expired-at-snapshot",
+        "no-ttl-share",
+        "encodings",
+        "strings-to-hashes",
+        "split-big-keys",
+        "big-elements",
+        "compressible-strings",
+        "naming",
+        "cold-keys",
+        "slot-count-mismatch",
+        "hot-slot",
+        "stream-pending",
+    )
+    rep, rows, per = _grouped_parts(many)
+    own = _own_alone(many, len(MANY))
+    having = {
+        fid: [d for d, fs in own.items() if any(f["id"] == fid for f in fs)]
+        for fid in F.GROUPED_FINDINGS
+    }
+    # what the dumps hold: the checks fire on some dumps and not others (cold keys: below)
+    assert {fid: having[fid] for fid in F.GROUPED_FINDINGS if len(having[fid]) < 20} == {
+        "dump-incomplete": [39],
+        "rdbscan-older-than-dump": [38],
+        "checksum-mismatch": [37, 40],
+        "big-keys-critical": [5, 7, 9],
+        "big-keys": [5, 6, 7, 8, 10, 40, 41, 43, 44],
+        "no-ttl-ephemeral": [5, 7, 9, 40, 41, 43, 44],
+        "ttl-herd": [5, 6, 7, 8, 9, 10, 40, 43, 44],
+        "expired-at-snapshot": [5, 7, 9],
+        "encodings": [14, 29, 39],
+        "strings-to-hashes": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 14, 39, 40, 41, 43, 44],
+        "split-big-keys": [42],
+        "big-elements": [40, 41, 42, 43, 44],
+        "compressible-strings": [40, 41, 42, 43, 44, 45],
+        "cold-keys": [],
+        "slot-count-mismatch": [],
+        "hot-slot": [41],
+        "stream-pending": [],
+    }
+    assert [len(having[f]) for f in ("dominant-family", "no-ttl-share", "naming")] == [37, 38, 35]
+    assert set(having["dominant-family"]) - set(having["naming"]) == {1, 2, 3, 4, 6, 8, 10, 45}
+    _same_as_alone(rep, rows, per, own, monkeypatch)
+    # the verdict's first ten
+    assert all("dumps" in f for f in rep["findings"] if f["id"] in F.GROUPED_FINDINGS)
+
+
+@pytest.mark.slow
+def test_over_many_dumps_cold_keys_are_each_dumps_own(many, monkeypatch):
+    """Cold keys by each dump's own LRU or LFU data (its policy): with a threshold that the
+    fixture dumps' idle times (5-9 s) and LFU counters (5-22) cross, over the same dumps."""
+    options = {"sections": ("cold",), "idle_days": 6 / 86400, "max_freq": 5}
+    rep, rows, per = _grouped_parts(many, **options)
+    own = _own_alone(many, len(MANY), **options)
+    cold = {d: f for d, fs in own.items() for f in fs if f["id"] == "cold-keys"}
+    # LFU dumps 24 and 44 (23, 45: counters over 5), LRU dumps 25 and 26 (43: idle 5 s)
+    assert {d: f["message"] for d, f in cold.items()} == {
+        24: "1 keys with an LFU counter <= 5 hold 56 B (100%); 0 of them without TTL",
+        25: "1 keys idle for more than 6.94444e-05 days hold 56 B (100%); 0 of them without TTL",
+        26: "1 keys idle for more than 6.94444e-05 days hold 56 B (100%); 0 of them without TTL",
+        44: "401 keys with an LFU counter <= 5 hold 424.1 KiB (35%); 399 of them without TTL",
+    }
+    _same_as_alone(rep, rows, per, own, monkeypatch, sections=("cold",))
+
+
+@pytest.mark.slow
+def test_over_many_dumps_mixed_delimiters_are_judged_within_each_dump(tmp_path, monkeypatch):
+    """The delimiters most keys of a family root use are each dump's own: the odd dumps write
+    app:1..3 and app.1, the even ones app.1..3 and app:1. Over all 33 dumps `:` has the most
+    keys (67 to 65), but each dump flags its own odd one out, as its report alone does."""
+    files = []
+    for i in range(1, 34):
+        odd, even = ("app:", "app.") if i % 2 else ("app.", "app:")
+        names = [f"{odd}{n}" for n in (1, 2, 3)] + [f"{even}1x"]
+        body = b"\xfe\x00" + b"".join(W.key(0, n, W.string(f"v{i}")) for n in names)
+        files.append(tmp_path / f"node{i:02}.rdb")
+        files[-1].write_bytes(W.rdb(body, version=11, aux={"redis-ver": "7.2.6"}))
+    db = str(tmp_path / "app.duckdb")
+    assert all(r.complete for r in load([str(f) for f in files], db))
+    options = {"sections": ("naming",)}
+    rep, rows, per = _grouped_parts(db, **options)
+    own = _own_alone(db, len(files), **options)
+    rules = {d: per["naming"][d]["rules"] for d in (1, 2)}
+    assert {d: {r["rule"]: r["keys"] for r in rs if r["keys"]} for d, rs in rules.items()} == {
+        1: {"mixed-delimiters": 1, "no-delimiter": 1},  # app.1x
+        2: {"mixed-delimiters": 1, "no-delimiter": 3},  # app:1x; app.1 .. app.3
+    }
+    assert [f["message"] for f in own[2]] == [
+        "4 keys break a naming rule (no-delimiter 3, mixed-delimiters 1)"
+    ]
+    _same_as_alone(rep, rows, per, own, monkeypatch, sections=("naming",))

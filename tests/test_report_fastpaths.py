@@ -1,11 +1,13 @@
 """The report's shortcuts give the results of the computations they skip: key_pattern's fast paths
 against its regex passes, the naming rules' fast path (with and without keys.plain_key) against
 report_truth, big_keys_top's per-type ORDER BY ... LIMIT against a ranking of every key (with many
-ties), strings_to_hashes' per-family parents against per-key parents, rfamilies' per-TTL grouping
-against figures computed from the rows."""
+ties) and against big_keys_top_grouped's one grouped scan, slots_by_memory's largest keys of the
+slots it lists against the rows, strings_to_hashes' per-family parents against per-key parents,
+rfamilies' per-TTL grouping against figures computed from the rows."""
 
 from __future__ import annotations
 
+import collections
 import random
 import shutil
 import statistics
@@ -355,6 +357,8 @@ def test_big_keys_top_with_ties(keys_db):
         top = rpt.build_report(con, rpt.ReportOptions(sections=("big_keys",), top=7))["big_keys"]
     finally:
         con.close()
+    _, per_type, grouped = _top_forms(db, 7)
+    assert grouped == per_type == top["top_by_memory"] + top["top_by_length"]
     for ranking, got_rows in (("memory", top["top_by_memory"]), ("length", top["top_by_length"])):
         for t in {r["type"] for r in rows}:
             if ranking == "length" and t == "string":
@@ -526,3 +530,74 @@ def test_ttl_families_match_the_keys(keys_db):
         assert g["example"] in {r["key"] for r in no_ttl if r["memory_bytes"] == top}, fam
         assert g["median_ttl_ms"] == (statistics.median(ttls) if ttls else None), fam
     assert got["b:{id}"]["median_ttl_ms"] is not None and got["a:{id}"]["median_ttl_ms"] is None
+
+
+def _top_forms(db: str, top: int) -> tuple[bool, list[dict], list[dict]]:
+    """Whether `db` reads files, and the rows of big_keys_top (per-type ORDER BY ... LIMIT) and
+    big_keys_top_grouped (one grouped scan) over it, `top` keys per type and ranking."""
+    con = open_database(db)
+    try:
+        run = relations.Runner(con, {"dump_id": 0, "delimiters": ":", "top": top})
+        return run.reads_files, run.rows("big_keys_top"), run.rows("big_keys_top_grouped")
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize(
+    "top, rows", [(0, 0), (1, 13), (3, 39), (10, 130), (1000, 9684)], ids=lambda v: str(v)
+)
+def test_big_keys_top_forms_give_the_same_rows(fixtures_db, top, rows):
+    files, per_type, grouped = _top_forms(fixtures_db, top)
+    assert files is False  # a database's table: the report runs big_keys_top
+    assert per_type == grouped
+    assert len(per_type) == rows
+    # the module values of every module type ranked together, then within each type
+    modules = collections.Counter(r["type"] for r in per_type if r["ranking"] == "memory")
+    assert {t: n for t, n in modules.items() if t not in C.TYPE_NAMES.values()} == (
+        {"vectorset": 17, "hellotype": 4, "graphdata": 2, "test__rdb": 2, "ReJSON-RL": 1}
+        if top == 1000
+        else {"vectorset": min(top, 10)}
+        if top
+        else {}
+    )
+
+
+def test_slots_by_memory_finds_the_largest_key_of_each_slot_it_lists(keys_db):
+    # many ties on memory: the largest key is the first in byte order of the slot's largest
+    rnd = random.Random(5)
+    rows = [
+        {
+            "db": 0,
+            "key": f"s:{rnd.randint(0, 999):03d}:{i}",
+            "type": "string",
+            "encoding": "x",
+            "length": 3,
+            "memory_bytes": rnd.choice([56, 72, 72, 88]),
+            "slot": rnd.randint(0, 30),
+        }
+        for i in range(2000)
+    ]
+    con = open_database(keys_db(rows))
+    try:
+        got = rpt.build_report(con, rpt.ReportOptions(sections=("slots",), top=7))["slots"]
+    finally:
+        con.close()
+    slots: dict[int, list[dict]] = {}
+    for r in rows:
+        slots.setdefault(r["slot"], []).append(r)
+    want = sorted(
+        slots.items(),
+        key=lambda kv: (-sum(r["memory_bytes"] for r in kv[1]), -len(kv[1]), kv[0]),
+    )[:7]
+    assert len(got["by_memory"]) == 7
+    assert [
+        (s["slot"], s["keys"], s["memory_bytes"], s["largest_key"]) for s in got["by_memory"]
+    ] == [
+        (
+            slot,
+            len(ks),
+            sum(r["memory_bytes"] for r in ks),
+            min(ks, key=lambda r: (-r["memory_bytes"], r["key"]))["key"],
+        )
+        for slot, ks in want
+    ]

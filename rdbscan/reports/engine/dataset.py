@@ -107,7 +107,8 @@ def _view_sql(con, dataset: Dataset, table: str, catalog: str) -> str:
     # Every file of a table but `dumps` has the same columns (one writer schema per
     # SCHEMA_VERSION, which the dataset's marker checks), so no union_by_name: with it each scan
     # kept every file's reader.  Each scan of the view holds a reader per file and thread, so a
-    # query scans the keys once (big_keys_top: one grouped pass, not one scan per type).
+    # query the report runs here scans the keys once (big_keys_top_grouped: one grouped pass, not
+    # big_keys_top's one scan per type).
     return (
         f"CREATE VIEW {view} AS SELECT {select} FROM read_parquet("
         f"[{names}], hive_partitioning = true, hive_types = {hive}{union})"

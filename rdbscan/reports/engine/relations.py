@@ -222,6 +222,18 @@ class Runner:
             self._done[key] = [plain(r) for r in run_dicts(self.con, q, values)]
         return [dict(r) for r in self._done[key]]
 
+    @functools.cached_property
+    def reads_files(self) -> bool:
+        """Does `keys` read files (the views of a Parquet dataset, engine/dataset.py) rather than
+        a database's `key_rows` table (db/store.py)?  A section picks the form of a query by it:
+        over files, a query that scans the keys several times holds a reader per file, thread
+        and scan."""
+        return not self.con.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_catalog = "
+            "current_database() AND table_schema = 'main' AND table_name = 'key_rows' "
+            "AND table_type = 'BASE TABLE'"
+        ).fetchone()[0]
+
     def one(self, name: str, **overrides) -> dict:
         rows = self.rows(name, **overrides)
         return rows[0] if rows else {}

@@ -111,16 +111,12 @@ def grouped_sections(report: dict) -> list:
     ]
 
 
-def grouped(
-    report: dict, rows: list[dict], per_section: dict[str, dict[int, dict]]
-) -> tuple[list[dict], list[dict]]:
-    """A report over more than MAX_DUMPS_ALONE dumps: one line per dump from `rows` (the grouped
-    query `dump_lines`: the dumps table and one GROUP BY dump_id over the keys), and each dump's
-    own findings among GROUPED_FINDINGS, worded by its sections' `findings` from their objects
-    per dump (`per_section`: section name -> dump id -> its object, the sections' `by_dump`):
-    those findings say which dumps they concern, the others are over all dumps together,
-    without `dumps` (no dump's report is built alone)."""
-    sections = [s for s in grouped_sections(report) if s.name in per_section]
+def own_findings(
+    rows: list[dict], per_section: dict[str, dict[int, dict]], sections: list
+) -> dict[int, list[dict]]:
+    """dump id -> its findings among the `dump_findings` of `sections`, most important first,
+    worded by each section's `findings` from its object per dump (`per_section`, the sections'
+    `by_dump`); `rows`: the `dump_lines` rows (each dump's keys and memory, for shares)."""
     own: dict[int, list[dict]] = {}
     for r in rows:
         d = r["dump_id"]
@@ -132,6 +128,20 @@ def grouped(
             if data is not None and s.findings is not None:
                 fs += [f for f in s.findings(data, alone) if f["id"] in s.dump_findings]
         own[d] = sorted(fs, key=_rank)
+    return own
+
+
+def grouped(
+    report: dict, rows: list[dict], per_section: dict[str, dict[int, dict]]
+) -> tuple[list[dict], list[dict]]:
+    """A report over more than MAX_DUMPS_ALONE dumps: one line per dump from `rows` (the grouped
+    query `dump_lines`: the dumps table and one GROUP BY dump_id over the keys), and each dump's
+    own findings among GROUPED_FINDINGS, worded by its sections' `findings` from their objects
+    per dump (`per_section`: section name -> dump id -> its object, the sections' `by_dump`):
+    those findings say which dumps they concern, the others are over all dumps together,
+    without `dumps` (no dump's report is built alone)."""
+    sections = [s for s in grouped_sections(report) if s.name in per_section]
+    own = own_findings(rows, per_section, sections)
     checks = ", ".join(s.dump_checks for s in sections if s.dump_checks)
     ids = {f for s in sections for f in s.dump_findings}
     together = build(report, limit=None)
@@ -200,7 +210,7 @@ def _dump_line(d: dict) -> tuple[str, str]:
     state = "complete" if d.get("complete") else "NOT read to the end"
     if w:
         worst = f"{SEVERITY_MARK[w['severity']]} {w['message']}"
-    elif d.get("worst_of"):
+    elif d.get("worst_of") and d["worst_of"] != GROUPED_CHECKS:  # --section: some checks
         worst = f"nothing to report in {d['worst_of']}"
     else:
         worst = "nothing to report"
@@ -275,14 +285,20 @@ def layout(report: dict) -> list[Block]:
     if facts:
         blocks.append(Block("kv", items=facts))
     if per and per[0].get("worst_of"):
+        rest = [s.name for s in SECTIONS if s.findings is not None and s.by_dump is None]
         blocks.append(
             Block(
                 "note",
-                f"Over more than {MAX_DUMPS_ALONE} dumps no dump's report is built alone: each dump's worst "
-                f"finding is that of the checks that group by dump ({per[0]['worst_of']}), and "
-                f"only their findings say which dumps they concern; the other checks (encodings, "
-                f"key families, value design, naming, cold keys, hot slots) are judged over all "
-                f"dumps together (--dump-id N reports one dump alone).",
+                f"Over more than {MAX_DUMPS_ALONE} dumps no dump's report is built alone: each "
+                f"dump's worst finding is that of the checks that group by dump "
+                f"({per[0]['worst_of']}), from queries over all dumps grouped by dump, in the "
+                f"words of its report alone (the big keys without their examples); "
+                + (
+                    f"the other checks ({', '.join(rest)}) are judged over all dumps together; "
+                    if rest
+                    else ""
+                )
+                + "--dump-id N reports one dump alone.",
             )
         )
     if not found:

@@ -29,7 +29,9 @@ class BigKeysData(TypedDict):
 def build(run: Runner, options, meta: dict) -> BigKeysData:
     items = run.rows("big_keys")
     rules = run.rows("big_keys_summary")
-    top = run.rows("big_keys_top")
+    # the same rows either way (tests/test_report_fastpaths.py): per-type ORDER BY ... LIMIT
+    # scans over a database's table, one grouped scan over a dataset's files
+    top = run.rows("big_keys_top_grouped" if run.reads_files else "big_keys_top")
     total = items[0]["total_keys"] if items else 0
     critical = items[0]["total_critical"] if items else 0
     with_ttl = items[0]["total_with_ttl"] if items else 0

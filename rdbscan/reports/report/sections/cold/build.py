@@ -79,3 +79,20 @@ def build(run: Runner, options, meta: dict) -> ColdData:
             "advice": advice,
         },
     )
+
+
+def by_dump(run: Runner, c: dict, lines: dict[int, dict]) -> dict[int, dict]:
+    """Each dump's object as far as its findings read it: whether it carries LRU idle times or
+    LFU counters (its policy), and its cold keys (cold_by_dump: one GROUP BY dump_id)."""
+    out: dict[int, dict] = {d: {"available": False} for d in lines}
+    for r in run.rows("cold_by_dump"):
+        d = r.pop("dump_id")
+        if d in out and (r["keys_with_idle"] or r["keys_with_freq"]):
+            out[d] = {
+                "available": True,
+                "policy": "lfu" if r["keys_with_freq"] else "lru",
+                "idle_days": run.values["idle_days"],
+                "max_freq": run.values["max_freq"],
+                **r,
+            }
+    return out

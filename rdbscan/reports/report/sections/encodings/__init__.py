@@ -2,7 +2,7 @@
 what raising a threshold would convert, strings cheaper as hash fields."""
 
 from ...section import Section
-from .build import EncodingsData, build
+from .build import EncodingsData, build, by_dump
 from .fail_on import FAIL_RULES, fail_value
 from .findings import findings
 from .layout import layout
@@ -13,6 +13,9 @@ SECTION = Section(
     layout=layout,
     data=EncodingsData,
     findings=findings,
+    by_dump=by_dump,
+    dump_findings=("encodings", "strings-to-hashes"),
+    dump_checks="compact encodings",
     finding_order=3,
     fail_rules=FAIL_RULES,
     fail_value=fail_value,

@@ -93,3 +93,27 @@ def build(run: Runner, options, meta: dict) -> EncodingsData:
     if len(servers) > 1:
         out["servers"] = servers
     return out
+
+
+def by_dump(run: Runner, e: dict, lines: dict[int, dict]) -> dict[int, dict]:
+    """Each dump's object as far as its findings read it, by the thresholds of its own server:
+    its non-compact keys small enough to be compact, with the keys its report alone lists
+    (encoding_candidates_by_dump), and its string families cheaper as hash fields
+    (strings_to_hashes_by_dump: the `top` of each dump)."""
+    cand = {r["dump_id"]: r for r in run.rows("encoding_candidates_by_dump")}
+    s2h: dict[int, list[dict]] = {d: [] for d in lines}
+    for r in run.rows("strings_to_hashes_by_dump"):
+        if r["dump_id"] in s2h:
+            s2h[r["dump_id"]].append(r)
+    out = {}
+    for d in lines:
+        c = cand.get(d) or {}
+        out[d] = {
+            "candidates_total": {
+                "keys": c.get("keys", 0),
+                "savings_bytes": c.get("savings_bytes", 0),
+            },
+            "candidates": [{"key": k} for k in c.get("listed") or []],
+            "strings_to_hashes": s2h[d],
+        }
+    return out

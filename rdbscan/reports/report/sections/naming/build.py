@@ -41,3 +41,20 @@ def build(run: Runner, options, meta: dict) -> NamingData:
         "families": families,
         "advice": advice,
     }
+
+
+def by_dump(run: Runner, n: dict, lines: dict[int, dict]) -> dict[int, dict]:
+    """Each dump's object as far as its findings read it: the keys breaking any naming rule and
+    their memory, and the keys breaking each rule, in the order of the section's rules
+    (naming_by_dump: the rules judged per dump, mixed delimiters by the dump's own keys)."""
+    order = [r["rule"] for r in n.get("rules") or []]
+    out: dict[int, dict] = {d: {"keys": 0} for d in lines}
+    for r in run.rows("naming_by_dump"):
+        if r["dump_id"] in out:
+            keys = {x["rule"]: x["keys"] for x in r["rules"]}
+            out[r["dump_id"]] = {
+                "keys": r["keys"],
+                "memory_bytes": r["memory_bytes"],
+                "rules": [{"rule": x, "keys": keys.get(x, 0)} for x in order],
+            }
+    return out

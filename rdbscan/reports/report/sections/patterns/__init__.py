@@ -1,7 +1,7 @@
 """Key families: which families hold the keys and the memory, and prefixes."""
 
 from ...section import Section
-from .build import PatternsData, build
+from .build import PatternsData, build, by_dump
 from .findings import findings
 from .layout import layout
 
@@ -11,5 +11,8 @@ SECTION = Section(
     layout=layout,
     data=PatternsData,
     findings=findings,
+    by_dump=by_dump,
+    dump_findings=("dominant-family",),
+    dump_checks="a family holding most memory",
     finding_order=5,
 )

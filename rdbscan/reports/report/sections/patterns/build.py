@@ -35,3 +35,13 @@ def build(run: Runner, options, meta: dict) -> PatternsData:
         "prefixes": prefixes,
         "advice": advice,
     }
+
+
+def by_dump(run: Runner, p: dict, lines: dict[int, dict]) -> dict[int, dict]:
+    """Each dump's object as far as its findings read it: the family holding the most of its
+    memory, the first of its `items` (patterns_by_dump: one ranking per dump)."""
+    out: dict[int, dict] = {d: {"items": []} for d in lines}
+    for r in run.rows("patterns_by_dump"):
+        if r["dump_id"] in out:
+            out[r["dump_id"]]["items"].append(r)
+    return out

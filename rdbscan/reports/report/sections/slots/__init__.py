@@ -13,8 +13,8 @@ SECTION = Section(
     data=SlotsData,
     findings=findings,
     by_dump=by_dump,
-    dump_findings=("slot-count-mismatch",),
-    dump_checks="slot announcements",
+    dump_findings=("slot-count-mismatch", "hot-slot"),
+    dump_checks="slot announcements, hot slots",
     finding_order=8,
     charts=charts,
 )

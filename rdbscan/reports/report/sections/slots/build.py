@@ -56,7 +56,12 @@ def build(run: Runner, options, meta: dict) -> SlotsData:
 
 
 def by_dump(run: Runner, s: dict, lines: dict[int, dict]) -> dict[int, dict]:
-    """Each dump's object as far as its findings read it for slot announcements: the slots of
-    each dump that disagree with what it announced (slot_summary, the query the section ran)."""
+    """Each dump's object as far as its findings read it: the slots of each dump that disagree
+    with what it announced (slot_summary, the query the section ran), and its hottest slot
+    with the hashtags that fill it (slots_by_dump: one ranking per dump)."""
     wrong = {r["dump_id"]: r["slots"] for r in run.one("slot_summary")["mismatches_by_dump"] or []}
-    return {d: {"announced_mismatches": wrong.get(d, 0)} for d in lines}
+    hot = {r["dump_id"]: r for r in run.rows("slots_by_dump")}
+    return {
+        d: {"announced_mismatches": wrong.get(d, 0), "hottest": [hot[d]] if d in hot else []}
+        for d in lines
+    }

@@ -14,8 +14,11 @@ SECTION = Section(
     data=TtlData,
     findings=findings,
     by_dump=by_dump,
-    dump_findings=("ttl-herd", "expired-at-snapshot", "no-ttl-share"),
-    dump_checks="keys without TTL, keys expired at snapshot, expiry herds",
+    dump_findings=("no-ttl-ephemeral", "ttl-herd", "expired-at-snapshot", "no-ttl-share"),
+    dump_checks=(
+        "keys without TTL, cache/session-like families without TTL, keys expired at snapshot, "
+        "expiry herds"
+    ),
     finding_order=2,
     fail_rules=FAIL_RULES,
     fail_value=fail_value,

@@ -94,12 +94,17 @@ def _herd_row(h: dict) -> dict:
 
 def by_dump(run: Runner, t: dict, lines: dict[int, dict]) -> dict[int, dict]:
     """Each dump's object as far as its findings read it for keys without TTL, keys expired at
-    snapshot (its `dump_lines` row) and expiry herds (ttl_herd: the `top` of each dump, from
-    the query the section ran)."""
+    snapshot (its `dump_lines` row), expiry herds (ttl_herd: the `top` of each dump, from
+    the query the section ran) and cache/session-like families without TTL
+    (ttl_families_by_dump: those among the `top` families of each dump)."""
     herds: dict[int, list[dict]] = {d: [] for d in lines}
     for h in run.rows("ttl_herd"):
         if h["dump_listed"] and h["dump_id"] in herds:
             herds[h["dump_id"]].append(_herd_row(h))
+    families: dict[int, list[dict]] = {d: [] for d in lines}
+    for f in run.rows("ttl_families_by_dump"):
+        if f["dump_id"] in families:
+            families[f["dump_id"]].append(f)
     out = {}
     for d, r in lines.items():
         out[d] = {
@@ -114,5 +119,6 @@ def by_dump(run: Runner, t: dict, lines: dict[int, dict]) -> dict[int, dict]:
                 "seconds": [h for h in herds[d] if h["granularity"] == "second"],
                 "minutes": [h for h in herds[d] if h["granularity"] == "minute"],
             },
+            "families": families[d],
         }
     return out

@@ -174,3 +174,39 @@ def _advice(split, comp, st: dict, bt: dict, ct: dict, element_bytes, min_bytes)
             "`rdbcompression no` (or nothing compresses), so compressibility is not measured."
         )
     return advice
+
+
+def by_dump(run, v: dict, lines: dict[int, dict]) -> dict[int, dict]:
+    """Each dump's object as far as its findings read it: its split keys that are big once
+    joined, its collections with big elements and its compressible strings, with the examples
+    its report alone lists (split_keys_by_dump, big_elements_by_dump, compressible_by_dump: one
+    GROUP BY dump_id each, the `top` of each dump)."""
+    top = max(run.values.get("top", 1), 1)
+    split = {r["dump_id"]: r for r in run.rows("split_keys_by_dump", top=top)}
+    big = {r["dump_id"]: r for r in run.rows("big_elements_by_dump", top=top)}
+    comp = {r["dump_id"]: r for r in run.rows("compressible_by_dump")}
+    out = {}
+    for d in lines:
+        sk, be, cp = split.get(d) or {}, big.get(d) or {}, comp.get(d) or {}
+        first = sk.get("first")
+        out[d] = {
+            "split_keys": {
+                "big_when_joined": sk.get("big_when_joined", 0),
+                "big_when_joined_memory_bytes": sk.get("big_when_joined_memory_bytes", 0),
+                "items": [{**first, "big_when_joined": True}] if first else [],
+            },
+            "big_elements": {
+                "threshold_bytes": v["big_elements"]["threshold_bytes"],
+                "keys": be.get("keys", 0),
+                "memory_bytes": be.get("memory_bytes", 0),
+                "items": [{"key": k} for k in be.get("listed") or []],
+            },
+            "compressible": {
+                "min_bytes": v["compressible"]["min_bytes"],
+                "keys": cp.get("keys", 0),
+                "ratio": _ratio(cp.get("raw_bytes"), cp.get("stored_bytes")),
+                "savings_bytes": cp.get("savings_bytes", 0),
+                "families": [{"pattern": cp["pattern"]}] if cp else [],
+            },
+        }
+    return out
