@@ -52,9 +52,6 @@ WITH s AS (
                 WHEN lzf_rest - 5 < 4294967296 THEN lzf_rest - 5
                 ELSE lzf_rest - 9 END AS stored_bytes
     FROM v
-    -- only the strings the families can count: the materialized copy holds those alone, not
-    -- every string over 20 bytes (lzf_strings, below, counts those by itself)
-    WHERE length > $compress_min_bytes
 ), c AS (
     -- counted: over compress_min_bytes, and not a value the server reads in place: a dense
     -- HyperLogLog (always 12,304 bytes, HLL_DENSE_SIZE in hyperloglog.c; PFADD/PFCOUNT) or a
@@ -71,7 +68,8 @@ WITH s AS (
            sum(stored_bytes) FILTER (WHERE counted) AS stored_bytes,
            count(*) FILTER (WHERE counted AND lzf) AS lzf_keys,
            sum(memory_bytes) FILTER (WHERE counted) AS memory_bytes,
-           sum(sds_alloc(length) - sds_alloc(stored_bytes)) FILTER (WHERE counted AND lzf) AS savings_bytes
+           sum(sds_alloc(length) - sds_alloc(stored_bytes)) FILTER (WHERE counted AND lzf) AS savings_bytes,
+           count(*) FILTER (WHERE lzf) AS lzf_strings
     FROM c
     GROUP BY pattern
 )
@@ -82,8 +80,7 @@ SELECT pattern, keys, raw_bytes, stored_bytes, lzf_keys,
        sum(raw_bytes) OVER () AS total_raw_bytes,
        sum(stored_bytes) OVER () AS total_stored_bytes,
        sum(coalesce(savings_bytes, 0)) OVER () AS total_savings_bytes,
-       -- every string stored compressed, counted or not
-       (SELECT count(*) FROM v WHERE lzf) AS lzf_strings
+       sum(lzf_strings) OVER () AS lzf_strings
 FROM fam
 QUALIFY keys > 0
 ORDER BY savings_bytes DESC, raw_bytes DESC, pattern
