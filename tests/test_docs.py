@@ -221,6 +221,24 @@ def test_the_sections_typed_data_are_the_json_report(report_json):
     assert not wrong, "\n".join(wrong)
 
 
+def test_the_report_type_is_the_json_report(report_json):
+    """The whole JSON report has the fields of `ReportData` (report/data.py: its own fields, the
+    findings, `fail_on`, and each section's TypedDict), and docs/json.md documents every field
+    it declares, also those this report leaves out (`dumps[]`, `charts`, `note`; the `schema`
+    section's in docs/schema.md)."""
+    from rdbscan.reports.report.data import ReportData
+
+    page = (DOCS / "json.md").read_text(encoding="utf-8")
+    page += (DOCS / "schema.md").read_text(encoding="utf-8")
+    wrong: list[str] = []
+    fields: set[str] = set()
+    _typed_keys(ReportData, report_json, "report", wrong, fields)
+    for field in sorted(fields):
+        if not re.search(rf"(?<![\w-]){re.escape(field)}(?![\w-])", page):
+            wrong.append(f"docs/json.md does not document the report's {field}")
+    assert "fail_on" in report_json and not wrong, "\n".join(wrong)
+
+
 DIFF_FIX = ROOT / "tests" / "fixtures" / "diff"
 
 

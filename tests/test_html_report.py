@@ -196,27 +196,22 @@ def test_html_is_self_contained_and_holds_the_json_report(dbs, rel, tmp_path):
         assert esc(f["message"]) in page
 
 
-def test_html_names_from_the_dump_are_escaped():
-    rep = {
-        "overview": {
-            "keys": 1,
+def test_html_names_from_the_dump_are_escaped(dbs):
+    """A path and a finding's text (names from the dump) in a whole report (the renderers read
+    every field its type requires) are escaped in the page and kept in its embedded data."""
+    rep = _report(dbs[SAMPLE], sections=("overview",))
+    rep["overview"]["dumps"][0]["path"] = "<b>x</b>"
+    rep["findings"] = [
+        {
+            "id": "x",
+            "severity": "info",
+            "section": "overview",
             "memory_bytes": 1,
-            "dumps": [{"path": "<b>x</b>", "dump_id": 1}],
-            "types": [],
-        },
-        "findings": [
-            {
-                "id": "x",
-                "severity": "info",
-                "section": "overview",
-                "memory_bytes": 1,
-                "keys": 1,
-                "message": "key </script><script>alert(1)</script>",
-                "advice": "a",
-            }
-        ],
-        "options": {"sections": ["overview"]},
-    }
+            "keys": 1,
+            "message": "key </script><script>alert(1)</script>",
+            "advice": "a",
+        }
+    ]
     page = render_html(rep)
     assert "<script>alert(1)" not in page and "<b>x</b>" not in page
     assert _embedded(page)["findings"][0]["message"] == "key </script><script>alert(1)</script>"

@@ -83,3 +83,118 @@ def test_the_engine_finds_the_sections_base_relations_itself():
     assert paths["_rnaming"].parent.parent.name == "naming"
     engine = (PKG / "reports" / "engine" / "relations.py").read_text(encoding="utf-8")
     assert not any(f'"{r}"' in engine for r in relations if r != "rkeys")
+
+
+# --- the sections' objects are read through their types (issue 26) --------------------------
+
+REPORT_DIR = PKG / "reports" / "report"
+# Fields required in the JSON that a section's findings may find absent, and read with `.get`:
+# in a dump's object from the section's `by_dump` (over more than 32 dumps), which gives only what
+# its dump findings need, and in the overview that `--section` left out (its `always` fields).
+ABSENT_SOMETIMES = {
+    ("ttl", "families"),
+    ("slots", "hottest"),
+    ("overview", "stopped_by"),
+    ("overview", "complete"),
+    ("overview", "checksum"),
+}
+
+
+def _typed_dicts() -> dict[str, type]:
+    """Every TypedDict the report's parts read, by name: the report's (report/data.py) and
+    each section's (its build.py; the schema section's is the key-schema product's)."""
+    import importlib
+    import typing
+
+    modules = [importlib.import_module("rdbscan.reports.report.data")]
+    modules += [importlib.import_module(s.build.__module__) for s in SECTIONS]
+    modules.append(importlib.import_module("rdbscan.reports.schema.check"))
+    return {
+        name: value
+        for m in modules
+        for name, value in vars(m).items()
+        if typing.is_typeddict(value)
+    }
+
+
+def _annotation(node) -> str:
+    return ast.unparse(node) if node is not None else ""
+
+
+def test_each_sections_parts_name_its_typed_data():
+    """A section's builder returns its TypedDict (`Section.data`), its layout and findings take
+    it and the report (`ReportData`), its charts and `--fail-on` measure take the report: mypy
+    then checks each field they read (`Section` is generic in its object)."""
+    import inspect
+
+    def names(fn) -> list[str]:
+        sig = inspect.signature(fn)
+        out = [_name(p.annotation) for p in sig.parameters.values()]
+        return out + [_name(sig.return_annotation)]
+
+    def _name(a) -> str:
+        return a if isinstance(a, str) else getattr(a, "__name__", repr(a))
+
+    for s in SECTIONS:
+        data = s.data.__name__
+        assert names(s.build)[-1] == data, s.name
+        assert names(s.layout) == [data, "ReportData", "list[Block]"], s.name
+        if s.findings is not None:
+            assert names(s.findings) == [data, "ReportData", "list[Finding]"], s.name
+        if s.charts is not None:
+            assert names(s.charts) == ["ReportData", "list[str]"], s.name
+        if s.fail_value is not None:
+            assert names(s.fail_value)[1] == "ReportData", s.name
+
+
+def test_the_report_type_holds_each_sections_type():
+    """`ReportData` (report/data.py) has a field per section, of the section's TypedDict: the
+    type of the whole report is the sections' types (and the JSON, tests/test_docs.py)."""
+    import typing
+
+    from rdbscan.reports.report.data import ReportData
+
+    hints = typing.get_type_hints(ReportData)
+    for s in SECTIONS:
+        assert hints[s.name] is s.data, s.name
+    # the sections and the report's own fields, nothing else
+    own = {"rdbscan_report", "generated_at", "options", "dumps", "note", "findings"}
+    own |= {"fail_on", "charts", "redaction", "report_seconds"}
+    assert set(hints) == own | {s.name for s in SECTIONS}
+
+
+def test_no_required_field_is_read_with_get():
+    """In the sections' layouts, findings and charts and the report's findings, text and HTML,
+    a parameter typed with a TypedDict is read with `["field"]` for each field its type
+    requires (mypy checks those; `.get` hides a renamed field): `.get` is for fields that may
+    be absent (total=False, or ABSENT_SOMETIMES)."""
+    types = _typed_dicts()
+    paths = [p for p in SECTIONS_DIR.glob("*/*.py") if p.stem in ("layout", "findings", "charts")]
+    paths += [REPORT_DIR / f"{m}.py" for m in ("findings", "render", "html", "fail_on")]
+    wrong, typed_params = [], 0
+    for path in sorted(paths):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for fn in [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]:
+            params = {
+                a.arg: types[_annotation(a.annotation)]
+                for a in fn.args.args
+                if _annotation(a.annotation) in types
+            }
+            typed_params += len(params)
+            for node in ast.walk(fn):
+                if not (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and node.func.attr == "get"
+                    and isinstance(node.func.value, ast.Name)
+                    and node.func.value.id in params
+                    and node.args
+                    and isinstance(node.args[0], ast.Constant)
+                ):
+                    continue
+                field = node.args[0].value
+                required = params[node.func.value.id].__required_keys__  # type: ignore[attr-defined]
+                if field in required and (path.parent.name, field) not in ABSENT_SOMETIMES:
+                    wrong.append(f"{path.relative_to(PKG.parent)}:{node.lineno} .get({field!r})")
+    assert typed_params >= 85  # 91: every layout, findings and chart function, their helpers
+    assert not wrong, wrong

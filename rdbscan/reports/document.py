@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from typing import TypedDict
 
 from .format import escape_text
 
@@ -36,9 +37,15 @@ def table(title, headers, rows, numeric=(), detail=None) -> Block:
     return Block("table", table=Table(title, headers, rows, set(numeric), detail))
 
 
-def advice(section: dict) -> list[Block]:
+class Advised(TypedDict):
+    """What `advice` reads of a section's object: every section has its `advice`."""
+
+    advice: list[str]
+
+
+def advice(section: Advised) -> list[Block]:
     """The section's "What to do" sentences (its `advice`), one block each."""
-    return [Block("advice", a) for a in section.get("advice", [])]
+    return [Block("advice", a) for a in section["advice"]]
 
 
 SEVERITY_MARK = {"critical": "CRIT", "warning": "WARN", "info": "info"}

@@ -12,6 +12,7 @@ import datetime as _dt
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, cast
 
 from ..engine import querylib, relations
 from ..engine.relations import Runner
@@ -25,6 +26,9 @@ from . import findings
 from .fail_on import evaluate_fail_on
 from .rules import NamingConfig
 from .sections import SECTION_NAMES, SECTIONS
+
+if TYPE_CHECKING:
+    from .data import ReportData
 
 REPORT_FORMAT = 1
 
@@ -197,8 +201,9 @@ def build_report(
     for section in SECTIONS:  # built for the other parts only: what they read
         if section.always and not section.wanted(options):
             report[section.name] = {k: report[section.name][k] for k in section.always}
+    typed = cast("ReportData", report)  # (the same object: its sections' fields are typed)
     if fail_on:
-        report["fail_on"] = evaluate_fail_on(run, report, fail_on)
+        report["fail_on"] = evaluate_fail_on(run, typed, fail_on)
     if charts:
         step("charts")
         report["charts"] = {
@@ -208,19 +213,19 @@ def build_report(
             for k, v in s.chart_data(run, options).items()
         }
     # the verdict first: right after the options in the JSON object
-    found = findings.build(report)
+    found = findings.build(typed)
     head: dict = {k: report[k] for k in ("rdbscan_report", "generated_at", "options")}
     if alone:
-        found, head["dumps"] = findings.per_dump(report, alone)
+        found, head["dumps"] = findings.per_dump(typed, alone)
     elif not options.dump_id and _reported_dumps(con) > MAX_DUMPS_ALONE:
         rows = run.rows("dump_lines")
         lines = {r["dump_id"]: r for r in rows}
         per_section = {
             s.name: s.by_dump(run, report[s.name], lines)
-            for s in findings.grouped_sections(report)
+            for s in findings.grouped_sections(typed)
             if s.by_dump is not None
         }
-        found, head["dumps"] = findings.grouped(report, rows, per_section)
+        found, head["dumps"] = findings.grouped(typed, rows, per_section)
     report = {**head, "findings": found, **report}
     report["report_seconds"] = round(time.perf_counter() - started, 3)
     return report

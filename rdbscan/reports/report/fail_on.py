@@ -13,6 +13,7 @@ from .sections import FAIL_OWNERS, FAIL_RULES
 
 if TYPE_CHECKING:
     from ..engine.relations import Runner
+    from .data import FailCheck, FailOnData, ReportData
 
 
 def parse_fail_on(
@@ -65,9 +66,9 @@ def _compares_share(rule: str) -> bool:
     return found is not None and found.share
 
 
-def evaluate_fail_on(run: Runner, report: dict, rules: list[tuple[str, str]]) -> dict:
+def evaluate_fail_on(run: Runner, report: ReportData, rules: list[tuple[str, str]]) -> FailOnData:
     """Compare findings with thresholds; `failed` is True when any check exceeds its threshold."""
-    checks = []
+    checks: list[FailCheck] = []
     total_keys = report["overview"]["keys"] or 0
     for rule, thr_text in rules:
         thr, pct = _threshold(thr_text)
@@ -103,7 +104,7 @@ def evaluate_fail_on(run: Runner, report: dict, rules: list[tuple[str, str]]) ->
     return {"checks": checks, "failed": failed, "exit_code": EXIT_FINDINGS if failed else 0}
 
 
-def layout(f: dict, report: dict) -> list[Block]:
+def layout(f: FailOnData, report: ReportData) -> list[Block]:
     """The checks' block, after the sections."""
     blocks = [Block("section", "Checks (--fail-on)")]
     blocks.append(

@@ -12,35 +12,40 @@ A finding: `id severity section memory_bytes keys message advice`.  Severity is 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, cast
+
 from ..document import SEVERITY_MARK, Block
 from ..format import fmt_bytes, fmt_int, fmt_key, fmt_pct
 from .section import total_memory
 from .sections import SECTIONS
 
+if TYPE_CHECKING:
+    from .data import AloneReport, DumpLine, Finding, ReportData, Worst
+
 MAX_FINDINGS = 10
 SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
 
 
-def build(report: dict, limit: int | None = MAX_FINDINGS) -> list[dict]:
+def build(report: ReportData, limit: int | None = MAX_FINDINGS) -> list[Finding]:
     """The report's findings, most important first (at most `limit`; None: all)."""
-    out: list[dict] = []
+    out: list[Finding] = []
     for section in sorted(SECTIONS, key=lambda s: s.finding_order):
-        data = report.get(section.name)
+        data = report.get(section.name)  # (a section --section left out)
         if data and section.findings is not None:
             out += section.findings(data, report)
     out.sort(key=_rank)
     return out[:limit]
 
 
-def _rank(f: dict) -> tuple:
+def _rank(f: Finding) -> tuple:
     """Severity, then memory at stake, then keys affected."""
     return (SEVERITY_ORDER[f["severity"]], -(f["memory_bytes"] or 0), -(f["keys"] or 0))
 
 
-def _concerning(together: list[dict], own: dict[int, list[dict]]) -> list[dict]:
+def _concerning(together: list[Finding], own: dict[int, list[Finding]]) -> list[Finding]:
     """The findings of a report over several dumps that some dump's own findings (`own`: dump
     id -> its findings) have, each with `dumps` (the ids of those dumps)."""
-    found: list[dict] = []
+    found: list[Finding] = []
     seen: dict[str, int] = {}  # an id may come twice (no-ttl-ephemeral: two families)
     for f in together:
         n = seen[f["id"]] = seen.get(f["id"], -1) + 1
@@ -59,29 +64,36 @@ def _concerning(together: list[dict], own: dict[int, list[dict]]) -> list[dict]:
     return found
 
 
-def per_dump(report: dict, alone: dict[int, dict]) -> tuple[list[dict], list[dict]]:
+def _worst(found: list[Finding]) -> Worst | None:
+    """A dump's first finding, as its line says it."""
+    if not found:
+        return None
+    return {"id": found[0]["id"], "severity": found[0]["severity"], "message": found[0]["message"]}
+
+
+def per_dump(report: ReportData, alone: dict[int, dict]) -> tuple[list[Finding], list[DumpLine]]:
     """A report over several dumps: its findings that some dump's report alone has, each with
     `dumps` (the ids of those dumps), and one line per dump (its server, keys, memory, whether
     it was read to the end, its worst finding).  `alone`: dump id -> that dump's report."""
-    own = {d: build(r, limit=None) for d, r in alone.items()}
+    reports = cast("dict[int, AloneReport]", alone)
+    own = {d: build(r, limit=None) for d, r in reports.items()}
     found = _concerning(build(report, limit=None), own)
     found.sort(key=_rank)
-    lines = []
-    for d, r in alone.items():
-        o, row = r.get("overview") or {}, r.get("dump") or {}
-        worst = own[d][0] if own[d] else None
+    lines: list[DumpLine] = []
+    for d, r in reports.items():
+        # the report's figures (filters at load time apply: its overview's `always`)
+        o, row = r["overview"], r["dump"]
         lines.append(
             {
                 "dump_id": d,
-                "path": row.get("path"),
-                "server": row.get("server"),
-                "server_version": row.get("server_version"),
-                # the report's figures (filters at load time apply), else the dumps table's
-                "keys": o.get("keys", row.get("keys")),
-                "memory_bytes": o.get("memory_bytes", row.get("memory_bytes")),
-                "complete": row.get("complete") is not False,
+                "path": row["path"],
+                "server": row["server"],
+                "server_version": row["server_version"],
+                "keys": o["keys"],
+                "memory_bytes": o["memory_bytes"],
+                "complete": row["complete"] is not False,
                 "findings": len(own[d]),
-                "worst": {k: worst[k] for k in ("id", "severity", "message")} if worst else None,
+                "worst": _worst(own[d]),
             }
         )
     return found[:MAX_FINDINGS], lines
@@ -101,7 +113,7 @@ MAX_DUMP_LINES = 20
 MAX_DUMPS_ALONE = 32
 
 
-def grouped_sections(report: dict) -> list:
+def grouped_sections(report: ReportData) -> list:
     """The sections whose findings a report over many dumps gives per dump: those with a
     `by_dump` that the report computed (`--section` leaves some out; the dump itself always)."""
     return [
@@ -113,15 +125,17 @@ def grouped_sections(report: dict) -> list:
 
 def own_findings(
     rows: list[dict], per_section: dict[str, dict[int, dict]], sections: list
-) -> dict[int, list[dict]]:
+) -> dict[int, list[Finding]]:
     """dump id -> its findings among the `dump_findings` of `sections`, most important first,
     worded by each section's `findings` from its object per dump (`per_section`, the sections'
     `by_dump`); `rows`: the `dump_lines` rows (each dump's keys and memory, for shares)."""
-    own: dict[int, list[dict]] = {}
+    own: dict[int, list[Finding]] = {}
     for r in rows:
         d = r["dump_id"]
         # what a section's findings read of the rest of the report: the dump's memory (shares)
-        alone = {"overview": {"keys": r["keys"], "memory_bytes": r["memory_bytes"]}}
+        alone = cast(
+            "ReportData", {"overview": {"keys": r["keys"], "memory_bytes": r["memory_bytes"]}}
+        )
         fs = []
         for s in sorted(sections, key=lambda s: s.finding_order):
             data = per_section[s.name].get(d)
@@ -132,8 +146,8 @@ def own_findings(
 
 
 def grouped(
-    report: dict, rows: list[dict], per_section: dict[str, dict[int, dict]]
-) -> tuple[list[dict], list[dict]]:
+    report: ReportData, rows: list[dict], per_section: dict[str, dict[int, dict]]
+) -> tuple[list[Finding], list[DumpLine]]:
     """A report over more than MAX_DUMPS_ALONE dumps: one line per dump from `rows` (the grouped
     query `dump_lines`: the dumps table and one GROUP BY dump_id over the keys), and each dump's
     own findings among GROUPED_FINDINGS, worded by its sections' `findings` from their objects
@@ -149,7 +163,7 @@ def grouped(
         f for f in together if f["id"] not in ids
     ]
     found.sort(key=_rank)
-    lines = [
+    lines: list[DumpLine] = [
         {
             "dump_id": r["dump_id"],
             "path": r["path"],
@@ -159,11 +173,7 @@ def grouped(
             "memory_bytes": r["memory_bytes"],
             "complete": r["complete"],
             "findings": len(own[r["dump_id"]]),
-            "worst": (
-                {k: own[r["dump_id"]][0][k] for k in ("id", "severity", "message")}
-                if own[r["dump_id"]]
-                else None
-            ),
+            "worst": _worst(own[r["dump_id"]]),
             "worst_of": checks,
         }
         for r in rows
@@ -171,28 +181,28 @@ def grouped(
     return found[:MAX_FINDINGS], lines
 
 
-def _shown_lines(per: list[dict]) -> tuple[list[dict], int]:
+def _shown_lines(per: list[DumpLine]) -> tuple[list[DumpLine], int]:
     """The lines per dump the text shows: all up to MAX_DUMP_LINES, else the dumps with the
     worst findings, then the most memory (in dump order), and how many are left out."""
     if len(per) <= MAX_DUMP_LINES:
         return per, 0
 
-    def rank(d: dict) -> tuple:
-        w = d.get("worst")
-        return (SEVERITY_ORDER[w["severity"]] if w else 3, -(d.get("memory_bytes") or 0))
+    def rank(d: DumpLine) -> tuple:
+        w = d["worst"]
+        return (SEVERITY_ORDER[w["severity"]] if w else 3, -(d["memory_bytes"] or 0))
 
     keep = {d["dump_id"] for d in sorted(per, key=rank)[:MAX_DUMP_LINES]}
     return [d for d in per if d["dump_id"] in keep], len(per) - MAX_DUMP_LINES
 
 
-def dump_label(d: dict) -> str:
+def dump_label(d: DumpLine) -> str:
     """`#2 redis 7.4.1`: a dump as findings over several dumps name it."""
-    return f"#{d['dump_id']} {d.get('server') or '?'} {d.get('server_version') or ''}".strip()
+    return f"#{d['dump_id']} {d['server'] or '?'} {d['server_version'] or ''}".strip()
 
 
-def _which_dumps(f: dict, dumps: list[dict]) -> str:
+def _which_dumps(f: Finding, dumps: list[DumpLine]) -> str:
     """` [all 4 dumps]`, ` [#1 redis 7.0.15, #4 valkey 9.1.2]`, ` [5 of 9 dumps]`."""
-    ids = f.get("dumps")
+    ids = f.get("dumps")  # a report over several dumps only
     if not ids or len(dumps) < 2:
         return ""
     if len(ids) == len(dumps):
@@ -203,30 +213,30 @@ def _which_dumps(f: dict, dumps: list[dict]) -> str:
     return " [" + ", ".join(dump_label(by_id[i]) for i in ids) + "]"
 
 
-def _dump_line(d: dict) -> tuple[str, str]:
+def _dump_line(d: DumpLine) -> tuple[str, str]:
     """One dump of a report over several: its label, then keys, memory, read to the end or
     not, its worst finding."""
-    w = d.get("worst")
-    state = "complete" if d.get("complete") else "NOT read to the end"
+    w = d["worst"]
+    state = "complete" if d["complete"] else "NOT read to the end"
     if w:
         worst = f"{SEVERITY_MARK[w['severity']]} {w['message']}"
     elif d.get("worst_of") and d["worst_of"] != GROUPED_CHECKS:  # --section: some checks
         worst = f"nothing to report in {d['worst_of']}"
     else:
         worst = "nothing to report"
-    name = "/".join(str(d.get("path") or "?").split("/")[-2:])
+    name = "/".join(str(d["path"] or "?").split("/")[-2:])
     return (
         dump_label(d),
-        f"{name}: {fmt_int(d.get('keys'))} keys, {fmt_bytes(d.get('memory_bytes'))}, {state}; "
-        f"{worst}",
+        f"{name}: {fmt_int(d['keys'])} keys, {fmt_bytes(d['memory_bytes'])}, {state}; {worst}",
     )
 
 
-def _where_memory_goes(report: dict) -> list[tuple[str, str]]:
+def _where_memory_goes(report: ReportData) -> list[tuple[str, str]]:
     """Where the memory is, before what to do about it: the families holding the most (up to
     three, with their shares, until they hold 80 %) and the largest key (from the key-families
     section; nothing when `--section` leaves it out)."""
-    items = [i for i in (report.get("patterns") or {}).get("items") or [] if i.get("keys")]
+    patterns = report.get("patterns")  # --section may leave it out
+    items = [i for i in (patterns["items"] if patterns else []) if i.get("keys")]
     total = total_memory(report)
     if not items or not total:
         return []
@@ -252,7 +262,7 @@ def _where_memory_goes(report: dict) -> list[tuple[str, str]]:
     return out if top else out[1:]
 
 
-def _nothing_found(report: dict) -> str:
+def _nothing_found(report: ReportData) -> str:
     """The verdict without findings: which checks ran (`--section` may leave most out)."""
     checks = [s.name for s in SECTIONS if s.findings is not None and s.name != "overview"]
     ran = [name for name in checks if report.get(name)]
@@ -266,17 +276,17 @@ def _nothing_found(report: dict) -> str:
     )
 
 
-def layout(report: dict) -> list[Block]:
+def layout(report: ReportData) -> list[Block]:
     """One summary line, then the findings (docs/findings.md): the verdict before the sections."""
-    o = report.get("overview") or {}
-    dumps = o.get("dumps") or []
-    per = report.get("dumps") or []
+    o = report["overview"]
+    dumps = o.get("dumps") or []  # (--section left the overview out: its `always` only)
+    per = report.get("dumps") or []  # a report over several dumps only
     if max(len(dumps), len(per)) > 1:  # several servers: a line each below, not one for all
         head = f"{max(len(dumps), len(per))} dumps, "
     else:
         head = f"{o.get('server') or '?'} {o.get('server_version') or ''}".strip() + ", "
-    head += f"{fmt_int(o.get('keys'))} keys, {fmt_bytes(o.get('memory_bytes'))} (estimate)"
-    found = report.get("findings") or []
+    head += f"{fmt_int(o['keys'])} keys, {fmt_bytes(o['memory_bytes'])} (estimate)"
+    found = report["findings"]
     blocks = [Block("section", f"Findings: {head}")]
     shown, more = _shown_lines(per)
     facts = _where_memory_goes(report) + [_dump_line(d) for d in shown]

@@ -5,6 +5,7 @@ map (docs/html-report.md).  Each section draws its own charts (its `charts`)."""
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING, cast
 
 from ..format import fmt_bytes, fmt_int, fmt_time
 from ..html.page import anchor, blocks_html, page, toc
@@ -12,15 +13,18 @@ from ..html.page import esc as _e
 from . import render
 from .sections import SECTIONS
 
+if TYPE_CHECKING:
+    from .data import ReportData
 
-def _charts_html(report: dict) -> str:
+
+def _charts_html(report: ReportData) -> str:
     out = [c for s in SECTIONS if s.charts is not None for c in s.charts(report)]
     return (
         '<section id="charts"><h2>Charts</h2><div class="grid">' + "".join(out) + "</div></section>"
     )
 
 
-def _body_html(report: dict) -> str:
+def _body_html(report: ReportData) -> str:
     """The verdict, then the charts, then the sections; a report without its first section
     (`--section` left the overview out) shows every block under the verdict, and no chart."""
     verdict, parts = render.document_parts(report)
@@ -43,10 +47,10 @@ def _body_html(report: dict) -> str:
     )
 
 
-def _header_html(report: dict) -> str:
-    o = report.get("overview") or {}
+def _header_html(report: ReportData) -> str:
+    o = report["overview"]
     rows = []
-    for d in o.get("dumps") or []:
+    for d in o.get("dumps") or []:  # (--section left the overview out: its `always` only)
         model = d.get("memory_model") or d.get("memory_profile") or ""
         rows.append(
             "<tr>"
@@ -71,15 +75,17 @@ def _header_html(report: dict) -> str:
         + "</tbody></table>"
     )
     return (
-        f'<header><h1>rdbscan report</h1><p class="sub">generated {_e(report.get("generated_at"))} · '
-        f"{fmt_int(o.get('keys'))} keys · {fmt_bytes(o.get('memory_bytes'))} estimated</p>{table}</header>"
+        f'<header><h1>rdbscan report</h1><p class="sub">generated {_e(report["generated_at"])} · '
+        f"{fmt_int(o['keys'])} keys · {fmt_bytes(o['memory_bytes'])} estimated</p>{table}</header>"
     )
 
 
 def render_html(report: dict) -> str:
-    """The whole report as one HTML document (no external reference)."""
+    """The whole report (the JSON object plus `charts`, ReportData) as one HTML document (no
+    external reference)."""
+    typed = cast("ReportData", report)
     title = "rdbscan report"
-    dumps = (report.get("overview") or {}).get("dumps") or []
+    dumps = typed["overview"].get("dumps") or []  # (its `always` only: --section)
     if len(dumps) == 1:
         title += " · " + os.path.basename(str(dumps[0].get("path")))
-    return page(title, _header_html(report), _body_html(report), report)
+    return page(title, _header_html(typed), _body_html(typed), report)

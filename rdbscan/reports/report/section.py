@@ -8,15 +8,19 @@ adding its package and its entry.  Every figure comes from the bundled SQL its b
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from ..format import fmt_key
 
 if TYPE_CHECKING:
     from ..document import Block
     from ..engine.relations import Runner
+    from .data import Finding, ReportData
+
+# a section's object: the TypedDict its builder returns and its layout and findings read
+D = TypeVar("D")
 
 
 @dataclass(frozen=True)
@@ -32,16 +36,21 @@ class FailRule:
 
 
 @dataclass(frozen=True)
-class Section:
+class Section(Generic[D]):
+    """A section, typed by its object `D` (its `data`): mypy holds its builder, layout and
+    findings to that TypedDict, and tests/test_sections.py checks that they name it."""
+
     # its key in the report object (docs/json.md) and its `--section` name
     name: str
     # (run, options, meta) -> the section's object (its `data`); meta: what query_values()
     # worked out
-    build: Callable[[Runner, Any, dict], Mapping[str, Any]]
+    build: Callable[[Runner, Any, dict], D]
     # (its object, the report) -> its blocks in the text, markdown and HTML reports
-    layout: Callable[[dict, dict], list[Block]]
-    # (its object, the report) -> its findings (finding() below); asked when the object is there
-    findings: Callable[[dict, dict], list[dict]] | None = None
+    layout: Callable[[D, ReportData], list[Block]]
+    # (its object, the report) -> its findings (finding() below); asked when the object is
+    # there, and over many dumps with each dump's object from `by_dump` (with `findings.grouped`
+    # as the report: its overview's keys and memory_bytes only)
+    findings: Callable[[D, ReportData], list[Finding]] | None = None
     # where its findings go among findings of equal severity, memory and keys
     finding_order: int = 0
     # A report over more than MAX_DUMPS_ALONE dumps (findings.grouped): (run, its object, the
@@ -55,13 +64,13 @@ class Section:
     # `--fail-on` rules; `rule:detail` (naming:<rule-id>) is measured by the rule's section
     fail_rules: dict[str, FailRule] = field(default_factory=dict)
     # (run, report, rule) -> (value, share or None, description or None) for one of its rules
-    fail_value: Callable[[Runner, dict, str], tuple] | None = None
+    fail_value: Callable[[Runner, ReportData, str], tuple] | None = None
     # the HTML report: (run, options) -> its part of `charts` (small aggregates), and
     # (report) -> its charts, drawn in the order of the sections (docs/html-report.md)
     chart_data: Callable[[Runner, Any], dict] | None = None
-    charts: Callable[[dict], list[str]] | None = None
+    charts: Callable[[ReportData], list[str]] | None = None
     # the TypedDict of its object, as docs/json.md documents it (tests/test_docs.py)
-    data: type | None = None
+    data: type[D] | None = None
     # False: not a `--section` choice, built when `enabled(options)` says so (schema: --schema)
     selectable: bool = True
     enabled: Callable[[Any], bool] | None = None
@@ -78,7 +87,7 @@ class Section:
 # --- what the sections' findings share (docs/findings.md) ------------------------------------
 
 
-def finding(fid, severity, section, message, advice, memory=None, keys=None) -> dict:
+def finding(fid, severity, section, message, advice, memory=None, keys=None) -> Finding:
     """One finding: `id severity section memory_bytes keys message advice`."""
     return {
         "id": fid,
@@ -104,6 +113,6 @@ def examples(names, n=2) -> str:
     return ", ".join(names) + (" ..." if names else "")
 
 
-def total_memory(report: dict) -> int:
+def total_memory(report: ReportData) -> int:
     """The memory of every key reported on (the overview's), for shares."""
-    return (report.get("overview") or {}).get("memory_bytes") or 0
+    return report["overview"]["memory_bytes"] or 0

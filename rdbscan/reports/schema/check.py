@@ -11,7 +11,8 @@ against the few patterns that share their first characters.
 
 from __future__ import annotations
 
-from typing import TypedDict, cast
+from collections.abc import Mapping
+from typing import Any, TypedDict, cast
 
 from ..engine import querylib, relations
 from .read import Schema
@@ -231,7 +232,7 @@ def _advice(by: dict[str, SchemaCheck]) -> list[str]:
     return advice
 
 
-def fail_value(report: dict, rule: str) -> tuple[int, str | None]:
+def fail_value(report: Mapping[str, Any], rule: str) -> tuple[int, str | None]:
     """`--fail-on schema` (all violations) or `schema:<check>`: the count and what it counts."""
     s = report.get("schema")
     if s is None:

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ....format import fmt_bytes
 from ....html.svg import chart_box
 from ....html.svg import hbars as _hbars
 
+if TYPE_CHECKING:
+    from ...data import ReportData
 
-def charts(report: dict) -> list[str]:
+
+def charts(report: ReportData) -> list[str]:
     out: list[str] = []
-    big = report.get("big_keys") or {}
-    if big.get("items"):
+    big = report.get("big_keys")  # --section may leave it out
+    if big and big["items"]:
         out.append(
             chart_box(
                 "Big keys by memory",

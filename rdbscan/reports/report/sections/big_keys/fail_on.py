@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ...section import FailRule
+
+if TYPE_CHECKING:
+    from ...data import ReportData
 
 FAIL_RULES = {
     "big-keys": FailRule(0, "keys over any big-key threshold"),
@@ -10,7 +15,7 @@ FAIL_RULES = {
 }
 
 
-def fail_value(run, report: dict, rule: str) -> tuple:
+def fail_value(run, report: ReportData, rule: str) -> tuple:
     if rule in ("big-keys", "big-keys-critical"):
         rows = run.rows("big_keys", top=1)
         return (

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ....format import fmt_bytes, fmt_int
 from ...section import examples, finding, share, total_memory
 
+if TYPE_CHECKING:
+    from ...data import Finding, ReportData
+    from .build import BigKeysData
 
-def _advice(b: dict) -> str:
+
+def _advice(b: BigKeysData) -> str:
     """What to do, by what the big keys are: collections split into buckets, strings do not."""
-    strings = b.get("string_keys") or 0
+    strings = b["string_keys"] or 0
     what = []
     if strings < b["keys"]:
         what.append("collections into buckets")
@@ -23,15 +29,15 @@ def _for_example(keys) -> str:
     return f": {names}" if names else ""
 
 
-def findings(b: dict, report: dict) -> list[dict]:
-    if not b.get("keys"):
+def findings(b: BigKeysData, report: ReportData) -> list[Finding]:
+    if not b["keys"]:
         return []
-    out: list[dict] = []
-    crit = b.get("critical") or 0
-    items = b.get("items") or []
+    out: list[Finding] = []
+    crit = b["critical"] or 0
+    items = b["items"] or []
     crit_items = [i for i in items if i.get("severity") == "critical"]
     if crit:
-        mem = b.get("critical_memory_bytes")
+        mem = b["critical_memory_bytes"]
         if mem is None:
             mem = sum(i.get("memory_bytes") or 0 for i in crit_items)
         out.append(
@@ -49,10 +55,10 @@ def findings(b: dict, report: dict) -> list[dict]:
         )
     rest = b["keys"] - crit
     if rest > 0:
-        mem = b.get("memory_bytes")
+        mem = b["memory_bytes"]
         if mem is None:
             mem = sum(i.get("memory_bytes") or 0 for i in items if i.get("severity") != "critical")
-        elif b.get("critical_memory_bytes") is not None:
+        elif b["critical_memory_bytes"] is not None:
             mem = mem - b["critical_memory_bytes"]
         out.append(
             finding(

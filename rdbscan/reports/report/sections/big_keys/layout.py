@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ....document import Block, advice, table
 from ....format import (
     fmt_bytes,
@@ -9,8 +11,12 @@ from ....format import (
     fmt_int,
 )
 
+if TYPE_CHECKING:
+    from ...data import ReportData
+    from .build import BigKeysData
 
-def layout(b, report):
+
+def layout(b: BigKeysData, report: ReportData) -> list[Block]:
     t = b["thresholds"]
     blocks = [Block("section", "Big keys")]
     blocks.append(
@@ -41,7 +47,7 @@ def layout(b, report):
     return blocks + advice(b)
 
 
-def _rules(b: dict) -> Block:
+def _rules(b: BigKeysData) -> Block:
     return table(
         "Keys over each threshold",
         ["rule", "severity", "threshold", "keys", "memory", "with TTL"],
@@ -62,7 +68,7 @@ def _rules(b: dict) -> Block:
     )
 
 
-def _items(b: dict) -> Block:
+def _items(b: BigKeysData) -> Block:
     return table(
         "Big keys, critical first",
         ["key", "type", "length", "memory", "severity", "TTL"],
@@ -81,7 +87,7 @@ def _items(b: dict) -> Block:
     )
 
 
-def _top_by_memory(b: dict) -> Block:
+def _top_by_memory(b: BigKeysData) -> Block:
     return table(
         "Top keys by memory, per type",
         ["type", "#", "key", "encoding", "length", "memory"],
@@ -101,7 +107,7 @@ def _top_by_memory(b: dict) -> Block:
     )
 
 
-def _top_by_length(b: dict) -> Block:
+def _top_by_length(b: BigKeysData) -> Block:
     return table(
         "Top collections by element count, per type",
         ["type", "#", "key", "length", "memory"],

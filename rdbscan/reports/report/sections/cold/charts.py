@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ....format import fmt_bytes, fmt_int, fmt_seconds
 from ....html.svg import chart_box
 from ....html.svg import columns as _columns
+
+if TYPE_CHECKING:
+    from ...data import ReportData
 
 
 def chart_data(run, options) -> dict:
@@ -15,10 +20,10 @@ def chart_data(run, options) -> dict:
     }
 
 
-def charts(report: dict) -> list[str]:
-    data = report.get("charts") or {}
+def charts(report: ReportData) -> list[str]:
+    data = report.get("charts")  # the HTML report's
     out: list[str] = []
-    if data.get("idle"):
+    if data and data["idle"]:
         out.append(
             chart_box(
                 "Idle time (LRU), keys",
@@ -40,7 +45,7 @@ def charts(report: dict) -> list[str]:
                 ),
             )
         )
-    if data.get("lfu"):
+    if data and data["lfu"]:
         out.append(
             chart_box(
                 "LFU counter, keys",

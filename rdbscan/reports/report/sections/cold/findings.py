@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ....format import fmt_bytes, fmt_int
 from ...section import finding, share, total_memory
 
+if TYPE_CHECKING:
+    from ...data import Finding, ReportData
+    from .build import ColdData
 
-def findings(c: dict, report: dict) -> list[dict]:
-    if not c.get("available"):
+
+def findings(c: ColdData, report: ReportData) -> list[Finding]:
+    if not c["available"]:
         return []
-    out: list[dict] = []
-    if c.get("policy") == "lru" and c.get("cold_idle_keys"):
+    out: list[Finding] = []
+    if c["policy"] == "lru" and c.get("cold_idle_keys"):
         keys, mem = c["cold_idle_keys"], c.get("cold_idle_memory")
         what = f"idle for more than {c.get('idle_days'):g} days"
-    elif c.get("policy") == "lfu" and c.get("cold_freq_keys"):
+    elif c["policy"] == "lfu" and c.get("cold_freq_keys"):
         keys, mem = c["cold_freq_keys"], c.get("cold_freq_memory")
         what = f"with an LFU counter <= {c.get('max_freq')}"
     else:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ....document import Block, advice, table
 from ....format import (
     fmt_bytes,
@@ -11,11 +13,15 @@ from ....format import (
     fmt_seconds,
 )
 
+if TYPE_CHECKING:
+    from ...data import ReportData
+    from .build import ColdData
 
-def layout(c, report):
+
+def layout(c: ColdData, report: ReportData) -> list[Block]:
     blocks = [Block("section", "Cold keys")]
     if not c["available"]:
-        return blocks + [Block("note", c["reason"])]
+        return blocks + [Block("note", c["reason"] or "")]
     if c["policy"] == "lru":
         blocks.append(
             Block(
@@ -51,14 +57,14 @@ def layout(c, report):
             )
         )
     blocks.append(_coldest(c))
-    if c.get("hot"):
+    if c["hot"]:
         blocks.append(_hottest(c))
-    if c.get("hot_families"):
+    if c["hot_families"]:
         blocks.append(_hottest_families(c))
     return blocks + advice(c)
 
 
-def _coldest(c: dict) -> Block:
+def _coldest(c: ColdData) -> Block:
     return table(
         "Coldest keys",
         ["key", "type", "memory", "idle", "LFU", "TTL"],
@@ -77,7 +83,7 @@ def _coldest(c: dict) -> Block:
     )
 
 
-def _hottest(c: dict) -> Block:
+def _hottest(c: ColdData) -> Block:
     return table(
         "Hottest keys (LFU)",
         ["key", "type", "memory", "LFU", "TTL"],
@@ -95,7 +101,7 @@ def _hottest(c: dict) -> Block:
     )
 
 
-def _hottest_families(c: dict) -> Block:
+def _hottest_families(c: ColdData) -> Block:
     return table(
         "Hottest families (LFU)",
         ["family", "keys", "max LFU", "median LFU", "hot keys", "hottest key"],

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ....format import fmt_bytes, fmt_int, fmt_key
 from ...section import examples, finding
 
+if TYPE_CHECKING:
+    from ...data import Finding, ReportData
+    from .build import EncodingsData
 
-def findings(e: dict, report: dict) -> list[dict]:
-    out: list[dict] = []
-    c = e.get("candidates_total") or {}
-    if c.get("keys"):
+
+def findings(e: EncodingsData, report: ReportData) -> list[Finding]:
+    out: list[Finding] = []
+    c = e["candidates_total"]
+    if c["keys"]:
         out.append(
             finding(
                 "encodings",
@@ -18,13 +24,13 @@ def findings(e: dict, report: dict) -> list[dict]:
                 f"{fmt_int(c['keys'])} key{'s are' if c['keys'] != 1 else ' is'} non-compact although small "
                 f"enough; about "
                 f"{fmt_bytes(c['savings_bytes'])} to save: "
-                f"{examples(x['key'] for x in e.get('candidates') or [])}",
+                f"{examples(x['key'] for x in e['candidates'] or [])}",
                 "rewrite them (DUMP + RESTORE REPLACE); see Compact encodings",
-                memory=c.get("savings_bytes"),
+                memory=c["savings_bytes"],
                 keys=c["keys"],
             )
         )
-    s2h = e.get("strings_to_hashes") or []
+    s2h = e["strings_to_hashes"] or []
     if s2h:
         saved = sum(s["savings_bytes"] or 0 for s in s2h)
         keys = sum(s["keys"] or 0 for s in s2h)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ....document import Block, advice, table
 from ....format import (
     fmt_bytes,
@@ -10,8 +12,12 @@ from ....format import (
     fmt_key,
 )
 
+if TYPE_CHECKING:
+    from ...data import ReportData
+    from .build import EncodingsData
 
-def layout(e, report):
+
+def layout(e: EncodingsData, report: ReportData) -> list[Block]:
     blocks = [Block("section", "Compact encodings (listpack / ziplist / intset)")]
     th = e["thresholds"]
     srcs = sorted(set(e["threshold_sources"].values()))
@@ -60,7 +66,7 @@ def layout(e, report):
     return blocks + advice(e)
 
 
-def _servers(e: dict) -> Block:
+def _servers(e: EncodingsData) -> Block:
     """Several dumps: the thresholds each dump is judged by."""
     return table(
         "Thresholds per dump",
@@ -84,7 +90,7 @@ def _servers(e: dict) -> Block:
     )
 
 
-def _candidates(e: dict) -> Block:
+def _candidates(e: EncodingsData) -> Block:
     return table(
         "Keys that would be compact",
         [
@@ -114,7 +120,7 @@ def _candidates(e: dict) -> Block:
     )
 
 
-def _near_threshold(e: dict) -> Block:
+def _near_threshold(e: EncodingsData) -> Block:
     return table(
         "Just over a threshold",
         [
@@ -142,7 +148,7 @@ def _near_threshold(e: dict) -> Block:
     )
 
 
-def _what_if(e: dict) -> Block:
+def _what_if(e: EncodingsData) -> Block:
     return table(
         "What if thresholds were raised",
         ["type", "change", "keys convert", "saves ~"],
@@ -155,7 +161,7 @@ def _what_if(e: dict) -> Block:
     )
 
 
-def _strings_to_hashes(e: dict) -> Block:
+def _strings_to_hashes(e: EncodingsData) -> Block:
     return table(
         "Small strings that would be cheaper as hash fields",
         ["family", "hashes", "keys", "memory now", "as hashes", "saves ~", "e.g. HSET"],

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ...section import FailRule
+
+if TYPE_CHECKING:
+    from ...data import ReportData
 
 FAIL_RULES = {"naming": FailRule(0, "keys breaking any enabled naming rule", detail="<rule-id>")}
 
 
-def fail_value(run, report: dict, rule: str) -> tuple:
+def fail_value(run, report: ReportData, rule: str) -> tuple:
     if rule.startswith("naming:"):
         rid = rule.split(":", 1)[1]
         by_rule = {r["rule"]: r for r in run.rows("naming_rules", examples=0)}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ....document import Block, advice, table
 from ....format import (
     fmt_bytes,
@@ -10,8 +12,12 @@ from ....format import (
     fmt_list,
 )
 
+if TYPE_CHECKING:
+    from ...data import ReportData
+    from .build import NamingData
 
-def layout(n, report):
+
+def layout(n: NamingData, report: ReportData) -> list[Block]:
     blocks = [Block("section", "Naming")]
     blocks.append(
         Block(

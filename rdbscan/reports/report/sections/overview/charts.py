@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from ....format import fmt_bytes, fmt_int, fmt_pct
 from ....html.svg import chart_box
 from ....html.svg import hbars as _hbars
+
+if TYPE_CHECKING:
+    from ...data import ReportData
 
 
 def chart_data(run, options) -> dict:
@@ -18,19 +22,19 @@ def chart_data(run, options) -> dict:
     }
 
 
-def charts(report: dict) -> list[str]:
-    o = report.get("overview") or {}
-    data = report.get("charts") or {}
+def charts(report: ReportData) -> list[str]:
+    o = report["overview"]
+    data = report.get("charts")  # the HTML report's
     out: list[str] = []
     # memory by key family: the treemap (drawn by the script from the embedded data)
-    if data.get("family_tree"):
+    if data and data["family_tree"]:
         out.append(
             '<figure class="box wide"><figcaption>Memory by key family (click a block to drill '
             "down the prefixes; hover for keys, memory, share and TTL coverage)</figcaption>"
             '<div id="crumbs"></div><div id="treemap" role="img" aria-label="treemap"></div></figure>'
         )
     # several dumps: one bar per shard
-    dumps = o.get("dumps") or []
+    dumps = o["dumps"]
     if len(dumps) > 1:
         out.append(
             chart_box(
@@ -49,7 +53,7 @@ def charts(report: dict) -> list[str]:
             )
         )
     # memory by type and encoding
-    types = o.get("types") or []
+    types = o["types"]
     out.append(
         chart_box(
             "Memory by type and encoding",

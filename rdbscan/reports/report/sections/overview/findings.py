@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ....format import fmt_int
 from ...section import finding
 
+if TYPE_CHECKING:
+    from ...data import Finding, ReportData
+    from .build import OverviewData
 
-def findings(o: dict, report: dict) -> list[dict]:
-    out: list[dict] = []
-    total_keys = o.get("keys") or 0
+
+def findings(o: OverviewData, report: ReportData) -> list[Finding]:
+    out: list[Finding] = []
+    total_keys = o["keys"] or 0
+    # (`stopped_by`, `complete`, `checksum`: absent when --section leaves the overview out, its
+    # `always` fields only)
     if o.get("stopped_by") == "rdbscan":  # a limit of rdbscan, not damage to the file
         out.append(
             finding(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ....document import Block, advice, table
 from ....format import (
     fmt_bytes,
@@ -11,74 +13,77 @@ from ....format import (
     fmt_time,
 )
 
+if TYPE_CHECKING:
+    from ...data import ReportData
+    from .build import OverviewData
 
-def layout(o, report):
-    dumps = o.get("dumps", [])
+
+def layout(o: OverviewData, report: ReportData) -> list[Block]:
+    dumps = o["dumps"]
     blocks = [Block("section", "Overview"), Block("kv", items=_facts(o, dumps))]
     if len(dumps) > 1:
         blocks.append(_dumps_table(dumps))
     blocks.append(_databases_table(o))
     blocks.append(_types_table(o))
-    blocks += [Block("note", n) for n in o.get("notes", [])]
+    blocks += [Block("note", n) for n in o["notes"]]
     return blocks + advice(o)
 
 
-def _facts(o: dict, dumps: list) -> list[tuple[str, str]]:
+def _facts(o: OverviewData, dumps: list) -> list[tuple[str, str]]:
     """Server, snapshot, keys, memory, the dump's state, the parse: one line each."""
     speed = ""
-    if o.get("parse_seconds"):
+    if o["parse_seconds"]:
         speed = (
-            f"{o['parse_seconds']:.2f} s ({fmt_bytes(o.get('bytes_per_second'))}/s, "
-            f"{fmt_int(o.get('keys_per_second'))} keys/s)"
+            f"{o['parse_seconds']:.2f} s ({fmt_bytes(o['bytes_per_second'])}/s, "
+            f"{fmt_int(o['keys_per_second'])} keys/s)"
         )
     kv = [
         (
             "Server",
-            f"{o.get('server') or '?'} {o.get('server_version') or '(version not recorded)'}",
+            f"{o['server'] or '?'} {o['server_version'] or '(version not recorded)'}",
         ),
-        ("RDB version", str(o.get("rdb_version"))),
+        ("RDB version", str(o["rdb_version"])),
         (
             "Snapshot",
-            f"{fmt_time(o.get('snapshot_time') or o.get('snapshot_ms'))}"
-            f" ({o.get('snapshot_source') or '?'})",
+            f"{fmt_time(o['snapshot_time'] or o['snapshot_ms'])} ({o['snapshot_source'] or '?'})",
         ),
-        ("Keys", f"{fmt_int(o['keys'])} ({fmt_int(o.get('keys_with_ttl'))} with TTL)"),
-        ("Memory (estimate)", fmt_bytes(o.get("memory_bytes"))),
-        ("Memory model", (o.get("memory_model") or "-").removeprefix("memory model: ")),
-        ("used-mem at save", fmt_bytes(o.get("used_mem")) if o.get("used_mem") else "-"),
+        ("Keys", f"{fmt_int(o['keys'])} ({fmt_int(o['keys_with_ttl'])} with TTL)"),
+        ("Memory (estimate)", fmt_bytes(o["memory_bytes"])),
+        ("Memory model", (o["memory_model"] or "-").removeprefix("memory model: ")),
+        ("used-mem at save", fmt_bytes(o["used_mem"]) if o["used_mem"] else "-"),
         (
             "Gap to used-mem",
             "-"
-            if o.get("used_mem_gap") is None
+            if o["used_mem_gap"] is None
             else f"{fmt_bytes(o['used_mem_gap'])} not explained by the keys (estimate with keyspace "
-            f"overhead {fmt_bytes(o.get('memory_total_bytes'))}; the rest is startup memory, "
+            f"overhead {fmt_bytes(o['memory_total_bytes'])}; the rest is startup memory, "
             f"buffers, fragmentation)",
         ),
-        ("Input", o.get("input") or "-"),
-        ("Checksum", o.get("checksum") or "-"),
+        ("Input", o["input"] or "-"),
+        ("Checksum", o["checksum"] or "-"),
         (
             "Complete",
             (
                 (
                     "NO: rdbscan is older than the dump (the file is not damaged); figures are "
                     "partial: upgrade rdbscan"
-                    if o.get("stopped_by") == "rdbscan"
+                    if o["stopped_by"] == "rdbscan"
                     else "NO: the dump is damaged, figures are partial"
                 )
-                if not o.get("complete")
+                if not o["complete"]
                 else f"read to the end, but {fmt_int(o['skipped_keys'])} damaged keys left out "
                 f"(--skip-bad)"
-                if o.get("skipped_keys")
+                if o["skipped_keys"]
                 else "yes"
             ),
         ),
         (
             "After the RDB",
-            f"{fmt_int(o['tail_bytes'])} bytes not read" if o.get("tail_bytes") else "-",
+            f"{fmt_int(o['tail_bytes'])} bytes not read" if o["tail_bytes"] else "-",
         ),
         ("Parse", speed or "-"),
     ]
-    if o.get("filter"):  # dumps.filter: the figures cover the keys the filter kept
+    if o["filter"]:  # dumps.filter: the figures cover the keys the filter kept
         f = o["filter"]
         kv.append(("Filter", f"{f['filter']} ({fmt_int(f.get('filtered_keys'))} keys left out)"))
     if len(dumps) > 1:  # each dump's server, not the newest one's for all (the Dumps table)
@@ -86,7 +91,7 @@ def _facts(o: dict, dumps: list) -> list[tuple[str, str]]:
             {f"{d['server'] or '?'} {d['server_version'] or ''}".strip() for d in dumps}
         )
         rdbs = sorted({str(d["rdb_version"]) for d in dumps})
-        models = (o.get("memory_model") or "-").split("; ")
+        models = (o["memory_model"] or "-").split("; ")
         kv[0] = ("Servers", ", ".join(servers))
         kv[1] = ("RDB versions", ", ".join(rdbs))
         kv[5] = ("Memory model", "; ".join(m.removeprefix("memory model: ") for m in models))
@@ -115,8 +120,8 @@ def _dumps_table(dumps: list) -> Block:
     )
 
 
-def _databases_table(o: dict) -> Block:
-    rest = o.get("dbs_not_listed") or {}
+def _databases_table(o: OverviewData) -> Block:
+    rest = o["dbs_not_listed"]
     more = (
         [
             [
@@ -126,7 +131,7 @@ def _databases_table(o: dict) -> Block:
                 fmt_bytes(rest["memory_bytes"]),
             ]
         ]
-        if rest.get("databases")
+        if rest["databases"]
         else []
     )
     return table(
@@ -139,14 +144,14 @@ def _databases_table(o: dict) -> Block:
                 fmt_int(d["keys_with_ttl"]),
                 fmt_bytes(d["memory_bytes"]),
             ]
-            for d in o.get("dbs", [])
+            for d in o["dbs"]
         ]
         + more,
         (0, 1, 2, 3),
     )
 
 
-def _types_table(o: dict) -> Block:
+def _types_table(o: OverviewData) -> Block:
     return table(
         "Keys and memory by type and encoding",
         ["type", "encoding", "keys", "memory", "share"],
@@ -158,7 +163,7 @@ def _types_table(o: dict) -> Block:
                 fmt_bytes(t["memory_bytes"]),
                 fmt_pct(t["memory_share"]),
             ]
-            for t in o.get("types", [])
+            for t in o["types"]
         ],
         (2, 3, 4),
     )

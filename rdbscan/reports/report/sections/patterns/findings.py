@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ....format import fmt_bytes, fmt_int, fmt_key
 from ...section import finding
 
+if TYPE_CHECKING:
+    from ...data import Finding, ReportData
+    from .build import PatternsData
 
-def findings(p: dict, report: dict) -> list[dict]:
-    if not p.get("items"):
+
+def findings(p: PatternsData, report: ReportData) -> list[Finding]:
+    if not p["items"]:
         return []
-    out: list[dict] = []
+    out: list[Finding] = []
     top = p["items"][0]
     if top["pattern"] != "(other)" and (top.get("memory_share") or 0) >= 0.5:
         out.append(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ....document import Block, advice, table
 from ....format import (
     fmt_bytes,
@@ -10,8 +12,12 @@ from ....format import (
     fmt_pct,
 )
 
+if TYPE_CHECKING:
+    from ...data import ReportData
+    from .build import PatternsData
 
-def layout(p, report):
+
+def layout(p: PatternsData, report: ReportData) -> list[Block]:
     blocks = [Block("section", "Key families")]
     blocks.append(
         Block(
@@ -41,7 +47,7 @@ def layout(p, report):
             (1, 2, 3, 5, 7),
         )
     )
-    if p.get("prefixes"):
+    if p["prefixes"]:
         blocks.append(
             table(
                 "Prefix rollup",

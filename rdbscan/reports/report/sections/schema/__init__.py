@@ -1,18 +1,25 @@
 """Schema (only with `--schema FILE`): the keys checked against a key schema (docs/schema.md);
 the check itself is the key-schema product's (rdbscan/reports/schema/check.py)."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from ....schema.check import SchemaCheckData
 from ....schema.check import fail_value as _measure
 from ....schema.check import section as _check
 from ...section import FailRule, Section
 from .layout import layout
 
+if TYPE_CHECKING:
+    from ...data import ReportData
+
 
 def build(run, options, meta: dict) -> SchemaCheckData:
     return _check(run, options.schema, options.top)
 
 
-def fail_value(run, report: dict, rule: str) -> tuple:
+def fail_value(run, report: ReportData, rule: str) -> tuple:
     value, description = _measure(report, rule)
     return value, None, description
 

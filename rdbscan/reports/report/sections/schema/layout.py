@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ....document import Block, advice, table
 from ....format import fmt_bytes, fmt_duration_ms, fmt_int, fmt_key, fmt_pct
 from ....schema.check import LIMIT
 
+if TYPE_CHECKING:
+    from ....schema.check import SchemaCheckData
+    from ...data import ReportData
 
-def layout(s: dict, report: dict) -> list[Block]:
+
+def layout(s: SchemaCheckData, report: ReportData) -> list[Block]:
     blocks = [Block("section", "Schema")]
     blocks.append(
         Block(

@@ -4,11 +4,16 @@ its slots): a standalone dump's keys land on slots no server owns, and the map w
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 
-def charts(report: dict) -> list[str]:
-    data = report.get("charts") or {}
+if TYPE_CHECKING:
+    from ...data import ReportData
+
+
+def charts(report: ReportData) -> list[str]:
+    data = report.get("charts")  # the HTML report's
     out: list[str] = []
-    if data.get("slots") and (report.get("slots") or {}).get("announced_slots"):
+    if data and data["slots"] and "slots" in report and report["slots"]["announced_slots"]:
         out.append(
             '<figure class="box"><figcaption>Cluster slots: keys per slot (128 x 128, slot 0 top left; '
             'hover for the slot)</figcaption><canvas id="slotmap" width="384" height="384"></canvas>'

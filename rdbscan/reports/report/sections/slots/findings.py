@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ....format import fmt_int
 from ...section import examples, finding
 
+if TYPE_CHECKING:
+    from ...data import Finding, ReportData
+    from .build import SlotsData
 
-def findings(s: dict, report: dict) -> list[dict]:
-    out: list[dict] = []
-    if s.get("announced_mismatches"):
+
+def findings(s: SlotsData, report: ReportData) -> list[Finding]:
+    out: list[Finding] = []
+    if s["announced_mismatches"]:
         out.append(
             finding(
                 "slot-count-mismatch",
@@ -20,7 +26,7 @@ def findings(s: dict, report: dict) -> list[dict]:
             )
         )
     if (
-        s.get("hottest")
+        s.get("hottest")  # absent in a dump's object (by_dump: its slot announcements only)
         and s["hottest"][0].get("hashtags")
         and s["hottest"][0]["keys"] >= 10
         and (s["hottest"][0].get("key_share") or 0) >= 0.05

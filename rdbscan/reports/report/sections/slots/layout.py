@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ....document import Block, advice, table
 from ....format import (
     fmt_bytes,
@@ -11,27 +13,31 @@ from ....format import (
     fmt_pct,
 )
 
+if TYPE_CHECKING:
+    from ...data import ReportData
+    from .build import SlotsData
 
-def layout(s, report):
+
+def layout(s: SlotsData, report: ReportData) -> list[Block]:
     blocks = [Block("section", "Cluster slots")]
-    if not s.get("announced_slots") and not s.get("hashtags"):
+    if not s["announced_slots"] and not s["hashtags"]:
         # a standalone dump without hashtags: how it would spread over a cluster, in one line
         return blocks + [
             Block(
                 "note",
-                f"Standalone dump: its {fmt_int(s.get('keys'))} keys would use "
-                f"{fmt_int(s.get('slots_used'))} of 16384 slots (at most "
-                f"{fmt_int(s.get('max_keys_in_slot'))} keys in one); no hashtags.",
+                f"Standalone dump: its {fmt_int(s['keys'])} keys would use "
+                f"{fmt_int(s['slots_used'])} of 16384 slots (at most "
+                f"{fmt_int(s['max_keys_in_slot'])} keys in one); no hashtags.",
             )
         ]
     kv = [
-        ("Slots used", f"{fmt_int(s.get('slots_used'))} of 16384"),
+        ("Slots used", f"{fmt_int(s['slots_used'])} of 16384"),
         (
             "Keys per used slot",
-            f"average {s.get('avg_keys_per_slot') or 0:.1f}, max {fmt_int(s.get('max_keys_in_slot'))}",
+            f"average {s['avg_keys_per_slot'] or 0:.1f}, max {fmt_int(s['max_keys_in_slot'])}",
         ),
     ]
-    if s.get("announced_slots"):
+    if s["announced_slots"]:
         kv.append(
             (
                 "Announced in dump",
@@ -47,7 +53,7 @@ def layout(s, report):
     return blocks + advice(s)
 
 
-def _hottest(s: dict) -> Block:
+def _hottest(s: SlotsData) -> Block:
     return table(
         "Hottest slots",
         ["slot", "keys", "memory", "share of keys", "hashtags"],
@@ -65,7 +71,7 @@ def _hottest(s: dict) -> Block:
     )
 
 
-def _by_memory(s: dict) -> Block:
+def _by_memory(s: SlotsData) -> Block:
     return table(
         "Slots by memory",
         ["slot", "keys", "memory", "share", "largest key"],
@@ -83,7 +89,7 @@ def _by_memory(s: dict) -> Block:
     )
 
 
-def _hashtags(s: dict) -> Block:
+def _hashtags(s: SlotsData) -> Block:
     return table(
         "Hashtags",
         ["hashtag", "slot", "keys", "memory", "share of slot"],

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ....format import fmt_int, fmt_key
 from ...section import finding
 
+if TYPE_CHECKING:
+    from ...data import Finding, ReportData
+    from .build import StreamsData
 
-def findings(st: dict, report: dict) -> list[dict]:
-    out: list[dict] = []
-    pel = [x for x in st.get("items") or [] if (x.get("pending") or 0) >= 1000]
+
+def findings(st: StreamsData, report: ReportData) -> list[Finding]:
+    out: list[Finding] = []
+    pel = [x for x in st["items"] or [] if (x.get("pending") or 0) >= 1000]
     if pel:
         out.append(
             finding(

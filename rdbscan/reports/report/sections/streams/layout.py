@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ....document import Block, advice, table
 from ....format import (
     fmt_bytes,
@@ -12,8 +14,12 @@ from ....format import (
     fmt_time,
 )
 
+if TYPE_CHECKING:
+    from ...data import ReportData
+    from .build import StreamsData
 
-def layout(s, report):
+
+def layout(s: StreamsData, report: ReportData) -> list[Block]:
     blocks = [Block("section", "Streams and hash field TTLs")]
     if not s["items"] and not s["hash_field_ttl"]:
         return blocks + [Block("note", "No streams and no hashes with field TTLs.")]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as _dt
 from typing import TYPE_CHECKING, TypedDict, cast
 
-from .findings import expected_words
+from .words import expected_words
 
 if TYPE_CHECKING:
     from ....engine.relations import Runner

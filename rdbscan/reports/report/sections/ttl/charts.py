@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from ....format import fmt_bytes, fmt_duration_ms, fmt_int, fmt_time
 from ....html.svg import chart_box
 from ....html.svg import columns as _columns
+
+if TYPE_CHECKING:
+    from ...data import ReportData
 
 PER_DECADE = 4  # chart_expiry_timeline's default `per_decade`: buckets per power of ten
 
@@ -20,11 +24,11 @@ def chart_data(run, options) -> dict:
     return {"expiry_timeline": run.rows("chart_expiry_timeline")}
 
 
-def charts(report: dict) -> list[str]:
-    data = report.get("charts") or {}
+def charts(report: ReportData) -> list[str]:
+    data = report.get("charts")  # the HTML report's
     out: list[str] = []
-    ttl = report.get("ttl") or {}
-    if ttl.get("distribution"):
+    ttl = report.get("ttl")  # --section may leave it out
+    if ttl and ttl["distribution"]:
         out.append(
             chart_box(
                 "Remaining TTL at snapshot (keys)",
@@ -42,7 +46,7 @@ def charts(report: dict) -> list[str]:
                 ),
             )
         )
-    timeline = data.get("expiry_timeline") or []
+    timeline = data["expiry_timeline"] if data else []
     if timeline:
         rows = []
         by = {r["bucket"]: r for r in timeline}
@@ -58,10 +62,8 @@ def charts(report: dict) -> list[str]:
                     f"keys, {fmt_bytes(r['memory_bytes'])}",
                 )
             )
-        herd = (ttl.get("herd") or {}).get("seconds", []) + (ttl.get("herd") or {}).get(
-            "minutes", []
-        )
-        snap = ttl.get("snapshot_ms")
+        herd = ttl["herd"]["seconds"] + ttl["herd"]["minutes"] if ttl else []
+        snap = ttl["snapshot_ms"] if ttl else None
         marks = []
         if snap is not None:
             for h in herd:

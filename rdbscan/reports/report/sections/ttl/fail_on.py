@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ...section import FailRule
+
+if TYPE_CHECKING:
+    from ...data import ReportData
 
 FAIL_RULES = {
     "no-ttl": FailRule(0, "keys without TTL in cache/session-like families"),
@@ -11,7 +16,7 @@ FAIL_RULES = {
 }
 
 
-def fail_value(run, report: dict, rule: str) -> tuple:
+def fail_value(run, report: ReportData, rule: str) -> tuple:
     if rule == "no-ttl":
         rows = run.rows("ttl_families", top=0)
         return sum(r["keys_without_ttl"] for r in rows if r["looks_ephemeral"]), None, None

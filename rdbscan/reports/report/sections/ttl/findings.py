@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ....format import fmt_bytes, fmt_int, fmt_key, fmt_time
 from ...section import finding
+from .words import expected_words
 
-
-def expected_words(expected) -> str:
-    """What an even spread of the family's expiries would put in that moment, in words."""
-    if expected is None:
-        return ""
-    if expected < 0.01:
-        return "where evenly spread TTLs would put almost none"
-    if expected < 1:
-        return "where evenly spread TTLs would put less than one"
-    return f"where evenly spread TTLs would put about {expected:,.0f}"
+if TYPE_CHECKING:
+    from ...data import Finding, ReportData
+    from .build import TtlData
 
 
 def chance_words(h: dict) -> str:
@@ -27,8 +23,9 @@ def chance_words(h: dict) -> str:
     return f"1 in {10**-log10:,.0f}"
 
 
-def findings(t: dict, report: dict) -> list[dict]:
-    out: list[dict] = []
+def findings(t: TtlData, report: ReportData) -> list[Finding]:
+    out: list[Finding] = []
+    # (`families`: absent in a dump's object, by_dump)
     for f in [f for f in t.get("families") or [] if f.get("looks_ephemeral")][:2]:
         out.append(
             finding(
@@ -42,7 +39,7 @@ def findings(t: dict, report: dict) -> list[dict]:
                 keys=f["keys_without_ttl"],
             )
         )
-    herd = (t.get("herd") or {}).get("seconds", []) + (t.get("herd") or {}).get("minutes", [])
+    herd = t["herd"]["seconds"] + t["herd"]["minutes"]
     if herd:
         worst = min(herd, key=lambda h: h["log10_p_value"])  # the least plausible
         out.append(
@@ -59,31 +56,31 @@ def findings(t: dict, report: dict) -> list[dict]:
                 keys=worst["keys"],
             )
         )
-    if t.get("expired_at_snapshot"):
+    if t["expired_at_snapshot"]:
         out.append(
             finding(
                 "expired-at-snapshot",
                 "info",
                 "ttl",
                 f"{fmt_int(t['expired_at_snapshot'])} keys were already expired at snapshot "
-                f"time ({fmt_bytes(t.get('memory_expired_at_snapshot'))})",
+                f"time ({fmt_bytes(t['memory_expired_at_snapshot'])})",
                 "active expiry is falling behind: raise hz or look for a blocked event loop",
-                memory=t.get("memory_expired_at_snapshot"),
+                memory=t["memory_expired_at_snapshot"],
                 keys=t["expired_at_snapshot"],
             )
         )
-    share = t.get("memory_share_without_ttl") or 0
-    if share >= 0.5 and t.get("memory_without_ttl"):
+    share = t["memory_share_without_ttl"] or 0
+    if share >= 0.5 and t["memory_without_ttl"]:
         out.append(
             finding(
                 "no-ttl-share",
                 "info",
                 "ttl",
                 f"{share:.0%} of the memory ({fmt_bytes(t['memory_without_ttl'])}) is in keys "
-                f"without TTL ({fmt_int(t.get('keys_without_ttl'))} keys)",
+                f"without TTL ({fmt_int(t['keys_without_ttl'])} keys)",
                 "check that these keys are meant to live forever; see TTL",
                 memory=t["memory_without_ttl"],
-                keys=t.get("keys_without_ttl"),
+                keys=t["keys_without_ttl"],
             )
         )
     return out

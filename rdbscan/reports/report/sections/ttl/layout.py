@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ....document import Block, advice, table
 from ....format import (
     fmt_bytes,
@@ -12,14 +14,18 @@ from ....format import (
 )
 from .findings import chance_words
 
+if TYPE_CHECKING:
+    from ...data import ReportData
+    from .build import TtlData
 
-def layout(t, report):
+
+def layout(t: TtlData, report: ReportData) -> list[Block]:
     blocks = [Block("section", "TTL")]
     blocks.append(
         Block(
             "kv",
             items=[
-                ("Measured from", f"{fmt_time(t.get('snapshot_ms'))} (snapshot time, not now)"),
+                ("Measured from", f"{fmt_time(t['snapshot_ms'])} (snapshot time, not now)"),
                 (
                     "Without TTL",
                     f"{fmt_int(t['keys_without_ttl'])} keys ({fmt_pct(t['key_share_without_ttl'])}), "
@@ -73,7 +79,7 @@ def _herds(herd: list[dict], several: bool) -> Block:
     )
 
 
-def _families(t: dict) -> Block:
+def _families(t: TtlData) -> Block:
     return table(
         "Families with keys without TTL",
         ["family", "keys", "no TTL", "memory no TTL", "TTL coverage", "cache/session?"],
@@ -92,7 +98,7 @@ def _families(t: dict) -> Block:
     )
 
 
-def _distribution(t: dict) -> Block:
+def _distribution(t: TtlData) -> Block:
     return table(
         "TTL distribution",
         ["remaining TTL", "keys", "memory", "share of keys"],

@@ -3,11 +3,17 @@ elements, compressible strings."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ....format import fmt_bytes, fmt_int, fmt_key
 from ...section import examples, finding
 
+if TYPE_CHECKING:
+    from ...data import Finding, ReportData
+    from .build import ValuesData
 
-def findings(v: dict, report: dict) -> list[dict]:
+
+def findings(v: ValuesData, report: ReportData) -> list[Finding]:
     """Split keys that are big once joined, collections with big elements, compressible strings."""
     out = []
     sk, be, cp = v["split_keys"], v["big_elements"], v["compressible"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ....document import Block, advice, table
 from ....format import (
     fmt_bytes,
@@ -10,8 +12,12 @@ from ....format import (
     fmt_key,
 )
 
+if TYPE_CHECKING:
+    from ...data import ReportData
+    from .build import BigElements, Compressible, SplitKeys, ValuesData
 
-def layout(v, report):
+
+def layout(v: ValuesData, report: ReportData) -> list[Block]:
     """The "Value design" section (rdbscan/reports/values.py)."""
     sk, be, cp = v["split_keys"], v["big_elements"], v["compressible"]
     blocks = [Block("section", "Value design")]
@@ -53,7 +59,7 @@ def layout(v, report):
     return blocks + advice(v)
 
 
-def _split_keys(sk: dict) -> Block:
+def _split_keys(sk: SplitKeys) -> Block:
     return table(
         "Keys split into shards, by memory",
         ["logical key", "type", "shards", "memory", "largest", "median", "balance"],
@@ -74,7 +80,7 @@ def _split_keys(sk: dict) -> Block:
     )
 
 
-def _big_elements(be: dict) -> Block:
+def _big_elements(be: BigElements) -> Block:
     return table(
         f"Collections with an element over {fmt_bytes(be['threshold_bytes'])}",
         ["key", "type", "length", "longest element", "memory"],
@@ -92,7 +98,7 @@ def _big_elements(be: dict) -> Block:
     )
 
 
-def _compressible(cp: dict) -> Block:
+def _compressible(cp: Compressible) -> Block:
     return table(
         f"Strings over {fmt_bytes(cp['min_bytes'])} by family: LZF in the RDB",
         ["family", "keys", "raw", "stored", "ratio", "memory", "to save"],
