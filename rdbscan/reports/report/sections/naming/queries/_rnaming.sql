@@ -25,7 +25,8 @@
 --      rnaming_families: the families of fast keys whose first segment breaks a rule;
 --   3. rnaming: every rule for the other keys and for fast keys in such a family; a fast key in
 --      any other family can break the length rules only, which are all it is tested for (no first
---      segment, root or delimiter set), and within the lengths it is skipped.
+--      segment, root or delimiter set: CASE WHEN NOT lengths_only), and within the lengths it is
+--      skipped.
 -- The three checks on constants in rnaming_fast_ok (computed once) confirm that these characters
 -- are allowed, that the delimiter is not special, and that no letter, digit or `_` is a delimiter
 -- or a mixed-delimiter candidate; otherwise no key is fast.
@@ -122,12 +123,16 @@ CREATE OR REPLACE TEMP TABLE rnaming AS
 -- columns twice rather than hold a copy of the keys
 WITH k AS NOT MATERIALIZED (
     SELECT *
-    FROM (SELECT dump_id, db, key, key_length, family, memory_bytes, invalid_utf8,
-                 rnaming_fast(key, plain_key, $delimiters, $allowed_chars, $mixed_candidates) AS fast
-          FROM rkeys)
-    -- the keys that can break a rule other than the lengths (see the top of this file)
-    WHERE NOT fast OR left($delimiters, 1) <> ':' OR family IS NULL OR starts_with(family, '{')
-       OR family IN (SELECT family FROM rnaming_families)
+    FROM (SELECT *,
+                 -- a fast key in a family whose first segment breaks no rule: the lengths are all
+                 -- it can break (see the top of this file)
+                 fast AND left($delimiters, 1) = ':' AND family IS NOT NULL AND NOT starts_with(family, '{')
+                      AND family NOT IN (SELECT family FROM rnaming_families) AS lengths_only
+          FROM (SELECT dump_id, db, key, key_length, family, memory_bytes, invalid_utf8,
+                       rnaming_fast(key, plain_key, $delimiters, $allowed_chars, $mixed_candidates) AS fast
+                FROM rkeys))
+    -- the keys that can break a rule
+    WHERE NOT lengths_only OR key_length > least($max_length, $recommended_length)
 ), s AS NOT MATERIALIZED (
     SELECT *,
            -- invalid UTF-8 bytes are shown as \xNN in `key`: drop them where the escape's own
@@ -137,17 +142,17 @@ WITH k AS NOT MATERIALIZED (
            -- hashtag or control-chars look for? One regex for the four, whose own tests then run
            -- only on such keys (`clean` holds no character that `key` does not)
            NOT fast AND NOT near AND regexp_matches(key, '[\\*?\[\]()\s''"{}A-Z\x00-\x1f\x7f]') AS odd,
-           rnaming_first(key, fast OR near, $delimiters) AS first_segment
+           CASE WHEN NOT lengths_only THEN rnaming_first(key, fast OR near, $delimiters) END AS first_segment
     FROM (SELECT *, rnaming_near(key, fast, $delimiters, $allowed_chars, $mixed_candidates) AS near FROM k)
 ), d AS NOT MATERIALIZED (
     SELECT *,
-           rnaming_root(key, fast OR near, first_segment, $delimiters, $mixed_candidates) AS root,
-           rnaming_dset(key, fast OR near, $delimiters, $mixed_candidates) AS dset
+           CASE WHEN NOT lengths_only THEN rnaming_root(key, fast OR near, first_segment, $delimiters, $mixed_candidates) END AS root,
+           CASE WHEN NOT lengths_only THEN rnaming_dset(key, fast OR near, $delimiters, $mixed_candidates) END AS dset
     FROM s
 ), checked AS (
     -- the rules a fast key can still break, computed once per key
     SELECT d.*,
-           rnaming_generic(d.first_segment, d.fast OR d.near, $generic_names) AS generic,
+           NOT d.lengths_only AND rnaming_generic(d.first_segment, d.fast OR d.near, $generic_names) AS generic,
            strlen(d.dset) > 1 OR (d.dset <> '' AND d.dset <> r.main_dset) AS mixed
     FROM d LEFT JOIN rnaming_roots AS r USING (root)
 ), flagged AS (
@@ -173,18 +178,6 @@ WITH k AS NOT MATERIALIZED (
                CASE WHEN generic THEN 'generic-name' END,
                CASE WHEN mixed THEN 'mixed-delimiters' END) END AS rules
     FROM checked
-), long_fast AS (
-    -- the other fast keys (k leaves them out) that are too long: the length rules are all they
-    -- can break
-    SELECT dump_id, db, key, family, memory_bytes,
-           concat_ws(',', CASE WHEN key_length > $max_length THEN 'max-length' END,
-                          CASE WHEN key_length > $recommended_length THEN 'recommended-length' END) AS rules
-    FROM (SELECT dump_id, db, key, key_length, family, memory_bytes,
-                 rnaming_fast(key, plain_key, $delimiters, $allowed_chars, $mixed_candidates) AS fast
-          FROM rkeys)
-    WHERE fast AND key_length > least($max_length, $recommended_length)
-      AND left($delimiters, 1) = ':' AND family IS NOT NULL AND NOT starts_with(family, '{')
-      AND family NOT IN (SELECT family FROM rnaming_families)
 )
 -- one row per rule broken; the family (as rkeys.pattern: keys.family for the default delimiter)
 -- only for the keys that break one (key_pattern is costly). Rows are filtered after the unnest:
@@ -192,9 +185,7 @@ WITH k AS NOT MATERIALIZED (
 SELECT dump_id, db, key, memory_bytes, pattern, rule
 FROM (SELECT dump_id, db, key, memory_bytes, pattern, unnest(string_split(rules, ',')) AS rule
       FROM (SELECT *, CASE WHEN rules <> '' THEN key_family(key, family, delimiters := $delimiters) END AS pattern
-            FROM (SELECT dump_id, db, key, family, memory_bytes, rules FROM flagged
-                  UNION ALL
-                  SELECT * FROM long_fast)))
+            FROM flagged))
 WHERE rule <> '' AND NOT list_contains($disabled, rule)
 UNION ALL
 -- type-name (opt-in): the key names a type in a whole segment (`app:hash:1`, `cfg:theme:string`;
