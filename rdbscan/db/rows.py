@@ -41,7 +41,7 @@ ESTIMATE_CACHE = 100_000  # value shapes whose memory estimate is remembered
 # Key rows per batch.  The compiled batch holds typed C columns, copied into a ~1.75 MB Arrow
 # batch (16,384 small keys) that waits in BulkWriter's queue: the parser's batch, the queued ones
 # and the one DuckDB reads are in memory at once.  Issue 28 (docs/benchmarks.md): on pop5m
-# (5 M small strings) 16,384 rows against 65,536 take peak RSS of the load from 233 to 197 MB
+# (5 M small strings) 16,384 rows against 65,536 take peak RSS of the load from 233 to 197 MiB
 # for the same CPU time (pairs: 1.02x, within noise).  The Python path keeps a tuple per row,
 # so its batches stay smaller.
 BATCH_ROWS = 16_384
