@@ -373,3 +373,29 @@ def test_html_labels_axes_contents_and_slot_map_only_for_a_cluster(dbs):
     assert len(counts) == 11  # bars wide enough for their numbers: every one written
     written = sorted(int(v.replace(",", "")) for v in _values_written(lfu))
     assert written == sorted(c for c in counts if c) and sum(written) == sum(counts)
+
+
+@pytest.mark.slow
+def test_many_dumps_fold_their_table_below_the_findings(dbs, tmp_path):
+    """Up to OPEN_DUMPS_TABLE dumps the page opens with their table; over more, the table is
+    folded into one line so that the findings (a line per dump) are on the first screen."""
+    from rdbscan.db.load import load
+    from rdbscan.reports.report.html import OPEN_DUMPS_TABLE
+
+    one = render_html(_report(dbs[SAMPLE]))
+    assert "<details><summary>The" not in one
+    assert one.count('<table class="dumps">') == 1
+    rels = (SAMPLE, LFU, LRU, CLUSTER, "redis-7.0.15/small")
+    assert len(rels) == OPEN_DUMPS_TABLE + 1
+    db = str(tmp_path / "five.duckdb")
+    load([str(FIXTURES / rel / "dump.rdb") for rel in rels], db)
+    page = render_html(_report(db))
+    folded = (
+        "<details><summary>The 5 dumps: server, RDB version, snapshot, keys, memory</summary>"
+        '<table class="dumps">'
+    )
+    assert page.count(folded) == 1
+    header = page[page.index("<header>") : page.index("</header>")]
+    assert re.search(r'<p class="sub">generated [^<]* · 5 dumps · [\d,]+ keys · ', header)
+    assert header.count("<tr><td>") == 5  # every dump still listed, one click away
+    assert page.index("</header>") < page.index('<section id="verdict">')

@@ -421,7 +421,7 @@ def test_a_fleet_has_a_line_per_dump_from_one_grouped_pass(fleet):
     assert worst[36]["message"] == (
         "One family, k:{id}:{id}, holds 100% of the memory (5.8 KiB, 36 keys)"
     )
-    assert worst[1]["message"] == "100% of the memory (160 B) is in keys without TTL (1 keys)"
+    assert worst[1]["message"] == "100% of the memory (160 B) is in keys without TTL (1 key)"
     assert worst[7] == {
         "id": "big-keys-critical",
         "severity": "critical",
@@ -433,7 +433,7 @@ def test_a_fleet_has_a_line_per_dump_from_one_grouped_pass(fleet):
     )
     # dump 3: its keys without TTL, and the key expired at snapshot time
     assert worst[2]["message"] == (
-        "The dump could not be read to the end: the figures cover the 1 keys read before the damage."
+        "The dump could not be read to the end: the figures cover the 1 key read before the damage."
     )
     # and each its dominant family (dump 1: its one key; a tie goes to the TTL check)
     assert [d["findings"] for d in lines if d["dump_id"] in (1, 2, 3, 5, 7, 36)] == [
@@ -453,7 +453,7 @@ def test_a_fleets_findings_say_which_dumps_they_concern(fleet):
     # one dump's finding in its own words: the 1 key read before the damage, not all dumps' keys
     assert (by_id["dump-incomplete"]["keys"], by_id["dump-incomplete"]["dumps"]) == (1, [2])
     assert by_id["dump-incomplete"]["message"] == (
-        "The dump could not be read to the end: the figures cover the 1 keys read before the damage."
+        "The dump could not be read to the end: the figures cover the 1 key read before the damage."
     )
     assert by_id["big-keys-critical"]["dumps"] == [7]
     assert by_id["big-keys-critical"]["keys"] == 1

@@ -31,6 +31,11 @@ if sys.platform.startswith("linux"):
 
 
 def release_free_memory() -> None:
-    """Hand the heap's free pages back to the system (glibc; elsewhere nothing)."""
+    """Hand the heap's free pages back to the system (glibc; elsewhere nothing), and those
+    pyarrow's own allocator (mimalloc or jemalloc) keeps cached: after a load, `report DUMP` runs
+    its queries in the same process (issue 28: 4 MB less at the report's peak on mixed)."""
+    arrow = sys.modules.get("pyarrow")
+    if arrow is not None:
+        arrow.default_memory_pool().release_unused()
     if _trim is not None:
         _trim(0)

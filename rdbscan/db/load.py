@@ -101,7 +101,7 @@ def load(
     *,
     progress: ProgressHook | None = None,
     verify_crc: bool = True,
-    batch_rows: int = BATCH_ROWS,
+    batch_rows: int | None = None,
     target: str | None = None,
     skip_bad: bool = False,
     existing: str = "refuse",
@@ -170,7 +170,7 @@ def load_one(
     *,
     progress: ProgressHook | None = None,
     verify_crc: bool = True,
-    batch_rows: int = BATCH_ROWS,
+    batch_rows: int | None = None,
     target: str | None = None,
     skip_bad: bool = False,
     dump_id: int | None = None,
@@ -196,6 +196,8 @@ def load_one(
     source: Source | None = None
     if key_filter is not None and not key_filter.active:
         key_filter = None
+    if batch_rows is None:  # the store's own size (a Parquet dataset's row groups), else ours
+        batch_rows = store.batch_rows or BATCH_ROWS
     rows = _row_builder(dump_id, info, path, target, batch_rows, projector, key_filter)
     writer = store.bulk()
     committed = False

@@ -60,6 +60,10 @@ LOCK_FILE = "_rdbscan.lock"  # the writer's lock (DatasetLock)
 TABLES = tuple("keys" if t == "key_rows" else t for t in LOADED_TABLES)
 NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"  # Hive's, pyarrow's and DuckDB's name for NULL
 ROWS_PER_FILE = 8_000_000  # a new part file after this many key rows (files of ~100-300 MB)
+# Key rows per batch of a load into a dataset: one row group per batch (docs/fleet.md), larger
+# than a DuckDB load's rows.BATCH_ROWS (16,384 since issue 28), whose batches only stream
+# into DuckDB's own row groups.
+PARQUET_BATCH_ROWS = 65_536
 COMPRESSION = "zstd"
 # DICTIONARY (columns.py): columns with few distinct values, dictionary-encoded, in every table
 # that has a column of that name (the side tables' db and length too).
@@ -443,6 +447,8 @@ class ParquetStore(Store):
     partitions but its `dumps` file is not written: `staged` holds its partition and the
     file's bytes, and find_dump finds nothing: the process that gave out the dump ids (and
     holds the lock) settles identity and publishes, in the order of the paths (rdbscan/fleet/)."""
+
+    batch_rows = PARQUET_BATCH_ROWS
 
     def __init__(self, path: str, *, publish: bool = True):
         self.dataset = Dataset(path, create=publish)

@@ -38,14 +38,17 @@ from .columns import KEYS_COLUMNS, KEYS_SCHEMA
 from .store import STREAM_GROUPS_COLUMNS, STREAMS_COLUMNS
 
 ESTIMATE_CACHE = 100_000  # value shapes whose memory estimate is remembered
-# Key rows per batch.  The compiled batch holds typed C columns: 65,536 rows take a 5 M-key
-# load from 2.05 to 1.85 s against 20,000 (fewer INSERT chunks and Arrow conversions) for about
-# 30 MB more peak RSS.  The Python path keeps a tuple per row, so its batches stay smaller.
-BATCH_ROWS = 65_536
+# Key rows per batch.  The compiled batch holds typed C columns, copied into a ~1.75 MB Arrow
+# batch (16,384 small keys) that waits in BulkWriter's queue: the parser's batch, the queued ones
+# and the one DuckDB reads are in memory at once.  Issue 28 (docs/benchmarks.md): on pop5m
+# (5 M small strings) 16,384 rows against 65,536 take peak RSS of the load from 233 to 197 MiB
+# for the same CPU time (pairs: 1.02x, within noise).  The Python path keeps a tuple per row,
+# so its batches stay smaller.
+BATCH_ROWS = 16_384
 PURE_BATCH_ROWS = 20_000
 # A batch also ends once its key names reach this many bytes (_batch.KEY_DATA_SOFT), so that
 # long key names cannot make one batch huge: 20,000 keys of 10 KiB load at 436 MB peak RSS with
-# 16 MiB, 310 MB with 4 MiB (bench/hostile.py).  Keys of up to 64 bytes still fill 65,536 rows.
+# 16 MiB, 310 MB with 4 MiB (bench/hostile.py).  Keys of up to 256 bytes still fill 16,384 rows.
 KEY_DATA_SOFT = 4 * 1024 * 1024
 # Key names longer than this keep only their first KEY_KEEP bytes in keys.key / key_raw (cut back
 # to a whole UTF-8 character), with their full length (keys.key_length) and a hash of the whole

@@ -34,6 +34,13 @@ from .macros import MACROS  # created in every database (ad-hoc SQL too)
 #    newer than rdbscan, hash templates, NACK zones, arrays (keys.array_last_index).
 SCHEMA_VERSION = 5
 
+# DuckDB memory of the loader's connection (issue 28, docs/benchmarks.md): the loader only
+# appends, so a small buffer pool keeps peak memory flat however many keys the dump has (DuckDB
+# writes finished row groups to the file).  On pop5m (5 M keys, 16,384-row batches) peak RSS of
+# `rdbscan load` 190 MiB at 48 MB, 207 MiB at 64 MB, same CPU time (pairs: 1.01x); at 40 MB the
+# CPU time grows 11 %.  (Earlier: 64 MB against 128 MB, 265-290 against 335-380 MB.)
+LOAD_MEMORY_LIMIT = "48MB"
+
 STREAMS_SCHEMA = pa.schema(
     [
         ("dump_id", pa.int32()),
@@ -256,21 +263,23 @@ def check_ours(path: str) -> None:
 class Store:
     """A DuckDB database that rdbscan writes to."""
 
+    # Key rows per batch of a load into this store; None: rows.BATCH_ROWS.
+    batch_rows: int | None = None
+
     def __init__(self, path: str):
         self.path = path
         check_ours(path)
         # A file this store creates is removed again by close() when no dump was committed to
         # it (a load that failed or was interrupted leaves no empty database behind).
         self.created = not os.path.exists(path) or os.path.getsize(path) == 0
-        # The loader only appends: a small buffer pool keeps peak memory flat however many
-        # keys the dump has (DuckDB writes finished row groups to the file).  64 MB: peak RSS
-        # of a whole load 265-290 MB on 1 M-key dumps, 128 MB: 335-380 MB, same speed.
+        # The loader only appends: a small buffer pool (LOAD_MEMORY_LIMIT) keeps peak memory
+        # flat however many keys the dump has.
         # Rows need not be stored in file order (ORDER BY file_offset gives it): without that
         # constraint DuckDB inserts on every core (1 M keys: 0.47 s against 1.05 s).
         # Not registered for interrupt_all (db/connections.py): a load stops between batches, and
         # its clean-up (Store.discard) runs on this connection right after the Ctrl-C.
         self.con = duckdb.connect(
-            path, config={"memory_limit": "64MB", "preserve_insertion_order": False}
+            path, config={"memory_limit": LOAD_MEMORY_LIMIT, "preserve_insertion_order": False}
         )
         try:
             check_schema(self.con, path)

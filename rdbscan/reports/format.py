@@ -52,6 +52,11 @@ def fmt_int(n) -> str:
     return "-" if n is None else f"{int(n):,}"
 
 
+def fmt_keys(n) -> str:
+    """`1 key`, `1,024 keys`: a count of keys as a noun phrase."""
+    return f"{fmt_int(n)} key" if n == 1 else f"{fmt_int(n)} keys"
+
+
 def fmt_pct(x) -> str:
     if x is None:
         return "-"

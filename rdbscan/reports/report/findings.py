@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, cast
 
 from ..document import SEVERITY_MARK, Block
-from ..format import fmt_bytes, fmt_int, fmt_key, fmt_pct
+from ..format import fmt_bytes, fmt_int, fmt_key, fmt_keys, fmt_pct
 from .section import total_memory
 from .sections import SECTIONS
 
@@ -227,7 +227,7 @@ def _dump_line(d: DumpLine) -> tuple[str, str]:
     name = "/".join(str(d["path"] or "?").split("/")[-2:])
     return (
         dump_label(d),
-        f"{name}: {fmt_int(d['keys'])} keys, {fmt_bytes(d['memory_bytes'])}, {state}; {worst}",
+        f"{name}: {fmt_keys(d['keys'])}, {fmt_bytes(d['memory_bytes'])}, {state}; {worst}",
     )
 
 

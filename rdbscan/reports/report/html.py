@@ -47,6 +47,11 @@ def _body_html(report: ReportData) -> str:
     )
 
 
+# Up to this many dumps the page opens with their table; beyond, it is folded (one click away)
+# so that the findings, which have a line per dump, are on the first screen.
+OPEN_DUMPS_TABLE = 4
+
+
 def _header_html(report: ReportData) -> str:
     o = report["overview"]
     rows = []
@@ -74,9 +79,17 @@ def _header_html(report: ReportData) -> str:
         + "".join(rows)
         + "</tbody></table>"
     )
+    count = ""
+    if len(rows) > OPEN_DUMPS_TABLE:  # the findings first: the list of dumps folded away
+        count = f"{fmt_int(len(rows))} dumps · "
+        table = (
+            f"<details><summary>The {fmt_int(len(rows))} dumps: server, RDB version, snapshot, "
+            f"keys, memory</summary>{table}</details>"
+        )
     return (
         f'<header><h1>rdbscan report</h1><p class="sub">generated {_e(report["generated_at"])} · '
-        f"{fmt_int(o['keys'])} keys · {fmt_bytes(o['memory_bytes'])} estimated</p>{table}</header>"
+        f"{count}{fmt_int(o['keys'])} keys · {fmt_bytes(o['memory_bytes'])} estimated</p>"
+        f"{table}</header>"
     )
 
 

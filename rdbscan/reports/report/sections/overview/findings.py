@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ....format import fmt_int
+from ....format import fmt_keys
 from ...section import finding
 
 if TYPE_CHECKING:
@@ -23,7 +23,7 @@ def findings(o: OverviewData, report: ReportData) -> list[Finding]:
                 "rdbscan-older-than-dump",
                 "warning",
                 "overview",
-                f"rdbscan is older than this dump: it read the {fmt_int(total_keys)} keys before "
+                f"rdbscan is older than this dump: it read the {fmt_keys(total_keys)} before "
                 f"the first record it does not know; the figures cover those keys. The file is "
                 f"not damaged.",
                 "upgrade rdbscan (pip install -U rdbscan) and run the report again",
@@ -37,7 +37,7 @@ def findings(o: OverviewData, report: ReportData) -> list[Finding]:
                 "critical",
                 "overview",
                 f"The dump could not be read to the end: the figures cover the "
-                f"{fmt_int(total_keys)} keys read before the damage.",
+                f"{fmt_keys(total_keys)} read before the damage.",
                 "take a new snapshot; do not restore this file",
                 keys=total_keys,
             )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ....format import fmt_bytes, fmt_int, fmt_key
+from ....format import fmt_bytes, fmt_key, fmt_keys
 from ...section import finding
 
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ def findings(p: PatternsData, report: ReportData) -> list[Finding]:
                 "info",
                 "patterns",
                 f"One family, {fmt_key(top['pattern'], 50)}, holds {top['memory_share']:.0%} of the memory "
-                f"({fmt_bytes(top['memory_bytes'])}, {fmt_int(top['keys'])} keys)",
+                f"({fmt_bytes(top['memory_bytes'])}, {fmt_keys(top['keys'])})",
                 "start any clean-up or resizing there; see Key families",
                 memory=top["memory_bytes"],
                 keys=top["keys"],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ....format import fmt_int
+from ....format import fmt_int, fmt_keys
 from ...section import examples, finding
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ def findings(s: SlotsData, report: ReportData) -> list[Finding]:
                 "hot-slot",
                 "info",
                 "slots",
-                f"Slot {h['slot']} holds {fmt_int(h['keys'])} keys ({h['key_share']:.0%}) because of "
+                f"Slot {h['slot']} holds {fmt_keys(h['keys'])} ({h['key_share']:.0%}) because of "
                 f"hashtag {examples(h['hashtags'], 1)}",
                 "keep hashtags for multi-key operations; see Cluster slots",
                 memory=h.get("memory_bytes"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ....format import fmt_bytes, fmt_int, fmt_key, fmt_time
+from ....format import fmt_bytes, fmt_int, fmt_key, fmt_keys, fmt_time
 from ...section import finding
 from .words import expected_words
 
@@ -77,7 +77,7 @@ def findings(t: TtlData, report: ReportData) -> list[Finding]:
                 "info",
                 "ttl",
                 f"{share:.0%} of the memory ({fmt_bytes(t['memory_without_ttl'])}) is in keys "
-                f"without TTL ({fmt_int(t['keys_without_ttl'])} keys)",
+                f"without TTL ({fmt_keys(t['keys_without_ttl'])})",
                 "check that these keys are meant to live forever; see TTL",
                 memory=t["memory_without_ttl"],
                 keys=t["keys_without_ttl"],

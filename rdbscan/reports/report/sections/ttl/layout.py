@@ -9,6 +9,7 @@ from ....format import (
     fmt_bytes,
     fmt_int,
     fmt_key,
+    fmt_keys,
     fmt_pct,
     fmt_time,
 )
@@ -28,13 +29,13 @@ def layout(t: TtlData, report: ReportData) -> list[Block]:
                 ("Measured from", f"{fmt_time(t['snapshot_ms'])} (snapshot time, not now)"),
                 (
                     "Without TTL",
-                    f"{fmt_int(t['keys_without_ttl'])} keys ({fmt_pct(t['key_share_without_ttl'])}), "
+                    f"{fmt_keys(t['keys_without_ttl'])} ({fmt_pct(t['key_share_without_ttl'])}), "
                     f"{fmt_bytes(t['memory_without_ttl'])} ({fmt_pct(t['memory_share_without_ttl'])} of memory)",
                 ),
                 ("With TTL", fmt_int(t["keys_with_ttl"])),
                 (
                     "Expired at snapshot",
-                    f"{fmt_int(t['expired_at_snapshot'])} keys ({fmt_bytes(t['memory_expired_at_snapshot'])})",
+                    f"{fmt_keys(t['expired_at_snapshot'])} ({fmt_bytes(t['memory_expired_at_snapshot'])})",
                 ),
                 ("Expiring within 1 h", fmt_int(t["expiring_within_1h"])),
                 ("Hashes with field TTLs", fmt_int(t["hashes_with_field_ttl"])),

@@ -1,0 +1,59 @@
+"""Peak memory of a load of many small keys (issue 28, docs/benchmarks.md).
+
+A dump of 1,000,000 small strings (as Redis's `DEBUG POPULATE` writes them) is loaded by the
+command line in a child process; its peak RSS (VmHWM, of the child alone) must stay under a
+bound with a margin either side: the row batches in flight (rows.BATCH_ROWS, the writer's queue)
+and the loader's DuckDB buffer pool (store.LOAD_MEMORY_LIMIT) are what it holds.  Measured on
+this dump: 228-230 MiB with 65,536-row batches and a 64 MB pool (before issue 28), 185-187 MiB
+after.  No time is asserted."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import hostile  # tests/hostile.py: its child that records its own peak RSS
+import pytest
+import rdbwriter as W
+from common import ROOT
+
+KEYS = 1_000_000
+LOAD_MAX_MIB = 210
+
+
+def _populate(path: Path, n: int) -> Path:
+    """db 0 holding key:0 .. key:n-1 = value:0 .. (DEBUG POPULATE's names and values)."""
+    body = b"".join(W.key(0, b"key:%d" % i, W.string(b"value:%d" % i)) for i in range(n))
+    path.write_bytes(W.rdb(b"\xfe\x00" + body))
+    return path
+
+
+def _peak_mib(tmp_path: Path, *args: str) -> float:
+    hwm = tmp_path / "peak_rss"
+    proc = subprocess.run(
+        [sys.executable, "-c", hostile._CHILD, str(hwm), *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return int(hwm.read_text()) / 1024
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_a_load_of_many_small_keys_stays_under_its_memory_bound(tmp_path):
+    dump = _populate(tmp_path / "pop.rdb", KEYS)
+    db = tmp_path / "pop.duckdb"
+    peak = _peak_mib(tmp_path, "load", "-q", str(dump), "-o", str(db))
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        assert con.execute("SELECT count(*), max(key) FROM keys").fetchone() == (
+            KEYS,
+            "key:999999",
+        )
+    finally:
+        con.close()
+    assert peak < LOAD_MAX_MIB, f"peak RSS of the load {peak:.0f} MiB"
