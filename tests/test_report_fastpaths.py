@@ -223,6 +223,9 @@ def test_naming_fast_path(keys_db, with_plain):
         b"default9:z",
         b"abcdefghijklmnopqrstuvwxyz:0123",
         b"k:" + b"a" * 130,
+        b"user:" + b"b" * 40,
+        b"data:" + b"c" * 40,
+        b"cart:" + b"d" * 40,
         # mixed-delimiters: root `cart` mostly `:`, root `shop` mostly `.`
         b"cart:1",
         b"cart:2",
@@ -241,6 +244,19 @@ def test_naming_fast_path(keys_db, with_plain):
         b"deadbeef12.v",
         b"abcdef0123456789abcdef:y",
         b"ab12345678cd:z",
+        # near keys (a fast key but for `-` after its first segment): disallowed-chars and the
+        # rules of a fast key; `shop` is mostly `.`, `data` generic, one too long
+        b"session:4d753fe1-a833-4a72-aea2-c02de72eb436",
+        b"user:a-b",
+        b"cart:-",
+        b"shop:a-b:c",
+        b"data:x-1",
+        b"k:" + b"a-" * 70,
+        # not near: `-` in the first segment, another candidate, uppercase, no delimiter
+        b"user-2:x",
+        b"a-b",
+        b"user:a-b.c",
+        b"user:A-b",
         # roots `tie`, `eit`: `:` and `.` as often; the tie goes to `:` (the last in byte order)
         b"tie:1",
         b"tie.2",

@@ -19,14 +19,21 @@
 -- fast key depend on its length and its first segment only (generic-name, mixed-delimiters), so:
 --   1. rnaming_groups: (root, delimiter set) counts over every key; fast keys under `:` are counted
 --      per family (keys.family keeps the first segment unless it starts with a placeholder), with
---      no string work per key;
+--      no string work per key (a GROUP BY of the stored family, apart from the other keys' GROUP BY
+--      root and delimiter set: one GROUP BY of the three would hash three strings per key);
 --   2. rnaming_roots: the roots whose keys use more than one delimiter set (mixed-delimiters);
 --      rnaming_families: the families of fast keys whose first segment breaks a rule;
---   3. rnaming: every rule for the other keys and for fast keys that are too long or in such a
---      family; a fast key within the lengths in any other family breaks no rule and is skipped.
+--   3. rnaming: every rule for the other keys and for fast keys in such a family; a fast key in
+--      any other family can break the length rules only, which are all it is tested for (no first
+--      segment, root or delimiter set: CASE WHEN NOT lengths_only), and within the lengths it is
+--      skipped.
 -- The three checks on constants in rnaming_fast_ok (computed once) confirm that these characters
 -- are allowed, that the delimiter is not special, and that no letter, digit or `_` is a delimiter
 -- or a mixed-delimiter candidate; otherwise no key is fast.
+-- Near keys: a fast key but for `-` after its first segment (`session:<uuid>`), when `-` is neither
+-- a delimiter nor a candidate: its first segment, root and delimiter set are a fast key's, it
+-- breaks disallowed-chars exactly when `-` is not allowed, and no other character rule. It is
+-- checked key by key (not per family), with one regex instead of a dozen.
 CREATE OR REPLACE TEMP MACRO rnaming_fast_ok(delimiters, allowed_chars, mixed_candidates) AS
     NOT regexp_matches('abcdefghijklmnopqrstuvwxyz0123456789_' || left(delimiters, 1), '[^' || allowed_chars || ']')
     AND NOT regexp_matches(left(delimiters, 1), '[\\*?\[\]()\s''"{}\x00-\x1f\x7fA-Z]')
@@ -35,7 +42,14 @@ CREATE OR REPLACE TEMP MACRO rnaming_fast(key, plain_key, delimiters, allowed_ch
     rnaming_fast_ok(delimiters, allowed_chars, mixed_candidates)
     AND CASE WHEN left(delimiters, 1) = ':' AND plain_key IS NOT NULL THEN plain_key
              ELSE is_plain_key(key, left(delimiters, 1)) END;
--- first segment (generic-name): the text before the first of $delimiters
+-- near: a key that is not fast, holds a `-` and is a fast key's characters plus `-` after its first
+-- segment (CASE: the regex on the other keys only)
+CREATE OR REPLACE TEMP MACRO rnaming_near(key, fast, delimiters, allowed_chars, mixed_candidates) AS
+    CASE WHEN fast OR NOT contains(key, '-') OR contains(delimiters || mixed_candidates, '-')
+              OR NOT rnaming_fast_ok(delimiters, allowed_chars, mixed_candidates) THEN false
+         ELSE regexp_full_match(key, '[a-z][a-z0-9_]*(?:[' || delim_class(left(delimiters, 1)) || '][a-z0-9_-]*)+') END;
+-- first segment (generic-name): the text before the first of $delimiters. In the macros below,
+-- `fast` is true for fast and near keys alike
 CREATE OR REPLACE TEMP MACRO rnaming_first(key, fast, delimiters) AS
     CASE WHEN NOT fast THEN regexp_extract(key, '^[^' || delim_class(delimiters) || ']*')
          ELSE left(key, strpos(key, left(delimiters, 1)) - 1) END;
@@ -65,31 +79,31 @@ CREATE OR REPLACE TEMP MACRO rnaming_generic(first_segment, fast, generic_names)
         WHEN right(first_segment, 1) BETWEEN '0' AND '9' THEN regexp_replace(first_segment, '[-_.]?[0-9]+$', '')
         ELSE first_segment END) > 0;
 CREATE OR REPLACE TEMP TABLE rnaming_groups AS
-WITH k AS (
+WITH k AS NOT MATERIALIZED (
     SELECT key, family, fast,
            -- counted per family: a fast key under `:` whose family starts with its first segment
            fast AND left($delimiters, 1) = ':' AND NOT starts_with(family, '{') AS by_family
     FROM (SELECT key, family, rnaming_fast(key, plain_key, $delimiters, $allowed_chars, $mixed_candidates) AS fast
           FROM rkeys)
 ), r AS (
-    SELECT CASE WHEN by_family THEN family END AS family,
-           CASE WHEN NOT by_family THEN rnaming_root(key, fast, rnaming_first(key, fast, $delimiters), $delimiters, $mixed_candidates) END AS root,
-           CASE WHEN NOT by_family THEN rnaming_dset(key, fast, $delimiters, $mixed_candidates) END AS dset
-    FROM k
-), g AS (
-    SELECT family, root, dset, count(*) AS n
-    FROM r
-    GROUP BY family, root, dset
-    -- families, and the roots with a delimiter (= WHERE, but after the grouping: a WHERE would
-    -- be pushed below it and compute root and dset twice per key)
-    HAVING count(family) > 0 OR (max(strlen(dset)) > 0 AND max(strlen(root)) > 0)
+    -- the other keys: root and delimiter set key by key
+    SELECT rnaming_root(key, fast, rnaming_first(key, fast, $delimiters), $delimiters, $mixed_candidates) AS root,
+           rnaming_dset(key, fast, $delimiters, $mixed_candidates) AS dset
+    FROM (SELECT key, fast OR rnaming_near(key, fast, $delimiters, $allowed_chars, $mixed_candidates) AS fast
+          FROM k WHERE NOT by_family)
 )
--- family rows: root = the family's first segment, which is the keys' first segment
-SELECT family,
-       coalesce(root, split_part(family, ':', 1)) AS root,
-       coalesce(dset, CASE WHEN contains($mixed_candidates, ':') THEN ':' ELSE '' END) AS dset,
-       n
-FROM g;
+-- family rows (a GROUP BY of the stored family, no string work per key): root = the family's first
+-- segment, which is the keys' first segment
+SELECT family, split_part(family, ':', 1) AS root,
+       CASE WHEN contains($mixed_candidates, ':') THEN ':' ELSE '' END AS dset, count(*) AS n
+FROM k WHERE by_family GROUP BY family
+UNION ALL
+SELECT NULL AS family, root, dset, count(*) AS n
+FROM r
+GROUP BY root, dset
+-- the roots with a delimiter (= WHERE, but after the grouping: a WHERE would be pushed below it
+-- and compute root and dset twice per key)
+HAVING max(strlen(dset)) > 0 AND max(strlen(root)) > 0;
 CREATE OR REPLACE TEMP TABLE rnaming_roots AS
 -- a family root (text before the first delimiter) whose keys use different delimiters, and the
 -- delimiter set most of its keys use (ties: the longest, then the last in byte order)
@@ -109,13 +123,16 @@ CREATE OR REPLACE TEMP TABLE rnaming AS
 -- columns twice rather than hold a copy of the keys
 WITH k AS NOT MATERIALIZED (
     SELECT *
-    FROM (SELECT dump_id, db, key, key_length, family, memory_bytes, invalid_utf8,
-                 rnaming_fast(key, plain_key, $delimiters, $allowed_chars, $mixed_candidates) AS fast
-          FROM rkeys)
-    -- the keys that can break a rule (see the top of this file)
-    WHERE NOT fast OR key_length > least($max_length, $recommended_length)
-       OR left($delimiters, 1) <> ':' OR family IS NULL OR starts_with(family, '{')
-       OR family IN (SELECT family FROM rnaming_families)
+    FROM (SELECT *,
+                 -- a fast key in a family whose first segment breaks no rule: the lengths are all
+                 -- it can break (see the top of this file)
+                 fast AND left($delimiters, 1) = ':' AND family IS NOT NULL AND NOT starts_with(family, '{')
+                      AND family NOT IN (SELECT family FROM rnaming_families) AS lengths_only
+          FROM (SELECT dump_id, db, key, key_length, family, memory_bytes, invalid_utf8,
+                       rnaming_fast(key, plain_key, $delimiters, $allowed_chars, $mixed_candidates) AS fast
+                FROM rkeys))
+    -- the keys that can break a rule
+    WHERE NOT lengths_only OR key_length > least($max_length, $recommended_length)
 ), s AS NOT MATERIALIZED (
     SELECT *,
            -- invalid UTF-8 bytes are shown as \xNN in `key`: drop them where the escape's own
@@ -124,36 +141,37 @@ WITH k AS NOT MATERIALIZED (
            -- off the fast path: does the key hold a character that special-chars, uppercase,
            -- hashtag or control-chars look for? One regex for the four, whose own tests then run
            -- only on such keys (`clean` holds no character that `key` does not)
-           NOT fast AND regexp_matches(key, '[\\*?\[\]()\s''"{}A-Z\x00-\x1f\x7f]') AS odd,
-           rnaming_first(key, fast, $delimiters) AS first_segment
-    FROM k
+           NOT fast AND NOT near AND regexp_matches(key, '[\\*?\[\]()\s''"{}A-Z\x00-\x1f\x7f]') AS odd,
+           CASE WHEN NOT lengths_only THEN rnaming_first(key, fast OR near, $delimiters) END AS first_segment
+    FROM (SELECT *, rnaming_near(key, fast, $delimiters, $allowed_chars, $mixed_candidates) AS near FROM k)
 ), d AS NOT MATERIALIZED (
     SELECT *,
-           rnaming_root(key, fast, first_segment, $delimiters, $mixed_candidates) AS root,
-           rnaming_dset(key, fast, $delimiters, $mixed_candidates) AS dset
+           CASE WHEN NOT lengths_only THEN rnaming_root(key, fast OR near, first_segment, $delimiters, $mixed_candidates) END AS root,
+           CASE WHEN NOT lengths_only THEN rnaming_dset(key, fast OR near, $delimiters, $mixed_candidates) END AS dset
     FROM s
 ), checked AS (
     -- the rules a fast key can still break, computed once per key
     SELECT d.*,
-           rnaming_generic(d.first_segment, d.fast, $generic_names) AS generic,
+           NOT d.lengths_only AND rnaming_generic(d.first_segment, d.fast OR d.near, $generic_names) AS generic,
            strlen(d.dset) > 1 OR (d.dset <> '' AND d.dset <> r.main_dset) AS mixed
     FROM d LEFT JOIN rnaming_roots AS r USING (root)
 ), flagged AS (
     -- the rules each key breaks, comma-separated ('' = none): nothing to assemble for a fast key
     -- within the lengths that breaks none of those; the character rules only off the fast path
-    -- (WHEN fast THEN NULL: CASE evaluates the regex on the other keys only)
+    -- (WHEN fast THEN NULL: CASE evaluates the regex on the other keys only); a near key's
+    -- only disallowed character can be its `-`
     SELECT dump_id, db, key, family, memory_bytes,
            CASE WHEN fast AND key_length <= $max_length AND key_length <= $recommended_length
                      AND NOT invalid_utf8 AND NOT coalesce(generic, false) AND NOT coalesce(mixed, false) THEN ''
            ELSE concat_ws(',',
-               CASE WHEN fast THEN NULL WHEN regexp_matches(key, '[^' || $allowed_chars || ']') THEN 'disallowed-chars' END,
+               CASE WHEN fast THEN NULL WHEN regexp_matches(CASE WHEN near THEN '-' ELSE key END, '[^' || $allowed_chars || ']') THEN 'disallowed-chars' END,
                CASE WHEN NOT odd THEN NULL WHEN regexp_matches(clean, '[\\*?\[\]()\s''"]')
                       OR (regexp_matches(key, '[{}]') AND key_hashtag(key) IS NULL) THEN 'special-chars' END,
-               CASE WHEN fast THEN NULL WHEN NOT regexp_matches(key, '^[A-Za-z]') THEN 'not-letter-start' END,
+               CASE WHEN fast OR near THEN NULL WHEN NOT regexp_matches(key, '^[A-Za-z]') THEN 'not-letter-start' END,
                CASE WHEN NOT odd THEN NULL WHEN regexp_matches(clean, '[A-Z]') THEN 'uppercase' END,
                CASE WHEN key_length > $max_length THEN 'max-length' END,
                CASE WHEN key_length > $recommended_length THEN 'recommended-length' END,
-               CASE WHEN fast THEN NULL WHEN NOT regexp_matches(key, '[' || delim_class($delimiters) || ']') THEN 'no-delimiter' END,
+               CASE WHEN fast OR near THEN NULL WHEN NOT regexp_matches(key, '[' || delim_class($delimiters) || ']') THEN 'no-delimiter' END,
                CASE WHEN NOT odd THEN NULL WHEN key_hashtag(key) IS NOT NULL THEN 'hashtag' END,
                CASE WHEN invalid_utf8 THEN 'invalid-utf8' END,
                CASE WHEN NOT odd THEN NULL WHEN regexp_matches(key, '[\x00-\x1f\x7f]') THEN 'control-chars' END,

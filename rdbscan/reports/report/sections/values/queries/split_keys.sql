@@ -15,9 +15,11 @@
 --   collection_memory (52428800)       (see big_keys)
 WITH shards AS (
     -- the family ends with `#{id}` exactly when the last `#` segment is an integer (`#` bounds
-    -- segments in key_pattern); the regex runs on those keys only
+    -- segments in key_pattern); the regex runs on those keys only: inside the CASE, since
+    -- DuckDB pushes `logical_key <> ''` into the scan beside the WHERE and would otherwise run
+    -- it on every key, in each of the three scans the aggregates below plan
     SELECT db, key, type, length, memory_bytes, pattern,
-           regexp_extract(key, '^(.*)#[0-9]+$', 1) AS logical_key
+           CASE WHEN ends_with(family, '#{id}') THEN regexp_extract(key, '^(.*)#[0-9]+$', 1) END AS logical_key
     FROM rkeys
     WHERE ends_with(family, '#{id}')
 ), logical AS (
