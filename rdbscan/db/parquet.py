@@ -61,7 +61,7 @@ TABLES = tuple("keys" if t == "key_rows" else t for t in LOADED_TABLES)
 NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"  # Hive's, pyarrow's and DuckDB's name for NULL
 ROWS_PER_FILE = 8_000_000  # a new part file after this many key rows (files of ~100-300 MB)
 # Key rows per batch of a load into a dataset: one row group per batch (docs/fleet.md), larger
-# than a DuckDB load's rows.BATCH_ROWS (16,384 since issue 28), whose batches only stream
+# than a DuckDB load's rows.BATCH_ROWS (65,536), whose batches only stream
 # into DuckDB's own row groups.
 PARQUET_BATCH_ROWS = 65_536
 COMPRESSION = "zstd"

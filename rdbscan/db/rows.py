@@ -38,13 +38,13 @@ from .columns import KEYS_COLUMNS, KEYS_SCHEMA
 from .store import STREAM_GROUPS_COLUMNS, STREAMS_COLUMNS
 
 ESTIMATE_CACHE = 100_000  # value shapes whose memory estimate is remembered
-# Key rows per batch.  The compiled batch holds typed C columns, copied into a ~1.75 MB Arrow
-# batch (16,384 small keys) that waits in BulkWriter's queue: the parser's batch, the queued ones
+# Key rows per batch.  The compiled batch holds typed C columns, copied into a ~7 MB Arrow
+# batch (65,536 small keys) that waits in BulkWriter's queue: the parser's batch, the queued ones
 # and the one DuckDB reads are in memory at once.  Issue 28 (docs/benchmarks.md): on pop5m
-# (5 M small strings) 16,384 rows against 65,536 take peak RSS of the load from 233 to 197 MiB
-# for the same CPU time (pairs: 1.02x, within noise).  The Python path keeps a tuple per row,
-# so its batches stay smaller.
-BATCH_ROWS = 16_384
+# (5 M small strings) 16,384 rows take peak RSS of the load from 230 to 190 MiB, but its wall
+# time 1.11x (6 pairs, 0.92-1.23x CPU): a report's peak is its queries', not the load's, so the
+# batches stay large.  The Python path keeps a tuple per row, so its batches stay smaller.
+BATCH_ROWS = 65_536
 PURE_BATCH_ROWS = 20_000
 # A batch also ends once its key names reach this many bytes (_batch.KEY_DATA_SOFT), so that
 # long key names cannot make one batch huge: 20,000 keys of 10 KiB load at 436 MB peak RSS with

@@ -36,9 +36,10 @@ SCHEMA_VERSION = 5
 
 # DuckDB memory of the loader's connection (issue 28, docs/benchmarks.md): the loader only
 # appends, so a small buffer pool keeps peak memory flat however many keys the dump has (DuckDB
-# writes finished row groups to the file).  On pop5m (5 M keys, 16,384-row batches) peak RSS of
-# `rdbscan load` 190 MiB at 48 MB, 207 MiB at 64 MB, same CPU time (pairs: 1.01x); at 40 MB the
-# CPU time grows 11 %.  (Earlier: 64 MB against 128 MB, 265-290 against 335-380 MB.)
+# writes finished row groups to the file).  On pop5m (5 M keys) peak RSS of `rdbscan load`:
+# 230 MiB at 48 MB with 65,536-row batches (16,384-row: 190 at 48 MB, 207 at 64 MB, the same
+# CPU time, pairs 1.01x); at 40 MB the CPU time grows 11 %.  (Earlier: 64 MB against 128 MB,
+# 265-290 against 335-380 MB.)
 LOAD_MEMORY_LIMIT = "48MB"
 
 STREAMS_SCHEMA = pa.schema(
