@@ -17,12 +17,10 @@ ALLOWED = {
         "rdb/parser.py",
         "_Parser.records",
     ): "the pure-Python record walker: one loop, kept flat for speed",
-    ("model/memory.py", "_profiles"): "a data table: one entry a server generation",
 }
 # Entries that stay: they must still name a function (a renamed one leaves a dead entry).
 PERMANENT = [
     ("rdb/parser.py", "_Parser.records"),
-    ("model/memory.py", "_profiles"),
 ]
 
 

@@ -318,35 +318,41 @@ class Profile:
         return f"Profile({self.name})"
 
 
-def _profiles() -> dict[str, Profile]:
-    old: dict[str, Any] = dict(
-        round_blobs=False,
-        embstr="exact",
-        dict_struct=96,
-        stream_struct=0,
-        stream_prealloc=0,
-        stream_lp_alloc=False,
-        cg_struct=32,
-        consumer_struct=24,
-        quicklist_node=32,
-    )
-    # Live-server rehash state: {type: (rehash steps per added element, smallest size
-    # modelled)}.  <= 7.0 HSET looks the field up before adding it (2 steps), SADD adds
-    # directly (1), ZADD looks up first (2).  Up to 7.0 sets and zsets (and <= 6.2 hashes) grow
-    # from 4 buckets one add at a time; 7.0+ hashes and 7.2+ sets/zsets start pre-sized at
-    # their conversion from a compact encoding, so only large dicts are modelled there.
-    rh_62 = {"hash": (2, 4), "set": (1, 4), "zset": (2, 4)}
-    rh_70 = {"hash": (2, REHASH_MIN), "set": (1, 4), "zset": (2, 4)}
-    rh_new = {"hash": (1, REHASH_MIN), "set": (1, REHASH_MIN), "zset": (2, REHASH_MIN)}
-    p = {
+# What Redis before 7.0 shares: no rounded blobs, exact embstr, the old dict and stream
+# structs.
+_OLD: dict[str, Any] = dict(
+    round_blobs=False,
+    embstr="exact",
+    dict_struct=96,
+    stream_struct=0,
+    stream_prealloc=0,
+    stream_lp_alloc=False,
+    cg_struct=32,
+    consumer_struct=24,
+    quicklist_node=32,
+)
+
+# Live-server rehash state: {type: (rehash steps per added element, smallest size
+# modelled)}.  <= 7.0 HSET looks the field up before adding it (2 steps), SADD adds
+# directly (1), ZADD looks up first (2).  Up to 7.0 sets and zsets (and <= 6.2 hashes) grow
+# from 4 buckets one add at a time; 7.0+ hashes and 7.2+ sets/zsets start pre-sized at
+# their conversion from a compact encoding, so only large dicts are modelled there.
+_RH_62 = {"hash": (2, 4), "set": (1, 4), "zset": (2, 4)}
+_RH_70 = {"hash": (2, REHASH_MIN), "set": (1, 4), "zset": (2, 4)}
+_RH_NEW = {"hash": (1, REHASH_MIN), "set": (1, REHASH_MIN), "zset": (2, REHASH_MIN)}
+
+
+def _redis_before_7() -> dict[str, Profile]:
+    """Redis 2.8-6.2: 16-byte quanta (2.8/3.2), sds charged at their length (4.0/5.0)."""
+    return {
         "2.8": Profile(
             "2.8",
             quantum=16,
             sds_old=True,
             zsl_header=0,
             zset_extra=False,
-            rehash=rh_62,
-            **old,
+            rehash=_RH_62,
+            **_OLD,
             description="Redis 2.8 (jemalloc 3.6, 16-byte quantum; no MEMORY USAGE: "
             "the 4.0 formulas)",
         ),
@@ -355,8 +361,8 @@ def _profiles() -> dict[str, Profile]:
             quantum=16,
             zsl_header=0,
             zset_extra=False,
-            rehash=rh_62,
-            **old,
+            rehash=_RH_62,
+            **_OLD,
             description="Redis 3.x (jemalloc 4.0, 16-byte quantum; no MEMORY USAGE: "
             "the 4.0 formulas)",
         ),
@@ -366,8 +372,8 @@ def _profiles() -> dict[str, Profile]:
             key_sds8=True,
             zsl_header=0,
             zset_extra=False,
-            rehash=rh_62,
-            **old,
+            rehash=_RH_62,
+            **_OLD,
             description="Redis 4.0 (4.0.0-4.0.x early releases charged the "
             "argument 'usage' instead of the key; 4.0.14 does not)",
         ),
@@ -375,71 +381,51 @@ def _profiles() -> dict[str, Profile]:
             "5.0",
             sds_exact=True,
             zsl_header=1280,
-            rehash=rh_62,
-            **old,
+            rehash=_RH_62,
+            **_OLD,
             description="Redis 5.0 (sds charged at their length; 64-level skiplist header)",
         ),
-        "6.0": Profile("6.0", rehash=rh_62, **old, description="Redis 6.0"),
+        "6.0": Profile("6.0", rehash=_RH_62, **_OLD, description="Redis 6.0"),
         "6.2": Profile(
             "6.2",
-            rehash=rh_62,
-            **{**old, "stream_struct": 40, "stream_prealloc": 4096, "stream_lp_alloc": True},
+            rehash=_RH_62,
+            **{**_OLD, "stream_struct": 40, "stream_prealloc": 4096, "stream_lp_alloc": True},
             description="Redis 6.2 (stream tail listpacks preallocated)",
         ),
+    }
+
+
+def _redis() -> dict[str, Profile]:
+    """Redis 7.0-8.10, and 7.0 as the distributions package it."""
+    return {
         "7.0": Profile(
             "7.0",
             consumer_struct=24,
             cluster_key_extra=16,
-            rehash=rh_70,
+            rehash=_RH_70,
             description="Redis 7.0 (upstream build, bundled jemalloc)",
         ),
-        "7.2": Profile("7.2", cluster_key_extra=8, rehash=rh_new, description="Redis 7.2"),
-        "7.4": Profile("7.4", hfe=True, rehash=rh_new, description="Redis 7.4"),
+        "7.2": Profile("7.2", cluster_key_extra=8, rehash=_RH_NEW, description="Redis 7.2"),
+        "7.4": Profile("7.4", hfe=True, rehash=_RH_NEW, description="Redis 7.4"),
         # 8.0-m01 (7.9.224) was measured with large hashes mid-rehash; 8.0.2 never is (its
         # HSET pre-sizes the dict), so the milestone keeps its own profile under the name 8.0.
         "8.0-m": Profile(
             "8.0",
             hfe=True,
-            rehash=rh_new,
+            rehash=_RH_NEW,
             description="Redis 8.0 milestone builds (7.9.x: 7.4 layout)",
         ),
         "8.0": Profile(
             "8.0",
             hfe=True,
-            rehash={k: v for k, v in rh_new.items() if k != "hash"},
+            rehash={k: v for k, v in _RH_NEW.items() if k != "hash"},
             description="Redis 8.0 / 8.2 (7.4 layout; large hashes pre-sized)",
-        ),
-        "valkey-7.2": Profile(
-            "valkey-7.2",
-            server="valkey",
-            cluster_key_extra=8,
-            rehash=rh_new,
-            description="Valkey 7.2 (Redis 7.2 layout)",
-        ),
-        "valkey-8.0": Profile(
-            "valkey-8.0",
-            server="valkey",
-            key="valkey-embedded",
-            set_bare_keys=True,
-            rehash=rh_new,
-            description="Valkey 8.0 (key embedded in the dict entry; set "
-            "members alone in a bucket need no entry)",
-        ),
-        "valkey-8.1-dev": Profile(
-            "valkey-8.1",
-            server="valkey",
-            key="valkey-embedded",
-            set_bare_keys=True,
-            rehash=rh_new,
-            rax_alloc=True,
-            description="Valkey unstable of 2024 (255.255.255, 8.1 "
-            "development): rax charged at its allocations",
         ),
         # The key inside the value's object (kv.py).
         "8.2": Profile(
             "8.2",
             hfe=True,
-            rehash=rh_new,
+            rehash=_RH_NEW,
             kv="redis-8.2",
             stream_struct=112,
             newest=(8, 2),
@@ -449,7 +435,7 @@ def _profiles() -> dict[str, Profile]:
         "8.6": Profile(
             "8.6",
             hfe=True,
-            rehash={**rh_new, "zset": (1, REHASH_MIN)},
+            rehash={**_RH_NEW, "zset": (1, REHASH_MIN)},
             newest=(8, 6),
             kv="redis-8.6",
             description="Redis 8.6 (key, expiry and short values inside the object)",
@@ -460,7 +446,7 @@ def _profiles() -> dict[str, Profile]:
         "8.8": Profile(
             "8.8",
             hfe=True,
-            rehash={**rh_new, "zset": (1, REHASH_MIN)},
+            rehash={**_RH_NEW, "zset": (1, REHASH_MIN)},
             newest=(8, 8),
             kv="redis-8.6",
             derived=True,
@@ -469,12 +455,54 @@ def _profiles() -> dict[str, Profile]:
         "8.10": Profile(
             "8.10",
             hfe=True,
-            rehash={**rh_new, "zset": (1, REHASH_MIN)},
+            rehash={**_RH_NEW, "zset": (1, REHASH_MIN)},
             newest=(8, 10),
             kv="redis-8.6",
             derived=True,
             description="Redis 8.10 (the 8.8 layout; hashes that use a template hold their "
             "values only)",
+        ),
+        # Redis 7.0 as packaged by Debian 12 / Ubuntu 24.04 (7.0.15, system libjemalloc).
+        "7.0-distro": Profile(
+            "7.0-distro",
+            quantum=16,
+            consumer_struct=24,
+            cluster_key_extra=16,
+            rehash=_RH_70,
+            description="Redis 7.0 linked with the system jemalloc "
+            "(16-byte quantum; Debian 12 / Ubuntu 24.04 packages)",
+        ),
+    }
+
+
+def _valkey() -> dict[str, Profile]:
+    """Valkey 7.2-9.2."""
+    return {
+        "valkey-7.2": Profile(
+            "valkey-7.2",
+            server="valkey",
+            cluster_key_extra=8,
+            rehash=_RH_NEW,
+            description="Valkey 7.2 (Redis 7.2 layout)",
+        ),
+        "valkey-8.0": Profile(
+            "valkey-8.0",
+            server="valkey",
+            key="valkey-embedded",
+            set_bare_keys=True,
+            rehash=_RH_NEW,
+            description="Valkey 8.0 (key embedded in the dict entry; set "
+            "members alone in a bucket need no entry)",
+        ),
+        "valkey-8.1-dev": Profile(
+            "valkey-8.1",
+            server="valkey",
+            key="valkey-embedded",
+            set_bare_keys=True,
+            rehash=_RH_NEW,
+            rax_alloc=True,
+            description="Valkey unstable of 2024 (255.255.255, 8.1 "
+            "development): rax charged at its allocations",
         ),
         "valkey-9.2": Profile(
             "valkey-9.2",
@@ -505,17 +533,10 @@ def _profiles() -> dict[str, Profile]:
             description="Valkey 9.0 / 9.1 (values up to 128 bytes of object embedded; field TTLs)",
         ),
     }
-    # Redis 7.0 as packaged by Debian 12 / Ubuntu 24.04 (7.0.15, system libjemalloc).
-    p["7.0-distro"] = Profile(
-        "7.0-distro",
-        quantum=16,
-        consumer_struct=24,
-        cluster_key_extra=16,
-        rehash=rh_70,
-        description="Redis 7.0 linked with the system jemalloc "
-        "(16-byte quantum; Debian 12 / Ubuntu 24.04 packages)",
-    )
-    return p
+
+
+def _profiles() -> dict[str, Profile]:
+    return {**_redis_before_7(), **_redis(), **_valkey()}
 
 
 PROFILES = _profiles()
