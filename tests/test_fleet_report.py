@@ -14,6 +14,7 @@ from test_report_width import WIDTHS, _render, _report, check_tables
 from rdbscan.db.load import load
 from rdbscan.reports.format import fmt_time
 from rdbscan.reports.report.render import document
+from rdbscan.reports.report.sections.big_keys.charts import charts as big_keys_charts
 
 TWENTY = sorted(str(p) for p in FIXTURES.glob("*/*/dump.rdb"))[:20]
 
@@ -123,3 +124,82 @@ def test_a_herd_of_one_dump_has_no_dump_column(loaded):
         "times that",
         "by chance",
     ]
+
+
+SAMPLE_DUMPS = sorted(str(p) for p in (FIXTURES.parent.parent / "sample_dumps").glob("*.rdb"))
+
+# The tables with a row per key, as (column of the dump over several dumps, the rows' objects).
+KEY_TABLES = {
+    "Big keys, critical first": (1, lambda r: r["big_keys"]["items"]),
+    "Top keys by memory, per type": (
+        3,
+        lambda r: [x for x in r["big_keys"]["top_by_memory"] if x["rank"] <= 3],
+    ),
+    "Top collections by element count, per type": (
+        3,
+        lambda r: [x for x in r["big_keys"]["top_by_length"] if x["rank"] <= 3],
+    ),
+    "Largest streams": (1, lambda r: r["streams"]["items"]),
+    "Hashes with field TTLs": (1, lambda r: r["streams"]["hash_field_ttl"]),
+    "Collections with an element over 4.0 KiB": (1, lambda r: r["values"]["big_elements"]["items"]),
+    "Just over a threshold": (1, lambda r: r["encodings"]["near_threshold"]),
+}
+
+
+@pytest.fixture(scope="module")
+def samples_db(tmp_path_factory) -> str:
+    """The four bundled sample dumps (Redis 6.2 and 7.4, a 7.4 cluster, Valkey 8.0) together."""
+    db = str(tmp_path_factory.mktemp("samples") / "samples.duckdb")
+    assert [r.dump_id for r in load(SAMPLE_DUMPS, db)] == [1, 2, 3, 4]
+    return db
+
+
+def test_key_tables_name_each_rows_dump_over_several_dumps(samples_db):
+    """The four dumps hold the same keys (list:large in each): every table of keys says whose
+    row it is (`#3`, after the key), so that four rows of one name read as four dumps' keys, not
+    as a repeat; every cell whole at every width."""
+    from rdbscan.reports.format import fmt_db_key
+
+    report = _report(samples_db)
+    tables = {b.table.title: b for b in document(report) if b.kind == "table" and b.table}
+    assert set(KEY_TABLES) <= set(tables)
+    for title, (at, items) in KEY_TABLES.items():
+        t, rows = tables[title].table, items(report)
+        assert t.headers[at] == "dump", title
+        assert len(t.rows) == len(rows) > 0, title
+        assert [r[at] for r in t.rows] == [f"#{x['dump_id']}" for x in rows], title
+        assert [r[at - 1] for r in t.rows] == [fmt_db_key(x) for x in rows], title
+    big = report["big_keys"]["items"]
+    assert [(x["key"], x["dump_id"]) for x in big[:4]] == [("list:large", d) for d in (2, 3, 4, 1)]
+    for width in WIDTHS:
+        check_tables([tables[t] for t in KEY_TABLES], _render(report, width), width)
+    (chart,) = big_keys_charts(report)  # the chart's bars name their dump too
+    assert [ln for ln in ("list:large #1", "list:large #2", "list:large #4") if ln in chart] == [
+        "list:large #1",
+        "list:large #2",
+        "list:large #4",
+    ]
+
+
+def test_key_tables_of_one_dump_have_no_dump_column(loaded):
+    report = _report(loaded(SAMPLE_DUMPS[2]))
+    (chart,) = big_keys_charts(report)
+    assert "list:large</text>" in chart and "#1" not in chart
+    tables = {b.table.title: b.table for b in document(report) if b.kind == "table" and b.table}
+    assert set(KEY_TABLES) <= set(tables)
+    assert all("dump" not in t.headers for t in tables.values())
+
+
+def test_the_overview_of_several_dumps_names_each_server_once_in_version_order(samples_db):
+    report = _report(samples_db)
+    (kv,) = [
+        dict(b.items) for b in document(report) if b.kind == "kv" and "Servers" in dict(b.items)
+    ]
+    assert kv["Dumps"] == "4"
+    assert kv["Servers"] == "redis 6.2.16, redis 7.4.1, valkey 8.0.1"
+    assert kv["RDB versions"] == "9, 11, 12"  # numbers, not strings: 9 before 11
+    assert kv["Snapshots"] == "2026-11-21 01:06:50 UTC to 2026-11-21 02:13:28 UTC (ctime)"
+    assert kv["Memory models"] == (
+        "redis 6.2, redis 7.4 and valkey 8.0 profiles, 8-byte allocator quantum "
+        "(official builds; --target /16 for distribution packages)"
+    )

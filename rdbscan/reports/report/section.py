@@ -12,9 +12,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from ..document import table
 from ..format import fmt_key
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
     from ..document import Block
     from ..engine.relations import Runner
     from .data import Finding, ReportData
@@ -111,6 +114,27 @@ def examples(names, n=2) -> str:
     """The first `n` distinct names, shortened, then `...` (several dumps hold the same key)."""
     names = list(dict.fromkeys(fmt_key(x, 40) for x in names if x is not None))[:n]
     return ", ".join(names) + (" ..." if names else "")
+
+
+def key_table(
+    report: ReportData,
+    title: str,
+    headers: list[str],
+    items: Iterable[Any],
+    cells: Callable[[Any], list[str]],
+    numeric: Sequence[int] = (),
+    at: int = 1,
+) -> Block:
+    """A table of a row per item (`cells(item)`: its cells).  Over several dumps it has a column
+    `dump` at index `at` saying whose row it is (`#2`, as the lines per dump at the top name it):
+    a key that several dumps hold is then several rows, not a repeated one."""
+    items = list(items)
+    rows = [cells(i) for i in items]
+    if len(report.get("dumps") or []) > 1:
+        headers = [*headers[:at], "dump", *headers[at:]]
+        rows = [[*r[:at], f"#{i['dump_id']}", *r[at:]] for i, r in zip(items, rows)]
+        numeric = [n + 1 if n >= at else n for n in numeric]
+    return table(title, headers, rows, numeric)
 
 
 def total_memory(report: ReportData) -> int:

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 def charts(report: ReportData) -> list[str]:
     out: list[str] = []
     big = report.get("big_keys")  # --section may leave it out
+    several = len(report.get("dumps") or []) > 1  # then each bar names its dump, as tables do
     if big and big["items"]:
         out.append(
             chart_box(
@@ -23,7 +24,7 @@ def charts(report: ReportData) -> list[str]:
                     "Big keys by memory",
                     [
                         (
-                            str(i["key"]),
+                            f"{i['key']} #{i['dump_id']}" if several else str(i["key"]),
                             i.get("memory_bytes") or 0,
                             f"{fmt_bytes(i.get('memory_bytes'))} {i['severity']}",
                         )

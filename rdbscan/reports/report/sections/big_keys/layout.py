@@ -10,6 +10,7 @@ from ....format import (
     fmt_db_key,
     fmt_int,
 )
+from ...section import key_table
 
 if TYPE_CHECKING:
     from ...data import ReportData
@@ -39,11 +40,11 @@ def layout(b: BigKeysData, report: ReportData) -> list[Block]:
     )
     blocks.append(_rules(b))
     if b["items"]:
-        blocks.append(_items(b))
+        blocks.append(_items(b, report))
     if b["top_by_memory"]:
-        blocks.append(_top_by_memory(b))
+        blocks.append(_top_by_memory(b, report))
     if b["top_by_length"]:
-        blocks.append(_top_by_length(b))
+        blocks.append(_top_by_length(b, report))
     return blocks + advice(b)
 
 
@@ -68,59 +69,56 @@ def _rules(b: BigKeysData) -> Block:
     )
 
 
-def _items(b: BigKeysData) -> Block:
-    return table(
+def _items(b: BigKeysData, report: ReportData) -> Block:
+    return key_table(
+        report,
         "Big keys, critical first",
         ["key", "type", "length", "memory", "severity", "TTL"],
-        [
-            [
-                fmt_db_key(i),
-                i["type"],
-                fmt_int(i["length"]),
-                fmt_bytes(i["memory_bytes"]),
-                i["severity"],
-                "yes" if i["has_ttl"] else "",
-            ]
-            for i in b["items"]
+        b["items"],
+        lambda i: [
+            fmt_db_key(i),
+            i["type"],
+            fmt_int(i["length"]),
+            fmt_bytes(i["memory_bytes"]),
+            i["severity"],
+            "yes" if i["has_ttl"] else "",
         ],
         (2, 3),
     )
 
 
-def _top_by_memory(b: BigKeysData) -> Block:
-    return table(
+def _top_by_memory(b: BigKeysData, report: ReportData) -> Block:
+    return key_table(
+        report,
         "Top keys by memory, per type",
         ["type", "#", "key", "encoding", "length", "memory"],
-        [
-            [
-                r["type"],
-                str(r["rank"]),
-                fmt_db_key(r),
-                r["encoding"],
-                fmt_int(r["length"]),
-                (">= " if r.get("memory_is_lower_bound") else "") + fmt_bytes(r["memory_bytes"]),
-            ]
-            for r in b["top_by_memory"]
-            if r["rank"] <= 3
+        (r for r in b["top_by_memory"] if r["rank"] <= 3),
+        lambda r: [
+            r["type"],
+            str(r["rank"]),
+            fmt_db_key(r),
+            r["encoding"],
+            fmt_int(r["length"]),
+            (">= " if r.get("memory_is_lower_bound") else "") + fmt_bytes(r["memory_bytes"]),
         ],
         (1, 4, 5),
+        at=3,
     )
 
 
-def _top_by_length(b: BigKeysData) -> Block:
-    return table(
+def _top_by_length(b: BigKeysData, report: ReportData) -> Block:
+    return key_table(
+        report,
         "Top collections by element count, per type",
         ["type", "#", "key", "length", "memory"],
-        [
-            [
-                r["type"],
-                str(r["rank"]),
-                fmt_db_key(r),
-                fmt_int(r["length"]),
-                (">= " if r.get("memory_is_lower_bound") else "") + fmt_bytes(r["memory_bytes"]),
-            ]
-            for r in b["top_by_length"]
-            if r["rank"] <= 3
+        (r for r in b["top_by_length"] if r["rank"] <= 3),
+        lambda r: [
+            r["type"],
+            str(r["rank"]),
+            fmt_db_key(r),
+            fmt_int(r["length"]),
+            (">= " if r.get("memory_is_lower_bound") else "") + fmt_bytes(r["memory_bytes"]),
         ],
         (1, 3, 4),
+        at=3,
     )

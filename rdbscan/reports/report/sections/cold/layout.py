@@ -12,6 +12,7 @@ from ....format import (
     fmt_key,
     fmt_seconds,
 )
+from ...section import key_table
 
 if TYPE_CHECKING:
     from ...data import ReportData
@@ -56,46 +57,44 @@ def layout(c: ColdData, report: ReportData) -> list[Block]:
                 ],
             )
         )
-    blocks.append(_coldest(c))
+    blocks.append(_coldest(c, report))
     if c["hot"]:
-        blocks.append(_hottest(c))
+        blocks.append(_hottest(c, report))
     if c["hot_families"]:
         blocks.append(_hottest_families(c))
     return blocks + advice(c)
 
 
-def _coldest(c: ColdData) -> Block:
-    return table(
+def _coldest(c: ColdData, report: ReportData) -> Block:
+    return key_table(
+        report,
         "Coldest keys",
         ["key", "type", "memory", "idle", "LFU", "TTL"],
-        [
-            [
-                fmt_db_key(i),
-                i["type"],
-                fmt_bytes(i["memory_bytes"]),
-                fmt_seconds(i["idle_seconds"]),
-                "-" if i["lfu_freq"] is None else str(i["lfu_freq"]),
-                "yes" if i["has_ttl"] else "",
-            ]
-            for i in c["items"]
+        c["items"],
+        lambda i: [
+            fmt_db_key(i),
+            i["type"],
+            fmt_bytes(i["memory_bytes"]),
+            fmt_seconds(i["idle_seconds"]),
+            "-" if i["lfu_freq"] is None else str(i["lfu_freq"]),
+            "yes" if i["has_ttl"] else "",
         ],
         (2, 3, 4),
     )
 
 
-def _hottest(c: ColdData) -> Block:
-    return table(
+def _hottest(c: ColdData, report: ReportData) -> Block:
+    return key_table(
+        report,
         "Hottest keys (LFU)",
         ["key", "type", "memory", "LFU", "TTL"],
-        [
-            [
-                fmt_db_key(i),
-                i["type"],
-                fmt_bytes(i["memory_bytes"]),
-                str(i["lfu_freq"]),
-                "yes" if i["has_ttl"] else "",
-            ]
-            for i in c["hot"]
+        c["hot"],
+        lambda i: [
+            fmt_db_key(i),
+            i["type"],
+            fmt_bytes(i["memory_bytes"]),
+            str(i["lfu_freq"]),
+            "yes" if i["has_ttl"] else "",
         ],
         (2, 3),
     )

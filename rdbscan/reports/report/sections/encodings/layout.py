@@ -11,6 +11,7 @@ from ....format import (
     fmt_int,
     fmt_key,
 )
+from ...section import key_table
 
 if TYPE_CHECKING:
     from ...data import ReportData
@@ -49,9 +50,9 @@ def layout(e: EncodingsData, report: ReportData) -> list[Block]:
         ]
         blocks.append(_servers(e))
     if e["candidates"]:
-        blocks.append(_candidates(e))
+        blocks.append(_candidates(e, report))
     if e["near_threshold"]:
-        blocks.append(_near_threshold(e))
+        blocks.append(_near_threshold(e, report))
     if e["what_if"]:
         blocks.append(_what_if(e))
     if e["strings_to_hashes"]:
@@ -90,8 +91,9 @@ def _servers(e: EncodingsData) -> Block:
     )
 
 
-def _candidates(e: EncodingsData) -> Block:
-    return table(
+def _candidates(e: EncodingsData, report: ReportData) -> Block:
+    return key_table(
+        report,
         "Keys that would be compact",
         [
             "key",
@@ -103,25 +105,24 @@ def _candidates(e: EncodingsData) -> Block:
             "memory",
             "saves ~",
         ],
-        [
-            [
-                fmt_db_key(c),
-                c["type"],
-                c["encoding"],
-                c["target_encoding"],
-                fmt_int(c["length"]),
-                fmt_bytes(c["max_elem_bytes"]),
-                fmt_bytes(c["memory_bytes"]),
-                fmt_bytes(c["savings_bytes"]),
-            ]
-            for c in e["candidates"]
+        e["candidates"],
+        lambda c: [
+            fmt_db_key(c),
+            c["type"],
+            c["encoding"],
+            c["target_encoding"],
+            fmt_int(c["length"]),
+            fmt_bytes(c["max_elem_bytes"]),
+            fmt_bytes(c["memory_bytes"]),
+            fmt_bytes(c["savings_bytes"]),
         ],
         (4, 5, 6, 7),
     )
 
 
-def _near_threshold(e: EncodingsData) -> Block:
-    return table(
+def _near_threshold(e: EncodingsData, report: ReportData) -> Block:
+    return key_table(
+        report,
         "Just over a threshold",
         [
             "key",
@@ -132,17 +133,15 @@ def _near_threshold(e: EncodingsData) -> Block:
             "memory",
             "saves ~ if raised",
         ],
-        [
-            [
-                fmt_db_key(c),
-                c["type"],
-                fmt_int(c["length"]),
-                fmt_bytes(c["max_elem_bytes"]),
-                c["blocked_by"],
-                fmt_bytes(c["memory_bytes"]),
-                fmt_bytes(c["savings_bytes"]),
-            ]
-            for c in e["near_threshold"]
+        e["near_threshold"],
+        lambda c: [
+            fmt_db_key(c),
+            c["type"],
+            fmt_int(c["length"]),
+            fmt_bytes(c["max_elem_bytes"]),
+            c["blocked_by"],
+            fmt_bytes(c["memory_bytes"]),
+            fmt_bytes(c["savings_bytes"]),
         ],
         (2, 3, 5, 6),
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from ....document import Block, advice, table
@@ -87,16 +88,58 @@ def _facts(o: OverviewData, dumps: list) -> list[tuple[str, str]]:
         f = o["filter"]
         kv.append(("Filter", f"{f['filter']} ({fmt_int(f.get('filtered_keys'))} keys left out)"))
     if len(dumps) > 1:  # each dump's server, not the newest one's for all (the Dumps table)
-        servers = sorted(
-            {f"{d['server'] or '?'} {d['server_version'] or ''}".strip() for d in dumps}
-        )
-        rdbs = sorted({str(d["rdb_version"]) for d in dumps})
-        models = (o["memory_model"] or "-").split("; ")
-        kv[0] = ("Servers", ", ".join(servers))
-        kv[1] = ("RDB versions", ", ".join(rdbs))
-        kv[5] = ("Memory model", "; ".join(m.removeprefix("memory model: ") for m in models))
+        kv[0] = ("Servers", ", ".join(_servers(dumps)))
+        rdbs = sorted({d["rdb_version"] for d in dumps}, key=lambda v: (v is None, v or 0))
+        kv[1] = ("RDB versions", ", ".join(map(str, rdbs)))
+        kv[2] = ("Snapshots", _snapshots(dumps, o["snapshot_source"]))
+        kv[5] = ("Memory models", _models(dumps) or "-")
         kv.insert(0, ("Dumps", str(len(dumps))))
     return kv
+
+
+def _servers(dumps: list[dict]) -> list[str]:
+    """`redis 6.2.16, redis 7.4.1, valkey 8.0.1`: each server once, versions in their order."""
+
+    def order(d: dict) -> tuple:
+        digits = re.findall(r"\d+", d["server_version"] or "")
+        return (d["server"] or "?", [int(x) for x in digits])
+
+    names = (
+        f"{d['server'] or '?'} {d['server_version'] or ''}".strip()
+        for d in sorted(dumps, key=order)
+    )
+    return list(dict.fromkeys(names))
+
+
+def _snapshots(dumps: list[dict], source: str | None) -> str:
+    """The first and the last snapshot of the dumps (each dump's is in the Dumps table)."""
+    times = sorted(t for t in (d["snapshot_time"] or d["snapshot_ms"] for d in dumps) if t)
+    if not times:
+        return "-"
+    span = (
+        fmt_time(times[0])
+        if times[0] == times[-1]
+        else f"{fmt_time(times[0])} to {fmt_time(times[-1])}"
+    )
+    return f"{span} ({source or '?'})"
+
+
+def _models(dumps: list[dict]) -> str:
+    """The dumps' memory models, those with the same allocator rounding said once:
+    `redis 6.2 and valkey 8.0 profiles, 8-byte allocator quantum (...)`."""
+    groups: dict[str, list[str]] = {}
+    for m in dict.fromkeys(d["memory_model"] for d in dumps if d.get("memory_model")):
+        head, sep, rounding = m.removeprefix("memory model: ").partition(" profile, ")
+        if not sep or " (" in head:  # a --target or derived note: the model as it is
+            groups.setdefault(m.removeprefix("memory model: "), [])
+        else:
+            groups.setdefault(rounding, []).append(head)
+    return "; ".join(
+        f"{', '.join(heads[:-1])} and {heads[-1]} profiles, {r}"
+        if len(heads) > 1
+        else (f"{heads[0]} profile, {r}" if heads else r)
+        for r, heads in groups.items()
+    )
 
 
 def _dumps_table(dumps: list) -> Block:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ....document import Block, advice, table
+from ....document import Block, advice
 from ....format import (
     fmt_bytes,
     fmt_db_key,
@@ -13,6 +13,7 @@ from ....format import (
     fmt_list,
     fmt_time,
 )
+from ...section import key_table
 
 if TYPE_CHECKING:
     from ...data import ReportData
@@ -25,20 +26,19 @@ def layout(s: StreamsData, report: ReportData) -> list[Block]:
         return blocks + [Block("note", "No streams and no hashes with field TTLs.")]
     if s["items"]:
         blocks.append(
-            table(
+            key_table(
+                report,
                 "Largest streams",
                 ["stream", "entries", "memory", "groups", "consumers", "pending", "groups detail"],
-                [
-                    [
-                        fmt_db_key(r),
-                        fmt_int(r["length"]),
-                        fmt_bytes(r["memory_bytes"]),
-                        fmt_int(r["groups"]),
-                        fmt_int(r["consumers"]),
-                        fmt_int(r["pending"]),
-                        fmt_list(r["group_details"][:3], 45),
-                    ]
-                    for r in s["items"]
+                s["items"],
+                lambda r: [
+                    fmt_db_key(r),
+                    fmt_int(r["length"]),
+                    fmt_bytes(r["memory_bytes"]),
+                    fmt_int(r["groups"]),
+                    fmt_int(r["consumers"]),
+                    fmt_int(r["pending"]),
+                    fmt_list(r["group_details"][:3], 45),
                 ],
                 (1, 2, 3, 4, 5),
             )
@@ -47,7 +47,8 @@ def layout(s: StreamsData, report: ReportData) -> list[Block]:
         blocks.append(Block("note", "No streams."))
     if s["hash_field_ttl"]:
         blocks.append(
-            table(
+            key_table(
+                report,
                 "Hashes with field TTLs",
                 [
                     "key",
@@ -58,17 +59,15 @@ def layout(s: StreamsData, report: ReportData) -> list[Block]:
                     "after snapshot",
                     "memory",
                 ],
-                [
-                    [
-                        fmt_db_key(r),
-                        r["encoding"],
-                        fmt_int(r["length"]),
-                        fmt_int(r["fields_with_ttl"]),
-                        fmt_time(r["min_field_expire_ms"]),
-                        fmt_duration_ms(r["min_field_ttl_ms"]),
-                        fmt_bytes(r["memory_bytes"]),
-                    ]
-                    for r in s["hash_field_ttl"]
+                s["hash_field_ttl"],
+                lambda r: [
+                    fmt_db_key(r),
+                    r["encoding"],
+                    fmt_int(r["length"]),
+                    fmt_int(r["fields_with_ttl"]),
+                    fmt_time(r["min_field_expire_ms"]),
+                    fmt_duration_ms(r["min_field_ttl_ms"]),
+                    fmt_bytes(r["memory_bytes"]),
                 ],
                 (2, 3, 5, 6),
             )

@@ -13,6 +13,7 @@ from ....format import (
     fmt_pct,
     fmt_time,
 )
+from ...section import key_table
 from .findings import chance_words
 
 if TYPE_CHECKING:
@@ -46,17 +47,20 @@ def layout(t: TtlData, report: ReportData) -> list[Block]:
         blocks.append(_families(t))
     herd = t["herd"]["seconds"] + t["herd"]["minutes"]
     if herd:
-        blocks.append(_herds(herd, len(report.get("dumps") or []) > 1))
+        blocks.append(_herds(herd, report))
     blocks.append(_distribution(t))
     return blocks + advice(t)
 
 
-def _herds(herd: list[dict], several: bool) -> Block:
-    """The bunched expiries; over several dumps, first the dump whose keys they are (`#2`, as
-    the lines per dump at the top name it: a herd is always one dump's)."""
-    headers = ["moment", "per", "family", "keys", "evenly spread", "times that", "by chance"]
-    rows = [
-        [
+def _herds(herd: list[dict], report: ReportData) -> Block:
+    """The bunched expiries; over several dumps, first the dump whose keys they are (a herd is
+    always one dump's)."""
+    return key_table(
+        report,
+        "Expiries bunched in one second / minute (unlikely under uniform spreading)",
+        ["moment", "per", "family", "keys", "evenly spread", "times that", "by chance"],
+        herd,
+        lambda h: [
             fmt_time(h["moment_ms"]),
             h["granularity"],
             fmt_key(h["pattern"], 40),
@@ -64,19 +68,9 @@ def _herds(herd: list[dict], several: bool) -> Block:
             "<0.01" if h["expected_keys"] < 0.01 else f"{h['expected_keys']:,.2f}",
             f"{h['ratio_to_expected']:,.0f}",
             chance_words(h),
-        ]
-        for h in herd
-    ]
-    numeric: tuple[int, ...] = (3, 4, 5, 6)
-    if several:
-        headers = ["dump", *headers]
-        rows = [[f"#{h['dump_id']}", *r] for h, r in zip(herd, rows)]
-        numeric = tuple(i + 1 for i in numeric)
-    return table(
-        "Expiries bunched in one second / minute (unlikely under uniform spreading)",
-        headers,
-        rows,
-        numeric,
+        ],
+        (3, 4, 5, 6),
+        at=0,
     )
 
 

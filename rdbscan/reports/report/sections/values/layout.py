@@ -11,6 +11,7 @@ from ....format import (
     fmt_int,
     fmt_key,
 )
+from ...section import key_table
 
 if TYPE_CHECKING:
     from ...data import ReportData
@@ -53,7 +54,7 @@ def layout(v: ValuesData, report: ReportData) -> list[Block]:
     if sk["items"]:
         blocks.append(_split_keys(sk))
     if be["items"]:
-        blocks.append(_big_elements(be))
+        blocks.append(_big_elements(be, report))
     if cp["families"]:
         blocks.append(_compressible(cp))
     return blocks + advice(v)
@@ -80,19 +81,18 @@ def _split_keys(sk: SplitKeys) -> Block:
     )
 
 
-def _big_elements(be: BigElements) -> Block:
-    return table(
+def _big_elements(be: BigElements, report: ReportData) -> Block:
+    return key_table(
+        report,
         f"Collections with an element over {fmt_bytes(be['threshold_bytes'])}",
         ["key", "type", "length", "longest element", "memory"],
-        [
-            [
-                fmt_db_key(r),
-                r["type"],
-                fmt_int(r["length"]),
-                fmt_bytes(r["max_elem_bytes"]),
-                fmt_bytes(r["memory_bytes"]),
-            ]
-            for r in be["items"]
+        be["items"],
+        lambda r: [
+            fmt_db_key(r),
+            r["type"],
+            fmt_int(r["length"]),
+            fmt_bytes(r["max_elem_bytes"]),
+            fmt_bytes(r["memory_bytes"]),
         ],
         (2, 3, 4),
     )

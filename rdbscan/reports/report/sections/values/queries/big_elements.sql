@@ -8,14 +8,14 @@
 --   big_element_bytes (4096)   an element longer than this many bytes is big
 --   top (20)                   keys listed
 WITH big AS (
-    SELECT db, key, pattern, type, encoding, length, max_elem_bytes, memory_bytes
+    SELECT dump_id, db, key, pattern, type, encoding, length, max_elem_bytes, memory_bytes
     FROM rkeys
     WHERE max_elem_bytes > $big_element_bytes AND type IN ('list', 'set', 'zset', 'hash', 'stream')
 )
-SELECT db, key, pattern, type, encoding, length, max_elem_bytes, memory_bytes,
+SELECT dump_id, db, key, pattern, type, encoding, length, max_elem_bytes, memory_bytes,
        count(*) OVER () AS total_keys,
        sum(memory_bytes) OVER () AS total_memory_bytes,
        count(*) OVER (PARTITION BY type) AS type_keys
 FROM big
-ORDER BY max_elem_bytes DESC, memory_bytes DESC, db, key
+ORDER BY max_elem_bytes DESC, memory_bytes DESC, db, key, dump_id
 LIMIT $top
