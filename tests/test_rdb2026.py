@@ -467,5 +467,5 @@ def test_the_streams_section_counts_nacked_ids(tmp_path):
     assert (item["pending"], item["nacked"], item["group_details"]) == (
         4,
         2,
-        ["mygroup (1 consumers, 4 pending, 2 nacked)"],
+        ["mygroup (1 consumer, 4 pending, 2 nacked)"],
     )

@@ -15,7 +15,8 @@ WITH listed AS (
     -- the listed streams' groups only, the `top` with most pending entries each (a heap per
     -- stream: a stream may have a million groups)
     SELECT sg.dump_id, sg.db, sg.key,
-           min_by(sg.group_name || ' (' || sg.consumers || ' consumers, ' || sg.pending || ' pending'
+           min_by(sg.group_name || ' (' || sg.consumers || if(sg.consumers = 1, ' consumer, ', ' consumers, ')
+                  || sg.pending || ' pending'
                   || coalesce(', ' || sg.nacked || ' nacked', '') || ')',
                   {'p': -sg.pending, 'n': sg.group_name}, greatest($top, 1)) AS group_details,
            sum(sg.nacked) AS nacked
