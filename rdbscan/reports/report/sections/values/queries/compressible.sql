@@ -11,9 +11,12 @@
 --          a value LZF shrinks over 64 times). Families with the most to save first; every row also carries the totals, and
 --          `lzf_strings`, the strings of the dump stored compressed (0: saved with rdbcompression no,
 --          nothing measured).
+-- by dump: Per dump, what its report alone says of its string values that compress: the
+--          families it lists (its `top`, the most to save first) with its totals, over that
+--          dump's keys; for a report over many dumps (values/build.py by_dump).
 -- params:
 --   compress_min_bytes (1024) strings longer than this many bytes are counted
---   top (20)           families listed
+--   top (20)           families listed (by dump: per dump)
 --
 -- A string's stored size comes from its record's size in the file (keys.serialized_bytes) less
 -- what precedes the value: the expiry (9 bytes; 5 in RDB versions before 6, which stored seconds),
@@ -23,7 +26,7 @@
 CREATE OR REPLACE TEMP MACRO rdb_len_size(n) AS
     CASE WHEN n < 64 THEN 1 WHEN n < 16384 THEN 2 WHEN n < 4294967296 THEN 5 ELSE 9 END;
 WITH s AS (
-    SELECT k.pattern, k.length, k.memory_bytes,
+    SELECT /*by dump: k.dump_id,*/ k.pattern, k.length, k.memory_bytes,
            k.serialized_bytes
              - CASE WHEN k.expire_at_ms IS NULL THEN 0 WHEN d.rdb_version < 6 THEN 5 ELSE 9 END
              - CASE WHEN k.idle_seconds IS NULL THEN 0 ELSE 1 + rdb_len_size(k.idle_seconds) END
@@ -32,7 +35,7 @@ WITH s AS (
     FROM rkeys AS k JOIN dumps AS d USING (dump_id)
     WHERE k.type = 'string' AND k.length > 20
 ), v AS (
-    SELECT pattern, length, memory_bytes,
+    SELECT /*by dump: dump_id,*/ pattern, length, memory_bytes,
            -- LZF (0xC3, two lengths, payload) when shorter than the string as it is (length
            -- encoding and bytes). Not `<>`: a record with a key-scoped opcode rdbscan counts in
            -- serialized_bytes (KEY_META, Redis Enterprise's) is longer, and reads as stored raw
@@ -45,7 +48,7 @@ WITH s AS (
     -- MATERIALIZED: inlined, stored_bytes (a CASE over lzf_rest over value_bytes) would be
     -- pasted into each of sds_alloc's and jemalloc_size's uses of their argument below, an
     -- expression DuckDB takes 0.4 s to plan on a 4-key dump and evaluates twice as slowly
-    SELECT pattern, length, memory_bytes, lzf,
+    SELECT /*by dump: dump_id,*/ pattern, length, memory_bytes, lzf,
            CASE WHEN NOT lzf THEN length
                 WHEN lzf_rest - 1 < 64 THEN lzf_rest - 1
                 WHEN lzf_rest - 2 < 16384 THEN lzf_rest - 2
@@ -62,7 +65,7 @@ WITH s AS (
               AND length <> 12304 AND NOT (lzf AND length > 64 * stored_bytes) AS counted
     FROM p
 ), fam AS (
-    SELECT pattern,
+    SELECT /*by dump: dump_id,*/ pattern,
            count(*) FILTER (WHERE counted) AS keys,
            sum(length) FILTER (WHERE counted) AS raw_bytes,
            sum(stored_bytes) FILTER (WHERE counted) AS stored_bytes,
@@ -71,17 +74,23 @@ WITH s AS (
            sum(sds_alloc(length) - sds_alloc(stored_bytes)) FILTER (WHERE counted AND lzf) AS savings_bytes,
            count(*) FILTER (WHERE lzf) AS lzf_strings
     FROM c
-    GROUP BY pattern
+    GROUP BY /*by dump: dump_id,*/ pattern
+), listed AS (
+    -- the families with counted strings, each with the totals (window functions, before
+    -- QUALIFY): over those families, and lzf_strings over every family
+    SELECT /*by dump: dump_id,*/ pattern, keys, raw_bytes, stored_bytes, lzf_keys,
+           round(raw_bytes / stored_bytes, 2) AS ratio,
+           memory_bytes, coalesce(savings_bytes, 0) AS savings_bytes,
+           sum(keys) OVER w AS total_keys,
+           sum(raw_bytes) OVER w AS total_raw_bytes,
+           sum(stored_bytes) OVER w AS total_stored_bytes,
+           sum(coalesce(savings_bytes, 0)) OVER w AS total_savings_bytes,
+           sum(lzf_strings) OVER w AS lzf_strings
+    FROM fam
+    WINDOW w AS (/*by dump: PARTITION BY dump_id*/)
+    QUALIFY keys > 0
 )
-SELECT pattern, keys, raw_bytes, stored_bytes, lzf_keys,
-       round(raw_bytes / stored_bytes, 2) AS ratio,
-       memory_bytes, coalesce(savings_bytes, 0) AS savings_bytes,
-       sum(keys) OVER () AS total_keys,
-       sum(raw_bytes) OVER () AS total_raw_bytes,
-       sum(stored_bytes) OVER () AS total_stored_bytes,
-       sum(coalesce(savings_bytes, 0)) OVER () AS total_savings_bytes,
-       sum(lzf_strings) OVER () AS lzf_strings
-FROM fam
-QUALIFY keys > 0
-ORDER BY savings_bytes DESC, raw_bytes DESC, pattern
-LIMIT $top
+SELECT *
+FROM listed
+QUALIFY row_number() OVER (/*by dump: PARTITION BY dump_id*/ ORDER BY savings_bytes DESC, raw_bytes DESC, pattern) <= $top
+ORDER BY /*by dump: dump_id,*/ savings_bytes DESC, raw_bytes DESC, pattern
