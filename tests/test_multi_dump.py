@@ -803,3 +803,37 @@ def test_over_many_dumps_mixed_delimiters_are_judged_within_each_dump(tmp_path, 
         "4 keys break a naming rule (no-delimiter 3, mixed-delimiters 1)"
     ]
     _same_as_alone(rep, rows, per, own, monkeypatch, sections=("naming",))
+
+
+@pytest.mark.slow
+def test_over_many_dumps_big_keys_name_the_examples_of_the_report_alone(tmp_path):
+    """The examples are the first distinct names, shortened to 40 characters: two big keys that
+    differ only past that read as one, and the next key is the second example, over 33 dumps
+    as in dump 1's report alone (big_keys_by_dump gives each dump the keys its report lists)."""
+    long = "session:" + "a" * 40  # 48 characters: shortened to the same 39 and `…`
+    files = []
+    for i in range(1, 34):
+        body = [W.key(0, f"k:{i}", W.string("v"))]
+        if i == 1:
+            body += [
+                W.key(0, f"{long}:1", W.string("x" * 30_000)),
+                W.key(0, f"{long}:2", W.string("x" * 20_000)),
+                W.key(0, "blob:3", W.string("x" * 15_000)),
+            ]
+        files.append(tmp_path / f"node{i:02}.rdb")
+        files[-1].write_bytes(W.rdb(b"\xfe\x00" + b"".join(body), aux={"redis-ver": "7.2.6"}))
+    db = str(tmp_path / "fleet.duckdb")
+    assert all(r.complete for r in load([str(f) for f in files], db))
+    rep, rows, per = _grouped_parts(db, sections=("big_keys",))
+    big = [s for s in F.grouped_sections(rep) if s.name == "big_keys"]
+    grouped = F.own_findings(rows, per, big)
+    alone = [f for f in _report(db, dump_id=1)["findings"] if f["id"] == "big-keys"]
+    assert (
+        [f["message"] for f in grouped[1]]
+        == [f["message"] for f in alone]
+        == [
+            "3 big keys (over 10.0 KiB or 5,000 elements) hold 68.2 KiB (100%): "
+            "session:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa…, blob:3 ..."
+        ]
+    )
+    assert all(not grouped[d] for d in range(2, 34))
