@@ -57,7 +57,6 @@ def test_queries_take_the_thresholds_from_rlimits():
         "report/sections/encodings/queries/encoding_near.sql",
         "report/sections/encodings/queries/encoding_whatif.sql",
         "report/sections/encodings/queries/strings_to_hashes.sql",
-        "report/sections/encodings/queries/strings_to_hashes_by_dump.sql",
     ]
 
 

@@ -6,7 +6,6 @@ applied to a server that does not have it (one test per server family)."""
 from __future__ import annotations
 
 import json
-import re
 
 import pytest
 import rdbwriter as W
@@ -341,24 +340,73 @@ def test_a_damaged_dump_among_others_is_named_in_its_own_words(cli):
     )
 
 
-def _steps(name: str, start: str, end: str) -> str:
-    """The text of a bundled query from `start` up to `end`, comments and spacing aside."""
-    sql = querylib.strip_comments(querylib.get_query(name).sql)
-    i = sql.index(start)
-    return re.sub(r"\s+", " ", sql[i : sql.index(end, i)])
+# the queries written once with a NAME_by_dump form (querylib: `-- by dump:`, /*by dump: ...*/)
+BY_DUMP = ("big_keys", "cold_summary", "compressible", "split_keys", "strings_to_hashes")
 
 
-def test_the_queries_per_dump_repeat_the_steps_of_the_queries_they_group():
-    """strings_to_hashes_by_dump and compressible_by_dump take every step of strings_to_hashes
-    and compressible up to their last grouping (with the dump): a change to one is made to the
-    other, or this fails."""
-    assert _steps("strings_to_hashes", "WITH s AS (", "SELECT family,") == _steps(
-        "strings_to_hashes_by_dump", "WITH s AS (", "SELECT dump_id, family,"
+def test_each_query_per_dump_is_its_single_form_grouped_by_dump(tmp_path):
+    """A query grouped by dump is written once: NAME_by_dump is NAME's file with the text of its
+    /*by dump: ...*/ comments (querylib), and no file of its own."""
+    queries = querylib.bundled_queries()
+    assert sorted(n for n, q in queries.items() if q.by_dump) == list(BY_DUMP)
+    for name in BY_DUMP:
+        alone, per = queries[name], queries[name + "_by_dump"]
+        assert (per.path, per.params, per.answers) == (alone.path, alone.params, alone.by_dump)
+        assert "/*by dump" not in per.sql and "dump_id" in per.sql
+    # the per-dump queries of their own: another shape than any single query (a count and the
+    # keys listed; a family table per dump; the mixed delimiters worked out again per dump)
+    assert [p.stem for p in querylib.query_files() if p.stem.endswith("_by_dump")] == [
+        "_rfamilies_by_dump",
+        "big_elements_by_dump",
+        "encoding_candidates_by_dump",
+        "naming_by_dump",
+        "patterns_by_dump",
+        "slots_by_dump",
+        "streams_by_dump",
+        "ttl_families_by_dump",
+    ]
+    sql = tmp_path / "fam.sql"
+    sql.write_text(
+        "-- name: fam\n-- answers: Families.\n-- by dump: Families per dump,\n--          each.\n"
+        "SELECT /*by dump: dump_id,*/ pattern, count(*) AS keys FROM rkeys\n"
+        "GROUP BY /*by dump: dump_id,*/ pattern\n"
     )
-    mine = _steps("compressible_by_dump", "CREATE OR REPLACE TEMP MACRO", "), fam AS (")
-    assert _steps("compressible", "CREATE OR REPLACE TEMP MACRO", "), fam AS (") == (
-        mine.replace("k.dump_id, ", "").replace("SELECT dump_id, ", "SELECT ")
-    )
+    q = querylib.parse_query(sql)
+    assert (q.answers, q.by_dump) == ("Families.", "Families per dump, each.")
+    assert querylib.by_dump(q).name == "fam_by_dump"
+    assert querylib.by_dump(q).sql.splitlines()[-2:] == [
+        "SELECT dump_id, pattern, count(*) AS keys FROM rkeys",
+        "GROUP BY dump_id, pattern",
+    ]
+
+
+def test_each_query_per_dump_has_the_rows_of_each_dump_alone(four_db):
+    """NAME_by_dump over the four dumps gives, for each dump, the rows NAME gives over that dump
+    alone (--dump-id N): the same figures, examples and order."""
+    con = open_database(four_db, read_only=True)
+    try:
+        per: dict[str, dict[int, list]] = {}
+        run = Runner(con, query_values(con, ReportOptions())[0])
+        for name in BY_DUMP:
+            rows = run.rows(name + "_by_dump")
+            per[name] = {
+                d: [
+                    {k: v for k, v in r.items() if k != "dump_id" or name == "big_keys"}
+                    for r in rows
+                    if r["dump_id"] == d
+                ]
+                for d in (1, 2, 3, 4)
+            }
+        for d in (1, 2, 3, 4):
+            alone = Runner(con, query_values(con, ReportOptions(dump_id=d))[0])
+            for name in BY_DUMP:
+                assert alone.rows(name) == per[name][d], (name, d)
+    finally:
+        con.close()
+    # the dumps hold what each query counts (cold keys: none of the four has LRU or LFU data)
+    assert [len(per["big_keys"][d]) for d in (1, 2, 3, 4)] == [2, 2, 2, 2]
+    assert [per["cold_summary"][d][0]["keys_with_idle"] for d in (1, 2, 3, 4)] == [0, 0, 0, 0]
+    assert [bool(per["strings_to_hashes"][d]) for d in (1, 2, 3, 4)] == [True] * 4
 
 
 # --- a fleet: more than MAX_DUMPS_ALONE dumps ---------------------------------------------------
@@ -425,11 +473,11 @@ def test_a_fleet_has_a_line_per_dump_from_one_grouped_pass(fleet):
     assert worst[7] == {
         "id": "big-keys-critical",
         "severity": "critical",
-        "message": "1 critical big key hold 1.3 MiB (100%)",
+        "message": "1 critical big key hold 1.3 MiB (100%): huge:7 ...",
     }
     assert (worst[5]["id"], worst[5]["message"]) == (
         "big-keys",
-        "1 big key (over 10.0 KiB or 5,000 elements) hold 20.0 KiB (96%)",
+        "1 big key (over 10.0 KiB or 5,000 elements) hold 20.0 KiB (96%): big:5 ...",
     )
     # dump 3: its keys without TTL, and the key expired at snapshot time
     assert worst[2]["message"] == (
@@ -478,7 +526,8 @@ def test_a_fleets_text_shows_the_worst_dumps_then_how_many_more(fleet):
     # every check groups by dump: none is judged over all dumps together
     assert "judged over all dumps together" not in text
     line7 = (
-        "fleet0/node07.rdb: 8 keys, 1.3 MiB, complete; CRIT 1 critical big key hold 1.3 MiB (100%)"
+        "fleet0/node07.rdb: 8 keys, 1.3 MiB, complete; CRIT 1 critical big key hold 1.3 MiB "
+        "(100%): huge:7 ..."
     )
     assert f"'#7 redis 7.2.6', '{line7}'" in text
     assert "#22 redis" not in text
@@ -487,7 +536,7 @@ def test_a_fleets_text_shows_the_worst_dumps_then_how_many_more(fleet):
 @pytest.mark.slow
 def test_a_fleets_lines_are_what_each_dump_alone_says(fleet):
     """For the checks that group by dump, each line's findings are those of the dump's report
-    alone (--dump-id N), in the same order and words (without the examples)."""
+    alone (--dump-id N), in the same order and words (the big keys with their examples)."""
     db, rep = fleet
     by_id = {d["dump_id"]: d for d in rep["dumps"]}
     for d in (1, 2, 3, 5, 7, FLEET):
@@ -498,9 +547,7 @@ def test_a_fleets_lines_are_what_each_dump_alone_says(fleet):
             assert worst is None
             continue
         assert (worst["id"], worst["severity"]) == (alone[0]["id"], alone[0]["severity"])
-        # big keys: the same words, then the example (`: big:5 ...`)
-        example = {5: "big:5", 7: "huge:7"}.get(d)
-        assert alone[0]["message"] == worst["message"] + (f": {example} ..." if example else "")
+        assert alone[0]["message"] == worst["message"]
 
 
 def test_a_dump_with_nothing_to_report_says_which_checks_ran():
@@ -582,7 +629,7 @@ def _same_as_alone(
     rep: dict, rows: list[dict], per: dict, own: dict, monkeypatch, sections=None
 ) -> None:
     """Each dump's findings, worded from the sections' by_dump, are those of its report alone
-    (the big keys without their examples); every finding over all dumps names the dumps whose
+    (the big keys with their examples); every finding over all dumps names the dumps whose
     report alone has it; each line counts them and opens with the worst.  `sections`: those
     sections only (without the lines)."""
     chosen = [s for s in F.grouped_sections(rep) if sections is None or s.name in sections]
@@ -594,9 +641,6 @@ def _same_as_alone(
     for d, mine in own.items():
         assert [f["id"] for f in grouped[d]] == [f["id"] for f in mine], d
         for g, a in zip(grouped[d], mine):
-            if a["id"].startswith("big-keys"):
-                assert a["message"].startswith(g["message"]), (d, a["id"])
-                g = {**g, "message": a["message"]}
             assert g == a, (d, a["id"])
     # every finding, not only the verdict's first ten
     monkeypatch.setattr(F, "MAX_FINDINGS", 1000)
@@ -618,9 +662,7 @@ def _same_as_alone(
             mine[0]["id"],
             mine[0]["severity"],
         )
-        assert mine[0]["message"].startswith(line["worst"]["message"])
-        if not mine[0]["id"].startswith("big-keys"):
-            assert mine[0]["message"] == line["worst"]["message"]
+        assert mine[0]["message"] == line["worst"]["message"]
 
 
 @pytest.fixture(scope="module")
@@ -690,6 +732,28 @@ def test_over_many_dumps_each_finding_names_the_dumps_whose_report_alone_has_it(
     }
     assert [len(having[f]) for f in ("dominant-family", "no-ttl-share", "naming")] == [37, 38, 35]
     assert set(having["dominant-family"]) - set(having["naming"]) == {1, 2, 3, 4, 6, 8, 10, 45}
+    # the big keys of each dump in its own words, with the examples its report alone names
+    big = F.own_findings(rows, per, [s for s in F.grouped_sections(rep) if s.name == "big_keys"])
+    two = "2 big keys (over 10.0 KiB or 5,000 elements) hold"
+    assert {d: [f["message"] for f in fs] for d, fs in big.items() if fs} == {
+        5: [
+            "2 critical big keys hold 1.6 MiB (83%): big:blob:2, big:list:1 ...",
+            f"{two} 50.0 KiB (3%): big:blob:new1, queue:1 ...",
+        ],
+        6: [
+            "4 big keys (over 10.0 KiB or 5,000 elements) hold 78.1 KiB (67%): big:blob:0, big:blob:1 ..."
+        ],
+        7: [
+            "1 critical big key hold 1.3 MiB (91%): big:blob:2 ...",
+            f"{two} 50.0 KiB (4%): big:blob:new1, queue:1 ...",
+        ],
+        8: ["1 big key (over 10.0 KiB or 5,000 elements) hold 20.1 KiB (53%): big:blob:2 ..."],
+        9: ["1 critical big key hold 324.7 KiB (63%): big:list:1 ..."],
+        10: [
+            "3 big keys (over 10.0 KiB or 5,000 elements) hold 58.1 KiB (76%): big:blob:0, big:blob:1 ..."
+        ],
+        **{d: [f"{two} 430.6 KiB (35%): list:large, bitmap:sparse ..."] for d in (40, 41, 43, 44)},
+    }
     _same_as_alone(rep, rows, per, own, monkeypatch)
     # the verdict's first ten
     assert all("dumps" in f for f in rep["findings"] if f["id"] in F.GROUPED_FINDINGS)
@@ -739,3 +803,37 @@ def test_over_many_dumps_mixed_delimiters_are_judged_within_each_dump(tmp_path, 
         "4 keys break a naming rule (no-delimiter 3, mixed-delimiters 1)"
     ]
     _same_as_alone(rep, rows, per, own, monkeypatch, sections=("naming",))
+
+
+@pytest.mark.slow
+def test_over_many_dumps_big_keys_name_the_examples_of_the_report_alone(tmp_path):
+    """The examples are the first distinct names, shortened to 40 characters: two big keys that
+    differ only past that read as one, and the next key is the second example, over 33 dumps
+    as in dump 1's report alone (big_keys_by_dump gives each dump the keys its report lists)."""
+    long = "session:" + "a" * 40  # 48 characters: shortened to the same 39 and `…`
+    files = []
+    for i in range(1, 34):
+        body = [W.key(0, f"k:{i}", W.string("v"))]
+        if i == 1:
+            body += [
+                W.key(0, f"{long}:1", W.string("x" * 30_000)),
+                W.key(0, f"{long}:2", W.string("x" * 20_000)),
+                W.key(0, "blob:3", W.string("x" * 15_000)),
+            ]
+        files.append(tmp_path / f"node{i:02}.rdb")
+        files[-1].write_bytes(W.rdb(b"\xfe\x00" + b"".join(body), aux={"redis-ver": "7.2.6"}))
+    db = str(tmp_path / "fleet.duckdb")
+    assert all(r.complete for r in load([str(f) for f in files], db))
+    rep, rows, per = _grouped_parts(db, sections=("big_keys",))
+    big = [s for s in F.grouped_sections(rep) if s.name == "big_keys"]
+    grouped = F.own_findings(rows, per, big)
+    alone = [f for f in _report(db, dump_id=1)["findings"] if f["id"] == "big-keys"]
+    assert (
+        [f["message"] for f in grouped[1]]
+        == [f["message"] for f in alone]
+        == [
+            "3 big keys (over 10.0 KiB or 5,000 elements) hold 68.2 KiB (100%): "
+            "session:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa…, blob:3 ..."
+        ]
+    )
+    assert all(not grouped[d] for d in range(2, 34))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from rdbscan.reports.engine import querylib
 from rdbscan.reports.report.sections import FAIL_RULES, SECTION_NAMES, SECTIONS
 
 PKG = Path(__file__).resolve().parent.parent / "rdbscan"
@@ -29,6 +30,12 @@ def test_a_section_runs_only_its_own_sql_and_the_shared_base_relations():
     """Every query a section names (run.rows / run.one) is a file of its own queries/ folder."""
     for s in SECTIONS:
         own = {p.stem for p in (SECTIONS_DIR / s.name).glob("queries/*.sql")}
+        # and the NAME_by_dump form of a file with a `by dump:` entry (querylib.by_dump)
+        own |= {
+            p.stem + "_by_dump"
+            for p in (SECTIONS_DIR / s.name).glob("queries/*.sql")
+            if querylib.parse_query(p).by_dump
+        }
         for path in (SECTIONS_DIR / s.name).glob("*.py"):
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
                 if (

@@ -21,6 +21,11 @@ compact-encoding thresholds: `_rlimits.sql`).  Files whose name starts with `_` 
 (`_rkeys.sql` -> TEMP VIEW rkeys, `_rfamilies.sql` -> TEMP TABLE rfamilies, ...): `prepare()`
 creates them before queries that mention them.  A view cannot hold prepared-statement parameters, so a base
 relation that is a view gets its parameter values written into its SQL as literals.
+
+A file whose header has a `-- by dump:` entry (what the query answers per dump) is two queries:
+NAME as written, and NAME_by_dump, the same SQL with each `/*by dump: TEXT*/` comment replaced by
+its TEXT (`GROUP BY /*by dump: dump_id,*/ family`): the figures of each dump's report alone, from
+one grouped pass, for a report over many dumps.  The steps the two share are written once.
 """
 
 from __future__ import annotations
@@ -37,6 +42,8 @@ import duckdb
 _PARAM_LINE = re.compile(r"^--\s+([a-z_][a-z0-9_]*)\s+\((.*?)\)\s*(.*)$")
 _PARAM_FROM = re.compile(r"^--\s+from (\S+\.sql):\s*(.+)$")
 _PARAM_USE = re.compile(r"\$([a-z_][a-z0-9_]*)")
+# `/*by dump: dump_id,*/`: text the NAME_by_dump form of a query has, and NAME has as a comment
+_BY_DUMP = re.compile(r"/\*by dump:\s?(.*?)\*/", re.S)
 
 
 REPORTS = Path(__file__).resolve().parent.parent  # rdbscan/reports
@@ -72,6 +79,8 @@ class Query:
     sql: str
     answers: str
     params: dict[str, Param] = field(default_factory=dict)
+    # the header's `by dump:` entry: what the query's NAME_by_dump form answers (see by_dump())
+    by_dump: str = ""
 
     @property
     def used_params(self) -> set[str]:
@@ -121,6 +130,7 @@ def parse_query(path: Path) -> Query:
 def _parse_query(path: Path) -> Query:
     text = path.read_text(encoding="utf-8")
     name, answers, params = path.stem, [], {}
+    per_dump: list[str] = []
     section = None
     for line in text.splitlines():
         if not line.startswith("--"):
@@ -135,10 +145,13 @@ def _parse_query(path: Path) -> Query:
             section = "answers"
         elif body.startswith("params:"):
             section = "params"
+        elif body.startswith("by dump:"):
+            per_dump.append(body[8:].strip())
+            section = "by dump"
         elif re.match(r"^-- [a-z][^:(]*:", line):
             section = "other"  # any further header entry ends the previous one
-        elif section == "answers" and line.startswith("--     "):
-            answers.append(body)
+        elif section in ("answers", "by dump") and line.startswith("--     "):
+            (answers if section == "answers" else per_dump).append(body)
         elif section == "params":
             m = _PARAM_LINE.match(line)
             shared = _PARAM_FROM.match(line)
@@ -154,7 +167,27 @@ def _parse_query(path: Path) -> Query:
                 params[m.group(1)] = Param(m.group(1), default, m.group(3).strip())
         else:
             section = None
-    return Query(name=name, path=path, sql=text, answers=" ".join(answers), params=params)
+    return Query(
+        name=name,
+        path=path,
+        sql=text,
+        answers=" ".join(answers),
+        params=params,
+        by_dump=" ".join(per_dump),
+    )
+
+
+def by_dump(query: Query) -> Query:
+    """The query's NAME_by_dump form: its SQL with each `/*by dump: TEXT*/` written as TEXT."""
+    if not query.by_dump or not _BY_DUMP.search(query.sql):
+        raise ValueError(f"{query.path.name}: no `by dump:` entry and /*by dump: ...*/ text")
+    return Query(
+        name=query.name + "_by_dump",
+        path=query.path,
+        sql=_BY_DUMP.sub(lambda m: m.group(1), query.sql),
+        answers=query.by_dump,
+        params=query.params,
+    )
 
 
 def _params_from(path: Path, source: str, names: str) -> dict[str, Param]:
@@ -181,9 +214,12 @@ def _bundled_queries(include_base: bool) -> dict[str, Query]:
         if path.stem.startswith("_") and not include_base:
             continue
         q = parse_query(path)
-        if q.name in out:
-            raise ValueError(f"two bundled queries named {q.name}: {out[q.name].path}, {path}")
-        out[q.name] = q
+        for one in (q, by_dump(q)) if q.by_dump else (q,):
+            if one.name in out:
+                raise ValueError(
+                    f"two bundled queries named {one.name}: {out[one.name].path}, {path}"
+                )
+            out[one.name] = one
     return out
 
 

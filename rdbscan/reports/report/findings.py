@@ -302,7 +302,7 @@ def layout(report: ReportData) -> list[Block]:
                 f"Over more than {MAX_DUMPS_ALONE} dumps no dump's report is built alone: each "
                 f"dump's worst finding is that of the checks that group by dump "
                 f"({per[0]['worst_of']}), from queries over all dumps grouped by dump, in the "
-                f"words of its report alone (the big keys without their examples); "
+                f"words of its report alone; "
                 + (
                     f"the other checks ({', '.join(rest)}) are judged over all dumps together; "
                     if rest

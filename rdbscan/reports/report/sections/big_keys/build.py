@@ -26,28 +26,39 @@ class BigKeysData(TypedDict):
     advice: list[str]
 
 
+# the totals every row of big_keys carries (window functions), and their names in the object
+TOTALS = {
+    "total_keys": "keys",
+    "total_critical": "critical",
+    "total_with_ttl": "keys_with_ttl",
+    "total_strings": "string_keys",
+    "total_memory": "memory_bytes",
+    "total_critical_memory": "critical_memory_bytes",
+}
+
+
+def _totals(items: list[dict]) -> dict:
+    """The totals of big_keys' rows (0 without rows), taken off the rows."""
+    totals = {name: items[0][col] if items else 0 for col, name in TOTALS.items()}
+    for it in items:
+        for col in TOTALS:
+            it.pop(col, None)
+    return totals
+
+
 def build(run: Runner, options, meta: dict) -> BigKeysData:
     items = run.rows("big_keys")
     rules = run.rows("big_keys_summary")
     # the same rows either way (tests/test_report_fastpaths.py): per-type ORDER BY ... LIMIT
     # scans over a database's table, one grouped scan over a dataset's files
     top = run.rows("big_keys_top_grouped" if run.reads_files else "big_keys_top")
-    total = items[0]["total_keys"] if items else 0
-    critical = items[0]["total_critical"] if items else 0
-    with_ttl = items[0]["total_with_ttl"] if items else 0
-    strings = items[0]["total_strings"] if items else 0
-    memory = items[0]["total_memory"] if items else 0
-    critical_memory = items[0]["total_critical_memory"] if items else 0
-    for it in items:
-        for k in (
-            "total_keys",
-            "total_critical",
-            "total_with_ttl",
-            "total_strings",
-            "total_memory",
-            "total_critical_memory",
-        ):
-            it.pop(k, None)
+    t = _totals(items)
+    total, critical, with_ttl = t["keys"], t["critical"], t["keys_with_ttl"]
+    strings, memory, critical_memory = (
+        t["string_keys"],
+        t["memory_bytes"],
+        t["critical_memory_bytes"],
+    )
     advice = []
     if critical:
         advice.append(
@@ -83,17 +94,14 @@ def build(run: Runner, options, meta: dict) -> BigKeysData:
 
 
 def by_dump(run: Runner, b: dict, lines: dict[int, dict]) -> dict[int, dict]:
-    """Each dump's object as far as its findings read it, from its `dump_lines` row (the same
-    tests as big_keys.sql): its big keys, critical or not, and their memory; no examples."""
+    """Each dump's object as far as its findings read it: its big keys, critical or not, their
+    memory, and the keys its report alone lists (big_keys_by_dump: big_keys' own SQL, ranked
+    per dump), whose first are the examples its findings name."""
+    items: dict[int, list[dict]] = {d: [] for d in lines}
+    for r in run.rows("big_keys_by_dump"):
+        if r["dump_id"] in items:
+            items[r["dump_id"]].append(r)
     return {
-        d: {
-            "keys": r["big_critical"] + r["big_other"],
-            "critical": r["big_critical"],
-            "string_keys": r["big_strings"],
-            "memory_bytes": r["big_critical_memory_bytes"] + r["big_other_memory_bytes"],
-            "critical_memory_bytes": r["big_critical_memory_bytes"],
-            "thresholds": b["thresholds"],
-            "items": [],
-        }
-        for d, r in lines.items()
+        d: {**_totals(rows), "thresholds": b["thresholds"], "items": rows}
+        for d, rows in items.items()
     }

@@ -24,7 +24,7 @@ def _advice(b: BigKeysData) -> str:
 
 
 def _for_example(keys) -> str:
-    """`: big:5 ...`, or nothing without examples (a dump's figures from a grouped query)."""
+    """`: big:5 ...` (the first distinct names of the keys listed), or nothing without keys."""
     names = examples(keys)
     return f": {names}" if names else ""
 

@@ -83,9 +83,10 @@ def build(run: Runner, options, meta: dict) -> ColdData:
 
 def by_dump(run: Runner, c: dict, lines: dict[int, dict]) -> dict[int, dict]:
     """Each dump's object as far as its findings read it: whether it carries LRU idle times or
-    LFU counters (its policy), and its cold keys (cold_by_dump: one GROUP BY dump_id)."""
+    LFU counters (its policy), and its cold keys (cold_summary_by_dump: cold_summary's own
+    SQL, GROUP BY dump_id)."""
     out: dict[int, dict] = {d: {"available": False} for d in lines}
-    for r in run.rows("cold_by_dump"):
+    for r in run.rows("cold_summary_by_dump"):
         d = r.pop("dump_id")
         if d in out and (r["keys_with_idle"] or r["keys_with_freq"]):
             out[d] = {

@@ -99,7 +99,7 @@ def by_dump(run: Runner, e: dict, lines: dict[int, dict]) -> dict[int, dict]:
     """Each dump's object as far as its findings read it, by the thresholds of its own server:
     its non-compact keys small enough to be compact, with the keys its report alone lists
     (encoding_candidates_by_dump), and its string families cheaper as hash fields
-    (strings_to_hashes_by_dump: the `top` of each dump)."""
+    (strings_to_hashes_by_dump: strings_to_hashes' own SQL, the `top` of each dump)."""
     cand = {r["dump_id"]: r for r in run.rows("encoding_candidates_by_dump")}
     s2h: dict[int, list[dict]] = {d: [] for d in lines}
     for r in run.rows("strings_to_hashes_by_dump"):

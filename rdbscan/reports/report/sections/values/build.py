@@ -71,48 +71,67 @@ def _pop_totals(rows: list[dict], names: tuple[str, ...]) -> dict:
     return totals
 
 
+SPLIT_TOTALS = (
+    "total_logical_keys",
+    "total_shards",
+    "total_memory_bytes",
+    "total_big_when_joined",
+    "total_big_when_joined_memory",
+)
+COMPRESSIBLE_TOTALS = (
+    "total_keys",
+    "total_raw_bytes",
+    "total_stored_bytes",
+    "total_savings_bytes",
+    "lzf_strings",
+)
+
+
+def _split_keys(rows: list[dict], min_shards) -> tuple[SplitKeys, dict]:
+    """The `split_keys` object from split_keys' rows (the totals taken off them), and the totals."""
+    st = _pop_totals(rows, SPLIT_TOTALS)
+    return {
+        "min_shards": min_shards,
+        "logical_keys": st["total_logical_keys"],
+        "shards": st["total_shards"],
+        "memory_bytes": st["total_memory_bytes"],
+        "big_when_joined": st["total_big_when_joined"],
+        "big_when_joined_memory_bytes": st["total_big_when_joined_memory"],
+        "items": rows,
+    }, st
+
+
+def _compressible(rows: list[dict], min_bytes) -> tuple[Compressible, dict]:
+    """The `compressible` object from compressible's rows (the totals taken off them), and the
+    totals."""
+    ct = _pop_totals(rows, COMPRESSIBLE_TOTALS)
+    return {
+        "min_bytes": min_bytes,
+        "keys": ct["total_keys"],
+        "raw_bytes": ct["total_raw_bytes"],
+        "stored_bytes": ct["total_stored_bytes"],
+        "ratio": _ratio(ct["total_raw_bytes"], ct["total_stored_bytes"]),
+        "savings_bytes": ct["total_savings_bytes"],
+        "lzf_strings": ct["lzf_strings"],
+        "families": rows,
+    }, ct
+
+
 def build(run, options, meta: dict) -> ValuesData:
     """The `values` part of the report (docs/json.md)."""
     top = max(options.top, 1)
     split = run.rows("split_keys", top=top)
-    st = _pop_totals(
-        split,
-        (
-            "total_logical_keys",
-            "total_shards",
-            "total_memory_bytes",
-            "total_big_when_joined",
-            "total_big_when_joined_memory",
-        ),
-    )
+    split_keys, st = _split_keys(split, _param(run, "split_keys", "min_shards"))
     big = run.rows("big_elements", top=top)
     by_type = {r["type"]: r["type_keys"] for r in big}
     bt = _pop_totals(big, ("total_keys", "total_memory_bytes", "type_keys"))
     comp = run.rows("compressible", top=top)
-    ct = _pop_totals(
-        comp,
-        (
-            "total_keys",
-            "total_raw_bytes",
-            "total_stored_bytes",
-            "total_savings_bytes",
-            "lzf_strings",
-        ),
-    )
-    min_shards = _param(run, "split_keys", "min_shards")
-    element_bytes = _param(run, "big_elements", "big_element_bytes")
     min_bytes = _param(run, "compressible", "compress_min_bytes")
+    compressible, ct = _compressible(comp, min_bytes)
+    element_bytes = _param(run, "big_elements", "big_element_bytes")
     advice = _advice(split, comp, st, bt, ct, element_bytes, min_bytes)
     return {
-        "split_keys": {
-            "min_shards": min_shards,
-            "logical_keys": st["total_logical_keys"],
-            "shards": st["total_shards"],
-            "memory_bytes": st["total_memory_bytes"],
-            "big_when_joined": st["total_big_when_joined"],
-            "big_when_joined_memory_bytes": st["total_big_when_joined_memory"],
-            "items": split,
-        },
+        "split_keys": split_keys,
         "big_elements": {
             "threshold_bytes": element_bytes,
             "keys": bt["total_keys"],
@@ -120,16 +139,7 @@ def build(run, options, meta: dict) -> ValuesData:
             "keys_by_type": dict(sorted(by_type.items())),
             "items": big,
         },
-        "compressible": {
-            "min_bytes": min_bytes,
-            "keys": ct["total_keys"],
-            "raw_bytes": ct["total_raw_bytes"],
-            "stored_bytes": ct["total_stored_bytes"],
-            "ratio": _ratio(ct["total_raw_bytes"], ct["total_stored_bytes"]),
-            "savings_bytes": ct["total_savings_bytes"],
-            "lzf_strings": ct["lzf_strings"],
-            "families": comp,
-        },
+        "compressible": compressible,
         "advice": advice,
     }
 
@@ -176,37 +186,35 @@ def _advice(split, comp, st: dict, bt: dict, ct: dict, element_bytes, min_bytes)
     return advice
 
 
+def _per_dump(rows: list[dict]) -> dict[int, list[dict]]:
+    """A NAME_by_dump query's rows by dump (without dump_id), in its order."""
+    out: dict[int, list[dict]] = {}
+    for r in rows:
+        out.setdefault(r.pop("dump_id"), []).append(r)
+    return out
+
+
 def by_dump(run, v: dict, lines: dict[int, dict]) -> dict[int, dict]:
     """Each dump's object as far as its findings read it: its split keys that are big once
     joined, its collections with big elements and its compressible strings, with the examples
-    its report alone lists (split_keys_by_dump, big_elements_by_dump, compressible_by_dump: one
-    GROUP BY dump_id each, the `top` of each dump)."""
+    its report alone lists (split_keys_by_dump and compressible_by_dump: split_keys' and
+    compressible's own SQL, ranked per dump; big_elements_by_dump: one GROUP BY dump_id)."""
     top = max(run.values.get("top", 1), 1)
-    split = {r["dump_id"]: r for r in run.rows("split_keys_by_dump", top=top)}
+    split = _per_dump(run.rows("split_keys_by_dump", top=top))
     big = {r["dump_id"]: r for r in run.rows("big_elements_by_dump", top=top)}
-    comp = {r["dump_id"]: r for r in run.rows("compressible_by_dump")}
+    # the first family of each dump is all its findings name
+    comp = _per_dump(run.rows("compressible_by_dump", top=1))
     out = {}
     for d in lines:
-        sk, be, cp = split.get(d) or {}, big.get(d) or {}, comp.get(d) or {}
-        first = sk.get("first")
+        be = big.get(d) or {}
         out[d] = {
-            "split_keys": {
-                "big_when_joined": sk.get("big_when_joined", 0),
-                "big_when_joined_memory_bytes": sk.get("big_when_joined_memory_bytes", 0),
-                "items": [{**first, "big_when_joined": True}] if first else [],
-            },
+            "split_keys": _split_keys(split.get(d, []), v["split_keys"]["min_shards"])[0],
             "big_elements": {
                 "threshold_bytes": v["big_elements"]["threshold_bytes"],
                 "keys": be.get("keys", 0),
                 "memory_bytes": be.get("memory_bytes", 0),
                 "items": [{"key": k} for k in be.get("listed") or []],
             },
-            "compressible": {
-                "min_bytes": v["compressible"]["min_bytes"],
-                "keys": cp.get("keys", 0),
-                "ratio": _ratio(cp.get("raw_bytes"), cp.get("stored_bytes")),
-                "savings_bytes": cp.get("savings_bytes", 0),
-                "families": [{"pattern": cp["pattern"]}] if cp else [],
-            },
+            "compressible": _compressible(comp.get(d, []), v["compressible"]["min_bytes"])[0],
         }
     return out

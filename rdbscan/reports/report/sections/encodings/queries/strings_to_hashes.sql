@@ -4,11 +4,15 @@
 --          saving. Keys with a TTL are left out (a hash field loses the key's TTL unless the server
 --          has hash field expiration, 7.4+). Each parent hash must fit the listpack thresholds
 --          of its dump's server (`rservers`; a value given here holds for every dump).
+-- by dump: The families of small string keys that each dump's report alone lists in
+--          strings_to_hashes (its `top`, largest saving first), with the same parents and
+--          estimates: GROUP BY dump_id, family, for a report over many dumps (encodings/build.py
+--          by_dump).
 -- params:
 --   delimiters (':')                 characters that separate segments; the last segment becomes the field
 --   min_fields (2)                   parents with fewer string keys are ignored
 --   from _rlimits.sql: hash_max_listpack_entries, hash_max_listpack_value
---   top (10)                         families returned; 0 = all
+--   top (10)                         families returned (by dump: per dump); 0 = all
 WITH s AS (
     SELECT dump_id, db, key, key_length, length, memory_bytes, family, plain_key,
            -- Under `:`, a plain key (ASCII words joined by `:`) whose family holds no placeholder
@@ -69,7 +73,7 @@ WITH s AS (
            key_pattern(parent, delimiters := $delimiters) || delim || '*' AS family
     FROM p
 )
-SELECT family,
+SELECT /*by dump: dump_id,*/ family,
        count(*) AS hashes,
        sum(fields) AS keys,
        sum(memory_bytes) AS memory_bytes,
@@ -78,7 +82,8 @@ SELECT family,
        -- the parent with the most fields (ties: the first in byte order)
        arg_min(parent, {'fields': -fields, 'parent': parent}) AS example_parent
 FROM est
-GROUP BY family
+GROUP BY /*by dump: dump_id,*/ family
 HAVING sum(memory_bytes) > sum(estimated_bytes)
-ORDER BY savings_bytes DESC, family
-LIMIT (CASE WHEN $top = 0 THEN 9223372036854775807 ELSE greatest($top, 0) END)
+QUALIFY $top = 0
+        OR row_number() OVER (/*by dump: PARTITION BY dump_id*/ ORDER BY savings_bytes DESC, family) <= $top
+ORDER BY /*by dump: dump_id,*/ savings_bytes DESC, family
