@@ -200,6 +200,7 @@ def test_queries_listing_and_headers():
     # a file with a `by dump:` entry is also NAME_by_dump (querylib.by_dump)
     per_dump = [p.stem + "_by_dump" for p in files if "\n-- by dump: " in p.read_text()]
     assert per_dump == [
+        "big_elements_by_dump",
         "big_keys_by_dump",
         "cold_summary_by_dump",
         "compressible_by_dump",

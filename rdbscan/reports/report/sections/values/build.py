@@ -117,28 +117,34 @@ def _compressible(rows: list[dict], min_bytes) -> tuple[Compressible, dict]:
     }, ct
 
 
+def _big_elements(rows: list[dict], element_bytes) -> tuple[BigElements, dict]:
+    """The `big_elements` object from big_elements' rows (the totals taken off them), and the
+    totals."""
+    by_type = {r["type"]: r["type_keys"] for r in rows}
+    bt = _pop_totals(rows, ("total_keys", "total_memory_bytes", "type_keys"))
+    return {
+        "threshold_bytes": element_bytes,
+        "keys": bt["total_keys"],
+        "memory_bytes": bt["total_memory_bytes"],
+        "keys_by_type": dict(sorted(by_type.items())),
+        "items": rows,
+    }, bt
+
+
 def build(run, options, meta: dict) -> ValuesData:
     """The `values` part of the report (docs/json.md)."""
     top = max(options.top, 1)
     split = run.rows("split_keys", top=top)
     split_keys, st = _split_keys(split, _param(run, "split_keys", "min_shards"))
-    big = run.rows("big_elements", top=top)
-    by_type = {r["type"]: r["type_keys"] for r in big}
-    bt = _pop_totals(big, ("total_keys", "total_memory_bytes", "type_keys"))
+    element_bytes = _param(run, "big_elements", "big_element_bytes")
+    big_elements, bt = _big_elements(run.rows("big_elements", top=top), element_bytes)
     comp = run.rows("compressible", top=top)
     min_bytes = _param(run, "compressible", "compress_min_bytes")
     compressible, ct = _compressible(comp, min_bytes)
-    element_bytes = _param(run, "big_elements", "big_element_bytes")
     advice = _advice(split, comp, st, bt, ct, element_bytes, min_bytes)
     return {
         "split_keys": split_keys,
-        "big_elements": {
-            "threshold_bytes": element_bytes,
-            "keys": bt["total_keys"],
-            "memory_bytes": bt["total_memory_bytes"],
-            "keys_by_type": dict(sorted(by_type.items())),
-            "items": big,
-        },
+        "big_elements": big_elements,
         "compressible": compressible,
         "advice": advice,
     }
@@ -197,24 +203,18 @@ def _per_dump(rows: list[dict]) -> dict[int, list[dict]]:
 def by_dump(run, v: dict, lines: dict[int, dict]) -> dict[int, dict]:
     """Each dump's object as far as its findings read it: its split keys that are big once
     joined, its collections with big elements and its compressible strings, with the examples
-    its report alone lists (split_keys_by_dump and compressible_by_dump: split_keys' and
-    compressible's own SQL, ranked per dump; big_elements_by_dump: one GROUP BY dump_id)."""
+    its report alone lists (split_keys_by_dump, big_elements_by_dump and compressible_by_dump:
+    their single queries' own SQL, ranked per dump)."""
     top = max(run.values.get("top", 1), 1)
     split = _per_dump(run.rows("split_keys_by_dump", top=top))
-    big = {r["dump_id"]: r for r in run.rows("big_elements_by_dump", top=top)}
+    big = _per_dump(run.rows("big_elements_by_dump", top=top))
     # the first family of each dump is all its findings name
     comp = _per_dump(run.rows("compressible_by_dump", top=1))
     out = {}
     for d in lines:
-        be = big.get(d) or {}
         out[d] = {
             "split_keys": _split_keys(split.get(d, []), v["split_keys"]["min_shards"])[0],
-            "big_elements": {
-                "threshold_bytes": v["big_elements"]["threshold_bytes"],
-                "keys": be.get("keys", 0),
-                "memory_bytes": be.get("memory_bytes", 0),
-                "items": [{"key": k} for k in be.get("listed") or []],
-            },
+            "big_elements": _big_elements(big.get(d, []), v["big_elements"]["threshold_bytes"])[0],
             "compressible": _compressible(comp.get(d, []), v["compressible"]["min_bytes"])[0],
         }
     return out
