@@ -203,3 +203,19 @@ def test_the_overview_of_several_dumps_names_each_server_once_in_version_order(s
         "redis 6.2, redis 7.4 and valkey 8.0 profiles, 8-byte allocator quantum "
         "(official builds; --target /16 for distribution packages)"
     )
+
+
+def test_the_overview_of_dumps_with_and_without_a_save_time(tmp_path):
+    """Redis 2.8 writes no ctime: its snapshot time is the file's mtime. Over it and a 7.4 dump
+    the overview gives both sources (the times compared as numbers, not as text and number)."""
+    db = str(tmp_path / "mixed.duckdb")
+    old = FIXTURES / "redis-2.8.24" / "small" / "dump.rdb"
+    assert [r.dump_id for r in load([str(old), SAMPLE_DUMPS[2]], db)] == [1, 2]
+    report = _report(db)
+    (kv,) = [
+        dict(b.items) for b in document(report) if b.kind == "kv" and "Servers" in dict(b.items)
+    ]
+    assert kv["Servers"] == "?, redis 7.4.1"  # 2.8 records no version either
+    assert kv["RDB versions"] == "6, 12"
+    times = sorted(d["snapshot_ms"] for d in report["overview"]["dumps"])
+    assert kv["Snapshots"] == f"{fmt_time(times[0])} to {fmt_time(times[1])} (ctime, file-mtime)"

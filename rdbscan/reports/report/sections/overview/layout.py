@@ -91,7 +91,7 @@ def _facts(o: OverviewData, dumps: list) -> list[tuple[str, str]]:
         kv[0] = ("Servers", ", ".join(_servers(dumps)))
         rdbs = sorted({d["rdb_version"] for d in dumps}, key=lambda v: (v is None, v or 0))
         kv[1] = ("RDB versions", ", ".join(map(str, rdbs)))
-        kv[2] = ("Snapshots", _snapshots(dumps, o["snapshot_source"]))
+        kv[2] = ("Snapshots", _snapshots(dumps))
         kv[5] = ("Memory models", _models(dumps) or "-")
         kv.insert(0, ("Dumps", str(len(dumps))))
     return kv
@@ -111,17 +111,17 @@ def _servers(dumps: list[dict]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _snapshots(dumps: list[dict], source: str | None) -> str:
-    """The first and the last snapshot of the dumps (each dump's is in the Dumps table)."""
-    times = sorted(t for t in (d["snapshot_time"] or d["snapshot_ms"] for d in dumps) if t)
+def _snapshots(dumps: list[dict]) -> str:
+    """The first and the last snapshot of the dumps, and what each time rests on (each dump's
+    is in the Dumps table)."""
+    times = sorted(d["snapshot_ms"] for d in dumps if d["snapshot_ms"] is not None)
     if not times:
         return "-"
-    span = (
-        fmt_time(times[0])
-        if times[0] == times[-1]
-        else f"{fmt_time(times[0])} to {fmt_time(times[-1])}"
-    )
-    return f"{span} ({source or '?'})"
+    span = fmt_time(times[0])
+    if times[-1] != times[0]:
+        span += f" to {fmt_time(times[-1])}"
+    sources = sorted({d["snapshot_source"] or "?" for d in dumps})
+    return f"{span} ({', '.join(sources)})"
 
 
 def _models(dumps: list[dict]) -> str:
