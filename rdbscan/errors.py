@@ -49,9 +49,10 @@ EXIT_CODES = {
     "cannot be written (its directory is missing or read-only, the disk is full), or exists "
     "and `--force` was not given (left untouched, [export.md](export.md))",
     EXIT_MEMORY: "a query (`report`, `query`, `schema`, `diff`, `trend`, `sql`) needed more than "
-    "DuckDB's memory limit (128 MB unless `--memory-limit` or `RDBSCAN_MEMORY_LIMIT` sets "
-    "another) and could not spill the rest to disk: nothing is written; run it again with a "
-    "higher `--memory-limit`",
+    "DuckDB's memory limit (48 MB for `report`, `query` and `schema` over a database or dumps, "
+    "128 MB for `diff`, `trend` and a Parquet dataset, unless `--memory-limit` or "
+    "`RDBSCAN_MEMORY_LIMIT` sets another) and could not spill the rest to disk: nothing is "
+    "written; run it again with a higher `--memory-limit`",
     EXIT_PARTIAL: "partial: rdbscan is older than a dump, or meets a record it cannot read (a type "
     "or opcode newer than it knows, a module value of Redis 4.0 release candidates, a VKCS "
     "envelope of a newer version): the keys before that record are kept, `dumps.complete` is "

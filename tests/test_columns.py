@@ -173,9 +173,7 @@ def test_the_compiled_batch_hands_over_the_spec_columns_at_their_widths():
     take = text[text.index("    def take(self):") :]
     take = take[: take.index("        for i in range(N_VALID):")]
     handed = {}
-    for m in re.finditer(
-        r'"(\w+)": \(?PyBytes_FromStringAndSize\(<char\*>self\.(c_\w+), n(?: \* (\d+))?\)', take
-    ):
+    for m in re.finditer(r'"(\w+)": \(?_owned\(self\.(c_\w+), n(?: \* (\d+))?\)', take):
         name, field, width = m.group(1), m.group(2), int(m.group(3) or 1)
         assert fields[field] == width, (name, field)
         handed[name] = width

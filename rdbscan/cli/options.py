@@ -87,5 +87,6 @@ memory_limit_option = click.option(
     callback=_set_memory_limit,
     expose_value=False,
     help="DuckDB memory for the queries (512MB, 2GB, 1GiB); beyond it they spill to a temporary "
-    "directory. Default 128MB (`sql`: DuckDB's own), or RDBSCAN_MEMORY_LIMIT.",
+    "directory. Default 48MB over a database or dumps, 128MB for diff, trend and a Parquet "
+    "dataset (`sql`: DuckDB's own), or RDBSCAN_MEMORY_LIMIT.",
 )

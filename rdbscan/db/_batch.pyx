@@ -14,6 +14,7 @@ from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, u
 from libc.stdlib cimport malloc, realloc, free
 from libc.math cimport nearbyint
 from libc.string cimport memcmp, memcpy, memset
+from cpython.buffer cimport PyBuffer_FillInfo
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 
 from rdbscan.rdb._speedups cimport Record, RowSink
@@ -203,6 +204,34 @@ cdef int _room(char** buf, Py_ssize_t* cap, Py_ssize_t need) except -1:
     buf[0] = grown
     cap[0] = c
     return 0
+
+
+cdef class Owned:
+    """One C column of a taken batch (KeyColumns.take), read in place through the buffer
+    protocol (pa.py_buffer) and freed with its last reference: the batch hands its arrays over
+    instead of copying them, and the next batch is written into new ones, so that a batch in
+    flight to DuckDB is not held twice (as C columns and as a copy)."""
+    cdef char* ptr
+    cdef readonly Py_ssize_t size
+
+    def __getbuffer__(self, Py_buffer* view, int flags):
+        PyBuffer_FillInfo(view, self, self.ptr, self.size, 1, flags)
+
+    def __releasebuffer__(self, Py_buffer* view):
+        pass
+
+    def __len__(self):
+        return self.size
+
+    def __dealloc__(self):
+        free(self.ptr)
+
+
+cdef Owned _owned(void* ptr, Py_ssize_t size):
+    cdef Owned o = Owned.__new__(Owned)
+    o.ptr = <char*>ptr
+    o.size = size
+    return o
 
 
 cdef struct Shape:
@@ -733,40 +762,41 @@ cdef class KeyColumns(RowSink):
         return out
 
     def take(self):
-        """The batch as {column: bytes} (nullable columns: (data, validity bitmap)) plus
-        'n', 'key_offsets', 'key_data', 'family_offsets', 'family_data', 'family_valid',
-        'plain_key' (a bitmap of values), 'encoding_id' (one byte per row), 'module_rows',
-        'nonascii' and 'extras' (see _extras); the columns are then empty again."""
+        """The batch as {column: buffer} (Owned, or bytes; nullable columns: (data, validity
+        bitmap)) plus 'n', 'key_offsets', 'key_data', 'family_offsets', 'family_data',
+        'family_valid', 'plain_key' (a bitmap of values), 'encoding_id' (one byte per row),
+        'module_rows', 'nonascii' and 'extras' (see _extras); the columns are then empty again.
+        The columns an Arrow batch reads are handed over (Owned), the batch gets new ones."""
         cdef Py_ssize_t n = self.n, nb = n // 8 + 1, i
         out = {
             "n": n,
             "nonascii": self.nonascii,
-            "key_offsets": PyBytes_FromStringAndSize(<char*>self.c_koff, (n + 1) * 4),
-            "key_data": PyBytes_FromStringAndSize(self.c_kdata, self.kused),
-            "family_offsets": PyBytes_FromStringAndSize(<char*>self.c_foff, (n + 1) * 4),
-            "family_data": PyBytes_FromStringAndSize(self.c_fdata, self.fused),
-            "family_valid": PyBytes_FromStringAndSize(<char*>self.c_valid[V_FAMILY], nb),
-            "plain_key": PyBytes_FromStringAndSize(<char*>self.c_valid[PLAIN], nb),
-            "db": PyBytes_FromStringAndSize(<char*>self.c_db, n * 4),
-            "type": PyBytes_FromStringAndSize(<char*>self.c_type, n * 2),
-            "encoding": PyBytes_FromStringAndSize(<char*>self.c_enc, n * 2),
             "encoding_id": self._encoding_ids(),
             "module_rows": self.module_rows,
-            "rdb_type": PyBytes_FromStringAndSize(<char*>self.c_rtype, n),
-            "length": PyBytes_FromStringAndSize(<char*>self.c_length, n * 8),
-            "max_elem_bytes": PyBytes_FromStringAndSize(<char*>self.c_maxel, n * 8),
-            "serialized_bytes": PyBytes_FromStringAndSize(<char*>self.c_ser, n * 8),
-            "memory_bytes": PyBytes_FromStringAndSize(<char*>self.c_mem, n * 8),
-            "memory_total_bytes": PyBytes_FromStringAndSize(<char*>self.c_total, n * 8),
-            "slot": PyBytes_FromStringAndSize(<char*>self.c_slot, n * 2),
-            "file_offset": PyBytes_FromStringAndSize(<char*>self.c_offset, n * 8),
+            "extras": self._extras(),
+            "key_offsets": _owned(self.c_koff, (n + 1) * 4),
+            "key_data": _owned(self.c_kdata, self.kused),
+            "family_offsets": _owned(self.c_foff, (n + 1) * 4),
+            "family_data": _owned(self.c_fdata, self.fused),
+            "family_valid": _owned(self.c_valid[V_FAMILY], nb),
+            "plain_key": _owned(self.c_valid[PLAIN], nb),
+            "db": _owned(self.c_db, n * 4),
+            "type": _owned(self.c_type, n * 2),
+            "encoding": _owned(self.c_enc, n * 2),
+            "rdb_type": _owned(self.c_rtype, n),
+            "length": _owned(self.c_length, n * 8),
+            "max_elem_bytes": _owned(self.c_maxel, n * 8),
+            "serialized_bytes": _owned(self.c_ser, n * 8),
+            "memory_bytes": _owned(self.c_mem, n * 8),
+            "memory_total_bytes": _owned(self.c_total, n * 8),
+            "slot": _owned(self.c_slot, n * 2),
+            "file_offset": _owned(self.c_offset, n * 8),
             # not a column of key_rows: the value's blob (0 for strings) of the rows this loop
             # read, -1 on rows appended from the Python path (rdbscan/migrate projections)
-            "blob_bytes": PyBytes_FromStringAndSize(<char*>self.c_blob, n * 8),
-            "expire_at_ms": (PyBytes_FromStringAndSize(<char*>self.c_expire, n * 8),
-                             PyBytes_FromStringAndSize(<char*>self.c_valid[V_EXPIRE], nb)),
-            "extras": self._extras(),
+            "blob_bytes": _owned(self.c_blob, n * 8),
+            "expire_at_ms": (_owned(self.c_expire, n * 8), _owned(self.c_valid[V_EXPIRE], nb)),
         }
+        self._new_columns()
         for i in range(N_VALID):
             memset(self.c_valid[i], 0, nb)
         self.n = 0
@@ -775,4 +805,41 @@ cdef class KeyColumns(RowSink):
         self.nonascii = False
         self.module_rows = 0
         return out
+
+    cdef int _new_columns(self) except -1:
+        """New arrays for the columns take() handed over (the others are written over)."""
+        cdef Py_ssize_t capacity = self.capacity, nb = capacity // 8 + 1
+        self.c_koff = <int32_t*>malloc((capacity + 1) * 4)
+        self.c_kdata = <char*>malloc(self.kcap)
+        self.c_foff = <int32_t*>malloc((capacity + 1) * 4)
+        self.c_fdata = <char*>malloc(self.fcap)
+        self.c_valid[V_FAMILY] = <uint8_t*>malloc(nb)
+        self.c_valid[PLAIN] = <uint8_t*>malloc(nb)
+        self.c_db = <int32_t*>malloc(capacity * 4)
+        self.c_type = <uint16_t*>malloc(capacity * 2)
+        self.c_enc = <uint16_t*>malloc(capacity * 2)
+        self.c_rtype = <uint8_t*>malloc(capacity)
+        self.c_length = <int64_t*>malloc(capacity * 8)
+        self.c_maxel = <int64_t*>malloc(capacity * 8)
+        self.c_ser = <int64_t*>malloc(capacity * 8)
+        self.c_mem = <int64_t*>malloc(capacity * 8)
+        self.c_total = <int64_t*>malloc(capacity * 8)
+        self.c_slot = <int16_t*>malloc(capacity * 2)
+        self.c_offset = <int64_t*>malloc(capacity * 8)
+        self.c_blob = <int64_t*>malloc(capacity * 8)
+        self.c_expire = <int64_t*>malloc(capacity * 8)
+        self.c_valid[V_EXPIRE] = <uint8_t*>malloc(nb)
+        if (not self.c_koff or not self.c_kdata or not self.c_foff or not self.c_fdata
+                or not self.c_valid[V_FAMILY] or not self.c_valid[PLAIN] or not self.c_db
+                or not self.c_type or not self.c_enc or not self.c_rtype or not self.c_length
+                or not self.c_maxel or not self.c_ser or not self.c_mem or not self.c_total
+                or not self.c_slot or not self.c_offset or not self.c_blob or not self.c_expire
+                or not self.c_valid[V_EXPIRE]):
+            raise MemoryError()
+        memset(self.c_valid[V_FAMILY], 0, nb)
+        memset(self.c_valid[PLAIN], 0, nb)
+        memset(self.c_valid[V_EXPIRE], 0, nb)
+        self.c_koff[0] = 0
+        self.c_foff[0] = 0
+        return 0
 

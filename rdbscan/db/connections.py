@@ -26,6 +26,12 @@ _open: weakref.WeakSet = weakref.WeakSet()
 # environment variable RDBSCAN_MEMORY_LIMIT raise it (docs/exit-codes.md, exit 8); `sql` keeps
 # DuckDB's own default unless one of them is given.
 DEFAULT_MEMORY_LIMIT = "128MB"
+# The report's queries (and `query`'s, `schema`'s) over a database rdbscan wrote, which runs
+# after the load in the same process: its peak is the process's (docs/benchmarks.md, "Peak
+# memory of `load` and `report`").  DuckDB caches the blocks of `key_rows` it reads up to the
+# limit, and the bundled queries are written to spill or to hold little beyond it (a Parquet
+# dataset, read through a reader per file, keeps DEFAULT_MEMORY_LIMIT).
+DATABASE_MEMORY_LIMIT = "48MB"
 MEMORY_LIMIT_ENV = "RDBSCAN_MEMORY_LIMIT"
 MIN_MEMORY_LIMIT = 16 * 10**6  # below it DuckDB cannot run the bundled queries at all
 _chosen: dict[str, str | None] = {"limit": None}
@@ -58,9 +64,12 @@ def chosen_memory_limit() -> str | None:
     return None
 
 
-def memory_limit() -> str:
-    """The memory limit of the query connections: the chosen one, else DEFAULT_MEMORY_LIMIT."""
-    return chosen_memory_limit() or DEFAULT_MEMORY_LIMIT
+def memory_limit(default: str = DEFAULT_MEMORY_LIMIT) -> str:
+    """The memory limit of a query connection about to be opened: the chosen one, else
+    `default`; remembered for out_of_memory_message."""
+    limit = chosen_memory_limit() or default
+    _chosen["applied"] = limit
+    return limit
 
 
 def is_out_of_memory(e: BaseException) -> bool:
@@ -71,8 +80,9 @@ def is_out_of_memory(e: BaseException) -> bool:
 def out_of_memory_message(e: BaseException) -> str:
     """The one line that says so, with the way out."""
     first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    limit = chosen_memory_limit() or _chosen.get("applied") or DEFAULT_MEMORY_LIMIT
     return (
-        f"DuckDB ran out of memory at its {_human(memory_limit())} limit and could not spill "
+        f"DuckDB ran out of memory at its {_human(limit)} limit and could not spill "
         f"enough to disk ({first}); raise the limit with --memory-limit (for example "
         f"--memory-limit 1GB) or {MEMORY_LIMIT_ENV}"
     )

@@ -33,11 +33,10 @@ import json
 import os
 import socket
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from ..rdb import remote
 from .columns import DICTIONARY, KEY_ROWS_FROM_BATCH, KEYS_FILE_SCHEMA, KEYS_VIEW_SELECT
@@ -53,6 +52,19 @@ from .store import (
     arrow_batch,
     is_database_file,
 )
+
+if TYPE_CHECKING:
+    import pyarrow.parquet as pq
+
+
+def _pq():
+    """pyarrow.parquet, imported by the first use: it brings pyarrow.fs and the S3, GCS, Azure
+    and HDFS file systems' libraries (5 MB resident), which a load into a database, and the
+    report that follows it in the same process, never use."""
+    import pyarrow.parquet
+
+    return pyarrow.parquet
+
 
 DATASET_FILE = "_rdbscan_dataset.json"
 LOCK_FILE = "_rdbscan.lock"  # the writer's lock (DatasetLock)
@@ -367,7 +379,7 @@ class Dataset:
         # and takes an import that a Ctrl-C cut short for no pyarrow.dataset: it read the file
         # another way and the KeyboardInterrupt was lost (`load -j 2 --parquet` never ended)
         with self.fs.open(path, "rb") as fh:
-            table = pq.ParquetFile(fh).read()
+            table = _pq().ParquetFile(fh).read()
         part = parse_partition(path[len(self.root) :])
         return [
             {**row, "dump_id": part["dump_id"], "instance": part["instance"]}
@@ -549,7 +561,7 @@ class ParquetStore(Store):
 
 def _parquet_bytes(table: pa.Table) -> bytes:
     buf = io.BytesIO()
-    pq.write_table(table, buf, compression=COMPRESSION)
+    _pq().write_table(table, buf, compression=COMPRESSION)
     return buf.getvalue()
 
 
@@ -562,7 +574,9 @@ def _arrow_table(relation) -> pa.Table:
 def _write_file(dataset: Dataset, path: str, table: pa.Table) -> None:
     fs = dataset.fs
     fs.makedirs(path.rsplit("/", 1)[0], exist_ok=True)
-    pq.write_table(table, path, compression=COMPRESSION, filesystem=fs if dataset.remote else None)
+    _pq().write_table(
+        table, path, compression=COMPRESSION, filesystem=fs if dataset.remote else None
+    )
 
 
 class _PartFiles:
@@ -590,7 +604,7 @@ class _PartFiles:
     def _open(self) -> None:
         path = _join(self.folder, f"part-{self.files:05d}.parquet")
         self.dataset.fs.makedirs(self.folder, exist_ok=True)
-        self.writer = pq.ParquetWriter(
+        self.writer = _pq().ParquetWriter(
             path,
             self.schema,
             compression=COMPRESSION,

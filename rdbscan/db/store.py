@@ -34,13 +34,15 @@ from .macros import MACROS  # created in every database (ad-hoc SQL too)
 #    newer than rdbscan, hash templates, NACK zones, arrays (keys.array_last_index).
 SCHEMA_VERSION = 5
 
-# DuckDB memory of the loader's connection (issue 28, docs/benchmarks.md): the loader only
-# appends, so a small buffer pool keeps peak memory flat however many keys the dump has (DuckDB
-# writes finished row groups to the file).  On pop5m (5 M keys) peak RSS of `rdbscan load`:
-# 230 MiB at 48 MB with 65,536-row batches (16,384-row: 190 at 48 MB, 207 at 64 MB, the same
-# CPU time, pairs 1.01x); at 40 MB the CPU time grows 11 %.  (Earlier: 64 MB against 128 MB,
-# 265-290 against 335-380 MB.)
-LOAD_MEMORY_LIMIT = "48MB"
+# DuckDB memory of the loader's connection (docs/benchmarks.md, "Peak memory of `load` and
+# `report`"): the loader only appends, so a small buffer pool keeps peak memory flat however
+# many keys the dump has (DuckDB writes finished row groups to the file).  It holds the row
+# group the INSERT is filling (17-20 MB for 122,880 keys of `pop5m` or `mixed`) and a few
+# blocks being written; one INSERT thread (LOAD_THREADS) fills one row group at a time, so each
+# gets the room two threads had at twice the limit.  A row group that outgrows it spills to
+# the temporary directory (time, not failure).
+LOAD_MEMORY_LIMIT = "24MB"
+LOAD_THREADS = 1
 
 STREAMS_SCHEMA = pa.schema(
     [
@@ -276,11 +278,12 @@ class Store:
         # The loader only appends: a small buffer pool (LOAD_MEMORY_LIMIT) keeps peak memory
         # flat however many keys the dump has.
         # Rows need not be stored in file order (ORDER BY file_offset gives it): without that
-        # constraint DuckDB inserts on every core (1 M keys: 0.47 s against 1.05 s).
+        # constraint DuckDB may insert on every core (BulkWriter keeps it to LOAD_THREADS).
         # Not registered for interrupt_all (db/connections.py): a load stops between batches, and
         # its clean-up (Store.discard) runs on this connection right after the Ctrl-C.
         self.con = duckdb.connect(
-            path, config={"memory_limit": LOAD_MEMORY_LIMIT, "preserve_insertion_order": False}
+            path,
+            config={"memory_limit": LOAD_MEMORY_LIMIT, "preserve_insertion_order": False},
         )
         try:
             check_schema(self.con, path)
@@ -492,8 +495,13 @@ class BulkWriter(QueuedWriter):
     thread: few rows, and DuckDB appends to different tables from two connections at once.
     """
 
+    # One batch waiting while DuckDB inserts another: the parser's next batch is the third in
+    # memory, and a deeper queue only holds more of them (the INSERT keeps pace on its core).
+    QUEUE_BATCHES = 1
+
     def __init__(self, store: Store):
         self.store = store
+        store.run(f"SET threads = {LOAD_THREADS}")
         self.cursor = store.con.cursor()
         self._start(self._insert_keys, "DuckDB insert")
 
@@ -533,5 +541,6 @@ class BulkWriter(QueuedWriter):
     def close(self) -> None:
         """End the key rows' stream and wait for the INSERT to commit."""
         self._end_stream()
+        self.store.run("RESET threads")
         if self.error is not None:
             raise self.error

@@ -9,14 +9,15 @@ from pathlib import Path
 
 import duckdb
 
-from ...db.connections import connect, memory_limit
+from ...db.connections import DATABASE_MEMORY_LIMIT, connect, memory_limit
 from ...db.macros import create_macros
 from ...db.store import StoreError, check_schema
 from ...errors import EXIT_DATABASE, EXIT_INPUT, CommandError, database_fault
 from .querylib import sql_literal
 
-# DuckDB memory for queries on an opened database (db/connections.memory_limit(): 128 MB unless
-# --memory-limit or RDBSCAN_MEMORY_LIMIT says otherwise).  The bundled queries stream over the
+# DuckDB memory for queries on an opened database (db/connections.DATABASE_MEMORY_LIMIT, over a
+# Parquet dataset DEFAULT_MEMORY_LIMIT, unless --memory-limit or RDBSCAN_MEMORY_LIMIT says
+# otherwise).  The bundled queries stream over the
 # `keys` table (rkeys is a view) and keep aggregates, so they fit; what does not (a keyspace of
 # unique families, millions of keys breaking naming rules) spills to a temporary directory
 # instead of growing the process.
@@ -51,7 +52,7 @@ def open_database(path: str, read_only: bool = False) -> duckdb.DuckDBPyConnecti
         con = connect(path, read_only=True)
         create_macros(con, temporary=True)
     con.execute("SET enable_progress_bar = false")
-    con.execute(f"SET memory_limit = '{memory_limit()}'")
+    con.execute(f"SET memory_limit = '{memory_limit(DATABASE_MEMORY_LIMIT)}'")
     spill = os.path.join(tempfile.gettempdir(), f"rdbscan-{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
     try:
         con.execute("SET temp_directory = " + sql_literal(spill))

@@ -18,20 +18,29 @@ WITH by_type AS (
            count(*) AS keys,
            sum(memory_bytes) AS memory_bytes,
            max(memory_bytes) AS largest_memory_bytes,
-           arg_min(key, (-memory_bytes, key)) AS largest_key,
-           list(ttl_ms) FILTER (WHERE ttl_ms > 0) AS ttls
+           arg_min(key, (-memory_bytes, key)) AS largest_key
     FROM rkeys
     GROUP BY pattern, type, no_ttl
+), ttl_medians AS (
+    -- median() itself, not a list() of every TTL of the family then list_aggregate: DuckDB
+    -- cannot spill those lists, and under the report's memory limit (connections.py) they ran
+    -- out of memory over a million keys with TTLs
+    SELECT pattern, median(ttl_ms) AS median_ttl_ms
+    FROM rkeys
+    WHERE ttl_ms > 0
+    GROUP BY pattern
+), families AS (
+    SELECT pattern,
+           sum(keys)::BIGINT AS keys,
+           sum(memory_bytes) AS memory_bytes,
+           coalesce(sum(keys) FILTER (WHERE NOT no_ttl), 0)::BIGINT AS keys_with_ttl,
+           list_sort(list(DISTINCT type)) AS types,
+           max(largest_memory_bytes) AS largest_memory_bytes,
+           arg_min(largest_key, (-largest_memory_bytes, largest_key)) AS largest_key,
+           sum(memory_bytes) FILTER (WHERE no_ttl) AS memory_without_ttl,
+           arg_min(largest_key, (-largest_memory_bytes, largest_key)) FILTER (WHERE no_ttl) AS largest_key_without_ttl
+    FROM by_type
+    GROUP BY pattern
 )
-SELECT pattern,
-       sum(keys)::BIGINT AS keys,
-       sum(memory_bytes) AS memory_bytes,
-       coalesce(sum(keys) FILTER (WHERE NOT no_ttl), 0)::BIGINT AS keys_with_ttl,
-       list_sort(list(DISTINCT type)) AS types,
-       max(largest_memory_bytes) AS largest_memory_bytes,
-       arg_min(largest_key, (-largest_memory_bytes, largest_key)) AS largest_key,
-       sum(memory_bytes) FILTER (WHERE no_ttl) AS memory_without_ttl,
-       arg_min(largest_key, (-largest_memory_bytes, largest_key)) FILTER (WHERE no_ttl) AS largest_key_without_ttl,
-       list_aggregate(flatten(list(ttls)), 'median') AS median_ttl_ms
-FROM by_type
-GROUP BY pattern
+SELECT f.*, m.median_ttl_ms
+FROM families AS f LEFT JOIN ttl_medians AS m USING (pattern)
