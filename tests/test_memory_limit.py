@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+import duckdb
 import pytest
 from common import FIXTURES, run_cli
 
@@ -152,3 +153,59 @@ def test_report_and_diff_connections_take_the_chosen_limit(db):
         assert limits() == ("2.0 GiB", "2.0 GiB")
     finally:
         del os.environ[connections.MEMORY_LIMIT_ENV]
+
+
+# A string aggregate cannot spill: 20 MB of text fails at the database limit (48 MB, with its
+# intermediate copies) and fits at the limit before it (128 MB).
+AT_128_ONLY = "SELECT length(string_agg(repeat('x', 1000), '')) AS n FROM range(20000)"
+
+
+def _runner_with(db, sql: str, tmp_path):
+    from rdbscan.reports.engine.database import open_database
+    from rdbscan.reports.engine.querylib import parse_query
+    from rdbscan.reports.engine.relations import Runner
+
+    path = tmp_path / "at_128_only.sql"
+    path.write_text(f"-- name: at_128_only\n-- answers: A test.\n{sql}\n")
+    con = open_database(db, read_only=True)
+    run = Runner(con, {})
+    run.queries = {**run.queries, "at_128_only": parse_query(path)}
+    return con, run
+
+
+def test_a_query_that_cannot_fit_the_database_limit_runs_again_with_the_old_one(db, tmp_path):
+    """The report's limit over a database is 48 MB so that its peak stays under 200 MB; a query
+    that cannot fit (and cannot spill) runs once more at 128 MB, the limit before, rather than
+    failing a report that used to succeed; then the limit is 48 MB again."""
+    con, run = _runner_with(db, AT_128_ONLY, tmp_path)
+    try:
+        assert _setting(con) == "45.7 MiB"
+        assert run.rows("at_128_only") == [{"n": 20_000_000}]
+        assert _setting(con) == "45.7 MiB"
+        assert run.rows("big_keys")  # the other queries go on at 48 MB
+    finally:
+        con.close()
+
+
+def test_a_chosen_limit_is_not_raised(db, tmp_path):
+    connections.set_memory_limit("48MB")
+    con, run = _runner_with(db, AT_128_ONLY, tmp_path)
+    try:
+        with pytest.raises(duckdb.OutOfMemoryException):
+            run.rows("at_128_only")
+        assert _setting(con) == "45.7 MiB"
+    finally:
+        con.close()
+    # and a query that needs more than 128 MB fails there, its message naming 128MB
+    connections.set_memory_limit(None)
+    greedy = "SELECT length(string_agg(repeat('x', 1000), '')) AS n FROM range(100000)"
+    con, run = _runner_with(db, greedy, tmp_path)
+    try:
+        with pytest.raises(duckdb.OutOfMemoryException) as e:
+            run.rows("at_128_only")
+        assert connections.out_of_memory_message(e.value).startswith(
+            "DuckDB ran out of memory at its 128MB limit"
+        )
+        assert _setting(con) == "45.7 MiB"
+    finally:
+        con.close()

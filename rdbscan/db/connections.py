@@ -12,8 +12,10 @@ interrupt landing in the clean-up would leave the load half removed)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import weakref
+from collections.abc import Iterator
 
 import duckdb
 
@@ -70,6 +72,35 @@ def memory_limit(default: str = DEFAULT_MEMORY_LIMIT) -> str:
     limit = chosen_memory_limit() or default
     _chosen["applied"] = limit
     return limit
+
+
+def set_database_memory_limit(con: duckdb.DuckDBPyConnection) -> None:
+    """The limit of the queries on a database rdbscan wrote: the chosen one, else
+    DATABASE_MEMORY_LIMIT, from which a query that cannot fit may grow once (more_memory)."""
+    con.execute(f"SET memory_limit = '{memory_limit(DATABASE_MEMORY_LIMIT)}'")
+    if chosen_memory_limit() is None:
+        _may_grow.add(con)
+
+
+_may_grow: weakref.WeakSet = weakref.WeakSet()
+
+
+@contextlib.contextmanager
+def more_memory(con: duckdb.DuckDBPyConnection) -> Iterator[bool]:
+    """For one query that ran out of memory at DATABASE_MEMORY_LIMIT: DEFAULT_MEMORY_LIMIT (the
+    limit before the report's was lowered to keep its peak under 200 MB) while it runs again,
+    then the lower limit back.  Yields False, changing nothing, when the limit was chosen
+    (--memory-limit, RDBSCAN_MEMORY_LIMIT): a chosen limit stands, and its error with it."""
+    if con not in _may_grow:
+        yield False
+        return
+    con.execute(f"SET memory_limit = '{DEFAULT_MEMORY_LIMIT}'")
+    _chosen["applied"] = DEFAULT_MEMORY_LIMIT  # what out_of_memory_message says, should it fail
+    try:
+        yield True
+    finally:
+        con.execute(f"SET memory_limit = '{DATABASE_MEMORY_LIMIT}'")
+    _chosen["applied"] = DATABASE_MEMORY_LIMIT
 
 
 def is_out_of_memory(e: BaseException) -> bool:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import duckdb
 
-from ...db.connections import DATABASE_MEMORY_LIMIT, connect, memory_limit
+from ...db.connections import connect, memory_limit, set_database_memory_limit
 from ...db.macros import create_macros
 from ...db.store import StoreError, check_schema
 from ...errors import EXIT_DATABASE, EXIT_INPUT, CommandError, database_fault
@@ -52,7 +52,7 @@ def open_database(path: str, read_only: bool = False) -> duckdb.DuckDBPyConnecti
         con = connect(path, read_only=True)
         create_macros(con, temporary=True)
     con.execute("SET enable_progress_bar = false")
-    con.execute(f"SET memory_limit = '{memory_limit(DATABASE_MEMORY_LIMIT)}'")
+    set_database_memory_limit(con)
     spill = os.path.join(tempfile.gettempdir(), f"rdbscan-{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
     try:
         con.execute("SET temp_directory = " + sql_literal(spill))

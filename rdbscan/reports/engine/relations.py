@@ -8,6 +8,9 @@ from __future__ import annotations
 import functools
 import re
 
+import duckdb
+
+from ...db.connections import more_memory
 from ...db.snapshot import snapshot_ms_of
 from ..format import plain
 from .querylib import (
@@ -218,9 +221,20 @@ class Runner:
         if key not in self._done:
             q = self.queries[name]
             values = {**self.values, **overrides}
-            prepare(self.con, values, needs=relations_used(q), created=self.created)
-            self._done[key] = [plain(r) for r in run_dicts(self.con, q, values)]
+            try:
+                self._done[key] = self._run(q, values)
+            except duckdb.OutOfMemoryException:
+                # the lower limit of a report over a database: this query, and only it, runs
+                # again with the room it had before (db/connections.more_memory)
+                with more_memory(self.con) as more:
+                    if not more:
+                        raise
+                    self._done[key] = self._run(q, values)
         return [dict(r) for r in self._done[key]]
+
+    def _run(self, q: Query, values: dict) -> list[dict]:
+        prepare(self.con, values, needs=relations_used(q), created=self.created)
+        return [plain(r) for r in run_dicts(self.con, q, values)]
 
     @functools.cached_property
     def reads_files(self) -> bool:
