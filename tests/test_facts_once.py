@@ -104,7 +104,13 @@ def test_every_compiled_twin_names_the_tests_that_compare_it():
     assert public <= listed and listed - public <= internal, listed ^ public
     tests = "".join(
         (root / "tests" / f).read_text()
-        for f in ("test_speedups.py", "test_family.py", "test_blob_stream.py", "test_lzf_stream.py")
+        for f in (
+            "test_speedups.py",
+            "test_family.py",
+            "test_blob_stream.py",
+            "test_lzf_stream.py",
+            "test_columns.py",
+        )
     )
     defined = set(re.findall(r"^def (test_\w+)", tests, re.M))
     named = set()
