@@ -103,7 +103,7 @@ def run_cli(*args, input: bytes | None = None, env=None, cwd=None) -> CliResult:
         # run()'s own steps but its signal handlers and sys.exit (this process is pytest's)
         code = cli._run(debug="--debug" in argv, args=argv, prog_name="rdbscan")
         if code != 0:  # as run() does: what a failure's traceback held (DuckDB connections)
-            gc.collect()  # (after a success there is none, and a full collection costs ~0.3 s)
+            gc.collect()  # (after a success there is none; conftest.py keeps this walk short)
         sys.stdout.flush()
         sys.stderr.flush()
         out, err, both = (s.getvalue() for s in streams)

@@ -39,6 +39,7 @@ def _wait_for_cpu(proc: subprocess.Popen, seconds: float) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.parser_independent  # a query over range(): no dump is read
 def test_ctrl_c_stops_a_running_sql_query(tmp_path, sample_db):
     """DuckDB went on with a query after Ctrl-C (it swallowed the KeyboardInterrupt): `sql`
     ran the query to its end.  Now every open connection is interrupted: exit 130 at once."""
