@@ -6,8 +6,9 @@ must stay under a bound with a margin.  A load holds the row batches in flight (
 the writer's queue) and the loader's DuckDB buffer pool (store.LOAD_MEMORY_LIMIT), however many
 keys the dump has; the report then runs its queries in the same process, within DuckDB's
 memory limit for a database (connections.DATABASE_MEMORY_LIMIT).  Measured on this dump: load
-185 MiB, report 186-189 MiB (before issue 28's memory work: 214-216 and 221-226 MiB).  No time
-is asserted."""
+210 MiB, report 214 MiB (before issue 28's memory work: 214-216 and 221-226 MiB; one INSERT
+thread and a 24 MB pool gave 185 and 186-189 MiB but 1.75x the load's wall time, given back).
+No time is asserted."""
 
 from __future__ import annotations
 
@@ -23,8 +24,8 @@ import rdbwriter as W
 from common import ROOT
 
 KEYS = 1_000_000
-LOAD_MAX_MIB = 205
-REPORT_MAX_MIB = 205
+LOAD_MAX_MIB = 230
+REPORT_MAX_MIB = 230
 
 
 def _populate(path: Path, n: int) -> Path:

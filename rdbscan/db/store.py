@@ -37,12 +37,13 @@ SCHEMA_VERSION = 5
 # DuckDB memory of the loader's connection (docs/benchmarks.md, "Peak memory of `load` and
 # `report`"): the loader only appends, so a small buffer pool keeps peak memory flat however
 # many keys the dump has (DuckDB writes finished row groups to the file).  It holds the row
-# group the INSERT is filling (17-20 MB for 122,880 keys of `pop5m` or `mixed`) and a few
-# blocks being written; one INSERT thread (LOAD_THREADS) fills one row group at a time, so each
-# gets the room two threads had at twice the limit.  A row group that outgrows it spills to
-# the temporary directory (time, not failure).
-LOAD_MEMORY_LIMIT = "24MB"
-LOAD_THREADS = 1
+# groups the INSERT is filling (17-20 MB for 122,880 keys of `pop5m` or `mixed`, one per DuckDB
+# thread) and a few blocks being written.  A row group that outgrows it spills to the temporary
+# directory (time, not failure).  Two INSERT threads (LOAD_THREADS): one thread and 24 MB took
+# 36 MiB off `load pop5m`'s peak but 1.75x its wall time on a quiet machine (docs/benchmarks.md,
+# "Peak memory under 200 MiB", the evening's correction).
+LOAD_MEMORY_LIMIT = "48MB"
+LOAD_THREADS = 2
 
 STREAMS_SCHEMA = pa.schema(
     [
