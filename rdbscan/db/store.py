@@ -41,7 +41,7 @@ SCHEMA_VERSION = 5
 # thread) and a few blocks being written.  A row group that outgrows it spills to the temporary
 # directory (time, not failure).  Two INSERT threads (LOAD_THREADS): one thread and 24 MB took
 # 36 MiB off `load pop5m`'s peak but 1.75x its wall time on a quiet machine (docs/benchmarks.md,
-# "Peak memory under 200 MiB", the evening's correction).
+# "Peak memory: the queries within 48 MB", the evening's correction).
 LOAD_MEMORY_LIMIT = "48MB"
 LOAD_THREADS = 2
 
