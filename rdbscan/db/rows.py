@@ -38,13 +38,13 @@ from .columns import KEYS_COLUMNS, KEYS_SCHEMA
 from .store import STREAM_GROUPS_COLUMNS, STREAMS_COLUMNS
 
 ESTIMATE_CACHE = 100_000  # value shapes whose memory estimate is remembered
-# Key rows per batch.  The compiled batch holds typed C columns, copied into a ~7 MB Arrow
-# batch (65,536 small keys) that waits in BulkWriter's queue: the parser's batch, the queued ones
-# and the one DuckDB reads are in memory at once.  Issue 28 (docs/benchmarks.md): on pop5m
-# (5 M small strings) 16,384 rows take peak RSS of the load from 230 to 190 MiB, but its wall
-# time 1.11x (6 pairs, 0.92-1.23x CPU): a report's peak is its queries', not the load's, so the
-# batches stay large.  The Python path keeps a tuple per row, so its batches stay smaller.
-BATCH_ROWS = 65_536
+# Key rows per batch.  The compiled batch holds typed C columns, handed over to a ~4 MB Arrow
+# batch (32,768 small keys) that waits in BulkWriter's queue: the parser's batch, the queued one
+# and those DuckDB's two INSERT threads read are in memory at once.  Issue 28 (docs/benchmarks.md,
+# "Batches of 32,768 rows"): on pop5m (5 M small strings) 32,768 rows take the report's peak RSS
+# from 223 to 205 MiB at the same wall time (0.94x, 5 pairs); 16,384 rows cost 1.11x the load's
+# wall time.  The Python path keeps a tuple per row, so its batches stay smaller.
+BATCH_ROWS = 32_768
 PURE_BATCH_ROWS = 20_000
 # A batch also ends once its key names reach this many bytes (_batch.KEY_DATA_SOFT), so that
 # long key names cannot make one batch huge: 20,000 keys of 10 KiB load at 436 MB peak RSS with

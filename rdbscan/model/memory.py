@@ -87,8 +87,11 @@ _SDS_TABLES: dict[tuple[int, bool, bool], list[int]] = {}
 def _class_table(quantum: int, pages: bool = False) -> list[int]:
     t = _TABLES.get((quantum, pages))
     if t is None:
+        # One int object per size class, not per size (65,537 ints of 28 bytes: 1.8 MB a table).
+        classes: dict[int, int] = {}
         t = _TABLES[(quantum, pages)] = [
-            jemalloc_class(n, quantum, pages) for n in range(TABLE_LIMIT + 1)
+            classes.setdefault(c, c)
+            for c in (jemalloc_class(n, quantum, pages) for n in range(TABLE_LIMIT + 1))
         ]
     return t
 
