@@ -1,9 +1,9 @@
 """The report's shortcuts give the results of the computations they skip: key_pattern's fast paths
 against its regex passes, the naming rules' fast path (with and without keys.plain_key) against
-report_truth, big_keys_top's per-type ORDER BY ... LIMIT against a ranking of every key (with many
-ties) and against big_keys_top_grouped's one grouped scan, slots_by_memory's largest keys of the
-slots it lists against the rows, strings_to_hashes' per-family parents against per-key parents,
-rfamilies' per-TTL grouping against figures computed from the rows."""
+report_truth, big_keys_top (a database's form) and big_keys_top_grouped (a dataset's) against a
+ranking of every key (with many ties, and over every fixture dump), slots_by_memory's largest
+keys of the slots it lists against the rows, strings_to_hashes' per-family parents against
+per-key parents, rfamilies' per-TTL grouping against figures computed from the rows."""
 
 from __future__ import annotations
 
@@ -357,8 +357,8 @@ def test_big_keys_top_with_ties(keys_db):
         top = rpt.build_report(con, rpt.ReportOptions(sections=("big_keys",), top=7))["big_keys"]
     finally:
         con.close()
-    _, per_type, grouped = _top_forms(db, 7)
-    assert grouped == per_type == top["top_by_memory"] + top["top_by_length"]
+    got, grouped, want = _top(db, 7)
+    assert got == grouped == want == top["top_by_memory"] + top["top_by_length"]
     for ranking, got_rows in (("memory", top["top_by_memory"]), ("length", top["top_by_length"])):
         for t in {r["type"] for r in rows}:
             if ranking == "length" and t == "string":
@@ -532,27 +532,71 @@ def test_ttl_families_match_the_keys(keys_db):
     assert got["b:{id}"]["median_ttl_ms"] is not None and got["a:{id}"]["median_ttl_ms"] is None
 
 
-def _top_forms(db: str, top: int) -> tuple[bool, list[dict], list[dict]]:
-    """Whether `db` reads files, and the rows of big_keys_top (per-type ORDER BY ... LIMIT) and
-    big_keys_top_grouped (one grouped scan) over it, `top` keys per type and ranking."""
+_TOP_TYPES = ("string", "list", "set", "zset", "hash", "stream")
+
+
+def _top(db: str, top: int) -> tuple[list[dict], list[dict], list[dict]]:
+    """The rows of big_keys_top and big_keys_top_grouped over `db`, `top` keys per type and
+    ranking (the report runs the first over a database, the second over a dataset's files:
+    Runner.reads_files), and the same ranking
+    of every key in Python: the largest by memory (then length, NULLs last), and by length (then
+    memory) but for strings; then the key, the dump and the db; module values of every module
+    type ranked together, then numbered within each module's own type."""
     con = open_database(db)
     try:
         run = relations.Runner(con, {"dump_id": 0, "delimiters": ":", "top": top})
-        return run.reads_files, run.rows("big_keys_top"), run.rows("big_keys_top_grouped")
+        got, grouped = run.rows("big_keys_top"), run.rows("big_keys_top_grouped")
+        keys = con.execute(
+            "SELECT type, rdb_type, dump_id, db, key, encoding, length, memory_bytes, "
+            "memory_is_lower_bound, expire_at_ms IS NOT NULL FROM keys"
+        ).fetchall()
     finally:
         con.close()
+    groups: dict[str, list[tuple]] = {}
+    for k in keys:
+        grp = "module" if k[1] in (6, 7) else k[0] if k[0] in _TOP_TYPES else None
+        if grp is not None:
+            groups.setdefault(grp, []).append(k)
+
+    def by_memory(k):
+        return (-(k[7] or 0), k[6] is None, -(k[6] or 0), k[4], k[2], k[3])
+
+    def by_length(k):
+        return (k[6] is None, -(k[6] or 0), -(k[7] or 0), k[4], k[2], k[3])
+
+    want = []
+    for ranking, order in (("memory", by_memory), ("length", by_length)):
+        for grp, ks in groups.items():
+            if ranking == "length" and grp == "string":
+                continue
+            ranks: collections.Counter = collections.Counter()
+            for k in sorted(ks, key=order)[:top]:
+                ranks[k[0]] += 1
+                want.append(
+                    dict(
+                        zip(
+                            ("ranking", "type", "rank", "dump_id", "db", "key", "encoding"),
+                            (ranking, k[0], ranks[k[0]], *k[2:6]),
+                        ),
+                        length=k[6],
+                        memory_bytes=k[7],
+                        memory_is_lower_bound=k[8],
+                        has_ttl=k[9],
+                    )
+                )
+    want.sort(key=lambda r: (r["ranking"] != "memory", r["type"], r["rank"]))
+    return got, grouped, want
 
 
 @pytest.mark.parametrize(
     "top, rows", [(0, 0), (1, 13), (3, 39), (10, 130), (1000, 9684)], ids=lambda v: str(v)
 )
-def test_big_keys_top_forms_give_the_same_rows(fixtures_db, top, rows):
-    files, per_type, grouped = _top_forms(fixtures_db, top)
-    assert files is False  # a database's table: the report runs big_keys_top
-    assert per_type == grouped
-    assert len(per_type) == rows
+def test_big_keys_top_ranks_every_key_of_the_fixtures(fixtures_db, top, rows):
+    got, grouped, want = _top(fixtures_db, top)
+    assert got == grouped == want
+    assert len(got) == rows
     # the module values of every module type ranked together, then within each type
-    modules = collections.Counter(r["type"] for r in per_type if r["ranking"] == "memory")
+    modules = collections.Counter(r["type"] for r in got if r["ranking"] == "memory")
     assert {t: n for t, n in modules.items() if t not in C.TYPE_NAMES.values()} == (
         {"vectorset": 17, "hellotype": 4, "graphdata": 2, "test__rdb": 2, "ReJSON-RL": 1}
         if top == 1000

@@ -8,6 +8,9 @@
 -- group as it scans (a heap of n per group and thread), so the memory does not grow with the
 -- number of keys, files or rankings, where big_keys_top's ORDER BY ... LIMIT per type and
 -- ranking reads the keys once per branch and holds a Parquet reader per branch, thread and file.
+-- big_keys_top now scans twice (the strings, then the rest), and that still doubles what a
+-- dataset needs: over mixed + pop5m as Parquet (6 M keys) it needs 128 MB at 8 threads and
+-- 256 MB at 32 where this runs in 64 and 128 (docs/benchmarks.md, "Two forms still").
 -- Over a database's table that form is the cheaper one: each branch compares one column and
 -- skips what cannot enter its top n, where this builds a row and an order struct per key.
 -- The order of a ranking is one ascending struct: memory (or length) descending, then length
