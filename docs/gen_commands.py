@@ -45,8 +45,9 @@ def render() -> str:
         **main.context_settings,
     )
     parts = [HEADER, "## rdbscan\n", "```\n" + main.get_help(root) + "\n```\n"]
-    for name in sorted(main.commands):
-        command = main.commands[name]
+    commands = main.every_command()
+    for name in sorted(commands):
+        command = commands[name]
         if command.hidden:
             continue
         parts.append(f"## rdbscan {name}\n")

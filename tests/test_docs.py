@@ -28,7 +28,7 @@ def _gen_commands():
 
 
 def _commands() -> dict[str, click.Command]:
-    return {name: cmd for name, cmd in main.commands.items() if not cmd.hidden}
+    return {name: cmd for name, cmd in main.every_command().items() if not cmd.hidden}
 
 
 def test_the_commands_page_is_current():

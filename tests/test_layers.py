@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import ast
 import re
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 PKG = Path(__file__).resolve().parent.parent / "rdbscan"
 
@@ -353,3 +357,29 @@ def test_every_import_of_the_package_names_a_module_or_name_that_exists():
                 if not hasattr(importlib.import_module(target), a.name):
                     wrong.append(f"{module}: {target} has no {a.name}")
     assert not wrong, "\n".join(wrong)
+
+
+@pytest.mark.subprocess
+def test_the_command_line_imports_a_command_when_it_runs():
+    """`rdbscan load` (and --version, --help of the group) import no report, diff, migrate or
+    schema module: main.LAZY_COMMANDS are imported when asked for (0.2 s of every start)."""
+    code = (
+        "import sys; import rdbscan.cli.main as m; "
+        "print(sorted(n for n in sys.modules if n.startswith(('rdbscan.reports', "
+        "'rdbscan.migrate', 'rdbscan.export', 'rdbscan.cli.'))))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=PKG.parent
+    ).stdout
+    assert ast.literal_eval(out) == [
+        "rdbscan.cli.filters",
+        "rdbscan.cli.main",
+        "rdbscan.cli.options",
+        "rdbscan.cli.output",
+        "rdbscan.cli.starting",
+    ]
+    from rdbscan.cli.main import LAZY_COMMANDS, main
+
+    commands = main.every_command()
+    assert {n for n, (module, _) in LAZY_COMMANDS.items()} < set(commands)
+    assert all(commands[n].name == n for n in commands)

@@ -15,6 +15,7 @@ from rdbscan.model import memory
 from rdbscan.model.estimate import estimate
 from rdbscan.model.memory import (
     PROFILES,
+    TABLE_LIMIT,
     TARGETS,
     jemalloc_class,
     next_pow2,
@@ -94,12 +95,26 @@ def test_jemalloc_16_byte_quantum():
 
 
 def test_precomputed_tables_match_the_rule():
-    for prof in (PROFILES["7.2"], PROFILES["7.0-distro"], PROFILES["5.0"]):
-        for n in list(range(0, 5000)) + [65535, 65536, 70000, 1 << 24]:
-            assert prof.j(n) == jemalloc_class(n, prof.quantum)
-            hdr = sds_header(n, prof.sds_old)
-            want = hdr + n + 1 if prof.sds_exact else jemalloc_class(hdr + n + 1, prof.quantum)
-            assert prof.sds(n) == want
+    # every size of every table (built a size class or a header run at a time), and past them,
+    # for each kind of table: quantum 8 or 16, sds headers old or not, sizes exact, whole pages
+    kinds = {}
+    for prof in PROFILES.values():
+        for p in (prof, prof.with_quantum(16, pages=True)):
+            kinds.setdefault((p.quantum, p.sds_old, p.sds_exact, p.large_pages), p)
+    assert set(kinds) == {
+        (8, False, False, False),
+        (16, False, False, False),
+        (16, True, False, False),
+        (8, False, True, False),
+        (16, False, False, True),
+        (16, True, False, True),
+        (16, False, True, True),
+    }
+    for (q, old, exact, pages), prof in kinds.items():
+        for n in list(range(0, TABLE_LIMIT + 1)) + [70000, 1 << 24]:
+            assert prof.j(n) == jemalloc_class(n, q, pages), (n, q, pages)
+            size = sds_header(n, old) + n + 1
+            assert prof.sds(n) == (size if exact else jemalloc_class(size, q, pages)), (n, q, old)
 
 
 def test_sds_headers():

@@ -110,7 +110,8 @@ def test_no_second_copy_of_the_snapshot_time():
 
 
 def _commands(group: click.Group, prefix: str = ""):
-    for name, command in sorted(group.commands.items()):
+    commands = group.every_command() if hasattr(group, "every_command") else group.commands
+    for name, command in sorted(commands.items()):
         yield f"{prefix}{name}", command
         if isinstance(command, click.Group):
             yield from _commands(command, f"{prefix}{name} ")

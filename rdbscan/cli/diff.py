@@ -587,9 +587,3 @@ def trend_cmd(database, instance, from_, to, output, fmt, html_path, top, delimi
         targets.write_output(render_trend_html(result), html_path, False, "HTML trend")
     if fmt != "html":
         _write_rendered(result, fmt, outs.report, False, "trend", render_trend, trend_document)
-
-
-def register(group) -> None:
-    """Add `diff` and `trend` to the `rdbscan` click group."""
-    group.add_command(diff_cmd)
-    group.add_command(trend_cmd)

@@ -117,7 +117,3 @@ def export_cmd(
     if not quiet and done.path is not None:
         say(f"rdbscan: wrote {done.rows:,} keys to {done.path} ({done.fmt})")
     sys.exit(db.code)
-
-
-def register(main: click.Group) -> None:
-    main.add_command(export_cmd)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import importlib
 import os
 import signal
 import sys
@@ -33,7 +34,7 @@ from ..errors import (
     CommandError,
     database_fault,
 )
-from ..rdb.backend import describe as describe_speedups
+from ..rdb.backend import describe as describe_backend
 from .filters import filter_options, key_filter_from
 from .options import checked_target, memory_limit_option, table_format_option
 from .output import make_progress, say, say_jobs
@@ -64,8 +65,37 @@ def _failure(e: BaseException) -> Failure | None:
     return None if fault is None else Failure(fault.message, fault.code)
 
 
+# The commands of the other cli modules, imported when one of them runs or is listed (`--help`):
+# `rdbscan load` does not import the report's sections, diff and migrate (0.2 s of its start).
+LAZY_COMMANDS = {
+    "report": ("report", "report_cmd"),
+    "queries": ("report", "queries_cmd"),
+    "query": ("report", "query_cmd"),
+    "schema": ("schema", "schema_cmd"),
+    "diff": ("diff", "diff_cmd"),
+    "trend": ("diff", "trend_cmd"),
+    "migrate": ("migrate", "migrate_cmd"),
+    "export": ("export", "export_cmd"),
+}
+
+
 class Group(click.Group):
-    """The `rdbscan` group: what `_failure` knows leaves any command as its one line and code."""
+    """The `rdbscan` group: what `_failure` knows leaves any command as its one line and code;
+    the commands of LAZY_COMMANDS are imported when asked for."""
+
+    def list_commands(self, ctx) -> list[str]:
+        return sorted({*self.commands, *LAZY_COMMANDS})
+
+    def get_command(self, ctx, cmd_name):
+        if cmd_name in LAZY_COMMANDS and cmd_name not in self.commands:
+            module, attr = LAZY_COMMANDS[cmd_name]
+            command = getattr(importlib.import_module(f"{__package__}.{module}"), attr)
+            self.add_command(command, cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+    def every_command(self) -> dict[str, click.Command]:
+        """Every command by name, the lazy ones imported (docs/gen_commands.py, the tests)."""
+        return {name: self.get_command(None, name) for name in self.list_commands(None)}
 
     def invoke(self, ctx):
         try:
@@ -85,7 +115,7 @@ class Group(click.Group):
 @click.version_option(
     __version__,
     prog_name="rdbscan",
-    message=f"%(prog)s %(version)s (parser hot loops: {describe_speedups()})",
+    message=f"%(prog)s %(version)s (parser hot loops: {describe_backend()})",
 )
 @click.option("--debug", is_flag=True, help="Show the Python traceback when something fails.")
 @click.pass_context
@@ -285,23 +315,6 @@ def sql(database, query, fmt):
         return
     columns = [d[0] for d in cur.description]
     print_result(columns, cur.fetchall(), fmt)
-
-
-def _register_extensions():
-    from . import diff as diff_cli
-    from . import export as export_cli
-    from . import migrate as migrate_cli
-    from . import report as report_cli
-    from . import schema as schema_cli
-
-    report_cli.register(main)
-    schema_cli.register(main)
-    diff_cli.register(main)
-    migrate_cli.register(main)
-    export_cli.register(main)
-
-
-_register_extensions()
 
 
 _interrupt: dict = {"seen": False, "signal": signal.SIGINT}

@@ -232,7 +232,3 @@ def _write_result(report, fmt: str, html_path: str | None, path: str | None, qui
             text = "rdbscan migrate\n\n" + text
         names = {"text": "text", "json": "JSON", "markdown": "Markdown"}
         outputs.write_output(text, path, quiet, f"{names[fmt]} migrate result")
-
-
-def register(group) -> None:
-    group.add_command(migrate_cmd)

@@ -510,10 +510,3 @@ def query_cmd(database, name, params, dump_id, delimiters, fmt):
     finally:
         con.close()
     print_result(cols, rows, fmt)
-
-
-def register(group) -> None:
-    """Add the report commands to the `rdbscan` click group."""
-    group.add_command(report_cmd)
-    group.add_command(queries_cmd)
-    group.add_command(query_cmd)

@@ -187,7 +187,3 @@ def _write_schema(out_path: str, text: str, families: int, quiet: bool) -> None:
         raise CommandError(f"{out_path}: {e.strerror or e}", EXIT_DATABASE) from None
     if not quiet:
         click.echo(f"rdbscan: schema of {families} families written to {out_path}", err=True)
-
-
-def register(group) -> None:
-    group.add_command(schema_cmd)
