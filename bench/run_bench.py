@@ -17,7 +17,8 @@
    `rdbscan load -q DUMP -o X.duckdb` and `rdbscan report DUMP` (parse + load + every report
    section) under /usr/bin/time -v, --runs times each (median), and prints wall time, keys/s,
    MB/s, peak RSS and the ratio to redis-check-rdb.  A markdown copy of the table goes to
-   bench/out/bench-<date>.md.
+   bench/out/bench-<date>.md.  rdbscan's modules are byte-compiled first (as a wheel's install
+   does), so that no timed run compiles them.
 """
 
 from __future__ import annotations
@@ -247,8 +248,21 @@ def machine() -> str:
 
     return (
         f"{dt.date.today().isoformat()}, {os.cpu_count()} cores ({cpu}), Python "
-        f"{platform.python_version()}, rdbscan {__version__} ({speedups.describe()})"
+        f"{platform.python_version()}, rdbscan {__version__} ({speedups.describe()}, "
+        "byte-compiled)"
     )
+
+
+def byte_compile() -> None:
+    """Byte-compile rdbscan's modules first, as pip does when it installs a wheel: from a
+    checkout (an editable install) under PYTHONDONTWRITEBYTECODE, each timed command would
+    otherwise compile them all as it starts (about 0.2 s of every run, docs/benchmarks.md)."""
+    import compileall
+
+    import rdbscan
+
+    if not compileall.compile_dir(str(Path(rdbscan.__file__).parent), quiet=1):
+        sys.exit("rdbscan's modules do not byte-compile")
 
 
 def profile(dump: str) -> None:
@@ -290,6 +304,7 @@ def main() -> None:
         names = [n for n in a.dumps.split(",") if n] + (["pop20m"] if a.make_20m else [])
         make_dumps(names, Path(a.dir))
         files = [Path(a.dir) / f"{n}.rdb" for n in names]
+    byte_compile()
     rows = []
     with tempfile.TemporaryDirectory() as work:
         for f in files:
