@@ -11,7 +11,7 @@ both equal on every fixture.  Built by setup.py with the walkers (optional: with
 compiler rdbscan runs the pure path).
 """
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
-from libc.stdlib cimport malloc, realloc, free
+from libc.stdlib cimport calloc, malloc, realloc, free
 from libc.math cimport nearbyint
 from libc.string cimport memcmp, memcpy, memset
 from cpython.buffer cimport PyBuffer_FillInfo
@@ -331,63 +331,35 @@ cdef class KeyColumns(RowSink):
         self.kcap = 1 << 20
         self.fused = 0
         self.fcap = 1 << 20
-        self.c_db = <int32_t*>malloc(capacity * 4)
-        self.c_koff = <int32_t*>malloc((capacity + 1) * 4)
-        self.c_kdata = <char*>malloc(self.kcap)
-        self.c_foff = <int32_t*>malloc((capacity + 1) * 4)
-        self.c_fdata = <char*>malloc(self.fcap)
-        self.c_rtype = <uint8_t*>malloc(capacity)
-        self.c_type = <uint16_t*>malloc(capacity * 2)
-        self.c_enc = <uint16_t*>malloc(capacity * 2)
-        self.c_length = <int64_t*>malloc(capacity * 8)
-        self.c_maxel = <int64_t*>malloc(capacity * 8)
-        self.c_ser = <int64_t*>malloc(capacity * 8)
-        self.c_mem = <int64_t*>malloc(capacity * 8)
-        self.c_total = <int64_t*>malloc(capacity * 8)
-        self.c_expire = <int64_t*>malloc(capacity * 8)
+        # the columns take() hands over (new ones after each batch), then the ones it keeps
+        self._new_columns()
         self.c_idle = <int64_t*>malloc(capacity * 8)
         self.c_freq = <int16_t*>malloc(capacity * 2)
-        self.c_slot = <int16_t*>malloc(capacity * 2)
-        self.c_offset = <int64_t*>malloc(capacity * 8)
-        self.c_fttl = <int64_t*>malloc(capacity * 8)
-        self.c_fmin = <int64_t*>malloc(capacity * 8)
-        self.c_ints = <int64_t*>malloc(capacity * 8)
-        self.c_klen = <int64_t*>malloc(capacity * 8)
-        self.c_khash = <int64_t*>malloc(capacity * 8)
-        self.c_lpb = <int64_t*>malloc(capacity * 8)
-        self.c_blob = <int64_t*>malloc(capacity * 8)
+        # Rows of the compiled loop never write these: keys.extras copies them under a null
+        # flag, so they read as 0 (calloc), not as uninitialised memory.
+        self.c_fttl = <int64_t*>calloc(capacity, 8)
+        self.c_fmin = <int64_t*>calloc(capacity, 8)
+        self.c_ints = <int64_t*>calloc(capacity, 8)
+        self.c_klen = <int64_t*>calloc(capacity, 8)
+        self.c_khash = <int64_t*>calloc(capacity, 8)
+        self.c_lpb = <int64_t*>calloc(capacity, 8)
         for i in range(N_VALID):
-            self.c_valid[i] = <uint8_t*>malloc(capacity // 8 + 1)
+            if i != V_FAMILY and i != PLAIN and i != V_EXPIRE:
+                self.c_valid[i] = <uint8_t*>calloc(capacity // 8 + 1, 1)
         self.cache = <Shape*>malloc(SHAPE_CACHE * sizeof(Shape))
-        if (not self.c_db or not self.c_koff or not self.c_kdata or not self.c_foff
-                or not self.c_fdata or not self.c_rtype
-                or not self.c_type or not self.c_enc or not self.c_length or not self.c_maxel
-                or not self.c_ser or not self.c_mem or not self.c_total or not self.c_expire
-                or not self.c_idle or not self.c_freq or not self.c_slot or not self.c_offset
-                or not self.c_fttl or not self.c_fmin or not self.c_ints or not self.cache
-                or not self.c_klen or not self.c_khash or not self.c_lpb
-                or not self.c_blob):
+        if (not self.c_idle or not self.c_freq or not self.c_fttl or not self.c_fmin
+                or not self.c_ints or not self.c_klen or not self.c_khash or not self.c_lpb
+                or not self.cache):
             raise MemoryError()
         for i in range(N_VALID):
             if not self.c_valid[i]:
                 raise MemoryError()
-            memset(self.c_valid[i], 0, capacity // 8 + 1)
         memset(self.cache, 0, SHAPE_CACHE * sizeof(Shape))
         for i in range(KEY_COSTS):
             self.key_costs[i] = -1
         self.shares_db = -1
         self.kv_mode = -1
         self.kv_costs = {}
-        # Rows of the compiled loop never write these: keys.extras copies them under a null
-        # flag, so they read as 0, not as uninitialised memory.
-        memset(self.c_fttl, 0, capacity * 8)
-        memset(self.c_fmin, 0, capacity * 8)
-        memset(self.c_ints, 0, capacity * 8)
-        memset(self.c_klen, 0, capacity * 8)
-        memset(self.c_khash, 0, capacity * 8)
-        memset(self.c_lpb, 0, capacity * 8)
-        self.c_koff[0] = 0
-        self.c_foff[0] = 0
         self.costs = costs
         self.type_names = []
         self.type_codes = {}

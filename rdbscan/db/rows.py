@@ -41,9 +41,9 @@ ESTIMATE_CACHE = 100_000  # value shapes whose memory estimate is remembered
 # Key rows per batch.  The compiled batch holds typed C columns, handed over to a ~4 MB Arrow
 # batch (32,768 small keys) that waits in BulkWriter's queue: the parser's batch, the queued one
 # and those DuckDB's two INSERT threads read are in memory at once.  Issue 28 (docs/benchmarks.md,
-# "Batches of 32,768 rows"): on pop5m (5 M small strings) 32,768 rows take the report's peak RSS
-# from 223 to 205 MiB at the same wall time (0.94x, 5 pairs); 16,384 rows cost 1.11x the load's
-# wall time.  The Python path keeps a tuple per row, so its batches stay smaller.
+# "Where `load` spends its CPU"): on pop5m (5 M small strings) 32,768 rows take the report's
+# peak RSS from 223 to 205 MiB for 1.05x the load's wall time (6 pairs); 16,384 rows cost
+# 1.11x.  The Python path keeps a tuple per row, so its batches stay smaller.
 BATCH_ROWS = 32_768
 PURE_BATCH_ROWS = 20_000
 # A batch also ends once its key names reach this many bytes (_batch.KEY_DATA_SOFT), so that

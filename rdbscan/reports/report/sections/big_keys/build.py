@@ -54,11 +54,6 @@ def build(run: Runner, options, meta: dict) -> BigKeysData:
     top = run.rows("big_keys_top_grouped" if run.reads_files else "big_keys_top")
     t = _totals(items)
     total, critical, with_ttl = t["keys"], t["critical"], t["keys_with_ttl"]
-    strings, memory, critical_memory = (
-        t["string_keys"],
-        t["memory_bytes"],
-        t["critical_memory_bytes"],
-    )
     advice = []
     if critical:
         advice.append(
@@ -81,9 +76,9 @@ def build(run: Runner, options, meta: dict) -> BigKeysData:
         "keys": total,
         "critical": critical,
         "keys_with_ttl": with_ttl,
-        "string_keys": strings,
-        "memory_bytes": memory,
-        "critical_memory_bytes": critical_memory,
+        "string_keys": t["string_keys"],
+        "memory_bytes": t["memory_bytes"],
+        "critical_memory_bytes": t["critical_memory_bytes"],
         "lazyfree_lazy_expire": meta.get("lazyfree_lazy_expire"),
         "rules": rules,
         "items": items,
