@@ -17,10 +17,9 @@ from .querylib import sql_literal
 
 # DuckDB memory for queries on an opened database (db/connections.DATABASE_MEMORY_LIMIT, over a
 # Parquet dataset DEFAULT_MEMORY_LIMIT, unless --memory-limit or RDBSCAN_MEMORY_LIMIT says
-# otherwise).  The bundled queries stream over the
-# `keys` table (rkeys is a view) and keep aggregates, so they fit; what does not (a keyspace of
-# unique families, millions of keys breaking naming rules) spills to a temporary directory
-# instead of growing the process.
+# otherwise).  The bundled queries stream over the `keys` table (rkeys is a view) and keep
+# aggregates, so they fit; what does not (a keyspace of unique families, millions of keys
+# breaking naming rules) spills to a temporary directory instead of growing the process.
 
 
 def open_database(path: str, read_only: bool = False) -> duckdb.DuckDBPyConnection:
