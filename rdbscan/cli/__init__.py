@@ -1,6 +1,7 @@
 """The `rdbscan` command line: click commands over the library (the group is
 rdbscan.cli.main.main; `run` is the console script's entry point)."""
 
+import os
 import signal
 import sys
 
@@ -15,6 +16,11 @@ def run():
         signal.signal(signal.SIGINT, starting_handler)
     if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
         signal.signal(signal.SIGTERM, starting_handler)
+    # Arrow's memory pool: the system allocator, unless ARROW_DEFAULT_MEMORY_POOL says otherwise
+    # (read when pyarrow is first imported, below).  The loader's Arrow buffers are few and
+    # short-lived; pyarrow's default on Linux, mimalloc, kept 2-6 MiB more at the peak of a
+    # report over millions of keys, for no change in time (docs/benchmarks.md, "Peak memory").
+    os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
     try:
         from .main import run as main_run
     except KeyboardInterrupt:

@@ -108,6 +108,10 @@ def parse_partition(path: str) -> dict[str, Any]:
 
 def is_dataset(path: str) -> bool:
     """Whether `path` is a dataset rdbscan wrote (its DATASET_FILE is there)."""
+    if not remote.is_url(path):
+        # a local path needs no file system object (importing fsspec costs every command
+        # 25 ms and asyncio's modules)
+        return os.path.isfile(os.path.join(remote.local_path(path), DATASET_FILE))
     try:
         fs = remote.filesystem(path)
         return fs.isfile(_join(_fs_path(fs, path), DATASET_FILE))
