@@ -391,7 +391,8 @@ def test_a_report_on_a_local_dump_imports_no_url_support_and_picks_arrows_pool(t
     """The console script (rdbscan.cli.run) over a local dump: no fsspec, nor the asyncio and ssl
     modules it brings (6 MiB at a report's peak, 25 ms of every start: parquet.is_dataset asks
     the disk directly), and Arrow's memory pool is the system allocator unless
-    ARROW_DEFAULT_MEMORY_POOL chose one (docs/benchmarks.md, "Peak memory under 200 MB")."""
+    ARROW_DEFAULT_MEMORY_POOL chose one (docs/benchmarks.md, "Peak memory: what a report loaded
+    and did not need")."""
     import os
 
     code = (

@@ -19,7 +19,8 @@ def run():
     # Arrow's memory pool: the system allocator, unless ARROW_DEFAULT_MEMORY_POOL says otherwise
     # (read when pyarrow is first imported, below).  The loader's Arrow buffers are few and
     # short-lived; pyarrow's default on Linux, mimalloc, kept 2-6 MiB more at the peak of a
-    # report over millions of keys, for no change in time (docs/benchmarks.md, "Peak memory").
+    # report over millions of keys, for no change in time (docs/benchmarks.md, "Peak memory:
+    # what a report loaded and did not need").
     os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
     try:
         from .main import run as main_run
