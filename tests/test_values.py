@@ -243,6 +243,19 @@ def test_type_name_rule_is_opt_in_and_exact(db, tmp_path):
     assert got["memory_bytes"] == sum(KEYS[k]["memory"] for k in want)
     assert "type-name" not in on["config"]["disabled"]
     assert on["keys"] - off["keys"] == 3  # none of them breaks another rule
+    # every key longer than 4 bytes breaks recommended-length: the three type-name keys too, so
+    # turning type-name on adds rows to rnaming but no key to the count (naming_summary counts
+    # each key once: its first_rule row, and the keys that break type-name alone apart)
+    rules.write_text("[rules.recommended-length]\nmax_bytes = 4\n")
+    short = naming(naming=load_rules(str(rules)).naming)
+    rules.write_text(
+        "[rules.type-name]\nenabled = true\n[rules.recommended-length]\nmax_bytes = 4\n"
+    )
+    both = naming(naming=load_rules(str(rules)).naming)
+    assert all(len(k.encode()) > 4 for k in want)
+    assert {r["rule"]: r["keys"] for r in both["rules"]}["type-name"] == 3
+    assert short["keys"] >= len([k for k in KEYS if len(k.encode()) > 4]) > off["keys"]
+    assert (both["keys"], both["memory_bytes"]) == (short["keys"], short["memory_bytes"])
     res = run_cli(
         "report",
         db,

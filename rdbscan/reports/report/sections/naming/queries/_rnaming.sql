@@ -1,7 +1,9 @@
 -- name: _rnaming
 -- answers: (base relation, not a report) one row per key and naming rule it breaks, over `rkeys`:
---          dump_id, db, key, memory_bytes, pattern, rule. Created as a TEMP TABLE when a query
---          mentions `rnaming`. Rule ids and what they check are listed in naming_rules.
+--          dump_id, db, key, memory_bytes, pattern, rule, first_rule (true on one row of each key
+--          that breaks a rule other than the opt-in type-name, so that naming_summary counts keys
+--          without grouping them). Created as a TEMP TABLE when a query mentions `rnaming`. Rule
+--          ids and what they check are listed in naming_rules.
 -- params:
 --   delimiters (':')                 segment delimiters; a key with none of them is flat (no-delimiter)
 --   allowed_chars ('A-Za-z0-9|_.:')  regex character-class body of allowed characters (disallowed-chars)
@@ -181,9 +183,12 @@ WITH k AS NOT MATERIALIZED (
 )
 -- one row per rule broken; the family (as rkeys.pattern: keys.family for the default delimiter)
 -- only for the keys that break one (key_pattern is costly). Rows are filtered after the unnest:
--- a filter on `rules` would be pushed below `flagged` and evaluate every rule twice.
-SELECT dump_id, db, key, memory_bytes, pattern, rule
-FROM (SELECT dump_id, db, key, memory_bytes, pattern, unnest(string_split(rules, ',')) AS rule
+-- a filter on `rules` would be pushed below `flagged` and evaluate every rule twice. first_rule:
+-- the key's first rule that is not disabled (a rule appears once in a key's `rules`), tested on
+-- the rows the filter keeps only
+SELECT dump_id, db, key, memory_bytes, pattern, rule,
+       rule = list_filter(string_split(rules, ','), lambda r: NOT list_contains($disabled, r))[1] AS first_rule
+FROM (SELECT dump_id, db, key, memory_bytes, pattern, rules, unnest(string_split(rules, ',')) AS rule
       FROM (SELECT *, CASE WHEN rules <> '' THEN key_family(key, family, delimiters := $delimiters) END AS pattern
             FROM flagged))
 WHERE rule <> '' AND NOT list_contains($disabled, rule)
@@ -191,7 +196,7 @@ UNION ALL
 -- type-name (opt-in): the key names a type in a whole segment (`app:hash:1`, `cfg:theme:string`;
 -- segments end at the delimiters and `#`, any case) and its type is none of those it names. The
 -- regex runs only when the rule is on (the first condition is a constant).
-SELECT dump_id, db, key, memory_bytes, pattern, 'type-name' AS rule
+SELECT dump_id, db, key, memory_bytes, pattern, 'type-name' AS rule, false AS first_rule
 FROM (SELECT dump_id, db, key, memory_bytes, pattern, type,
              list_intersect(string_split_regex(lower(key), '[' || delim_class($delimiters || '#') || ']'),
                             ['string', 'hash', 'list', 'set', 'zset', 'stream']) AS named
