@@ -111,7 +111,7 @@ def is_dataset(path: str) -> bool:
     if not remote.is_url(path):
         # a local path needs no file system object (importing fsspec costs every command
         # 25 ms and asyncio's modules)
-        return os.path.isfile(os.path.join(remote.local_path(path), DATASET_FILE))
+        return os.path.isfile(_join(_fs_path(None, path), DATASET_FILE))
     try:
         fs = remote.filesystem(path)
         return fs.isfile(_join(_fs_path(fs, path), DATASET_FILE))

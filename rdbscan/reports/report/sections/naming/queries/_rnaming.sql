@@ -182,16 +182,14 @@ WITH k AS NOT MATERIALIZED (
     FROM checked
 )
 -- one row per rule broken; the family (as rkeys.pattern: keys.family for the default delimiter)
--- only for the keys that break one (key_pattern is costly). Rows are filtered after the unnest:
--- a filter on `rules` would be pushed below `flagged` and evaluate every rule twice. first_rule:
--- the key's first rule that is not disabled (a rule appears once in a key's `rules`), tested on
--- the rows the filter keeps only
-SELECT dump_id, db, key, memory_bytes, pattern, rule,
-       rule = list_filter(string_split(rules, ','), lambda r: NOT list_contains($disabled, r))[1] AS first_rule
-FROM (SELECT dump_id, db, key, memory_bytes, pattern, rules, unnest(string_split(rules, ',')) AS rule
+-- only for the keys that break one (key_pattern is costly). The rules a key breaks, those not
+-- disabled, as one list per key (no filter on `rules`: it would be pushed below `flagged` and
+-- evaluate every rule twice); first_rule marks the first of them, one row per key
+SELECT dump_id, db, key, memory_bytes, pattern, unnest(kept) AS rule, generate_subscripts(kept, 1) = 1 AS first_rule
+FROM (SELECT dump_id, db, key, memory_bytes, pattern,
+             list_filter(string_split(rules, ','), lambda r: r <> '' AND NOT list_contains($disabled, r)) AS kept
       FROM (SELECT *, CASE WHEN rules <> '' THEN key_family(key, family, delimiters := $delimiters) END AS pattern
             FROM flagged))
-WHERE rule <> '' AND NOT list_contains($disabled, rule)
 UNION ALL
 -- type-name (opt-in): the key names a type in a whole segment (`app:hash:1`, `cfg:theme:string`;
 -- segments end at the delimiters and `#`, any case) and its type is none of those it names. The
