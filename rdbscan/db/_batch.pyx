@@ -815,3 +815,466 @@ cdef class KeyColumns(RowSink):
         self.c_foff[0] = 0
         return 0
 
+
+
+# --- the batch handed to DuckDB through the Arrow C data interface ------------------------------
+# (https://arrow.apache.org/docs/format/CDataInterface.html and CStreamInterface.html): the
+# columns of a taken batch as one struct array over their own buffers, and a stream of such
+# batches that DuckDB's INSERT reads.  No pyarrow: a load of a local dump does not import it
+# (issue 28: 25 MiB of a report's peak RSS).  A batch that needs Python to build (key names
+# that are not UTF-8, module values, keys a server would refuse) is a pyarrow RecordBatch, which
+# the stream hands on through its own __arrow_c_array__.
+
+cdef extern from *:
+    """
+    #ifndef ARROW_C_DATA_INTERFACE
+    #define ARROW_C_DATA_INTERFACE
+    #define ARROW_FLAG_NULLABLE 2
+    struct ArrowSchema {
+      const char* format;
+      const char* name;
+      const char* metadata;
+      int64_t flags;
+      int64_t n_children;
+      struct ArrowSchema** children;
+      struct ArrowSchema* dictionary;
+      void (*release)(struct ArrowSchema*);
+      void* private_data;
+    };
+    struct ArrowArray {
+      int64_t length;
+      int64_t null_count;
+      int64_t offset;
+      int64_t n_buffers;
+      int64_t n_children;
+      const void** buffers;
+      struct ArrowArray** children;
+      struct ArrowArray* dictionary;
+      void (*release)(struct ArrowArray*);
+      void* private_data;
+    };
+    #endif
+    #ifndef ARROW_C_STREAM_INTERFACE
+    #define ARROW_C_STREAM_INTERFACE
+    struct ArrowArrayStream {
+      int (*get_schema)(struct ArrowArrayStream*, struct ArrowSchema* out);
+      int (*get_next)(struct ArrowArrayStream*, struct ArrowArray* out);
+      const char* (*get_last_error)(struct ArrowArrayStream*);
+      void (*release)(struct ArrowArrayStream*);
+      void* private_data;
+    };
+    #endif
+    """
+    int ARROW_FLAG_NULLABLE
+    struct ArrowSchema:
+        const char* format
+        const char* name
+        const char* metadata
+        int64_t flags
+        int64_t n_children
+        ArrowSchema** children
+        ArrowSchema* dictionary
+        void (*release)(ArrowSchema*) noexcept nogil
+        void* private_data
+    struct ArrowArray:
+        int64_t length
+        int64_t null_count
+        int64_t offset
+        int64_t n_buffers
+        int64_t n_children
+        const void** buffers
+        ArrowArray** children
+        ArrowArray* dictionary
+        void (*release)(ArrowArray*) noexcept nogil
+        void* private_data
+    struct ArrowArrayStream:
+        int (*get_schema)(ArrowArrayStream*, ArrowSchema*) noexcept nogil
+        int (*get_next)(ArrowArrayStream*, ArrowArray*) noexcept nogil
+        const char* (*get_last_error)(ArrowArrayStream*) noexcept nogil
+        void (*release)(ArrowArrayStream*) noexcept nogil
+        void* private_data
+
+from cpython.pycapsule cimport PyCapsule_New, PyCapsule_GetPointer, PyCapsule_IsValid
+from cpython.ref cimport PyObject, Py_INCREF, Py_DECREF
+from libc.string cimport strlen
+
+
+# -- schemas: a node owns its format, its name and its children (one malloc'd block each) --
+
+cdef char* _strdup(bytes s) except NULL:
+    cdef char* out = <char*>malloc(len(s) + 1)
+    if out == NULL:
+        raise MemoryError()
+    memcpy(out, <const char*>s, len(s))
+    out[len(s)] = 0
+    return out
+
+
+cdef void _schema_release(ArrowSchema* s) noexcept nogil:
+    cdef int64_t i
+    if s.release == NULL:
+        return
+    for i in range(s.n_children):
+        if s.children[i].release != NULL:
+            s.children[i].release(s.children[i])
+        free(s.children[i])
+    free(s.children)
+    free(<void*>s.format)
+    free(<void*>s.name)
+    s.release = NULL
+
+
+cdef int _schema_fill(ArrowSchema* s, bytes fmt, bytes name) except -1:
+    """A nullable field `name` of type `fmt` (a list "+l" gets its int64 child "item")."""
+    memset(s, 0, sizeof(ArrowSchema))
+    s.flags = ARROW_FLAG_NULLABLE
+    s.release = _schema_release
+    s.format = _strdup(b"+l" if fmt == b"+l" else fmt)
+    s.name = _strdup(name)
+    if fmt == b"+l":
+        s.children = <ArrowSchema**>calloc(1, sizeof(ArrowSchema*))
+        if s.children == NULL:
+            raise MemoryError()
+        s.children[0] = <ArrowSchema*>malloc(sizeof(ArrowSchema))
+        if s.children[0] == NULL:
+            raise MemoryError()
+        s.n_children = 1
+        _schema_fill(s.children[0], b"l", b"item")
+    return 0
+
+
+cdef int _struct_schema(ArrowSchema* out, list fields) except -1:
+    """A record batch's schema: a struct of `fields`, (name, format) pairs."""
+    cdef Py_ssize_t i, n = len(fields)
+    memset(out, 0, sizeof(ArrowSchema))
+    out.release = _schema_release
+    out.format = _strdup(b"+s")
+    out.name = _strdup(b"")
+    out.children = <ArrowSchema**>calloc(n, sizeof(ArrowSchema*))
+    if out.children == NULL:
+        raise MemoryError()
+    for i in range(n):
+        out.children[i] = <ArrowSchema*>malloc(sizeof(ArrowSchema))
+        if out.children[i] == NULL:
+            raise MemoryError()
+        out.n_children = i + 1
+        name, fmt = fields[i]
+        _schema_fill(out.children[i], fmt.encode(), name.encode())
+    return 0
+
+
+cdef void _schema_capsule_free(object capsule) noexcept:
+    cdef ArrowSchema* s = <ArrowSchema*>PyCapsule_GetPointer(capsule, "arrow_schema")
+    if s != NULL:
+        if s.release != NULL:
+            s.release(s)
+        free(s)
+
+
+# -- arrays: every node holds a reference to the Python objects that own the buffers --
+
+cdef struct _Node:
+    const void* buffers[3]
+    ArrowArray** children
+    PyObject* keep
+
+
+cdef void _array_release(ArrowArray* a) noexcept nogil:
+    cdef int64_t i
+    cdef _Node* node
+    if a.release == NULL:
+        return
+    node = <_Node*>a.private_data
+    for i in range(a.n_children):
+        if node.children[i].release != NULL:
+            node.children[i].release(node.children[i])
+        free(node.children[i])
+    free(node.children)
+    with gil:
+        Py_DECREF(<object>node.keep)
+    free(node)
+    a.release = NULL
+
+
+cdef int64_t _nulls(const uint8_t* valid, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i, set_ = 0
+    if valid == NULL:
+        return 0
+    for i in range(n):
+        if valid[i >> 3] & (1 << (i & 7)):
+            set_ += 1
+    return n - set_
+
+
+cdef int _array_fill(ArrowArray* a, object keep, Py_ssize_t n, int n_buffers,
+                     const void* b0, const void* b1, const void* b2,
+                     Py_ssize_t n_children) except -1:
+    cdef _Node* node = <_Node*>calloc(1, sizeof(_Node))
+    if node == NULL:
+        raise MemoryError()
+    memset(a, 0, sizeof(ArrowArray))
+    node.buffers[0] = b0
+    node.buffers[1] = b1
+    node.buffers[2] = b2
+    node.keep = <PyObject*>keep
+    Py_INCREF(keep)
+    a.private_data = node
+    a.release = _array_release
+    a.length = n
+    a.null_count = _nulls(<const uint8_t*>b0, n)
+    a.n_buffers = n_buffers
+    a.buffers = node.buffers
+    if n_children:
+        node.children = <ArrowArray**>calloc(n_children, sizeof(ArrowArray*))
+        if node.children == NULL:
+            raise MemoryError()
+        a.children = node.children
+    return 0
+
+
+cdef ArrowArray* _child(ArrowArray* parent, Py_ssize_t i) except NULL:
+    cdef ArrowArray* c = <ArrowArray*>malloc(sizeof(ArrowArray))
+    if c == NULL:
+        raise MemoryError()
+    c.release = NULL
+    (<_Node*>parent.private_data).children[i] = c
+    parent.n_children = i + 1
+    return c
+
+
+cdef const void* _address(object buf) except? NULL:
+    if isinstance(buf, Owned):
+        return (<Owned>buf).ptr
+    return PyBytes_AS_STRING(buf)
+
+
+cdef class KeyBatch:
+    """A taken batch (KeyColumns.take) as one Arrow struct array in KEYS_COLUMNS order, over
+    the batch's own buffers; moved out by KeyStream, freed here if it never was."""
+    cdef ArrowArray array
+    cdef readonly Py_ssize_t rows
+
+    def __dealloc__(self):
+        if self.array.release != NULL:
+            self.array.release(&self.array)
+
+    def __len__(self):
+        return self.rows
+
+
+def key_batch(dict cols, int32_t dump_id, list formats):
+    """The KeyBatch of a taken batch, `formats` the (column, format) pairs of KEYS_COLUMNS
+    (columns.KEYS_FORMATS).  The caller checked that it needs no Python: key names valid
+    UTF-8 (utf8_keys), no module values, no rows with extras set aside."""
+    cdef Py_ssize_t n = cols["n"], nb = n // 8 + 1, i, k = len(formats)
+    cdef KeyBatch b = KeyBatch.__new__(KeyBatch)
+    b.rows = n
+    keep = [cols]
+    # dump_id, and the zeros of columns that are all null (key_raw, module_type): validity,
+    # offsets, and an empty data buffer
+    cdef int32_t* ids = <int32_t*>malloc(n * 4 + 1)
+    if ids == NULL:
+        raise MemoryError()
+    keep.append(_owned(ids, n * 4))
+    for i in range(n):
+        ids[i] = dump_id
+    cdef Py_ssize_t zn = (n + 1) * 4 if (n + 1) * 4 > nb else nb
+    cdef void* zeros = calloc(zn, 1)
+    if zeros == NULL:
+        raise MemoryError()
+    keep.append(_owned(zeros, zn))
+    keep = tuple(keep)
+    _array_fill(&b.array, keep, n, 1, NULL, NULL, NULL, k)
+    cdef ArrowArray* c
+    cdef ArrowArray* item
+    for i in range(k):
+        name = formats[i][0]
+        c = _child(&b.array, i)
+        if name == "dump_id":
+            _array_fill(c, keep, n, 2, NULL, ids, NULL, 0)
+        elif name == "key":
+            _array_fill(c, keep, n, 3, NULL, _address(cols["key_offsets"]),
+                        _address(cols["key_data"]), 0)
+        elif name in ("key_raw", "module_type"):
+            _array_fill(c, keep, n, 3, zeros, zeros, zeros, 0)
+        elif name == "family":
+            _array_fill(c, keep, n, 3, _address(cols["family_valid"]),
+                        _address(cols["family_offsets"]), _address(cols["family_data"]), 0)
+        elif name == "plain_key":
+            _array_fill(c, keep, n, 2, NULL, _address(cols["plain_key"]), NULL, 0)
+        elif name == "encoding_id":
+            _array_fill(c, keep, n, 2, NULL, _address(cols["encoding_id"]), NULL, 0)
+        elif name == "extras":
+            valid, offsets, values, values_valid = cols["extras"]
+            _array_fill(c, keep, n, 2, _address(valid), _address(offsets), NULL, 1)
+            item = _child(c, 0)
+            _array_fill(item, keep, len(values) // 8, 2, _address(values_valid),
+                        _address(values), NULL, 0)
+        else:
+            value = cols[name]
+            if isinstance(value, tuple):  # nullable: (data, validity bitmap)
+                _array_fill(c, keep, n, 2, _address(value[1]), _address(value[0]), NULL, 0)
+            else:
+                _array_fill(c, keep, n, 2, NULL, _address(value), NULL, 0)
+    return b
+
+
+cdef inline Py_ssize_t _utf8_char(const uint8_t* p, Py_ssize_t left) noexcept nogil:
+    """The length of the well-formed UTF-8 character at p (Unicode's table 3-7), 0 if none."""
+    cdef uint8_t c = p[0]
+    if c < 0x80:
+        return 1
+    if c < 0xC2 or c > 0xF4:
+        return 0
+    if c < 0xE0:
+        return 2 if left >= 2 and (p[1] & 0xC0) == 0x80 else 0
+    if c < 0xF0:
+        if left < 3 or (p[2] & 0xC0) != 0x80:
+            return 0
+        if c == 0xE0:
+            return 3 if 0xA0 <= p[1] <= 0xBF else 0
+        if c == 0xED:
+            return 3 if 0x80 <= p[1] <= 0x9F else 0
+        return 3 if (p[1] & 0xC0) == 0x80 else 0
+    if left < 4 or (p[2] & 0xC0) != 0x80 or (p[3] & 0xC0) != 0x80:
+        return 0
+    if c == 0xF0:
+        return 4 if 0x90 <= p[1] <= 0xBF else 0
+    if c == 0xF4:
+        return 4 if 0x80 <= p[1] <= 0x8F else 0
+    return 4 if (p[1] & 0xC0) == 0x80 else 0
+
+
+def utf8_keys(dict cols):
+    """Whether every key name of a taken batch is well-formed UTF-8 (each on its own)."""
+    cdef const int32_t* off = <const int32_t*>_address(cols["key_offsets"])
+    cdef const uint8_t* data = <const uint8_t*>_address(cols["key_data"])
+    cdef Py_ssize_t n = cols["n"]
+    return _utf8_rows(off, data, n)
+
+
+cdef bint _utf8_rows(const int32_t* off, const uint8_t* data, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i, j, end, step
+    for i in range(n):
+        j = off[i]
+        end = off[i + 1]
+        while j < end:
+            if data[j] < 0x80:
+                j += 1
+                continue
+            step = _utf8_char(data + j, end - j)
+            if step == 0:
+                return False
+            j += step
+    return True
+
+
+# -- the stream: DuckDB pulls the next batch from a Python iterator (taking the GIL) --
+
+cdef class KeyStream:
+    """The key batches an iterator gives (KeyBatch, or pyarrow RecordBatch of the same schema)
+    as an Arrow C stream, for DuckDB to scan once (`__arrow_c_stream__`); `fields` are the
+    (column, format) pairs (columns.KEYS_FORMATS)."""
+    cdef object source
+    cdef list fields
+    cdef bytes error
+    cdef readonly object exception   # what the iterator raised, if it did
+
+    def __init__(self, list fields, source):
+        self.fields = fields
+        self.source = iter(source)
+        self.error = b""
+        self.exception = None
+
+    def __arrow_c_schema__(self):
+        cdef ArrowSchema* s = <ArrowSchema*>malloc(sizeof(ArrowSchema))
+        if s == NULL:
+            raise MemoryError()
+        s.release = NULL
+        try:
+            _struct_schema(s, self.fields)
+        except BaseException:
+            _schema_release(s)
+            free(s)
+            raise
+        return PyCapsule_New(s, "arrow_schema", <void (*)(object) noexcept>_schema_capsule_free)
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        cdef ArrowArrayStream* st = <ArrowArrayStream*>malloc(sizeof(ArrowArrayStream))
+        if st == NULL:
+            raise MemoryError()
+        st.get_schema = _stream_schema
+        st.get_next = _stream_next
+        st.get_last_error = _stream_error
+        st.release = _stream_release
+        st.private_data = <void*>self
+        Py_INCREF(self)
+        return PyCapsule_New(st, "arrow_array_stream",
+                             <void (*)(object) noexcept>_stream_capsule_free)
+
+    cdef int next_into(self, ArrowArray* out) except -1:
+        cdef KeyBatch b
+        cdef ArrowArray* src
+        try:
+            item = next(self.source)
+        except StopIteration:
+            out.release = NULL  # the end of the stream
+            return 0
+        if isinstance(item, KeyBatch):
+            b = <KeyBatch>item
+            memcpy(out, &b.array, sizeof(ArrowArray))
+            b.array.release = NULL  # moved
+            return 0
+        _, capsule = item.__arrow_c_array__()
+        src = <ArrowArray*>PyCapsule_GetPointer(capsule, "arrow_array")
+        memcpy(out, src, sizeof(ArrowArray))
+        src.release = NULL  # moved
+        return 0
+
+
+cdef int _stream_schema(ArrowArrayStream* st, ArrowSchema* out) noexcept nogil:
+    with gil:
+        self = <KeyStream>st.private_data
+        try:
+            out.release = NULL
+            _struct_schema(out, self.fields)
+            return 0
+        except BaseException as e:
+            if out.release != NULL:
+                _schema_release(out)
+            self.error = str(e).encode()
+            return 12  # ENOMEM
+
+
+cdef int _stream_next(ArrowArrayStream* st, ArrowArray* out) noexcept nogil:
+    with gil:
+        self = <KeyStream>st.private_data
+        try:
+            return self.next_into(out)
+        except BaseException as e:
+            self.exception = e
+            self.error = (str(e) or type(e).__name__).encode()
+            return 5  # EIO
+
+
+cdef const char* _stream_error(ArrowArrayStream* st) noexcept nogil:
+    with gil:
+        self = <KeyStream>st.private_data
+        return PyBytes_AS_STRING(self.error) if self.error else NULL
+
+
+cdef void _stream_release(ArrowArrayStream* st) noexcept nogil:
+    if st.release == NULL:
+        return
+    with gil:
+        Py_DECREF(<object>st.private_data)
+    st.release = NULL
+
+
+cdef void _stream_capsule_free(object capsule) noexcept:
+    cdef ArrowArrayStream* st = <ArrowArrayStream*>PyCapsule_GetPointer(
+        capsule, "arrow_array_stream")
+    if st != NULL:
+        if st.release != NULL:
+            st.release(st)
+        free(st)

@@ -14,9 +14,12 @@ per key grows with the columns stored, null or not, so values few keys have shar
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import pyarrow as pa
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 from ..rdb import constants as C
 from ..rdb import long_names
@@ -31,13 +34,17 @@ class Column:
     it may hold NULL once a row is inserted, and what it holds (docs/tables.md)."""
 
     name: str
-    arrow: pa.DataType
+    kind: str  # an ARROW_KINDS name: the Arrow type of the loader's batches
     sql: str
     nullable: bool
     meaning: str
     storage: str = ""  # DDL after the type (USING COMPRESSION ...)
     # SQL that fills a null the batch leaves (the INSERT runs it: KEY_ROWS_FROM_BATCH)
     fill: str | None = None
+
+    @property
+    def arrow(self) -> pa.DataType:
+        return arrow_type(self.kind)
 
 
 @dataclass(frozen=True)
@@ -47,12 +54,16 @@ class ViewColumn:
     Parquet files (few distinct values)."""
 
     name: str
-    arrow: pa.DataType
+    kind: str  # an ARROW_KINDS name
     sql: str
     nullable: bool
     meaning: str
     expr: str | None = None
     dictionary: bool = False
+
+    @property
+    def arrow(self) -> pa.DataType:
+        return arrow_type(self.kind)
 
 
 # Values few keys have, in key_rows.extras by position (1-based in SQL), null when a key has
@@ -79,7 +90,19 @@ def extra(name: str) -> str:
     return f"extras[{EXTRAS.index(name) + 1}]"
 
 
-_I32, _I64, _STR, _BIN, _BOOL = pa.int32(), pa.int64(), pa.string(), pa.binary(), pa.bool_()
+# The Arrow types of the columns, by name, with their format strings in the Arrow C data
+# interface (https://arrow.apache.org/docs/format/CDataInterface.html).
+ARROW_KINDS = {
+    "int16": "s",
+    "int32": "i",
+    "int64": "l",
+    "uint8": "C",
+    "bool": "b",
+    "string": "u",
+    "binary": "z",
+    "list<int64>": "+l",
+}
+_I32, _I64, _STR, _BIN, _BOOL = "int32", "int64", "string", "binary", "bool"
 
 # One row per key, in the order the loader writes them.
 KEY_ROWS = (
@@ -129,14 +152,14 @@ KEY_ROWS = (
     ),
     Column(
         "rdb_type",
-        pa.uint8(),
+        "uint8",
         "UTINYINT",
         False,
         "the raw type byte (see `rdbscan/rdb/constants.py`)",
     ),
     Column(
         "encoding_id",
-        pa.uint8(),
+        "uint8",
         "UTINYINT",
         False,
         "the encoding's position in `ENCODING_NAMES` (`rdbscan/rdb/constants.py`); `module` for "
@@ -199,7 +222,7 @@ KEY_ROWS = (
     ),
     Column(
         "slot",
-        pa.int16(),
+        "int16",
         "SMALLINT",
         False,
         "Redis Cluster hash slot (CRC16 of the `{hashtag}` or of the key, mod 16384)",
@@ -214,7 +237,7 @@ KEY_ROWS = (
     ),
     Column(
         "extras",
-        pa.list_(_I64),
+        "list<int64>",
         "BIGINT[]",
         True,
         "the values few keys have (`EXTRAS` in `rdbscan/db/columns.py`, by position), NULL "
@@ -226,7 +249,7 @@ STORED = {c.name: c for c in KEY_ROWS}
 
 def _stored(name: str, dictionary: bool = False) -> ViewColumn:
     c = STORED[name]
-    return ViewColumn(c.name, c.arrow, c.sql, c.nullable, c.meaning, None, dictionary)
+    return ViewColumn(c.name, c.kind, c.sql, c.nullable, c.meaning, None, dictionary)
 
 
 def _sql_list(names) -> str:
@@ -330,7 +353,7 @@ KEYS_VIEW = (
     ),
     ViewColumn(
         "lfu_freq",
-        pa.int16(),
+        "int16",
         "SMALLINT",
         True,
         "LFU counter from the FREQ opcode (LFU policies), else NULL",
@@ -432,11 +455,45 @@ KEYS_VIEW = (
     ),
 )
 
-KEYS_SCHEMA = pa.schema([(c.name, c.arrow) for c in KEY_ROWS])
-KEYS_COLUMNS = KEYS_SCHEMA.names
+KEYS_COLUMNS = [c.name for c in KEY_ROWS]
+# The loader's batches in the Arrow C data interface's format strings (the compiled batch
+# builds them without pyarrow: _batch.KeyStream).
+KEYS_FORMATS = [(c.name, ARROW_KINDS[c.kind]) for c in KEY_ROWS]
 
-# The Parquet `keys` files: the view's columns but dump_id, which is in the partition's path.
-KEYS_FILE_SCHEMA = pa.schema([(c.name, c.arrow) for c in KEYS_VIEW if c.name != "dump_id"])
+
+def __getattr__(name: str):
+    """KEYS_SCHEMA (the loader's batches) and KEYS_FILE_SCHEMA (the Parquet `keys` files: the
+    view's columns but dump_id, which is in the partition's path) as pyarrow schemas, built at
+    first use: a load or report of a local dump never imports pyarrow (issue 28: 25 MiB of
+    its peak RSS)."""
+    if name == "KEYS_SCHEMA":
+        return _schema(tuple(KEY_ROWS))
+    if name == "KEYS_FILE_SCHEMA":
+        return _schema(tuple(c for c in KEYS_VIEW if c.name != "dump_id"))
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+@functools.cache
+def _schema(columns: tuple) -> pa.Schema:
+    return arrow_schema([(c.name, c.kind) for c in columns])
+
+
+def arrow_type(kind: str) -> pa.DataType:
+    """The pyarrow type of an ARROW_KINDS name."""
+    import pyarrow as pa
+
+    if kind == "list<int64>":
+        return pa.list_(pa.int64())
+    return pa.bool_() if kind == "bool" else getattr(pa, kind)()
+
+
+def arrow_schema(columns: list[tuple[str, str]]) -> pa.Schema:
+    """A pyarrow schema of (name, ARROW_KINDS name) pairs."""
+    import pyarrow as pa
+
+    return pa.schema([(name, arrow_type(kind)) for name, kind in columns])
+
+
 # Dictionary-encoded in the Parquet files; the others (key names, offsets, expiry times: nearly
 # all distinct) are not: a dictionary that overflows is built, then thrown away (on 1 M keys:
 # half the write time, and files 10-40% larger).

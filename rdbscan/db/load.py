@@ -22,9 +22,9 @@ from .filters import KeyFilter
 from .heap import release_free_memory
 from .identity import dump_fingerprint
 from .outcome import cut_warning, invalid_warning
-from .rows import BATCH_ROWS, RowBuilder
+from .rows import BATCH_ROWS, KEY_STREAM, RowBuilder
 from .snapshot import snapshot_ms_of, snapshot_time
-from .store import KEYS_SCHEMA, STREAM_GROUPS_SCHEMA, STREAMS_SCHEMA, BulkWriter, Store
+from .store import KEYS_KINDS, STREAM_GROUPS_KINDS, STREAMS_KINDS, BulkWriter, Store
 
 
 @dataclass
@@ -199,7 +199,7 @@ def load_one(
     if batch_rows is None:  # the store's own size (a Parquet dataset's row groups), else ours
         batch_rows = store.batch_rows or BATCH_ROWS
     rows = _row_builder(dump_id, info, path, target, batch_rows, projector, key_filter)
-    writer = store.bulk()
+    writer = store.bulk(KEY_STREAM)
     committed = False
     try:
         try:
@@ -491,9 +491,9 @@ def _finish_input(result: DumpResult, info: DumpInfo, source: Source) -> None:
 
 def _flush(writer: BulkWriter, rows: RowBuilder) -> None:
     if rows.count:
-        writer.add("keys", KEYS_SCHEMA, rows.take_keys())
-        writer.add("streams", STREAMS_SCHEMA, rows.streams)
-        writer.add("stream_groups", STREAM_GROUPS_SCHEMA, rows.groups)
+        writer.add("keys", KEYS_KINDS, rows.take_keys(writer.native))
+        writer.add("streams", STREAMS_KINDS, rows.streams)
+        writer.add("stream_groups", STREAM_GROUPS_KINDS, rows.groups)
         if rows.projector is not None:
             for table, arrow in rows.projector.take().items():
                 writer.store._insert(table, arrow)

@@ -36,10 +36,9 @@ import time
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
-import pyarrow as pa
-
 from ..rdb import remote
-from .columns import DICTIONARY, KEY_ROWS_FROM_BATCH, KEYS_FILE_SCHEMA, KEYS_VIEW_SELECT
+from . import columns as spec
+from .columns import DICTIONARY, KEY_ROWS_FROM_BATCH, KEYS_VIEW_SELECT
 from .connections import connect
 from .macros import MACROS
 from .store import (
@@ -54,6 +53,7 @@ from .store import (
 )
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
 
@@ -520,7 +520,8 @@ class ParquetStore(Store):
                 return row
         return None
 
-    def bulk(self) -> ParquetBulkWriter:  # type: ignore[override]
+    def bulk(self, key_stream=None) -> ParquetBulkWriter:  # type: ignore[override]
+        """key_stream is the database's (the Parquet writer takes Arrow arrays only)."""
         assert self._current is not None, "begin_load first"
         return ParquetBulkWriter(self, self._current, self._partitions[self._current])
 
@@ -637,7 +638,7 @@ class ParquetBulkWriter(QueuedWriter):
     def __init__(self, store: ParquetStore, dump_id: int, partition: str):
         self.store, self.dump_id, self.partition = store, dump_id, partition
         self.cursor = store.con.cursor()
-        self.schema = KEYS_FILE_SCHEMA
+        self.schema = spec.KEYS_FILE_SCHEMA
         self.side: dict[str, _PartFiles] = {}
         self.stats = [0, 0, 0]
         self.closed = False
@@ -676,15 +677,17 @@ class ParquetBulkWriter(QueuedWriter):
     def _folder(self, table: str) -> str:
         return _join(self.store.dataset.root, table, self.partition)
 
-    def add(self, table: str, schema: pa.Schema, columns: list) -> None:
+    def add(self, table: str, kinds: list, columns: list) -> None:
+        import pyarrow as pa
+
         if not columns or not len(columns[0]):
             return
-        batch = arrow_batch(schema, columns)
+        batch = arrow_batch(kinds, columns)
         if table == "keys":
             self._put(pa.Table.from_batches([batch]))
             return
         if table not in self.side:
-            file_schema = pa.schema([f for f in schema if f.name != "dump_id"])
+            file_schema = pa.schema([f for f in batch.schema if f.name != "dump_id"])
             self.side[table] = _PartFiles(self.store.dataset, self._folder(table), file_schema)
         self.side[table].write(pa.Table.from_batches([batch]).drop_columns(["dump_id"]))
 

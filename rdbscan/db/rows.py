@@ -17,8 +17,6 @@ import struct
 from types import ModuleType
 from typing import Any
 
-import pyarrow as pa
-
 from ..model.estimate import estimate
 from ..model.kv import kv_estimate
 from ..model.memory import (
@@ -34,8 +32,8 @@ from ..model.slots import key_slot
 from ..rdb import backend, long_names
 from ..rdb import constants as C
 from ..rdb.sink import RowSink
-from .columns import KEYS_COLUMNS, KEYS_SCHEMA
-from .store import STREAM_GROUPS_COLUMNS, STREAMS_COLUMNS
+from .columns import KEYS_COLUMNS, KEYS_FORMATS
+from .store import KEYS_KINDS, STREAM_GROUPS_COLUMNS, STREAMS_COLUMNS, schema_of
 
 ESTIMATE_CACHE = 100_000  # value shapes whose memory estimate is remembered
 # Key rows per batch.  The compiled batch holds typed C columns, handed over to a ~4 MB Arrow
@@ -206,10 +204,11 @@ class PyKeyColumns(RowSink):
         """append, for a row with an invalid code or an array index (its tuple holds them)."""
         self.append(row)
 
-    def columns(self, dump_id: int, projector) -> list:
+    def columns(self, dump_id: int, projector, native: bool = False) -> list:
         """The batch as lists in KEYS_COLUMNS order (transposed once per batch, which costs far
         less than appending to 20 lists per key); the batch is then empty.  The projector has
-        seen each row already (RowBuilder.add)."""
+        seen each row already (RowBuilder.add).  `native` is the compiled batch's (no
+        KeyBatch here)."""
         rows, self.rows, self.key_bytes = self.rows, [], 0
         if not rows:
             return [[] for _ in KEYS_COLUMNS]
@@ -227,11 +226,12 @@ compiled: ModuleType | None = (
 KeyColumns: type
 if compiled is not None:
     _Compiled: Any = compiled.KeyColumns
+    _batch: Any = compiled
 
     class CompiledKeyColumns(_Compiled):
         """_batch.KeyColumns (typed C columns, which the parser also fills directly for
         strings and single-blob values: its scan) with what the db layer adds: the batch as
-        Arrow arrays over its buffers, and the rows that a server would refuse or that are
+        Arrow arrays over its buffers (or a _batch.KeyBatch, without pyarrow), and the rows that a server would refuse or that are
         Redis 8.8 arrays (their extras, which the C columns do not hold)."""
 
         __slots__ = ("invalid",)
@@ -246,13 +246,21 @@ if compiled is not None:
             self.invalid[self.n] = (row[23], row[24])
             self.append(row)
 
-        def columns(self, dump_id: int, projector) -> list:
-            """The batch as Arrow arrays in KEYS_COLUMNS order; the batch is then empty.  The
-            projector is shown the rows the compiled loop wrote (RowBuilder.add showed it the
-            others)."""
+        def columns(self, dump_id: int, projector, native: bool = False):
+            """The batch as Arrow arrays in KEYS_COLUMNS order, or (native) as a
+            _batch.KeyBatch where it needs no Python: key names that are UTF-8, no module
+            values, no rows set aside (append_rare); the batch is then empty.  The projector
+            is shown the rows the compiled loop wrote (RowBuilder.add showed it the others)."""
             taken = self.take()
             if projector is not None:
                 projector.add_compiled(taken, self.type_names, self.encoding_names)
+            if (
+                native
+                and not self.invalid
+                and not taken["module_rows"]
+                and (not taken["nonascii"] or _batch.utf8_keys(taken))
+            ):
+                return _batch.key_batch(taken, dump_id, KEYS_FORMATS)
             cols = _arrow_columns(taken, dump_id, self)
             if self.invalid:
                 at = KEYS_COLUMNS.index("extras")
@@ -263,6 +271,8 @@ if compiled is not None:
     KeyColumns = CompiledKeyColumns
 else:
     KeyColumns = PyKeyColumns
+# The stream a database's writer hands DuckDB the compiled batches through (store.BulkWriter)
+KEY_STREAM = compiled.KeyStream if compiled is not None else None
 
 
 class RowBuilder:
@@ -324,9 +334,10 @@ class RowBuilder:
         """The batch should be written now."""
         return self.sink.full
 
-    def take_keys(self) -> list:
-        """The batch as columns (KEYS_COLUMNS order); taking it empties it."""
-        return self.sink.columns(self.dump_id, self.projector)
+    def take_keys(self, native: bool = False):
+        """The batch as columns (KEYS_COLUMNS order), or where it can (native) as a
+        _batch.KeyBatch (store.BulkWriter takes either); taking it empties it."""
+        return self.sink.columns(self.dump_id, self.projector, native)
 
     def add(self, rec) -> None:
         """One record of the pure-Python parser as a row of the batch (streams as rows of their
@@ -501,6 +512,8 @@ def _extras(*values) -> list | None:
 def _with_invalid(extras, invalid: dict[int, tuple]):
     """A compiled batch's extras column with the invalid codes and array indexes of the rows in
     `invalid` set (rare: only batches that hold such keys are rebuilt, in Python)."""
+    import pyarrow as pa
+
     rows = extras.to_pylist()
     for i, (code, last) in invalid.items():
         rows[i] = (rows[i] or [None] * EXTRAS_FIXED) + ([code] if last is None else [code, last])
@@ -535,6 +548,8 @@ def _pure_columns(rows: list[tuple]) -> list:
 def _arrow_columns(cols: dict, dump_id: int, sink) -> list:
     """A taken compiled batch (KeyColumns.take) as Arrow arrays in KEYS_COLUMNS order, over
     its buffers (no per-key Python objects)."""
+    import pyarrow as pa
+
     n = cols["n"]
     buf = pa.py_buffer
     out = []
@@ -560,7 +575,7 @@ def _arrow_columns(cols: dict, dump_id: int, sink) -> list:
         module_type = pa.array(modules, pa.string())
     else:
         module_type = pa.nulls(n, pa.string())
-    for field in KEYS_SCHEMA:
+    for field in schema_of(KEYS_KINDS):
         name = field.name
         if name == "dump_id":
             out.append(

@@ -1,8 +1,8 @@
 """DuckDB side of rdbscan: the schema and the Arrow-batch writer.
 
 This module knows nothing of RDB bytes. It receives columns from the row builder (Python
-lists, or Arrow arrays from the compiled batch) and streams them into DuckDB as Arrow record
-batches; `executemany` is never used (it is ~1000x slower).
+lists, or the compiled batch's columns) and streams them into DuckDB as Arrow record batches;
+`executemany` is never used (it is ~1000x slower).
 """
 
 from __future__ import annotations
@@ -11,18 +11,23 @@ import contextlib
 import os
 import queue
 import threading
+from typing import TYPE_CHECKING
 
 import duckdb
-import pyarrow as pa
 
 from .columns import (
     ENCODINGS_SQL,
+    KEY_ROWS,
     KEY_ROWS_DDL,
     KEY_ROWS_FROM_BATCH,
     KEYS_COLUMNS,
-    KEYS_SCHEMA,
+    KEYS_FORMATS,
     KEYS_VIEW_DDL,
+    arrow_schema,
 )
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 from .macros import MACROS  # created in every database (ad-hoc SQL too)
 
 # 2: the key rows are stored in table key_rows and read through the view `keys`, which computes
@@ -45,38 +50,63 @@ SCHEMA_VERSION = 5
 LOAD_MEMORY_LIMIT = "48MB"
 LOAD_THREADS = 2
 
-STREAMS_SCHEMA = pa.schema(
-    [
-        ("dump_id", pa.int32()),
-        ("db", pa.int32()),
-        ("key", pa.string()),
-        ("length", pa.int64()),
-        ("listpacks", pa.int64()),
-        ("first_id", pa.string()),
-        ("last_id", pa.string()),
-        ("max_deleted_id", pa.string()),
-        ("entries_added", pa.int64()),
-        ("groups", pa.int32()),
-        ("consumers", pa.int64()),
-        ("pending", pa.int64()),
-    ]
-)
-STREAMS_COLUMNS = STREAMS_SCHEMA.names
+# The loader's batches as (column, columns.ARROW_KINDS name): key rows and the side tables
+# of streams.  Their pyarrow schemas are built at first use (arrow_batch, or KEYS_SCHEMA,
+# STREAMS_SCHEMA and STREAM_GROUPS_SCHEMA below): the compiled path loads a dump of strings,
+# lists, sets, hashes and sorted sets without pyarrow.
+KEYS_KINDS = [(c.name, c.kind) for c in KEY_ROWS]
+STREAMS_KINDS = [
+    ("dump_id", "int32"),
+    ("db", "int32"),
+    ("key", "string"),
+    ("length", "int64"),
+    ("listpacks", "int64"),
+    ("first_id", "string"),
+    ("last_id", "string"),
+    ("max_deleted_id", "string"),
+    ("entries_added", "int64"),
+    ("groups", "int32"),
+    ("consumers", "int64"),
+    ("pending", "int64"),
+]
+STREAMS_COLUMNS = [name for name, _ in STREAMS_KINDS]
 
-STREAM_GROUPS_SCHEMA = pa.schema(
-    [
-        ("dump_id", pa.int32()),
-        ("db", pa.int32()),
-        ("key", pa.string()),
-        ("group_name", pa.string()),
-        ("last_delivered_id", pa.string()),
-        ("entries_read", pa.int64()),
-        ("consumers", pa.int32()),
-        ("pending", pa.int64()),
-        ("nacked", pa.int64()),
-    ]
-)
-STREAM_GROUPS_COLUMNS = STREAM_GROUPS_SCHEMA.names
+STREAM_GROUPS_KINDS = [
+    ("dump_id", "int32"),
+    ("db", "int32"),
+    ("key", "string"),
+    ("group_name", "string"),
+    ("last_delivered_id", "string"),
+    ("entries_read", "int64"),
+    ("consumers", "int32"),
+    ("pending", "int64"),
+    ("nacked", "int64"),
+]
+STREAM_GROUPS_COLUMNS = [name for name, _ in STREAM_GROUPS_KINDS]
+_KINDS = {
+    "KEYS_SCHEMA": KEYS_KINDS,
+    "STREAMS_SCHEMA": STREAMS_KINDS,
+    "STREAM_GROUPS_SCHEMA": STREAM_GROUPS_KINDS,
+}
+
+
+def __getattr__(name: str):
+    """KEYS_SCHEMA, STREAMS_SCHEMA and STREAM_GROUPS_SCHEMA: pyarrow schemas, at first use."""
+    if name in _KINDS:
+        return schema_of(_KINDS[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def schema_of(kinds: list[tuple[str, str]]) -> pa.Schema:
+    """The pyarrow schema of a list of (column, ARROW_KINDS name), built once."""
+    key = tuple(kinds)
+    schema = _schemas.get(key)
+    if schema is None:
+        schema = _schemas[key] = arrow_schema(kinds)
+    return schema
+
+
+_schemas: dict[tuple, pa.Schema] = {}
 
 DDL = """
 CREATE TABLE IF NOT EXISTS rdbscan_meta (name VARCHAR PRIMARY KEY, value VARCHAR);
@@ -393,10 +423,10 @@ class Store:
         finally:
             self.con.unregister("_rdbscan_batch")
 
-    def bulk(self) -> BulkWriter:
+    def bulk(self, key_stream=None) -> BulkWriter:
         """A writer for one dump's rows: Arrow batches streamed into DuckDB on a second
-        thread (see BulkWriter)."""
-        return BulkWriter(self)
+        thread (see BulkWriter; key_stream: rows.KEY_STREAM)."""
+        return BulkWriter(self, key_stream)
 
     def write_dump(self, row: dict) -> None:
         """Insert or replace the `dumps` row of one dump."""
@@ -416,7 +446,12 @@ class Store:
     def write_rows(self, table: str, rows: list[tuple]) -> None:
         """Small side tables (db_sizes, slot_info): a handful of rows per dump."""
         if rows:
-            self._insert(table, pa.table({f"c{i}": list(col) for i, col in enumerate(zip(*rows))}))
+            self.write_columns(table, [list(c) for c in zip(*rows)])
+
+    def write_columns(self, table: str, columns: list[list]) -> None:
+        """Rows of a table given as a Python list per column, unnested side by side in one
+        INSERT (slot_info: up to 16,384 rows; streams: a batch's): no pyarrow."""
+        self.run(f"INSERT INTO {table} SELECT {', '.join('unnest(?)' for _ in columns)}", columns)
 
     def close(self) -> None:
         empty = False
@@ -432,8 +467,13 @@ class Store:
                     os.remove(name)
 
 
-def arrow_batch(schema: pa.Schema, columns: list) -> pa.RecordBatch:
-    """A record batch of `schema` from columns that are Python lists or Arrow arrays."""
+def arrow_batch(schema, columns: list) -> pa.RecordBatch:
+    """A record batch of `schema` (a pyarrow schema, or KEYS_KINDS and the like) from columns
+    that are Python lists or Arrow arrays."""
+    import pyarrow as pa
+
+    if not isinstance(schema, pa.Schema):
+        schema = schema_of(schema)
     return pa.RecordBatch.from_arrays(
         [
             col if isinstance(col, pa.Array) else pa.array(col, type=f.type)
@@ -451,6 +491,8 @@ class QueuedWriter:
     thread."""
 
     QUEUE_BATCHES = 2
+    # Whether `add` takes a compiled batch (_batch.KeyBatch) for the key rows.
+    native = False
 
     def _start(self, target, name: str) -> None:
         self.error: BaseException | None = None
@@ -500,8 +542,13 @@ class BulkWriter(QueuedWriter):
     # memory, and a deeper queue only holds more of them (the INSERT keeps pace on its core).
     QUEUE_BATCHES = 1
 
-    def __init__(self, store: Store):
+    def __init__(self, store: Store, key_stream=None):
+        """key_stream: the compiled batch's stream (rows.KEY_STREAM, _batch.KeyStream), when
+        there is one: `add` then also takes _batch.KeyBatch (RowBuilder.take_keys(native=True))
+        and the INSERT reads it; pyarrow's reader otherwise."""
         self.store = store
+        self.native = key_stream is not None
+        self._keys = key_stream
         store.run(f"SET threads = {LOAD_THREADS}")
         self.cursor = store.con.cursor()
         self._start(self._insert_keys, "DuckDB insert")
@@ -519,7 +566,14 @@ class BulkWriter(QueuedWriter):
 
     def _insert_keys(self) -> None:
         try:
-            reader = pa.RecordBatchReader.from_batches(KEYS_SCHEMA, self._stream(self.batches))
+            if self._keys is not None:  # KeyBatch or pyarrow batches, as a C stream
+                reader = self._keys(KEYS_FORMATS, self._stream(self.batches))
+            else:
+                import pyarrow as pa
+
+                reader = pa.RecordBatchReader.from_batches(
+                    schema_of(KEYS_KINDS), self._stream(self.batches)
+                )
             self.cursor.register("_rdbscan_keys", reader)
             self.cursor.execute(
                 f"INSERT INTO key_rows ({', '.join(KEYS_COLUMNS)}) {KEY_ROWS_FROM_BATCH}"
@@ -529,15 +583,18 @@ class BulkWriter(QueuedWriter):
         finally:
             self.cursor.close()
 
-    def add(self, table: str, schema: pa.Schema, columns: list) -> None:
-        """Columns are Python lists or Arrow arrays (the compiled row batch)."""
-        if not columns or not len(columns[0]):
-            return
-        batch = arrow_batch(schema, columns)
-        if table == "keys":
-            self._put(batch)
-        else:
-            self.store._insert(table, pa.Table.from_batches([batch]))
+    def add(self, table: str, kinds: list, columns) -> None:
+        """`columns`: Python lists or Arrow arrays (KEYS_KINDS order for "keys", `kinds` the
+        table's), or a compiled batch (_batch.KeyBatch, key rows only)."""
+        if isinstance(columns, list):
+            if not columns or not len(columns[0]):
+                return
+            if table != "keys":
+                self.store.write_columns(table, columns)
+                return
+            self._put(arrow_batch(kinds, columns))
+        elif len(columns):
+            self._put(columns)
 
     def close(self) -> None:
         """End the key rows' stream and wait for the INSERT to commit."""

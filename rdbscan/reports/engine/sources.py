@@ -65,13 +65,14 @@ def check_sources(sources: Sequence[str]) -> None:
 
 def release_load_memory() -> None:
     """Give back what the load held before the queries start (peak RSS of a whole report:
-    Arrow's memory pool keeps freed batches for reuse)."""
+    Arrow's memory pool keeps freed batches for reuse, when the load used pyarrow)."""
     import gc
-
-    import pyarrow as pa
+    import sys
 
     gc.collect()
-    pa.default_memory_pool().release_unused()
+    arrow = sys.modules.get("pyarrow")
+    if arrow is not None:
+        arrow.default_memory_pool().release_unused()
 
 
 def loaded_summary(r) -> str:
