@@ -99,17 +99,27 @@ def test_fixture_batches_read_as_the_arrow_batches(dump):
 
 
 def test_which_batches_go_native():
-    """UTF-8 key names go native; a batch with a name that is not UTF-8 is built by pyarrow
-    (its key_raw), and the next batch goes native again."""
-    keys = [b"a:1", "caf\u00e9:\u00fc".encode(), b"b:\xff\xfe", b"c:3"]
-    body = W.rdb(b"".join(W.key(0, k, W.string(b"v")) for k in keys))
-    batches = _batches(body, True, 2)
-    assert [type(b).__name__ for b in batches] == ["KeyBatch", "RecordBatch"]
+    """Key names that are not UTF-8 go native too (escaped, their bytes in key_raw); a batch
+    with a module value is built by pyarrow, and the next batch goes native again."""
+    keys = [b"a:1", "caf\u00e9:\u00fc".encode(), b"b:\xff\xfe", b"c:\xe2\x82"]
+    body = b"".join(W.key(0, k, W.string(b"v")) for k in keys)
+    module = (
+        b"\x07"
+        + W.string(b"m:1")
+        + W.length(0x4C1AAD8C50B33402)  # ReJSON-RL, encoding version 2
+        + b"\x05"
+        + W.string(b"{}")
+        + b"\x00"
+    )
+    batches = _batches(W.rdb(body + module + W.key(0, b"d:\xc3", W.string(b"v"))), True, 2)
+    assert [type(b).__name__ for b in batches] == ["KeyBatch", "KeyBatch", "RecordBatch"]
     assert [r[2:4] for r in _read(batches)] == [
         ("a:1", None),
         ("caf\u00e9:\u00fc", None),
         ("b:\\xff\\xfe", b"b:\xff\xfe"),
-        ("c:3", None),
+        ("c:\\xe2\\x82", b"c:\xe2\x82"),
+        ("m:1", None),
+        ("d:\\xc3", b"d:\xc3"),
     ]
 
 
@@ -158,6 +168,38 @@ def test_utf8_keys_is_pythons_utf8(names):
     assert _utf8(names) == _python_utf8(names)
 
 
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.one_of(st.binary(max_size=8), st.sampled_from(TRICKY)), max_size=6))
+def test_escaped_names_are_pythons_backslashreplace(names):
+    """escape_keys: `key` as bytes.decode("utf-8", "backslashreplace") writes it, key_raw the
+    bytes of the names that are not UTF-8 and null for the others."""
+    offsets = [0]
+    for n in names:
+        offsets.append(offsets[-1] + len(n))
+    cols = {
+        "n": len(names),
+        "key_offsets": struct.pack(f"<{len(offsets)}i", *offsets),
+        "key_data": b"".join(names),
+    }
+    compiled.escape_keys(cols)
+    key = pa.Array.from_buffers(
+        pa.string(),
+        len(names),
+        [None, pa.py_buffer(cols["key_offsets"]), pa.py_buffer(cols["key_data"])],
+    )
+    raw = pa.Array.from_buffers(
+        pa.binary(),
+        len(names),
+        [
+            pa.py_buffer(cols["raw_valid"]),
+            pa.py_buffer(cols["raw_offsets"]),
+            pa.py_buffer(cols["raw_data"]),
+        ],
+    )
+    assert key.to_pylist() == [n.decode("utf-8", "backslashreplace") for n in names]
+    assert raw.to_pylist() == [None if _python_utf8([n]) else n for n in names]
+
+
 def test_utf8_names_are_checked_one_by_one():
     assert _utf8(["caf\u00e9".encode()]) and not _utf8([b"caf\xc3", b"\xa9"])
     assert [_utf8([t]) for t in TRICKY] == [True] * 4 + [False] * 8 + [True]
@@ -179,9 +221,9 @@ def test_an_error_in_the_stream_reaches_duckdb_and_the_caller():
 
 
 @pytest.mark.subprocess
-def test_a_report_of_utf8_keys_never_imports_pyarrow(tmp_path):
-    """A report over a dump of strings, lists, sets, sorted sets and hashes with UTF-8 names
-    (expiries and LFU too) loads it without pyarrow; a name that is not UTF-8 brings it."""
+def test_a_report_without_module_values_never_imports_pyarrow(tmp_path):
+    """A report over a dump of strings, lists, sets, sorted sets and hashes (expiries and LFU
+    too, a name that is not UTF-8) loads it without pyarrow; a module value brings it."""
     recs = [
         W.key(0, "user:\u00e9:1", W.string(b"v" * 30)),
         b"\xfc" + struct.pack("<q", 4102444800000) + W.key(0, b"session:2", W.string(b"42")),
@@ -190,10 +232,12 @@ def test_a_report_of_utf8_keys_never_imports_pyarrow(tmp_path):
         W.key(16, b"h:5", W.string(W.listpack([b"f", b"v", b"g", b"w"]))),
         W.key(17, b"z:6", W.string(W.listpack([b"m", 1, b"n", 2]))),
     ]
-    good = tmp_path / "utf8.rdb"
+    recs.append(W.key(0, b"bin:\xff", W.string(b"x")))
+    module = b"\x07" + W.string(b"m:1") + W.length(0x4C1AAD8C50B33402) + b"\x05"
+    good = tmp_path / "plain.rdb"
     good.write_bytes(W.rdb(b"".join(recs), version=11))
-    bad = tmp_path / "binary.rdb"
-    bad.write_bytes(W.rdb(b"".join(recs) + W.key(0, b"bin:\xff", W.string(b"x")), version=11))
+    bad = tmp_path / "module.rdb"
+    bad.write_bytes(W.rdb(b"".join(recs) + module + W.string(b"{}") + b"\x00", version=11))
     code = (
         "import sys\n"
         "dump, out = sys.argv[1:]\n"
@@ -203,7 +247,7 @@ def test_a_report_of_utf8_keys_never_imports_pyarrow(tmp_path):
         "import json\n"
         "print(code, json.load(open(out))['overview']['keys'], 'pyarrow' in sys.modules)\n"
     )
-    for dump, keys, arrow in ((good, 6, "False"), (bad, 7, "True")):
+    for dump, keys, arrow in ((good, 7, "False"), (bad, 8, "True")):
         out = subprocess.run(
             [sys.executable, "-c", code, str(dump), str(tmp_path / f"{dump.stem}.json")],
             capture_output=True,

@@ -1065,7 +1065,8 @@ cdef class KeyBatch:
 def key_batch(dict cols, int32_t dump_id, list formats):
     """The KeyBatch of a taken batch, `formats` the (column, format) pairs of KEYS_COLUMNS
     (columns.KEYS_FORMATS).  The caller checked that it needs no Python: key names valid
-    UTF-8 (utf8_keys), no module values, no rows with extras set aside."""
+    UTF-8 (utf8_keys) or escaped (escape_keys), no module values, no rows with extras set
+    aside."""
     cdef Py_ssize_t n = cols["n"], nb = n // 8 + 1, i, k = len(formats)
     cdef KeyBatch b = KeyBatch.__new__(KeyBatch)
     b.rows = n
@@ -1095,6 +1096,9 @@ def key_batch(dict cols, int32_t dump_id, list formats):
         elif name == "key":
             _array_fill(c, keep, n, 3, NULL, _address(cols["key_offsets"]),
                         _address(cols["key_data"]), 0)
+        elif name == "key_raw" and "raw_offsets" in cols:  # escape_keys: the names' bytes
+            _array_fill(c, keep, n, 3, _address(cols["raw_valid"]),
+                        _address(cols["raw_offsets"]), _address(cols["raw_data"]), 0)
         elif name in ("key_raw", "module_type"):
             _array_fill(c, keep, n, 3, zeros, zeros, zeros, 0)
         elif name == "family":
@@ -1167,6 +1171,82 @@ cdef bint _utf8_rows(const int32_t* off, const uint8_t* data, Py_ssize_t n) noex
                 return False
             j += step
     return True
+
+
+cdef const char* _HEX = "0123456789abcdef"
+
+
+def escape_keys(dict cols):
+    """Key names that are not UTF-8, as the pure path writes them: `key` the name decoded
+    with Python's "backslashreplace" (each byte that starts no well-formed character as \\xhh),
+    `key_raw` its bytes; the names that are UTF-8 keep a null key_raw.  Replaces the taken
+    batch's key_offsets and key_data, and adds raw_valid, raw_offsets and raw_data."""
+    cdef Py_ssize_t n = cols["n"], nb = n // 8 + 1, i, j, end, step, size = 0, raw = 0
+    cdef const int32_t* off = <const int32_t*>_address(cols["key_offsets"])
+    cdef const uint8_t* data = <const uint8_t*>_address(cols["key_data"])
+    cdef uint8_t* bad = <uint8_t*>calloc(nb, 1)
+    if bad == NULL:
+        raise MemoryError()
+    # sizes: a byte that starts no character takes four ("\xhh")
+    for i in range(n):
+        j = off[i]
+        end = off[i + 1]
+        size += end - j
+        while j < end:
+            step = _utf8_char(data + j, end - j)
+            if step == 0:
+                size += 3
+                bad[i >> 3] |= <uint8_t>(1 << (i & 7))
+                step = 1
+            j += step
+        if bad[i >> 3] & (1 << (i & 7)):
+            raw += off[i + 1] - off[i]
+    if size > KEY_DATA_HARD:
+        free(bad)
+        raise OverflowError("escaped key names longer than Arrow's 32-bit offsets")
+    cdef int32_t* k_off = <int32_t*>malloc((n + 1) * 4)
+    cdef uint8_t* k_data = <uint8_t*>malloc(size + 1)
+    cdef int32_t* r_off = <int32_t*>malloc((n + 1) * 4)
+    cdef uint8_t* r_data = <uint8_t*>malloc(raw + 1)
+    keys_offsets = _owned(k_off, (n + 1) * 4) if k_off != NULL else None
+    keys_data = _owned(k_data, size) if k_data != NULL else None
+    raw_offsets = _owned(r_off, (n + 1) * 4) if r_off != NULL else None
+    raw_data = _owned(r_data, raw) if r_data != NULL else None
+    raw_valid = _owned(bad, nb)
+    if k_off == NULL or k_data == NULL or r_off == NULL or r_data == NULL:
+        raise MemoryError()
+    cdef Py_ssize_t o = 0, r = 0
+    k_off[0] = 0
+    r_off[0] = 0
+    for i in range(n):
+        j = off[i]
+        end = off[i + 1]
+        if bad[i >> 3] & (1 << (i & 7)):
+            memcpy(r_data + r, data + j, end - j)
+            r += end - j
+            while j < end:
+                step = _utf8_char(data + j, end - j)
+                if step == 0:
+                    k_data[o] = 92  # backslash
+                    k_data[o + 1] = 120  # x
+                    k_data[o + 2] = _HEX[data[j] >> 4]
+                    k_data[o + 3] = _HEX[data[j] & 15]
+                    o += 4
+                    j += 1
+                else:
+                    memcpy(k_data + o, data + j, step)
+                    o += step
+                    j += step
+        else:
+            memcpy(k_data + o, data + j, end - j)
+            o += end - j
+        k_off[i + 1] = <int32_t>o
+        r_off[i + 1] = <int32_t>r
+    cols["key_offsets"] = keys_offsets
+    cols["key_data"] = keys_data
+    cols["raw_valid"] = raw_valid
+    cols["raw_offsets"] = raw_offsets
+    cols["raw_data"] = raw_data
 
 
 # -- the stream: DuckDB pulls the next batch from a Python iterator (taking the GIL) --

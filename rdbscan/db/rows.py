@@ -248,18 +248,15 @@ if compiled is not None:
 
         def columns(self, dump_id: int, projector, native: bool = False):
             """The batch as Arrow arrays in KEYS_COLUMNS order, or (native) as a
-            _batch.KeyBatch where it needs no Python: key names that are UTF-8, no module
-            values, no rows set aside (append_rare); the batch is then empty.  The projector
+            _batch.KeyBatch where it needs no Python: no module values, no rows set aside
+            (append_rare); the batch is then empty.  The projector
             is shown the rows the compiled loop wrote (RowBuilder.add showed it the others)."""
             taken = self.take()
             if projector is not None:
                 projector.add_compiled(taken, self.type_names, self.encoding_names)
-            if (
-                native
-                and not self.invalid
-                and not taken["module_rows"]
-                and (not taken["nonascii"] or _batch.utf8_keys(taken))
-            ):
+            if native and not self.invalid and not taken["module_rows"]:
+                if taken["nonascii"] and not _batch.utf8_keys(taken):
+                    _batch.escape_keys(taken)  # key_raw: the names that are not UTF-8
                 return _batch.key_batch(taken, dump_id, KEYS_FORMATS)
             cols = _arrow_columns(taken, dump_id, self)
             if self.invalid:

@@ -52,8 +52,8 @@ LOAD_THREADS = 2
 
 # The loader's batches as (column, columns.ARROW_KINDS name): key rows and the side tables
 # of streams.  Their pyarrow schemas are built at first use (arrow_batch, or KEYS_SCHEMA,
-# STREAMS_SCHEMA and STREAM_GROUPS_SCHEMA below): the compiled path loads a dump of strings,
-# lists, sets, hashes and sorted sets without pyarrow.
+# STREAMS_SCHEMA and STREAM_GROUPS_SCHEMA below): the compiled path loads a dump without
+# module values without pyarrow (streams included).
 KEYS_KINDS = [(c.name, c.kind) for c in KEY_ROWS]
 STREAMS_KINDS = [
     ("dump_id", "int32"),
