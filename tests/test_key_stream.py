@@ -140,16 +140,20 @@ TRICKY = [
 ]
 
 
-def _utf8(names: list[bytes]) -> bool:
+def _taken(names: list[bytes]) -> dict:
+    """The key columns of a taken batch holding `names`."""
     offsets = [0]
     for n in names:
         offsets.append(offsets[-1] + len(n))
-    cols = {
+    return {
         "n": len(names),
         "key_offsets": struct.pack(f"<{len(offsets)}i", *offsets),
         "key_data": b"".join(names),
     }
-    return compiled.utf8_keys(cols)
+
+
+def _utf8(names: list[bytes]) -> bool:
+    return compiled.utf8_keys(_taken(names))
 
 
 def _python_utf8(names: list[bytes]) -> bool:
@@ -173,14 +177,7 @@ def test_utf8_keys_is_pythons_utf8(names):
 def test_escaped_names_are_pythons_backslashreplace(names):
     """escape_keys: `key` as bytes.decode("utf-8", "backslashreplace") writes it, key_raw the
     bytes of the names that are not UTF-8 and null for the others."""
-    offsets = [0]
-    for n in names:
-        offsets.append(offsets[-1] + len(n))
-    cols = {
-        "n": len(names),
-        "key_offsets": struct.pack(f"<{len(offsets)}i", *offsets),
-        "key_data": b"".join(names),
-    }
+    cols = _taken(names)
     compiled.escape_keys(cols)
     key = pa.Array.from_buffers(
         pa.string(),
