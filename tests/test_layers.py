@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import duckdb
 import pytest
 
 PKG = Path(__file__).resolve().parent.parent / "rdbscan"
@@ -386,6 +387,9 @@ def test_the_command_line_imports_a_command_when_it_runs():
 
 
 @pytest.mark.subprocess
+@pytest.mark.skipif(
+    int(duckdb.__version__.split(".")[0]) < 2, reason="DuckDB 1.x imports ssl and pyarrow itself"
+)
 @pytest.mark.parametrize("pool", [None, "mimalloc"])
 def test_a_report_on_a_local_dump_imports_no_url_support_and_picks_arrows_pool(tmp_path, pool):
     """The console script (rdbscan.cli.run) over a local dump: no fsspec, nor the asyncio and ssl

@@ -184,10 +184,11 @@ WITH k AS NOT MATERIALIZED (
 -- one row per rule broken; the family (as rkeys.pattern: keys.family for the default delimiter)
 -- only for the keys that break one (key_pattern is costly). The rules a key breaks, those not
 -- disabled, as one list per key (no filter on `rules`: it would be pushed below `flagged` and
--- evaluate every rule twice); first_rule marks the first of them, one row per key
+-- evaluate every rule twice); first_rule marks the first of them, one row per key.  A list
+-- comprehension, not a lambda: DuckDB before 1.3 has no `lambda x:`, 1.3+ refuses `x ->`
 SELECT dump_id, db, key, memory_bytes, pattern, unnest(kept) AS rule, generate_subscripts(kept, 1) = 1 AS first_rule
 FROM (SELECT dump_id, db, key, memory_bytes, pattern,
-             list_filter(string_split(rules, ','), lambda r: r <> '' AND NOT list_contains($disabled, r)) AS kept
+             [r FOR r IN string_split(rules, ',') IF r <> '' AND NOT list_contains($disabled, r)] AS kept
       FROM (SELECT *, CASE WHEN rules <> '' THEN key_family(key, family, delimiters := $delimiters) END AS pattern
             FROM flagged))
 UNION ALL
