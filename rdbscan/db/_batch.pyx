@@ -929,7 +929,7 @@ cdef int _schema_fill(ArrowSchema* s, bytes fmt, bytes name) except -1:
     memset(s, 0, sizeof(ArrowSchema))
     s.flags = ARROW_FLAG_NULLABLE
     s.release = _schema_release
-    s.format = _strdup(b"+l" if fmt == b"+l" else fmt)
+    s.format = _strdup(fmt)
     s.name = _strdup(name)
     if fmt == b"+l":
         s.children = <ArrowSchema**>calloc(1, sizeof(ArrowSchema*))
