@@ -456,9 +456,10 @@ KEYS_VIEW = (
 )
 
 KEYS_COLUMNS = [c.name for c in KEY_ROWS]
-# The loader's batches in the Arrow C data interface's format strings (the compiled batch
-# builds them without pyarrow: _batch.KeyStream).
-KEYS_FORMATS = [(c.name, ARROW_KINDS[c.kind]) for c in KEY_ROWS]
+# The loader's batches as (column, ARROW_KINDS name), and in the Arrow C data interface's
+# format strings (the compiled batch builds them without pyarrow: _batch.KeyStream).
+KEYS_KINDS = [(c.name, c.kind) for c in KEY_ROWS]
+KEYS_FORMATS = [(name, ARROW_KINDS[kind]) for name, kind in KEYS_KINDS]
 
 
 def __getattr__(name: str):
@@ -467,15 +468,10 @@ def __getattr__(name: str):
     first use: a load or report of a local dump never imports pyarrow (issue 28: 25 MiB of
     its peak RSS)."""
     if name == "KEYS_SCHEMA":
-        return _schema(tuple(KEY_ROWS))
+        return arrow_schema(KEYS_KINDS)
     if name == "KEYS_FILE_SCHEMA":
-        return _schema(tuple(c for c in KEYS_VIEW if c.name != "dump_id"))
+        return arrow_schema([(c.name, c.kind) for c in KEYS_VIEW if c.name != "dump_id"])
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-@functools.cache
-def _schema(columns: tuple) -> pa.Schema:
-    return arrow_schema([(c.name, c.kind) for c in columns])
 
 
 def arrow_type(kind: str) -> pa.DataType:
@@ -488,7 +484,12 @@ def arrow_type(kind: str) -> pa.DataType:
 
 
 def arrow_schema(columns: list[tuple[str, str]]) -> pa.Schema:
-    """A pyarrow schema of (name, ARROW_KINDS name) pairs."""
+    """The pyarrow schema of (name, ARROW_KINDS name) pairs, built once per list."""
+    return _arrow_schema(tuple(columns))
+
+
+@functools.cache
+def _arrow_schema(columns: tuple) -> pa.Schema:
     import pyarrow as pa
 
     return pa.schema([(name, arrow_type(kind)) for name, kind in columns])

@@ -18,13 +18,14 @@ from ..model.memory import describe, select_profile, target_quantum, template_re
 from ..rdb.errors import RDBError
 from ..rdb.parser import TRAILING_HEAD, DumpInfo, parse
 from ..rdb.source import EOF_MARK, MAX_RATIO, Source, SourceError, describe_truncation, open_source
+from .columns import KEYS_KINDS
 from .filters import KeyFilter
 from .heap import release_free_memory
 from .identity import dump_fingerprint
 from .outcome import cut_warning, invalid_warning
 from .rows import BATCH_ROWS, KEY_STREAM, RowBuilder
 from .snapshot import snapshot_ms_of, snapshot_time
-from .store import KEYS_KINDS, STREAM_GROUPS_KINDS, STREAMS_KINDS, BulkWriter, Store
+from .store import STREAM_GROUPS_KINDS, STREAMS_KINDS, BulkWriter, Store
 
 
 @dataclass

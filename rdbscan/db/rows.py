@@ -32,8 +32,8 @@ from ..model.slots import key_slot
 from ..rdb import backend, long_names
 from ..rdb import constants as C
 from ..rdb.sink import RowSink
-from .columns import KEYS_COLUMNS, KEYS_FORMATS
-from .store import KEYS_KINDS, STREAM_GROUPS_COLUMNS, STREAMS_COLUMNS, schema_of
+from .columns import KEYS_COLUMNS, KEYS_FORMATS, KEYS_KINDS, arrow_schema
+from .store import STREAM_GROUPS_COLUMNS, STREAMS_COLUMNS
 
 ESTIMATE_CACHE = 100_000  # value shapes whose memory estimate is remembered
 # Key rows per batch.  The compiled batch holds typed C columns, handed over to a ~4 MB Arrow
@@ -231,8 +231,9 @@ if compiled is not None:
     class CompiledKeyColumns(_Compiled):
         """_batch.KeyColumns (typed C columns, which the parser also fills directly for
         strings and single-blob values: its scan) with what the db layer adds: the batch as
-        Arrow arrays over its buffers (or a _batch.KeyBatch, without pyarrow), and the rows that a server would refuse or that are
-        Redis 8.8 arrays (their extras, which the C columns do not hold)."""
+        Arrow arrays over its buffers (or a _batch.KeyBatch, without pyarrow), and the rows
+        that a server would refuse or that are Redis 8.8 arrays (their extras, which the C
+        columns do not hold)."""
 
         __slots__ = ("invalid",)
 
@@ -249,8 +250,8 @@ if compiled is not None:
         def columns(self, dump_id: int, projector, native: bool = False):
             """The batch as Arrow arrays in KEYS_COLUMNS order, or (native) as a
             _batch.KeyBatch where it needs no Python: no module values, no rows set aside
-            (append_rare); the batch is then empty.  The projector
-            is shown the rows the compiled loop wrote (RowBuilder.add showed it the others)."""
+            (append_rare); the batch is then empty.  The projector is shown the rows the
+            compiled loop wrote (RowBuilder.add showed it the others)."""
             taken = self.take()
             if projector is not None:
                 projector.add_compiled(taken, self.type_names, self.encoding_names)
@@ -572,7 +573,7 @@ def _arrow_columns(cols: dict, dump_id: int, sink) -> list:
         module_type = pa.array(modules, pa.string())
     else:
         module_type = pa.nulls(n, pa.string())
-    for field in schema_of(KEYS_KINDS):
+    for field in arrow_schema(KEYS_KINDS):
         name = field.name
         if name == "dump_id":
             out.append(

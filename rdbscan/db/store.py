@@ -17,18 +17,18 @@ import duckdb
 
 from .columns import (
     ENCODINGS_SQL,
-    KEY_ROWS,
     KEY_ROWS_DDL,
     KEY_ROWS_FROM_BATCH,
     KEYS_COLUMNS,
     KEYS_FORMATS,
+    KEYS_KINDS,
     KEYS_VIEW_DDL,
     arrow_schema,
 )
+from .macros import MACROS  # created in every database (ad-hoc SQL too)
 
 if TYPE_CHECKING:
     import pyarrow as pa
-from .macros import MACROS  # created in every database (ad-hoc SQL too)
 
 # 2: the key rows are stored in table key_rows and read through the view `keys`, which computes
 # key_bytes, key_length, type, encoding and the five extras columns (from key_raw, rdb_type,
@@ -50,11 +50,10 @@ SCHEMA_VERSION = 5
 LOAD_MEMORY_LIMIT = "48MB"
 LOAD_THREADS = 2
 
-# The loader's batches as (column, columns.ARROW_KINDS name): key rows and the side tables
-# of streams.  Their pyarrow schemas are built at first use (arrow_batch, or KEYS_SCHEMA,
-# STREAMS_SCHEMA and STREAM_GROUPS_SCHEMA below): the compiled path loads a dump without
-# module values without pyarrow (streams included).
-KEYS_KINDS = [(c.name, c.kind) for c in KEY_ROWS]
+# The side tables of streams as (column, columns.ARROW_KINDS name), as the key rows are
+# (columns.KEYS_KINDS).  Their pyarrow schemas are built at first use (arrow_batch, or
+# KEYS_SCHEMA, STREAMS_SCHEMA and STREAM_GROUPS_SCHEMA below): the compiled path loads a dump
+# without module values without pyarrow (streams included).
 STREAMS_KINDS = [
     ("dump_id", "int32"),
     ("db", "int32"),
@@ -93,20 +92,9 @@ _KINDS = {
 def __getattr__(name: str):
     """KEYS_SCHEMA, STREAMS_SCHEMA and STREAM_GROUPS_SCHEMA: pyarrow schemas, at first use."""
     if name in _KINDS:
-        return schema_of(_KINDS[name])
+        return arrow_schema(_KINDS[name])
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-
-def schema_of(kinds: list[tuple[str, str]]) -> pa.Schema:
-    """The pyarrow schema of a list of (column, ARROW_KINDS name), built once."""
-    key = tuple(kinds)
-    schema = _schemas.get(key)
-    if schema is None:
-        schema = _schemas[key] = arrow_schema(kinds)
-    return schema
-
-
-_schemas: dict[tuple, pa.Schema] = {}
 
 DDL = """
 CREATE TABLE IF NOT EXISTS rdbscan_meta (name VARCHAR PRIMARY KEY, value VARCHAR);
@@ -473,7 +461,7 @@ def arrow_batch(schema, columns: list) -> pa.RecordBatch:
     import pyarrow as pa
 
     if not isinstance(schema, pa.Schema):
-        schema = schema_of(schema)
+        schema = arrow_schema(schema)
     return pa.RecordBatch.from_arrays(
         [
             col if isinstance(col, pa.Array) else pa.array(col, type=f.type)
@@ -572,7 +560,7 @@ class BulkWriter(QueuedWriter):
                 import pyarrow as pa
 
                 reader = pa.RecordBatchReader.from_batches(
-                    schema_of(KEYS_KINDS), self._stream(self.batches)
+                    arrow_schema(KEYS_KINDS), self._stream(self.batches)
                 )
             self.cursor.register("_rdbscan_keys", reader)
             self.cursor.execute(
