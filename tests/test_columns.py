@@ -197,22 +197,28 @@ _EXTRAS_FIELDS = {
     "c_klen": "key_length",
     "c_khash": "key_hash",
     "c_lpb": "listpack_bytes",
+    "c_invalid": "invalid",
+    "c_alast": "array_last_index",
 }
 
 
 def test_the_compiled_extras_are_in_the_spec_order():
+    """_extras writes value k of a row's extras from src[k] (c_freq, an int16 array, by
+    name) under the null flag cols[k]: both in the order of columns.EXTRAS."""
     text = _pyx()
     body = text[text.index("    cdef tuple _extras(self):") :]
-    body = body[: body.index("    cdef bytes _encoding_ids(self):")]
-    written = re.findall(r"val\[j(?: \+ (\d))?\] = self\.(c_\w+)\[i\]", body)
-    assert [int(k or 0) for k, _ in written] == list(range(spec.EXTRAS_FIXED))
-    assert [_EXTRAS_FIELDS[f] for _, f in written] == list(spec.EXTRAS[: spec.EXTRAS_FIXED])
+    body = body[: body.index("    cdef inline Py_ssize_t _extras_width(")]
+    written = re.findall(r"src\[(\d)\] = (?:self\.(c_\w+)|NULL)", body)
+    assert re.search(r"val\[j \+ k\] = self\.c_freq\[i\] if k == 1 else src\[k\]\[i\]", body)
+    written = [(k, f or "c_freq") for k, f in written]
+    assert [int(k) for k, _ in written] == list(range(len(spec.EXTRAS)))
+    assert [_EXTRAS_FIELDS[f] for _, f in written] == list(spec.EXTRAS)
     # their null flags, in the same order
     flags = re.findall(r"cols\[(\d)\] = (V_\w+)", body)
-    assert [int(k) for k, _ in flags] == list(range(spec.EXTRAS_FIXED))
+    assert [int(k) for k, _ in flags] == list(range(len(spec.EXTRAS)))
     assert [f"c_{v[2:].lower()}" for _, v in flags] == [f for _, f in written]
-    assert re.search(rf"^DEF N_EXTRAS = {spec.EXTRAS_FIXED}$", text, re.M)
-    assert rows.EXTRAS_FIXED == spec.EXTRAS_FIXED
+    assert re.search(rf"^DEF N_EXTRAS = {spec.EXTRAS_FIXED} ", text, re.M)
+    assert len(spec.EXTRAS) == spec.EXTRAS_FIXED + 2  # _extras_width: 8, 9 or 10 values
 
 
 # --- no second copy ---------------------------------------------------------------------------

@@ -257,7 +257,7 @@ def test_both_row_batches_have_the_methods_their_callers_use():
         assert (batch.n, batch.full, batch.dropped) == (0, False, 0), cls
         assert batch.scan(b"", 0, 0, 0, 44, 1 << 20, True, None) == (0, 0), cls
         batch.set_filter(min_length=2, snapshot_ms=lambda: 0)
-        assert callable(batch.append) and callable(batch.append_rare), cls
+        assert callable(batch.append), cls
         cols = batch.columns(1, None)
         assert len(cols) == len(KEYS_SCHEMA) and all(len(c) == 0 for c in cols), cls
     assert R.KeyColumns is R.CompiledKeyColumns

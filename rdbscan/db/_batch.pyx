@@ -255,8 +255,10 @@ DEF V_KHASH = 7    # and its hash
 DEF V_LPB = 8      # a multi-node quicklist's entries as one listpack (bytes)
 DEF V_FAMILY = 9
 DEF PLAIN = 10    # not a validity bitmap: the values of keys.plain_key
-DEF N_VALID = 11
-DEF N_EXTRAS = 8
+DEF V_INVALID = 11  # what a server would refuse in the key (constants.INVALID_IDS)
+DEF V_ALAST = 12  # a Redis 8.8 array's highest index
+DEF N_VALID = 13
+DEF N_EXTRAS = 8  # the values every row with extras has (columns.EXTRAS_FIXED)
 
 
 cdef class KeyColumns(RowSink):
@@ -292,6 +294,8 @@ cdef class KeyColumns(RowSink):
     cdef int64_t* c_klen
     cdef int64_t* c_khash
     cdef int64_t* c_lpb
+    cdef int64_t* c_invalid          # rows of the Python path only (append), as c_fttl...
+    cdef int64_t* c_alast
     cdef int64_t* c_blob             # value blob bytes of compiled rows, -1 on appended ones
     cdef uint8_t* c_valid[N_VALID]
     cdef Shape* cache
@@ -343,12 +347,15 @@ cdef class KeyColumns(RowSink):
         self.c_klen = <int64_t*>calloc(capacity, 8)
         self.c_khash = <int64_t*>calloc(capacity, 8)
         self.c_lpb = <int64_t*>calloc(capacity, 8)
+        self.c_invalid = <int64_t*>calloc(capacity, 8)
+        self.c_alast = <int64_t*>calloc(capacity, 8)
         for i in range(N_VALID):
             if i != V_FAMILY and i != PLAIN and i != V_EXPIRE:
                 self.c_valid[i] = <uint8_t*>calloc(capacity // 8 + 1, 1)
         self.cache = <Shape*>malloc(SHAPE_CACHE * sizeof(Shape))
         if (not self.c_idle or not self.c_freq or not self.c_fttl or not self.c_fmin
                 or not self.c_ints or not self.c_klen or not self.c_khash or not self.c_lpb
+                or not self.c_invalid or not self.c_alast
                 or not self.cache):
             raise MemoryError()
         for i in range(N_VALID):
@@ -459,6 +466,8 @@ cdef class KeyColumns(RowSink):
         free(self.c_klen)
         free(self.c_khash)
         free(self.c_lpb)
+        free(self.c_invalid)
+        free(self.c_alast)
         free(self.c_blob)
         for i in range(N_VALID):
             free(self.c_valid[i])
@@ -622,7 +631,8 @@ cdef class KeyColumns(RowSink):
         """One row of the Python path, in RowBuilder's tuple order: (dump_id, db, key text,
         key bytes, type, encoding, rdb_type, length, longest element, serialized bytes, memory,
         memory total, expire, idle, freq, slot, offset, fields with TTL, earliest field expiry,
-        int members, full key length and key hash of a truncated key name, listpack bytes)."""
+        int members, full key length and key hash of a truncated key name, listpack bytes,
+        invalid code, an array's highest index)."""
         cdef Py_ssize_t i = self.n
         cdef bytes key = row[3]
         if i >= self.capacity:
@@ -651,6 +661,8 @@ cdef class KeyColumns(RowSink):
         self._opt64(self.c_klen, V_KLEN, i, row[20])
         self._opt64(self.c_khash, V_KHASH, i, row[21])
         self._opt64(self.c_lpb, V_LPB, i, row[22])
+        self._opt64(self.c_invalid, V_INVALID, i, row[23])
+        self._opt64(self.c_alast, V_ALAST, i, row[24])
         self.c_blob[i] = -1
         self.c_slot[i] = row[15]
         self._key(<const char*>key, len(key))   # last: what can fail has been done
@@ -668,12 +680,14 @@ cdef class KeyColumns(RowSink):
 
     cdef tuple _extras(self):
         """keys.extras as Arrow list<int64> buffers (row validity, offsets, values, values'
-        validity): idle, freq, fields with TTL, earliest field expiry, int members, full key
-        length and key hash of a truncated key name, listpack bytes (the order in
-        store.KEYS_SCHEMA) for the rows that have any of them, null for the others."""
-        cdef Py_ssize_t n = self.n, nb = n // 8 + 1, i, rows = 0, j, k
+        validity), in the order of columns.EXTRAS: idle, freq, fields with TTL, earliest field
+        expiry, int members, full key length and key hash of a truncated key name, listpack
+        bytes on every row that has any extra, then (rows of the Python path) the invalid code
+        and an array's highest index, up to the last of them present; null for the others."""
+        cdef Py_ssize_t n = self.n, nb = n // 8 + 1, i, size = 0, j, k, w
         cdef int col
-        cdef int cols[N_EXTRAS]
+        cdef int cols[N_EXTRAS + 2]
+        cdef int64_t* src[N_EXTRAS + 2]
         cols[0] = V_IDLE
         cols[1] = V_FREQ
         cols[2] = V_FTTL
@@ -682,42 +696,81 @@ cdef class KeyColumns(RowSink):
         cols[5] = V_KLEN
         cols[6] = V_KHASH
         cols[7] = V_LPB
+        cols[8] = V_INVALID
+        cols[9] = V_ALAST
+        src[0] = self.c_idle
+        src[1] = NULL       # c_freq is int16
+        src[2] = self.c_fttl
+        src[3] = self.c_fmin
+        src[4] = self.c_ints
+        src[5] = self.c_klen
+        src[6] = self.c_khash
+        src[7] = self.c_lpb
+        src[8] = self.c_invalid
+        src[9] = self.c_alast
         cdef bytes valid = PyBytes_FromStringAndSize(NULL, nb)
         cdef uint8_t* rv = <uint8_t*>PyBytes_AS_STRING(valid)
         for i in range(nb):
             rv[i] = (self.c_valid[V_IDLE][i] | self.c_valid[V_FREQ][i] | self.c_valid[V_FTTL][i]
                      | self.c_valid[V_FMIN][i] | self.c_valid[V_INTS][i]
-                     | self.c_valid[V_KLEN][i] | self.c_valid[V_LPB][i])
+                     | self.c_valid[V_KLEN][i] | self.c_valid[V_LPB][i]
+                     | self.c_valid[V_INVALID][i] | self.c_valid[V_ALAST][i])
         for i in range(n):
             if rv[i >> 3] & (1 << (i & 7)):
-                rows += 1
+                size += self._extras_width(i)
         cdef bytes offsets = PyBytes_FromStringAndSize(NULL, (n + 1) * 4)
         cdef int32_t* off = <int32_t*>PyBytes_AS_STRING(offsets)
-        cdef bytes values = PyBytes_FromStringAndSize(NULL, rows * N_EXTRAS * 8)
+        cdef bytes values = PyBytes_FromStringAndSize(NULL, size * 8)
         cdef int64_t* val = <int64_t*>PyBytes_AS_STRING(values)
-        cdef bytes values_valid = PyBytes_FromStringAndSize(NULL, (rows * N_EXTRAS) // 8 + 1)
+        cdef bytes values_valid = PyBytes_FromStringAndSize(NULL, size // 8 + 1)
         cdef uint8_t* vv = <uint8_t*>PyBytes_AS_STRING(values_valid)
-        memset(vv, 0, (rows * N_EXTRAS) // 8 + 1)
+        memset(vv, 0, size // 8 + 1)
         j = 0
         for i in range(n):
             off[i] = <int32_t>j
             if not rv[i >> 3] & (1 << (i & 7)):
                 continue
-            val[j] = self.c_idle[i]
-            val[j + 1] = self.c_freq[i]
-            val[j + 2] = self.c_fttl[i]
-            val[j + 3] = self.c_fmin[i]
-            val[j + 4] = self.c_ints[i]
-            val[j + 5] = self.c_klen[i]
-            val[j + 6] = self.c_khash[i]
-            val[j + 7] = self.c_lpb[i]
-            for k in range(N_EXTRAS):
+            w = self._extras_width(i)
+            for k in range(w):
+                val[j + k] = self.c_freq[i] if k == 1 else src[k][i]
                 col = cols[k]
                 if self.c_valid[col][i >> 3] & (1 << (i & 7)):
                     vv[(j + k) >> 3] |= <uint8_t>(1 << ((j + k) & 7))
-            j += N_EXTRAS
+            j += w
         off[n] = <int32_t>j
         return valid, offsets, values, values_valid
+
+    cdef inline Py_ssize_t _extras_width(self, Py_ssize_t i) noexcept:
+        """How many values row i's extras hold (it has some): the fixed ones, then up to its
+        array index or invalid code."""
+        if self.c_valid[V_ALAST][i >> 3] & (1 << (i & 7)):
+            return N_EXTRAS + 2
+        if self.c_valid[V_INVALID][i >> 3] & (1 << (i & 7)):
+            return N_EXTRAS + 1
+        return N_EXTRAS
+
+    cdef tuple _module_types(self):
+        """keys.module_type as Arrow string buffers (validity, offsets, data): a module value's
+        encoding name (its type name, e.g. `ReJSON-RL`), null on every other row."""
+        cdef Py_ssize_t n = self.n, nb = n // 8 + 1, i
+        cdef int module = self.type_codes.get("module", -1)
+        cdef bytes valid = PyBytes_FromStringAndSize(NULL, nb)
+        cdef uint8_t* rv = <uint8_t*>PyBytes_AS_STRING(valid)
+        memset(rv, 0, nb)
+        cdef bytes offsets = PyBytes_FromStringAndSize(NULL, (n + 1) * 4)
+        cdef int32_t* off = <int32_t*>PyBytes_AS_STRING(offsets)
+        names = [name.encode() for name in self.encoding_names]
+        parts = []
+        cdef Py_ssize_t size = 0
+        for i in range(n):
+            off[i] = <int32_t>size
+            if self.c_type[i] == module:
+                rv[i >> 3] |= <uint8_t>(1 << (i & 7))
+                name = names[self.c_enc[i]]
+                parts.append(name)
+                size += len(name)
+        off[n] = <int32_t>size
+        return valid, offsets, b"".join(parts)
 
     cdef bytes _encoding_ids(self):
         """keys.encoding_id per row, as rows._encoding_columns gives it: MODULE_ENCODING_ID for
@@ -737,7 +790,8 @@ cdef class KeyColumns(RowSink):
         """The batch as {column: buffer} (Owned, or bytes; nullable columns: (data, validity
         bitmap)) plus 'n', 'key_offsets', 'key_data', 'family_offsets', 'family_data',
         'family_valid', 'plain_key' (a bitmap of values), 'encoding_id' (one byte per row),
-        'module_rows', 'nonascii' and 'extras' (see _extras); the columns are then empty again.
+        'module_rows', 'module_type' (see _module_types; None without module values),
+        'nonascii' and 'extras' (see _extras); the columns are then empty again.
         The columns an Arrow batch reads are handed over (Owned), the batch gets new ones."""
         cdef Py_ssize_t n = self.n, nb = n // 8 + 1, i
         out = {
@@ -745,6 +799,7 @@ cdef class KeyColumns(RowSink):
             "nonascii": self.nonascii,
             "encoding_id": self._encoding_ids(),
             "module_rows": self.module_rows,
+            "module_type": self._module_types() if self.module_rows else None,
             "extras": self._extras(),
             "key_offsets": _owned(self.c_koff, (n + 1) * 4),
             "key_data": _owned(self.c_kdata, self.kused),
@@ -821,9 +876,8 @@ cdef class KeyColumns(RowSink):
 # (https://arrow.apache.org/docs/format/CDataInterface.html and CStreamInterface.html): the
 # columns of a taken batch as one struct array over their own buffers, and a stream of such
 # batches that DuckDB's INSERT reads.  No pyarrow: a load of a local dump does not import it
-# (issue 28: 25 MiB of a report's peak RSS).  A batch that needs Python to build (key names
-# that are not UTF-8, module values, keys a server would refuse) is a pyarrow RecordBatch, which
-# the stream hands on through its own __arrow_c_array__.
+# (issue 28: 25 MiB of a report's peak RSS).  The stream also hands on any batch with an
+# __arrow_c_array__ (a pyarrow RecordBatch: the tests mix both kinds in one stream).
 
 cdef extern from *:
     """
@@ -1064,9 +1118,8 @@ cdef class KeyBatch:
 
 def key_batch(dict cols, int32_t dump_id, list formats):
     """The KeyBatch of a taken batch, `formats` the (column, format) pairs of KEYS_COLUMNS
-    (columns.KEYS_FORMATS).  The caller checked that it needs no Python: key names valid
-    UTF-8 (utf8_keys) or escaped (escape_keys), no module values, no rows with extras set
-    aside."""
+    (columns.KEYS_FORMATS).  The caller made sure its key names are valid UTF-8 (utf8_keys)
+    or escaped (escape_keys)."""
     cdef Py_ssize_t n = cols["n"], nb = n // 8 + 1, i, k = len(formats)
     cdef KeyBatch b = KeyBatch.__new__(KeyBatch)
     b.rows = n
@@ -1099,6 +1152,9 @@ def key_batch(dict cols, int32_t dump_id, list formats):
         elif name == "key_raw" and "raw_offsets" in cols:  # escape_keys: the names' bytes
             _array_fill(c, keep, n, 3, _address(cols["raw_valid"]),
                         _address(cols["raw_offsets"]), _address(cols["raw_data"]), 0)
+        elif name == "module_type" and cols["module_type"] is not None:
+            valid, offsets, data = cols["module_type"]
+            _array_fill(c, keep, n, 3, _address(valid), _address(offsets), _address(data), 0)
         elif name in ("key_raw", "module_type"):
             _array_fill(c, keep, n, 3, zeros, zeros, zeros, 0)
         elif name == "family":

@@ -32,7 +32,7 @@ from ..model.slots import key_slot
 from ..rdb import backend, long_names
 from ..rdb import constants as C
 from ..rdb.sink import RowSink
-from .columns import KEYS_COLUMNS, KEYS_FORMATS, KEYS_KINDS, arrow_schema
+from .columns import EXTRAS_FIXED, KEYS_COLUMNS, KEYS_FORMATS, KEYS_KINDS, arrow_schema
 from .store import STREAM_GROUPS_COLUMNS, STREAMS_COLUMNS
 
 ESTIMATE_CACHE = 100_000  # value shapes whose memory estimate is remembered
@@ -200,10 +200,6 @@ class PyKeyColumns(RowSink):
         self.rows.append(row)
         self.key_bytes += len(row[3])
 
-    def append_rare(self, row: tuple) -> None:
-        """append, for a row with an invalid code or an array index (its tuple holds them)."""
-        self.append(row)
-
     def columns(self, dump_id: int, projector, native: bool = False) -> list:
         """The batch as lists in KEYS_COLUMNS order (transposed once per batch, which costs far
         less than appending to 20 lists per key); the batch is then empty.  The projector has
@@ -231,40 +227,22 @@ if compiled is not None:
     class CompiledKeyColumns(_Compiled):
         """_batch.KeyColumns (typed C columns, which the parser also fills directly for
         strings and single-blob values: its scan) with what the db layer adds: the batch as
-        Arrow arrays over its buffers (or a _batch.KeyBatch, without pyarrow), and the rows
-        that a server would refuse or that are Redis 8.8 arrays (their extras, which the C
-        columns do not hold)."""
+        Arrow arrays over its buffers, or as a _batch.KeyBatch, without pyarrow."""
 
-        __slots__ = ("invalid",)
-
-        def __init__(self, *args):
-            # {row: (INVALID_IDS code, array highest index)} (extras[9], extras[10])
-            self.invalid: dict[int, tuple] = {}
-
-        def append_rare(self, row: tuple) -> None:
-            """append, for a row with an invalid code or an array index: kept aside, for
-            `columns` to write into its extras."""
-            self.invalid[self.n] = (row[23], row[24])
-            self.append(row)
+        __slots__ = ()
 
         def columns(self, dump_id: int, projector, native: bool = False):
             """The batch as Arrow arrays in KEYS_COLUMNS order, or (native) as a
-            _batch.KeyBatch where it needs no Python: no module values, no rows set aside
-            (append_rare); the batch is then empty.  The projector is shown the rows the
+            _batch.KeyBatch; the batch is then empty.  The projector is shown the rows the
             compiled loop wrote (RowBuilder.add showed it the others)."""
             taken = self.take()
             if projector is not None:
                 projector.add_compiled(taken, self.type_names, self.encoding_names)
-            if native and not self.invalid and not taken["module_rows"]:
+            if native:
                 if taken["nonascii"] and not _batch.utf8_keys(taken):
                     _batch.escape_keys(taken)  # key_raw: the names that are not UTF-8
                 return _batch.key_batch(taken, dump_id, KEYS_FORMATS)
-            cols = _arrow_columns(taken, dump_id, self)
-            if self.invalid:
-                at = KEYS_COLUMNS.index("extras")
-                cols[at] = _with_invalid(cols[at], self.invalid)
-                self.invalid = {}
-            return cols
+            return _arrow_columns(taken, dump_id)
 
     KeyColumns = CompiledKeyColumns
 else:
@@ -392,10 +370,7 @@ class RowBuilder:
             invalid,
             rec.array_last,
         )
-        if invalid is None and rec.array_last is None:
-            self.sink.append(row)
-        else:  # rare: a key a server would refuse, or a Redis 8.8 array
-            self.sink.append_rare(row)
+        self.sink.append(row)
         if rec.stream is not None:
             self._add_stream(rec, rec.stream, text)
         if self.projector is not None:
@@ -491,9 +466,6 @@ def _raw_key(text: str, key: bytes) -> bytes | None:
     return None if key.isascii() or text.encode() == key else key
 
 
-EXTRAS_FIXED = 8  # the extras every row that has any carries (the compiled batch writes these)
-
-
 def _extras(*values) -> list | None:
     """key_rows.extras: idle, freq, fields with TTL, earliest field expiry, int members, full
     length and hash of a truncated key name, listpack bytes, invalid, an array's highest index
@@ -505,17 +477,6 @@ def _extras(*values) -> list | None:
     while len(out) > EXTRAS_FIXED and out[-1] is None:
         out.pop()
     return out
-
-
-def _with_invalid(extras, invalid: dict[int, tuple]):
-    """A compiled batch's extras column with the invalid codes and array indexes of the rows in
-    `invalid` set (rare: only batches that hold such keys are rebuilt, in Python)."""
-    import pyarrow as pa
-
-    rows = extras.to_pylist()
-    for i, (code, last) in invalid.items():
-        rows[i] = (rows[i] or [None] * EXTRAS_FIXED) + ([code] if last is None else [code, last])
-    return pa.array(rows, extras.type)
 
 
 def _pure_columns(rows: list[tuple]) -> list:
@@ -543,7 +504,7 @@ def _pure_columns(rows: list[tuple]) -> list:
     ]
 
 
-def _arrow_columns(cols: dict, dump_id: int, sink) -> list:
+def _arrow_columns(cols: dict, dump_id: int) -> list:
     """A taken compiled batch (KeyColumns.take) as Arrow arrays in KEYS_COLUMNS order, over
     its buffers (no per-key Python objects)."""
     import pyarrow as pa
@@ -564,13 +525,8 @@ def _arrow_columns(cols: dict, dump_id: int, sink) -> list:
             key_text = pa.array(texts, pa.string())
             key_raw = pa.array(list(map(_raw_key, texts, keys)), pa.binary())
     encoding_id = pa.Array.from_buffers(pa.uint8(), n, [None, buf(cols["encoding_id"])])
-    if cols["module_rows"]:  # module values: their encoding (type name) goes to module_type
-        tn, en = sink.type_names, sink.encoding_names
-        _, modules = _encoding_columns(
-            [tn[t] for t in memoryview(cols["type"]).cast("H")],
-            [en[e] for e in memoryview(cols["encoding"]).cast("H")],
-        )
-        module_type = pa.array(modules, pa.string())
+    if cols["module_type"] is not None:  # module values: their type name
+        module_type = pa.Array.from_buffers(pa.string(), n, list(map(buf, cols["module_type"])))
     else:
         module_type = pa.nulls(n, pa.string())
     for field in arrow_schema(KEYS_KINDS):

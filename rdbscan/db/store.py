@@ -53,7 +53,7 @@ LOAD_THREADS = 2
 # The side tables of streams as (column, columns.ARROW_KINDS name), as the key rows are
 # (columns.KEYS_KINDS).  Their pyarrow schemas are built at first use (arrow_batch, or
 # KEYS_SCHEMA, STREAMS_SCHEMA and STREAM_GROUPS_SCHEMA below): the compiled path loads a dump
-# without module values without pyarrow (streams included).
+# without pyarrow (streams included).
 STREAMS_KINDS = [
     ("dump_id", "int32"),
     ("db", "int32"),
