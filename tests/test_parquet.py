@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import duckdb
@@ -190,6 +191,49 @@ def test_missing_input_leaves_no_partition(tmp_path):
         con.close()
     assert not list(ds.glob("*/*/*/dump_id=1"))
     assert not (ds / "_staging").exists()
+
+
+def _failing(monkeypatch, where: str, error: BaseException) -> None:
+    """Batches of 100 key rows, and the second of them to reach `where` ("write": the `keys`
+    Parquet file, "query": the `keys` columns' query) raises `error`."""
+    from rdbscan.db import parquet as P
+
+    monkeypatch.setattr(P.ParquetStore, "batch_rows", 100)
+    name, owner = ("write", P._PartFiles) if where == "write" else ("_arrow_table", P)
+    real, calls = getattr(owner, name), []
+
+    def failing(*args):
+        if where == "query" or "/keys/" in args[0].folder:  # not the streams' files
+            calls.append(1)
+            if len(calls) == 2:
+                raise error
+        return real(*args)
+
+    monkeypatch.setattr(owner, name, failing)
+
+
+@pytest.mark.parametrize(
+    "where,error",
+    [
+        ("write", OSError(28, "No space left on device")),
+        ("query", RuntimeError("the query broke")),
+    ],
+)
+def test_a_failure_writing_the_keys_is_raised_with_its_own_message(
+    tmp_path, monkeypatch, where, error
+):
+    """A failure of the `keys` file or of its query (the parse, the query and the file run on
+    three threads) stops the load with that error, not "the Parquet writer thread stopped",
+    however long the parse waited on the queue; the dump's partial files are discarded and no
+    dump becomes visible (the command line prints the error on one line)."""
+    ds = tmp_path / "ds"
+    _failing(monkeypatch, where, error)
+    with pytest.raises(type(error), match=f"^{re.escape(str(error))}$"):
+        rdbscan.load_dataset([SAMPLES[1]], str(ds))
+    assert not list(ds.glob("*/*/*/dump_id=1/*.parquet"))
+    monkeypatch.undo()
+    (result,) = rdbscan.load_dataset([SAMPLES[1]], str(ds))
+    assert (result.complete, result.keys) == (True, 722)
 
 
 def test_output_options_usage_errors(tmp_path):

@@ -31,7 +31,9 @@ from __future__ import annotations
 import io
 import json
 import os
+import queue
 import socket
+import threading
 import time
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
@@ -631,9 +633,16 @@ class _PartFiles:
 
 class ParquetBulkWriter(QueuedWriter):
     """BulkWriter's twin for a dataset: `add` puts key batches on a small queue; a second
-    thread turns each into the `keys` view's columns (DuckDB, in memory) and appends it to the
-    dump's Parquet file.  The side tables (streams, stream_groups) are written on the caller's
-    thread.  The dump's sums for its `dumps` row (ParquetStore.dump_stats) are counted here."""
+    thread turns each into the `keys` view's columns (DuckDB, in memory) and hands them to a
+    third, which appends them to the dump's Parquet file: the parse, the query and the file's
+    compression overlap (on `pop5m` the queries took 1.65 s and the file 2.08 s, one after the
+    other on one thread).  The side tables (streams, stream_groups) are written on the caller's
+    thread.  The dump's sums for its `dumps` row (ParquetStore.dump_stats) are counted as the
+    file is written."""
+
+    # what the query thread tells the file thread after the last batch: finish the files, or
+    # (the query failed) close them as they are
+    _DONE, _ABORT = object(), object()
 
     def __init__(self, store: ParquetStore, dump_id: int, partition: str):
         self.store, self.dump_id, self.partition = store, dump_id, partition
@@ -642,12 +651,17 @@ class ParquetBulkWriter(QueuedWriter):
         self.side: dict[str, _PartFiles] = {}
         self.stats = [0, 0, 0]
         self.closed = False
-        self._start(self._write_keys, "Parquet writer")
+        self._file_error: BaseException | None = None
+        self._start(self._query_keys, "Parquet writer")
 
-    def _write_keys(self) -> None:
-        import pyarrow.compute as pc
-
+    def _query_keys(self) -> None:
         files = _PartFiles(self.store.dataset, self._folder("keys"), self.schema)
+        tables: queue.Queue = queue.Queue(maxsize=1)
+        filer = threading.Thread(
+            target=self._write_files, args=(files, tables), name="Parquet file", daemon=True
+        )
+        filer.start()
+        last = self._ABORT
         try:
             while True:
                 batch = self.batches.get()
@@ -658,21 +672,53 @@ class ParquetBulkWriter(QueuedWriter):
                     table = _arrow_table(self.cursor.sql(KEYS_FROM_BATCH))
                 finally:
                     self.cursor.unregister("_rdbscan_keys")
+                if not self._hand(filer, tables, table):
+                    break
+            last = self._DONE
+        except BaseException as e:  # reported to the parsing thread by _put / close
+            self.error = e
+        finally:
+            self._hand(filer, tables, last)
+            filer.join()
+            if self._file_error is not None:  # the file's error first: it stopped the queries
+                self.error = self._file_error
+            self.cursor.close()
+
+    @staticmethod
+    def _hand(filer: threading.Thread, tables: queue.Queue, item) -> bool:
+        """Put `item` on the file thread's queue; False when that thread has stopped."""
+        while filer.is_alive():
+            try:
+                tables.put(item, timeout=0.5)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def _write_files(self, files: _PartFiles, tables: queue.Queue) -> None:
+        import pyarrow.compute as pc
+
+        try:
+            while True:
+                table = tables.get()
+                if table is self._DONE:
+                    files.close(always=True)
+                    self.store._stats[self.dump_id] = (self.stats[0], self.stats[1], self.stats[2])
+                    return
+                if table is self._ABORT:
+                    files.close()
+                    return
                 exp = table.column("expire_at_ms")
                 self.stats[0] += len(exp) - exp.null_count
                 self.stats[1] += pc.sum(table.column("memory_bytes")).as_py() or 0
                 self.stats[2] += pc.sum(table.column("memory_total_bytes")).as_py() or 0
                 files.write(table)
-            files.close(always=True)
-            self.store._stats[self.dump_id] = (self.stats[0], self.stats[1], self.stats[2])
-        except BaseException as e:  # reported to the parsing thread by _put / close
-            self.error = e
+        except BaseException as e:  # the query thread reports it
+            self._file_error = e
             try:
                 files.close()
             except BaseException:  # noqa: BLE001 - keep the first error
                 pass
-        finally:
-            self.cursor.close()
 
     def _folder(self, table: str) -> str:
         return _join(self.store.dataset.root, table, self.partition)

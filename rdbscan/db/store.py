@@ -497,6 +497,9 @@ class QueuedWriter:
                 return
             except queue.Full:
                 if not self.thread.is_alive():
+                    # its error, which it may have left while this put waited
+                    if self.error is not None:
+                        raise self.error from None
                     raise RuntimeError(f"the {self.thread.name} thread stopped") from None
 
     def _end_stream(self) -> None:
