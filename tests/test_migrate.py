@@ -301,6 +301,29 @@ def run(*args):
     return CliRunner().invoke(main, ["migrate", *args])
 
 
+@pytest.mark.parametrize("columns", [80, 100, 140])
+def test_cli_text_fits_the_terminal(columns):
+    """`migrate` as text at COLUMNS wide: no line past it; a blocker's sentence, its keys and
+    its fix wrap under it (indented 4, 6 and 7), a table's last column within its room or on
+    lines of its own; nothing is lost (the words are those of the unwrapped lines)."""
+    args = ("migrate", "-q", HFE, "--to", "valkey-9.1", "--to", "redis-8.6")
+    text = run_cli(*args, env={"COLUMNS": str(columns)}).stdout
+    lines = text.splitlines()
+    assert max(map(len, lines)) <= columns
+    assert lines[0] == "Will it load, and what will it cost " + "─" * (columns - 36)
+    wide = run_cli(*args, env={"COLUMNS": "1000"}).stdout
+    assert max(map(len, wide.splitlines())) > 200  # unwrapped: the blocker's keys on one line
+
+    def words(text: str) -> list[str]:
+        return [w for w in text.split() if w.strip("─")]
+
+    assert words(text) == words(wide)
+    blocker = lines.index(next(x for x in lines if x.startswith("BLOCKER REDIS0012: ")))
+    fix = next(i for i in range(blocker, len(lines)) if lines[i].startswith("    -> "))
+    assert all(x.startswith("    ") for x in lines[blocker + 1 : fix + 2])
+    assert lines[fix - 1].startswith("      ") and lines[fix + 1].startswith("       ")
+
+
 def test_cli_json_shape_and_sql(tmp_path):
     db = str(tmp_path / "m.duckdb")
     r = run(HFE, "--to", "valkey-9.1/16p", "--to", "redis-8.6", "-f", "json", "-q", "-o", db)

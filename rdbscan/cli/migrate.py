@@ -18,7 +18,7 @@ from ..errors import (
     worst_exit,
 )
 from . import targets as outputs  # (`targets` is the --to option here)
-from .output import make_progress, say, say_jobs
+from .output import make_progress, say, say_jobs, text_width
 
 FORMATS = ("text", "markdown", "json", "html")
 
@@ -227,7 +227,7 @@ def _write_result(report, fmt: str, html_path: str | None, path: str | None, qui
     if fmt == "html" or html_path:
         outputs.write_output(render_html(report), html_path, quiet, "HTML page")
     if fmt != "html":
-        text = render(report, fmt)
+        text = render(report, fmt, width=text_width(terminal=not path))
         if fmt == "text" and path:
             text = "rdbscan migrate\n\n" + text
         names = {"text": "text", "json": "JSON", "markdown": "Markdown"}

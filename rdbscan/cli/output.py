@@ -121,7 +121,19 @@ def text_page(draw) -> str:
     from rich.console import Console
 
     buf = io.StringIO()
-    columns = os.environ.get("COLUMNS", "")
-    width = int(columns) if columns.isdigit() and int(columns) > 0 else 140
-    draw(Console(file=buf, width=width, color_system=None))
+    draw(Console(file=buf, width=text_width(), color_system=None))
     return buf.getvalue()
+
+
+def text_width(terminal: bool = False) -> int:
+    """How wide plain text is drawn: COLUMNS, else (`terminal`: it goes to standard output)
+    the width of the terminal there, else 140 columns (a file, a pipe)."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    if terminal:
+        try:
+            return os.get_terminal_size(sys.stdout.fileno()).columns
+        except (AttributeError, OSError, ValueError):  # not a terminal, or no descriptor
+            pass
+    return 140

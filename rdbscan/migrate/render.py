@@ -4,6 +4,12 @@ dict run.migrate builds, docs/migrate.md "JSON") or HTML (one self-contained pag
 from __future__ import annotations
 
 import json
+import textwrap
+
+# The text's width when the caller gives none (cli/migrate.py gives the terminal's, or for a
+# file the report's: COLUMNS, else 140); never narrower than MIN_WIDTH.
+DEFAULT_WIDTH = 96
+MIN_WIDTH = 40
 
 
 def size(n: float) -> str:
@@ -36,7 +42,12 @@ def _keys_line(f: dict) -> str:
     return f"{f['keys']:,} keys: {ex}{more}; families: {fam}"
 
 
-def _table(headers: list[str], rows: list[list[str]], markdown: bool) -> list[str]:
+def _table(
+    headers: list[str], rows: list[list[str]], markdown: bool, width: int = DEFAULT_WIDTH
+) -> list[str]:
+    """The rows under their headers; as text, a last column that would take a line past
+    `width` is wrapped within the room left to it, or when that is under 20 characters (or
+    narrower than one of its words), on lines of its own under the row, indented."""
     if markdown:
         out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
         out += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
@@ -44,63 +55,100 @@ def _table(headers: list[str], rows: list[list[str]], markdown: bool) -> list[st
     widths = [
         max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)
     ]
+    start = sum(widths[:-1]) + 2 * (len(widths) - 1)  # where the last column begins
+    room = max(width - start, len(headers[-1]))
     line = "  ".join(h.ljust(w) for h, w in zip(headers, widths))
-    out = [line.rstrip(), "─" * len(line.rstrip())]
-    out += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    out = [line.rstrip(), "─" * min(len(line.rstrip()), max(width, start + len(headers[-1])))]
+    for r in rows:
+        cells = "  ".join(c.ljust(w) for c, w in zip(r[:-1], widths))
+        if start + len(r[-1]) <= width:
+            out.append((cells + "  " + r[-1]).rstrip())
+        elif room >= 20 and max(map(len, r[-1].split())) <= room:
+            last = _wrapped(r[-1], room)
+            out.append((cells + "  " + last[0]).rstrip())
+            out += [" " * start + more for more in last[1:]]
+        else:
+            out.append(cells.rstrip())
+            out += _wrapped(r[-1], width, "    ", "    ")
     return out
 
 
-def _heading(text: str, markdown: bool, level: int = 2) -> list[str]:
+def _wrapped(text: str, width: int, first: str = "", rest: str = "") -> list[str]:
+    """A line of text wrapped at `width`, its first line after `first`, the others after
+    `rest` (long words, such as key names, are not cut)."""
+    return textwrap.wrap(
+        text,
+        width,
+        initial_indent=first,
+        subsequent_indent=rest,
+        break_long_words=False,
+        break_on_hyphens=False,
+    ) or [first.rstrip()]
+
+
+def _heading(text: str, markdown: bool, level: int = 2, width: int = DEFAULT_WIDTH) -> list[str]:
     if markdown:
         return ["", "#" * level + " " + text, ""]
-    return ["", text + " " + "─" * max(0, 96 - len(text) - 1)]
+    lines = _wrapped(text, width) if len(text) + 2 > width else [text]
+    return ["", *lines[:-1], (lines[-1] + " " + "─" * max(0, width - len(lines[-1]) - 1)).rstrip()]
 
 
-def render(report: dict, fmt: str = "text") -> str:
-    """The report as text (fmt "text"), Markdown or JSON: the summary per target, then per
-    dump and target the findings and the memory there (_target_lines)."""
+def render(report: dict, fmt: str = "text", width: int | None = None) -> str:
+    """The report as text (fmt "text", `width` characters wide: long lines are wrapped),
+    Markdown or JSON: the summary per target, then per dump and target the findings and the
+    memory there (_target_lines)."""
     if fmt == "json":
         return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
     md = fmt == "markdown"
+    w = max(width or DEFAULT_WIDTH, MIN_WIDTH)
     out: list[str] = []
     if md:
         out.append("# rdbscan migrate")
-    out += _heading("Will it load, and what will it cost", md)
-    out += _table(list(_SUMMARY_HEADERS), _summary_rows(report["summary"]), md)
+    out += _heading("Will it load, and what will it cost", md, width=w)
+    out += _table(list(_SUMMARY_HEADERS), _summary_rows(report["summary"]), md, w)
     for d in report["dumps"]:
-        out += _heading(_dump_title(d), md)
+        out += _heading(_dump_title(d), md, width=w)
         if not d["complete"]:
             out.append("(the dump was not read to its end: the figures cover the keys read)")
         for t in d["targets"]:
-            out += _target_lines(t, md)
+            out += _target_lines(t, md, w)
     return "\n".join(out).lstrip("\n") + "\n"
 
 
-def _target_lines(t: dict, md: bool) -> list[str]:
+def _target_lines(t: dict, md: bool, width: int = DEFAULT_WIDTH) -> list[str]:
     """One target of one dump, as text or Markdown lines: its verdict, each blocker with its
     keys and fix, what the loader does with the rest, and the memory there (per type, the
-    families that change most, the encodings that change)."""
+    families that change most, the encodings that change).  Text lines are wrapped at
+    `width`, a blocker's keys and fix indented under it."""
     verdict = "loads" if t["loads"] else f"REFUSED: {t['blockers']} blockers"
-    out = _heading(f"{t['target']}: {verdict}", md, 3)
+    out = _heading(f"{t['target']}: {verdict}", md, 3, width)
     for f in t["findings"]:
         if not f["blocker"]:
             continue
-        out.append(f"{'- ' if md else ''}BLOCKER {f['subject']}: {f['what']} [{f['source']}]")
+        blocker = f"BLOCKER {f['subject']}: {f['what']} [{f['source']}]"
         keys = _keys_line(f)
+        if md:
+            out.append(f"- {blocker}")
+            out += [f"  {line}" for line in (keys, f["fix"] and f"-> {f['fix']}") if line]
+            continue
+        out += _wrapped(blocker, width, rest="    ")
         if keys:
-            out.append(f"{'  ' if md else '    '}{keys}")
+            out += _wrapped(keys, width, "    ", "      ")
         if f["fix"]:
-            out.append(f"{'  ' if md else '    '}-> {f['fix']}")
+            out += _wrapped(f["fix"], width, "    -> ", "       ")
     others = [f for f in t["findings"] if not f["blocker"]]
     if others:
         out.append("")
-        out += _table(list(_OTHERS_HEADERS), _other_rows(others), md)
+        out += _table(list(_OTHERS_HEADERS), _other_rows(others), md, width)
     out.append("")
-    out.append(_memory_line(t))
+    out += [_memory_line(t)] if md else _wrapped(_memory_line(t), width)
     if t["by_type"]:
         out.append("")
         out += _table(
-            ["type", "keys", "there", "today", "difference"], _cost_rows(t["by_type"], "type"), md
+            ["type", "keys", "there", "today", "difference"],
+            _cost_rows(t["by_type"], "type"),
+            md,
+            width,
         )
     if t["families"]:
         out.append("")
@@ -108,6 +156,7 @@ def _target_lines(t: dict, md: bool) -> list[str]:
             ["family (largest changes)", "keys", "there", "today", "difference"],
             _cost_rows(t["families"], "family", short),
             md,
+            width,
         )
     if t["encoding_changes"]:
         out.append("")
@@ -115,6 +164,7 @@ def _target_lines(t: dict, md: bool) -> list[str]:
             list(_ENCODING_HEADERS),
             _encoding_rows(t["encoding_changes"], lambda k: short(k, 30)),
             md,
+            width,
         )
     return out
 
