@@ -193,7 +193,7 @@ def test_config_file_and_set(db, tmp_path):
 
 
 def test_queries_listing_and_headers():
-    res = run_cli("queries")
+    res = run_cli("queries", env={"COLUMNS": None})  # a pipe: one line per query
     assert res.exit_code == 0
     names = [line.split()[0] for line in res.stdout.splitlines()]
     files = [p for p in query_files() if not p.stem.startswith("_")]
@@ -215,6 +215,13 @@ def test_queries_listing_and_headers():
         assert q.used_params <= set(q.params) | {"dump_id", "delimiters"}, q.name
     verbose = run_cli("queries", "-v")
     assert "--param top=" in verbose.stdout
+    # for a terminal 80 columns wide, each question wrapped under itself, nothing lost
+    lines = run_cli("queries", env={"COLUMNS": "80"}).stdout.splitlines()
+    assert max(map(len, lines)) <= 80
+    assert [line.split()[0] for line in lines if not line.startswith(" ")] == names
+    assert " ".join(lines).split() == res.stdout.split()
+    wide = [x for x in run_cli("queries", "-v", env={"COLUMNS": "80"}).stdout.splitlines()]
+    assert {x.split()[0] for x in wide if len(x) > 80} <= {"file:"}  # a path is not cut
 
 
 def test_query_command(db):

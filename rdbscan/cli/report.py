@@ -4,7 +4,9 @@ rdbscan.reports.engine.querylib and rdbscan.reports.report.render."""
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
@@ -29,7 +31,7 @@ from .options import (
     table_format_option,
     top_option,
 )
-from .output import make_progress, section_status, text_page
+from .output import make_progress, section_status, text_page, text_width
 from .redact import redact_options, redacted_say
 
 
@@ -178,7 +180,8 @@ SECTION_CHOICES = _SectionChoice(list(rpt.SECTION_NAMES))
     "sections",
     multiple=True,
     type=SECTION_CHOICES,
-    help="Only these sections (repeatable; default: all).",
+    metavar="SECTION",
+    help=f"Only these sections (repeatable; default: all): {', '.join(SECTION_CHOICES.choices)}.",
 )
 @click.option(
     "--idle-days",
@@ -428,7 +431,7 @@ _release_load_memory = release_load_memory  # rdbscan/cli/diff.py takes it from 
 )
 def queries_cmd(verbose):
     """List the bundled SQL queries, one line each: the name to give `rdbscan query` and the
-    question it answers.
+    question it answers (on a terminal, the question wrapped to its width).
 
     Example: rdbscan queries -v
     """
@@ -437,14 +440,36 @@ def queries_cmd(verbose):
     except FileNotFoundError as e:
         raise click.ClickException(str(e)) from None
     width = max(len(n) for n in queries)
+    # a terminal's reader gets the text wrapped; a pipe (grep) one line per query or parameter
+    columns = text_width(terminal=True) if _drawn_for_a_terminal() else 0
+
+    def echo(text: str, first: str, rest: str) -> None:
+        lines = [first + text]
+        if columns - len(rest) >= 30:
+            lines = textwrap.wrap(
+                text,
+                columns,
+                initial_indent=first,
+                subsequent_indent=rest,
+                break_on_hyphens=False,
+                break_long_words=False,
+            )
+        click.echo("\n".join(lines))
+
     for name, q in queries.items():
         if not verbose:
-            click.echo(f"{name:<{width}}  {q.summary}")
+            echo(q.summary, f"{name:<{width}}  ", " " * (width + 2))
             continue
-        click.echo(f"{name}\n  {q.answers}")
+        click.echo(name)
+        echo(q.answers, "  ", "  ")
         for p in q.params.values():
-            click.echo(f"  --param {p.name}={p.default!r}  {p.description}")
+            echo(p.description, f"  --param {p.name}={p.default!r}  ", "      ")
         click.echo(f"  file: {q.path}\n")
+
+
+def _drawn_for_a_terminal() -> bool:
+    """Standard output is a terminal, or COLUMNS says how wide one is."""
+    return sys.stdout.isatty() or os.environ.get("COLUMNS", "").isdigit()
 
 
 @click.command("query")
