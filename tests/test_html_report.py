@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import duckdb
 import pytest
@@ -20,9 +21,10 @@ from common import run_cli
 from report_truth import FIXTURES, big_key_rules, manifest
 
 from rdbscan.reports import report as rpt
+from rdbscan.reports.document import table
 from rdbscan.reports.engine.database import open_database
 from rdbscan.reports.format import fmt_bytes
-from rdbscan.reports.html.page import esc
+from rdbscan.reports.html.page import blocks_html, esc
 from rdbscan.reports.report.html import render_html
 
 SAMPLE = "redis-7.4.1/small"  # the same bytes as sample_dumps/redis-7.4.1.rdb
@@ -399,3 +401,29 @@ def test_many_dumps_fold_their_table_below_the_findings(dbs, tmp_path):
     assert re.search(r'<p class="sub">generated [^<]* · 5 dumps · [\d,]+ keys · ', header)
     assert header.count("<tr><td>") == 5  # every dump still listed, one click away
     assert page.index("</header>") < page.index('<section id="verdict">')
+
+
+def test_a_short_word_in_a_table_cell_is_never_broken():
+    """Cells may break anywhere (a long key name must not widen its table), but one word of at
+    most 24 characters keeps its line (`nw`): at 800 pixels `migrate`'s page cut "converts"
+    after "convert", where the column's header ended."""
+    key = "verylong:" + "z" * 40
+    html = blocks_html(
+        [
+            table(
+                "",
+                ["record", "action", "keys", "what"],
+                [["type 0 string", "converts", "309", key]],
+                numeric=(2,),
+            )
+        ]
+    )
+    cells = re.findall(r"<td([^>]*)>([^<]*)</td>", html)
+    assert cells == [
+        ("", "type 0 string"),
+        (' class="nw"', "converts"),
+        (' class="num nw"', "309"),
+        ("", key),
+    ]
+    css = (Path(__file__).parent.parent / "rdbscan/reports/html/assets/report.css").read_text()
+    assert "td.nw { white-space: nowrap; }" in css and "overflow-wrap: anywhere" in css

@@ -51,6 +51,21 @@ def toc(entries: list[tuple[str, str]]) -> str:
     return f'<nav class="toc" aria-label="Contents"><b>Contents</b><ol>{items}</ol></nav>'
 
 
+# A table cell whose text is one word this short is never broken (class "nw"): the cells may
+# break anywhere (report.css), so that a long key name does not widen its table, and a narrow
+# page would otherwise cut "converts" or "listpack" where the column's header ends.
+NOWRAP_CHARS = 24
+
+
+def _cell_class(numeric: bool, value) -> str:
+    """The class attribute of a table cell: `num` (right-aligned), `nw` (one short word)."""
+    text = str(value)
+    names = ["num"] if numeric else []
+    if len(text) <= NOWRAP_CHARS and not any(ch.isspace() for ch in text):
+        names.append("nw")
+    return f' class="{" ".join(names)}"' if names else ""
+
+
 def _block_html(b: Block) -> str:
     if b.kind == "section":
         return f'<h2 id="{_e(anchor(b.text))}">{_e(b.text)}</h2>'
@@ -69,8 +84,7 @@ def _block_html(b: Block) -> str:
         body = "".join(
             "<tr>"
             + "".join(
-                f'<td class="{"num" if i in t.numeric else ""}">{_e(c)}</td>'
-                for i, c in enumerate(row)
+                f"<td{_cell_class(i in t.numeric, c)}>{_e(c)}</td>" for i, c in enumerate(row)
             )
             + "</tr>"
             for row in t.rows
