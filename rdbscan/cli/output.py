@@ -125,6 +125,12 @@ def text_page(draw) -> str:
     return buf.getvalue()
 
 
+def for_a_terminal() -> bool:
+    """Standard output is a terminal, or COLUMNS says how wide one is (text then fits it;
+    a pipe to grep gets whole lines)."""
+    return sys.stdout.isatty() or os.environ.get("COLUMNS", "").isdigit()
+
+
 def text_width(terminal: bool = False) -> int:
     """How wide plain text is drawn: COLUMNS, else (`terminal`: it goes to standard output)
     the width of the terminal there, else 140 columns (a file, a pipe)."""

@@ -4,9 +4,7 @@ rdbscan.reports.engine.querylib and rdbscan.reports.report.render."""
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
-import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,6 +16,7 @@ from ..reports import report as rpt
 from ..reports.engine import querylib, relations
 from ..reports.engine.database import open_report_database
 from ..reports.engine.sources import is_database, release_load_memory
+from ..reports.format import wrapped
 from ..reports.report import render
 from ..reports.report.rules import RulesFile, load_rules
 from ..reports.report.run import run_report
@@ -31,7 +30,7 @@ from .options import (
     table_format_option,
     top_option,
 )
-from .output import make_progress, section_status, text_page, text_width
+from .output import for_a_terminal, make_progress, section_status, text_page, text_width
 from .redact import redact_options, redacted_say
 
 
@@ -441,20 +440,11 @@ def queries_cmd(verbose):
         raise click.ClickException(str(e)) from None
     width = max(len(n) for n in queries)
     # a terminal's reader gets the text wrapped; a pipe (grep) one line per query or parameter
-    columns = text_width(terminal=True) if _drawn_for_a_terminal() else 0
+    columns = text_width(terminal=True) if for_a_terminal() else 0
 
     def echo(text: str, first: str, rest: str) -> None:
-        lines = [first + text]
-        if columns - len(rest) >= 30:
-            lines = textwrap.wrap(
-                text,
-                columns,
-                initial_indent=first,
-                subsequent_indent=rest,
-                break_on_hyphens=False,
-                break_long_words=False,
-            )
-        click.echo("\n".join(lines))
+        fits = columns - len(rest) >= 30
+        click.echo("\n".join(wrapped(text, columns, first, rest) if fits else [first + text]))
 
     for name, q in queries.items():
         if not verbose:
@@ -465,11 +455,6 @@ def queries_cmd(verbose):
         for p in q.params.values():
             echo(p.description, f"  --param {p.name}={p.default!r}  ", "      ")
         click.echo(f"  file: {q.path}\n")
-
-
-def _drawn_for_a_terminal() -> bool:
-    """Standard output is a terminal, or COLUMNS says how wide one is."""
-    return sys.stdout.isatty() or os.environ.get("COLUMNS", "").isdigit()
 
 
 @click.command("query")

@@ -4,7 +4,8 @@ dict run.migrate builds, docs/migrate.md "JSON") or HTML (one self-contained pag
 from __future__ import annotations
 
 import json
-import textwrap
+
+from ..reports.format import wrapped as _wrapped
 
 # The text's width when the caller gives none (cli/migrate.py gives the terminal's, or for a
 # file the report's: COLUMNS, else 140); never narrower than MIN_WIDTH.
@@ -71,19 +72,6 @@ def _table(
             out.append(cells.rstrip())
             out += _wrapped(r[-1], width, "    ", "    ")
     return out
-
-
-def _wrapped(text: str, width: int, first: str = "", rest: str = "") -> list[str]:
-    """A line of text wrapped at `width`, its first line after `first`, the others after
-    `rest` (long words, such as key names, are not cut)."""
-    return textwrap.wrap(
-        text,
-        width,
-        initial_indent=first,
-        subsequent_indent=rest,
-        break_long_words=False,
-        break_on_hyphens=False,
-    ) or [first.rstrip()]
 
 
 def _heading(text: str, markdown: bool, level: int = 2, width: int = DEFAULT_WIDTH) -> list[str]:

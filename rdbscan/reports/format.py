@@ -8,6 +8,7 @@ import datetime as _dt
 import decimal
 import math
 import re
+import textwrap
 
 
 def plain(value):
@@ -138,3 +139,17 @@ def fmt_db_key(row) -> str:
     return (
         fmt_key(row["key"]) if row.get("db", 0) == 0 else f"{fmt_key(row['key'])} (db {row['db']})"
     )
+
+
+def wrapped(text: str, width: int, first: str = "", rest: str = "") -> list[str]:
+    """Plain text wrapped at `width` columns, its first line after `first`, the others after
+    `rest`; a word (a key name, `lazyfree-lazy-expire`) is never cut, so a line holding a longer
+    one is wider."""
+    return textwrap.wrap(
+        text,
+        width,
+        initial_indent=first,
+        subsequent_indent=rest,
+        break_long_words=False,
+        break_on_hyphens=False,
+    ) or [first.rstrip()]
