@@ -11,6 +11,7 @@ neither DuckDB nor Arrow.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -21,9 +22,11 @@ if TYPE_CHECKING:
     from .reports.report import ReportOptions
 
 
-def load(paths: Sequence[str], db_path: str, **options: Any) -> list[DumpResult]:
+def load(
+    paths: str | Sequence[str], db_path: str | os.PathLike, **options: Any
+) -> list[DumpResult]:
     """Load every dump in `paths` (files, `-` for standard input, compressed or framed; see
-    docs/inputs.md) into the DuckDB database at `db_path`, created if needed: one DumpResult
+    docs/inputs.md; one path as a string is one dump) into the DuckDB database at `db_path`, created if needed: one DumpResult
     per dump, in order.  A damaged dump keeps the rows read before the damage.  `options` are
     those of rdbscan.db.load.load (progress, verify_crc, target, skip_bad, existing, ...);
     jobs=N loads up to N dumps at once in worker processes (rdbscan/db/parallel.py).  A
@@ -32,9 +35,10 @@ def load(paths: Sequence[str], db_path: str, **options: Any) -> list[DumpResult]
     from .db.load import load as load_dumps
     from .reports.engine.outputs import database_name
 
+    db_path = os.fspath(db_path)
     database_name(db_path, "db_path")
 
-    paths = list(paths)
+    paths = _paths(paths)
     jobs = options.pop("jobs", 1) or 1
     if jobs > 1 and len(paths) > 1 and "-" not in paths:
         from .db.parallel import load_parallel
@@ -45,23 +49,33 @@ def load(paths: Sequence[str], db_path: str, **options: Any) -> list[DumpResult]
     return load_dumps(paths, db_path, **options)
 
 
-def load_dataset(paths: Sequence[str], root: str, **options: Any) -> list[DumpResult]:
-    """Load every dump in `paths` into the Parquet dataset at `root` (a directory, or an
+def load_dataset(
+    paths: str | Sequence[str], root: str | os.PathLike, **options: Any
+) -> list[DumpResult]:
+    """Load every dump in `paths` (one path as a string is one dump) into the Parquet dataset at `root` (a directory, or an
     object-store URL such as s3://bucket/prefix; created if needed): one DumpResult per dump.
     jobs=N: N worker processes; scheduler=ADDRESS: one task per dump on a Dask cluster.  The
     other options are load()'s.  rdbscan.report(root) reports on the dataset (docs/fleet.md)."""
     from .fleet.load import load_dataset as load_into_dataset
 
-    return load_into_dataset(list(paths), root, **options)
+    return load_into_dataset(_paths(paths), os.fspath(root), **options)
+
+
+def _paths(paths: str | os.PathLike | Sequence[str | os.PathLike]) -> list[str]:
+    """The dumps to load: one path given as a string (or os.PathLike) is one dump, not a list
+    of one-character names."""
+    if isinstance(paths, (str, os.PathLike)):
+        return [os.fspath(paths)]
+    return [os.fspath(p) for p in paths]
 
 
 def report(
-    source: str | Sequence[str] | duckdb.DuckDBPyConnection,
+    source: str | os.PathLike | Sequence[str] | duckdb.DuckDBPyConnection,
     options: ReportOptions | None = None,
     *,
     fail_on: list[tuple[str, str]] | None = None,
     on_section: Callable[[str], None] | None = None,
-    output: str | None = None,
+    output: str | os.PathLike | None = None,
     charts: bool = False,
     **load_options: Any,
 ) -> dict[str, Any]:
@@ -81,14 +95,14 @@ def report(
     rdbscan.errors.CommandError, as `rdbscan report --database x.json` refuses it."""
     from .reports.report.run import run_report
 
-    if not isinstance(source, (str, list, tuple)):  # an open connection
+    if not isinstance(source, (str, os.PathLike, list, tuple)):  # an open connection
         from .reports.report import build_report
 
         return build_report(source, options, fail_on=fail_on, on_section=on_section, charts=charts)
     run = run_report(
-        [source] if isinstance(source, str) else source,
+        _paths(source),
         options,
-        output=output,
+        output=None if output is None else os.fspath(output),
         fail_on=fail_on,
         on_section=on_section,
         charts=charts,

@@ -149,3 +149,20 @@ def test_a_database_is_never_written_under_a_reports_name(tmp_path, name):
         ".duckdb",
     )
     assert not target.exists() and not list(tmp_path.iterdir())
+
+
+def test_one_path_is_one_dump_given_as_str_or_path(tmp_path):
+    """rdbscan.load("dump.rdb", ...) loads that dump (a string is not a list of one-character
+    names), and pathlib paths go where strings go: load, load_dataset and report."""
+    dump = manifest(REL).dump
+    keys = len(manifest(REL).keys)
+    db = tmp_path / "one.duckdb"
+    (result,) = rdbscan.load(str(dump), db)
+    assert (result.path, result.keys, result.complete) == (str(dump), keys, True)
+    assert rdbscan.report(db, ReportOptions(sections=("overview",)))["overview"]["keys"] == keys
+    (again,) = rdbscan.load(dump, str(tmp_path / "two.duckdb"))
+    assert again.keys == keys
+    (part,) = rdbscan.load_dataset(dump, tmp_path / "dataset")
+    assert part.keys == keys and (tmp_path / "dataset").is_dir()
+    doc = rdbscan.report(dump, ReportOptions(sections=("overview",)), output=tmp_path / "r.duckdb")
+    assert doc["overview"]["keys"] == keys and (tmp_path / "r.duckdb").exists()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -145,6 +146,23 @@ def test_sql_error_is_a_usage_error(tmp_path, loaded):
     assert p.returncode == EXIT_USAGE and p.stderr.startswith(
         'rdbscan: error: SQL error: Parser Error: syntax error at or near "SELEC"'
     )
+
+
+@pytest.mark.parametrize("command", [["sql"], ["query"]])
+def test_a_dump_where_a_database_goes_says_load_it_first(tmp_path, command):
+    """`rdbscan sql dump.rdb "..."` (and `query`): one line saying to load the dump first, as
+    `query` says it, not DuckDB's words nor the hint meant for -o; the dump is left as it was."""
+    dump = tmp_path / "dump.rdb"
+    shutil.copyfile(DUMP, dump)
+    before = dump.read_bytes()
+    args = ["SELECT count(*) FROM keys"] if command == ["sql"] else ["big_keys"]
+    p = run_cli(*command, dump, *args)
+    assert (p.returncode, p.stdout, p.stderr) == (
+        EXIT_DATABASE,
+        "",
+        f"rdbscan: error: {dump}: not a DuckDB database (load a dump with `rdbscan load` first)\n",
+    )
+    assert dump.read_bytes() == before and sorted(os.listdir(tmp_path)) == ["dump.rdb"]
 
 
 @contextlib.contextmanager

@@ -295,12 +295,18 @@ def sql(database, query, fmt):
     """
     import duckdb
 
+    from ..db.parquet import is_database_path
     from .fleet import open_sql_target
     from .sqlout import print_result
 
     con = open_sql_target(database)
     if con is None and not os.path.exists(database):
         raise CommandError(f"{database}: No such file or directory", EXIT_INPUT)
+    if con is None and not is_database_path(database):  # a dump given where a database goes
+        raise CommandError(
+            f"{database}: not a DuckDB database (load a dump with `rdbscan load` first)",
+            EXIT_DATABASE,
+        )
     con = con or connect(database, read_only=True)
     limit = chosen_memory_limit()  # `sql` keeps DuckDB's default unless one is given
     if limit is not None:
