@@ -247,6 +247,13 @@ def test_schema_redacted(sample_db, sample_names):
         present = [f for f in families if f in res.stdout]
         assert (present == []) == (level == "--redact-strict"), fmt
         assert "Key names are redacted (" in res.stdout, fmt
+        if fmt == "toml":  # the file's comments, the redaction's too, within 80 columns
+            comments = [line for line in res.stdout.splitlines() if line.startswith("#")]
+            assert comments[7:] == [
+                "# Key names are redacted (family patterns kept): each shows its family and a",
+                "# keyed hash, with the secret of RDBSCAN_REDACT_SECRET.",
+            ]
+            assert max(map(len, comments)) <= 80
 
 
 DIFF = ROOT / "tests" / "fixtures" / "diff"

@@ -173,6 +173,8 @@ def test_toml_and_json_round_trip(loaded, tmp_path):
     r = run_cli("schema", db, "-o", str(out), "-q")
     assert r.exit_code == 0, r.output
     data = tomllib.loads(out.read_text())
+    comments = [line for line in out.read_text().splitlines() if line.startswith("#")]
+    assert len(comments) == 7 and max(map(len, comments)) <= 80  # read in a terminal
     parsed = sch.parse_schema(data, str(out))
     js = json.loads(run_cli("schema", db, "-f", "json").output)
     assert [r.pattern for r in parsed.rules] == [f["pattern"] for f in js["families"]]

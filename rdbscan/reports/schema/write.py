@@ -7,6 +7,7 @@ import json
 import os
 import re
 import tempfile
+import textwrap
 from typing import TYPE_CHECKING
 
 from ...errors import CommandError, not_overwritten
@@ -45,13 +46,25 @@ def _toml_key(k: str) -> str:
 
 def render_toml(schema: SchemaData) -> str:
     lines = [
-        HEADER + ": one [[family]] per key family; the format and the pattern language are in",
-        "# docs/schema.md. Write the descriptions, tighten the rules (ttl, max_ttl, max_length,",
-        "# max_value_bytes, max_memory, max_family_memory), commit the file, and check dumps with",
+        # at most 80 columns, as the file is read in a terminal or an editor
+        HEADER + ": one [[family]] per key family; the format and the pattern",
+        "# language are in docs/schema.md. Write the descriptions, tighten the rules",
+        "# (ttl, max_ttl, max_length, max_value_bytes, max_memory, max_family_memory),",
+        "# commit the file, and check dumps with",
         "#   rdbscan report DUMP --schema THIS_FILE --fail-on schema",
-        "# [family.observed] is what the dump showed when the file was written; checks ignore it.",
+        "# [family.observed] is what the dump showed when the file was written; checks",
+        "# ignore it.",
         *(  # --redact (docs/redact.md); a comment: [schema] holds only what the checks read
-            ["# " + " ".join(schema["redaction"]["note"].split())] if "redaction" in schema else []
+            textwrap.wrap(
+                " ".join(schema["redaction"]["note"].split()),
+                width=80,
+                initial_indent="# ",
+                subsequent_indent="# ",
+                break_long_words=False,
+                break_on_hyphens=False,
+            )
+            if "redaction" in schema
+            else []
         ),
         "",
         "[schema]",
