@@ -345,3 +345,36 @@ def test_which_files_rdbscan_replaces(tmp_path, head, ours):
         )
         replaced = False
     assert replaced == ours
+
+
+@pytest.mark.parametrize(
+    ("width", "shown", "columns"),
+    [
+        (60, ["production-cach…", "96.4/538.0 MB", "1,196,608 keys", "-:--:--"], 5),
+        (80, ["production-cach…", "96.4/538.0 MB", "1,196,608 keys 597,216 keys/s"], 6),
+        (120, ["production-cache-cluste…", "96.4/538.0 MB ? 1,196,608 keys 597,216 keys/s"], 7),
+    ],
+)
+def test_the_progress_line_fits_the_terminal(width, shown, columns):
+    """The load's progress line on a terminal of `width` columns: one line, exactly that wide
+    (at 80 columns it was 83 and the terminal folded it), the name cut rather than the
+    figures, the MB/s column (`?` before a second reading) from 100 columns on, keys/s from
+    80."""
+    import io
+
+    from rich.console import Console
+
+    from rdbscan.cli.output import RichProgress
+
+    buf = io.StringIO()
+    console = Console(file=buf, width=width, force_terminal=True, color_system=None)
+    progress = RichProgress(console=console)
+    task = progress.progress.add_task(
+        "production-cache-cluster-shard-0042-replica.rdb", total=538_000_000, keys=0, rate=0.0
+    )
+    progress.progress.update(task, completed=96_400_000, keys=1_196_608, rate=597_216.4)
+    console.print(progress.progress.get_renderable())
+    lines = buf.getvalue().splitlines()
+    assert len(lines) == 1 and len(lines[0]) == width, lines
+    assert all(s in lines[0] for s in shown), lines[0]
+    assert len(progress.progress.columns) == columns

@@ -407,3 +407,11 @@ def test_a_load_that_commits_nothing_leaves_no_new_database(tmp_path):
     assert duckdb.connect(str(db), read_only=True).execute(
         "SELECT count(*) FROM dumps"
     ).fetchone() == (1,)
+
+
+def test_the_summary_line_groups_thousands():
+    """`rdbscan load`'s line per dump writes counts as the report's line does: 1,000,210 keys."""
+    from rdbscan.db.load import DumpResult, summarize
+
+    r = DumpResult(1, "mixed.rdb", True, 1_000_210, checksum="ok", parse_seconds=1.9)
+    assert summarize(r) == "mixed.rdb: 1,000,210 keys, checksum ok, 1.90 s (526,426 keys/s)"

@@ -19,9 +19,15 @@ def say(line: str) -> None:
 
 
 class RichProgress:
-    """A one-line progress display on stderr (bytes, keys, keys/s, ETA)."""
+    """A one-line progress display on stderr: the dump's name, a bar, bytes read of the whole,
+    keys, keys/s and the time left, within the terminal's width (at 80 columns the line was 83
+    characters and the terminal folded it in two).  Narrower than 100 columns the MB/s column
+    is left out, narrower than 80 the keys/s too, and a long name is cut with an ellipsis.
+    `console`: where it draws (tests)."""
 
-    def __init__(self):
+    WIDE, NARROW = 100, 80
+
+    def __init__(self, console=None):
         from rich.console import Console
         from rich.progress import (
             BarColumn,
@@ -31,18 +37,26 @@ class RichProgress:
             TimeRemainingColumn,
             TransferSpeedColumn,
         )
+        from rich.table import Column
 
-        self.progress = Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            DownloadColumn(),
-            TransferSpeedColumn(),
-            TextColumn("{task.fields[keys]:,} keys"),
-            TextColumn("{task.fields[rate]:,.0f} keys/s"),
+        console = console or Console(stderr=True)
+
+        def text(template: str, **column) -> TextColumn:
+            # never folded onto a second line: cut, if anything
+            return TextColumn(template, table_column=Column(no_wrap=True, **column))
+
+        wide, narrow = console.width >= self.WIDE, console.width < self.NARROW
+        columns = [
+            # a longer dump name is cut ("...") rather than pushing the line over
+            text("{task.description}", overflow="ellipsis", max_width=24 if wide else 16),
+            BarColumn(bar_width=None),  # what the other columns leave
+            DownloadColumn(table_column=Column(no_wrap=True)),
+            *([TransferSpeedColumn()] if wide else []),
+            text("{task.fields[keys]:,} keys"),
+            *([] if narrow else [text("{task.fields[rate]:,.0f} keys/s")]),
             TimeRemainingColumn(),
-            console=Console(stderr=True),
-            transient=True,
-        )
+        ]
+        self.progress = Progress(*columns, console=console, transient=True, expand=True)
         self.task = None
         self.t0 = 0.0
 

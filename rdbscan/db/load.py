@@ -615,7 +615,7 @@ def summarize(result: DumpResult) -> str:
         return result.error
     rate = result.keys / result.parse_seconds if result.parse_seconds else 0
     return (
-        f"{result.path}: {result.keys} keys, checksum {result.checksum}, "
+        f"{result.path}: {result.keys:,} keys, checksum {result.checksum}, "
         f"{result.parse_seconds:.2f} s ({rate:,.0f} keys/s)"
     )
 
