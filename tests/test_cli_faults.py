@@ -66,11 +66,10 @@ def test_output_that_is_not_a_database_is_left_alone(tmp_path):
         )
     assert notes.read_text() == "my notes\n"
     assert sorted(os.listdir(tmp_path)) == ["notes"]
-    p = run_cli("sql", notes, "SELECT 1")
+    p = run_cli("sql", notes, "SELECT 1")  # a reader: the hint for -o is not for it
     assert (p.returncode, p.stderr) == (
         EXIT_DATABASE,
-        f"rdbscan: error: {notes}: not a DuckDB database (for -o: give a new file "
-        f"name such as dump.duckdb, or a database rdbscan wrote)\n",
+        f"rdbscan: error: {notes}: not a DuckDB database (load a dump with `rdbscan load` first)\n",
     )
 
 
