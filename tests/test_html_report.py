@@ -427,3 +427,52 @@ def test_a_short_word_in_a_table_cell_is_never_broken():
     ]
     css = (Path(__file__).parent.parent / "rdbscan/reports/html/assets/report.css").read_text()
     assert "td.nw { white-space: nowrap; }" in css and "overflow-wrap: anywhere" in css
+
+
+# The widths read: 500 pixels (Chromium's narrowest window: a phone or half a laptop screen)
+# and 800. The script writes, once the page has loaded, the page's width and every table that
+# scrolls by itself into an attribute that --dump-dom shows.
+_MEASURE = (
+    "<script>window.addEventListener('load', function () {"
+    " var wide = [];"
+    " document.querySelectorAll('table').forEach(function (t) {"
+    "  if (t.scrollWidth > t.clientWidth + 1) wide.push(t.className || 'table'); });"
+    " document.body.setAttribute('data-measured', document.documentElement.scrollWidth + ' '"
+    "  + document.documentElement.clientWidth + ' ' + wide.length); });</script></body>"
+)
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+@pytest.mark.skipif(
+    not CHROMIUM and os.environ.get("RDBSCAN_REQUIRE_BROWSER") != "1",
+    reason="no chromium (apt-get install chromium); .ci/run installs it",
+)
+def test_no_page_is_wider_than_the_window(dbs, tmp_path):
+    """The report's, the diff's and migrate's pages at 500 and 800 pixels: the page never
+    scrolls sideways (the diff's family table made it 858 pixels wide at 800); a wide table
+    scrolls by itself and a chart shrinks to the window."""
+    assert CHROMIUM, "RDBSCAN_REQUIRE_BROWSER=1 but no chromium on PATH"
+    diff = FIXTURES / "diff"
+    pages = {
+        "report": ["report", dbs[SAMPLE], "-q", "-o"],
+        "diff": ["diff", diff / "old.rdb", diff / "new.rdb", "-q", "-o"],
+        "migrate": ["migrate", dbs[SAMPLE], "--to", "valkey-9.0", "-q", "-o"],
+    }
+    scrolled = {}
+    for name, args in pages.items():
+        out = tmp_path / f"{name}.html"
+        assert run_cli(*args, out).exit_code == 0, name
+        page = tmp_path / f"{name}-measured.html"
+        page.write_text(out.read_text().replace("</body>", _MEASURE))
+        for width in (500, 800):
+            res = _browser(page.as_uri(), tmp_path, "--dump-dom", f"--window-size={width},2000")
+            assert res.returncode == 0, res.stderr[-2000:]
+            page_width, window, tables = map(
+                int, re.search(r'data-measured="(\d+) (\d+) (\d+)"', res.stdout).groups()
+            )
+            assert window <= width and page_width == window, (name, width)
+            scrolled[name, width] = tables
+    # at 500 pixels the report's widest tables (the dumps, families, ...) scroll by themselves
+    assert scrolled["report", 500] > 0 and scrolled["report", 800] == 0
+    assert scrolled["diff", 800] > 0  # the one that made the page scroll before
