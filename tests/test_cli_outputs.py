@@ -378,3 +378,33 @@ def test_the_progress_line_fits_the_terminal(width, shown, columns):
     assert len(lines) == 1 and len(lines[0]) == width, lines
     assert all(s in lines[0] for s in shown), lines[0]
     assert len(progress.progress.columns) == columns
+
+
+@pytest.mark.parametrize(
+    ("command", "message"),
+    [
+        (
+            ["report", SAMPLE, "--database", "{db}"],
+            "--set no-such-setting: not a compact-encoding setting or query parameter (see "
+            "`rdbscan queries -v`)",
+        ),
+        (
+            ["diff", SAMPLE, OTHER, "--database", "{db}"],
+            "--set no-such-setting: not a compact-encoding setting or diff query parameter",
+        ),
+    ],
+)
+def test_a_bad_setting_is_refused_before_a_dump_is_read(tmp_path, command, message):
+    """`--set NAME=VALUE` that the report (or the diff) cannot use is one line and exit 2 before
+    any dump is loaded: no "loaded" line, no database (it came after the load, minutes into a
+    large dump); a value of the wrong kind too."""
+    db = tmp_path / "x.duckdb"
+    args = [str(db) if a == "{db}" else a for a in command]
+    p = run_cli(*args, "--set", "no-such-setting=1")
+    assert (p.returncode, p.stderr) == (2, f"rdbscan: error: {message}\n")
+    p = run_cli(*args, "--set", "hash-max-listpack-entries=many")
+    assert (p.returncode, p.stderr) == (
+        2,
+        "rdbscan: error: --set: hash-max-listpack-entries must be an integer, not 'many'\n",
+    )
+    assert not db.exists() and os.listdir(tmp_path) == []

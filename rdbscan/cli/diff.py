@@ -288,6 +288,10 @@ def diff_cmd(
     options = D.DiffOptions(
         top=top, delimiters=delimiters, config_path=config_path, settings=_settings(sets)
     )
+    try:
+        D.check_options(options)  # a bad --set or --config before a dump is read
+    except ValueError as e:
+        raise CommandError(str(e), getattr(e, "code", EXIT_USAGE)) from None
     old_specs, new_specs, history = _snapshot_specs(
         inputs, old_patterns, new_patterns, from_, to, instance
     )

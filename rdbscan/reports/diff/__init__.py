@@ -4,7 +4,7 @@
 `--fail-on` (`fail_on`), and their drawing as text, markdown (`render`, `trend_render`) and HTML
 (`html`)."""
 
-from .build import DiffOptions, build_diff
+from .build import DiffOptions, build_diff, check_options
 from .fail_on import FAIL_RULES, parse_fail_on
 from .snapshots import DiffError, Snapshot
 from .workspace import Workspace, history_pair, is_database_spec, resolve_side, snapshot_of_dumps
@@ -16,6 +16,7 @@ __all__ = [
     "Snapshot",
     "Workspace",
     "build_diff",
+    "check_options",
     "history_pair",
     "is_database_spec",
     "parse_fail_on",

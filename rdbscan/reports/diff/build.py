@@ -91,8 +91,20 @@ def _create_sides(ws: Workspace, old: Snapshot, new: Snapshot) -> None:
 def query_values(old: Snapshot, new: Snapshot, options: DiffOptions) -> tuple[dict, dict]:
     """Parameter values (thresholds of the new snapshot's server, --config, --set) and where the
     encoding thresholds came from."""
+    return _values(options, new.server, new.server_version, new.rdb_version)
+
+
+def check_options(options: DiffOptions) -> None:
+    """Raise DiffError (or ValueError) for a --set or --config the diff cannot use, before any
+    dump is read: names and values do not depend on the snapshots' server."""
+    _values(options, None, None, None)
+
+
+def _values(
+    options: DiffOptions, server: str | None, version: str | None, rdb_version: int | None
+) -> tuple[dict, dict]:
     thresholds, sources, _, rest = thresholds_for(
-        new.server, new.server_version, new.rdb_version, options.config_path, options.settings
+        server, version, rdb_version, options.config_path, options.settings
     )
     big = {**BIG_KEY_DEFAULTS, **options.big_keys}
     values = {"delimiters": options.delimiters, "top": options.top, **big, **thresholds}

@@ -69,7 +69,19 @@ def query_values(con, options: ReportOptions) -> tuple[dict, dict]:
             if options.dump_id
             else "the database holds no dump"
         )
-    server, version, rdb_version = dump
+    return values_for(options, *dump)
+
+
+def check_options(options: ReportOptions) -> None:
+    """Raise ValueError for a --set or --config the report cannot use, before any dump is read
+    (names and values do not depend on the dump's server; its defaults do)."""
+    values_for(options, None, None, None)
+
+
+def values_for(
+    options: ReportOptions, server: str | None, version: str | None, rdb_version: int | None
+) -> tuple[dict, dict]:
+    """query_values for a dump of that server."""
     thresholds, sources, extra, rest = thresholds_for(
         server, version, rdb_version, options.config_path, options.settings
     )

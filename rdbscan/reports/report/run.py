@@ -65,9 +65,13 @@ def run_report(
     allow_ratio (open_sources).  Each line of the load outcome goes to `say` as soon as it is
     known and into ReportRun.messages.  A value the report cannot use (--set, --config, a
     dump id) is a CommandError with EXIT_USAGE."""
-    from .build import ReportOptions, build_report
+    from .build import ReportOptions, build_report, check_options
 
     options = options or ReportOptions()
+    try:
+        check_options(options)  # a bad --set or --config before a dump is read
+    except ValueError as e:
+        raise CommandError(str(e), EXIT_USAGE) from None
     messages: list[str] = []
 
     def tell(line: str) -> None:
