@@ -342,3 +342,24 @@ def test_a_dataset_of_dumps_loaded_before_the_filter_columns(tmp_path):
         "filter": "match user:* (1 dump(s) loaded whole)",
         "filtered_keys": 431,
     }
+
+
+def test_the_load_line_says_what_the_filter_left_out(generated, tmp_path):
+    """The line per dump of `load` and of `report` counts the keys the filter left out: a filter
+    that keeps nothing (a mistyped pattern) reads "0 keys (600 left out ...)", not "0 keys"."""
+    dump, whole, base = generated
+    db = tmp_path / "x.duckdb"
+    res = CliRunner().invoke(main, ["load", dump, "-o", str(db), "--match", "nosuch*"])
+    assert res.exit_code == 0, res.output
+    assert res.stderr.startswith(
+        f"{dump}: 0 keys (600 left out by the filter: match nosuch*), checksum ok, "
+    )
+    res = CliRunner().invoke(
+        main, ["report", dump, "--section", "overview", "-f", "json", "--match", "user:*"]
+    )
+    assert res.exit_code == 0, res.output
+    assert res.stderr.startswith(
+        f"rdbscan: loaded {dump}: 120 keys (480 left out by the filter: match user:*) in "
+    )
+    res = CliRunner().invoke(main, ["report", dump, "--section", "overview", "-f", "json"])
+    assert res.stderr.startswith(f"rdbscan: loaded {dump}: 600 keys in ")  # no filter: no note

@@ -615,9 +615,17 @@ def summarize(result: DumpResult) -> str:
         return result.error
     rate = result.keys / result.parse_seconds if result.parse_seconds else 0
     return (
-        f"{result.path}: {result.keys:,} keys, checksum {result.checksum}, "
+        f"{result.path}: {result.keys:,} keys{filtered_out(result)}, checksum {result.checksum}, "
         f"{result.parse_seconds:.2f} s ({rate:,.0f} keys/s)"
     )
+
+
+def filtered_out(result: DumpResult) -> str:
+    """' (N left out by FILTER)' after the count of keys of a load with a filter (a filter that
+    keeps nothing shows as 0 keys, never as an empty dump); '' without one."""
+    if not result.key_filter:
+        return ""
+    return f" ({result.filtered_keys:,} left out by the filter: {result.key_filter})"
 
 
 if __name__ == "__main__":  # pragma: no cover

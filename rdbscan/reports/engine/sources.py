@@ -82,7 +82,9 @@ def loaded_summary(r) -> str:
             f"rdbscan: {r.path}: already loaded as dump {r.dump_id}; reporting it "
             f"(--replace loads it again)"
         )
-    return f"rdbscan: loaded {r.path}: {r.keys:,} keys in {r.parse_seconds:.2f} s"
+    from ...db.load import filtered_out
+
+    return f"rdbscan: loaded {r.path}: {r.keys:,} keys{filtered_out(r)} in {r.parse_seconds:.2f} s"
 
 
 def held_outcome(con, dump_id: int, skip: set):
