@@ -482,7 +482,7 @@ def query_cmd(database, name, params, dump_id, delimiters, fmt):
     written by rdbscan and print its rows.
 
     NAME is a name from `rdbscan queries`, or a path to a .sql file; queries read the TEMP
-    TABLE `rkeys` (the `keys` table plus pattern, snapshot_ms, ttl_ms, ...).
+    VIEW `rkeys` (the `keys` view plus pattern, snapshot_ms, ttl_ms, ...).
 
     Example: rdbscan query dump.duckdb big_keys --param top=50 --param collection_length=1000
     """
