@@ -15,8 +15,9 @@
    `DEBUG POPULATE 5000000` (5 M small strings, ~133 MB); `--make-20m` adds `pop20m`.
 2. Times `redis-check-rdb DUMP` (C, parses every value: the machine's yardstick),
    `rdbscan load -q DUMP -o X.duckdb` and `rdbscan report DUMP` (parse + load + every report
-   section) under /usr/bin/time -v, --runs times each (median), and prints wall time, keys/s,
-   MB/s, peak RSS and the ratio to redis-check-rdb.  A markdown copy of the table goes to
+   section) under /usr/bin/time -v, --runs times each (median), and prints wall time, CPU time
+   and the cores kept busy (CPU / wall: how the ratio would move on more cores), keys/s, MB/s,
+   peak RSS and the ratio to redis-check-rdb.  A markdown copy of the table goes to
    bench/out/bench-<date>.md.  rdbscan's modules are byte-compiled first (as a wheel's install
    does), so that no timed run compiles them.
 """
@@ -143,8 +144,9 @@ def make_dumps(names: list[str], out: Path) -> None:
 # --- timing ---------------------------------------------------------------------------------
 
 
-def timed(cmd: list[str]) -> tuple[float, int]:
-    """(wall seconds, peak RSS bytes) of one command, from /usr/bin/time -v."""
+def timed(cmd: list[str]) -> tuple[float, int, float]:
+    """(wall seconds, peak RSS bytes, CPU seconds: user + system) of one command, from
+    /usr/bin/time -v."""
     with tempfile.NamedTemporaryFile("r", suffix=".time") as tf:
         p = subprocess.run(
             ["/usr/bin/time", "-v", "-o", tf.name, *cmd],
@@ -158,7 +160,11 @@ def timed(cmd: list[str]) -> tuple[float, int]:
     h, m, s = re.search(r"Elapsed \(wall clock\) time.*: (?:(\d+):)?(\d+):([\d.]+)", text).groups()
     wall = int(h or 0) * 3600 + int(m) * 60 + float(s)
     rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", text).group(1)) * 1024
-    return wall, rss
+    cpu = sum(
+        float(re.search(rf"{kind} time \(seconds\): ([\d.]+)", text).group(1))
+        for kind in ("User", "System")
+    )
+    return wall, rss, cpu
 
 
 def measure(cmd_for_run, runs: int) -> dict:
@@ -167,6 +173,7 @@ def measure(cmd_for_run, runs: int) -> dict:
         "wall": statistics.median(r[0] for r in results),
         "runs": [r[0] for r in results],
         "rss": max(r[1] for r in results),
+        "cpu": statistics.median(r[2] for r in results),
     }
 
 
@@ -222,15 +229,18 @@ def bench_dump(dump: Path, runs: int, work: Path) -> list[dict]:
 
 
 def table(rows: list[dict]) -> str:
+    # CPU: user + system of every thread (median); cores: CPU / wall, how many cores the
+    # command kept busy (redis-check-rdb one, rdbscan's load and report up to two and more)
     out = [
-        "| dump | size | keys | command | wall (median) | keys/s | MB/s | peak RSS | "
-        "x redis-check-rdb |",
-        "|---|---:|---:|---|---:|---:|---:|---:|---:|",
+        "| dump | size | keys | command | wall (median) | CPU | cores | keys/s | MB/s | "
+        "peak RSS | x redis-check-rdb |",
+        "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         out.append(
             f"| {r['dump']} | {r['size'] / 1e6:.0f} MB | {r['keys']:,} | {r['tool']} | "
-            f"{r['wall']:.2f} s | {r['keys'] / r['wall']:,.0f} | "
+            f"{r['wall']:.2f} s | {r['cpu']:.2f} s | {r['cpu'] / r['wall']:.2f} | "
+            f"{r['keys'] / r['wall']:,.0f} | "
             f"{r['size'] / 1e6 / r['wall']:.1f} | {r['rss'] / 1e6:.0f} MB | "
             f"{r['ratio']:.2f} |"
         )
