@@ -16,10 +16,9 @@
 -- not counted per family (under `:`, those that are not plain) with their roots
 WITH k AS NOT MATERIALIZED (
     SELECT dump_id, db, key, memory_bytes, family, fast,
-           -- counted per family, as rnaming_groups does: a fast key under `:` whose family
-           -- starts with its first segment
-           fast AND left($delimiters, 1) = ':' AND NOT starts_with(family, '{') AS by_family
-    FROM (SELECT dump_id, db, key, memory_bytes, family,
+           -- counted per family, as rnaming_groups does
+           rnaming_by_family(plain_key, family, $delimiters, $allowed_chars, $mixed_candidates) AS by_family
+    FROM (SELECT dump_id, db, key, memory_bytes, family, plain_key,
                  rnaming_fast(key, plain_key, $delimiters, $allowed_chars, $mixed_candidates) AS fast
           FROM rkeys
           WHERE NOT list_contains($disabled, 'mixed-delimiters'))
