@@ -51,7 +51,7 @@ CREATE OR REPLACE TEMP MACRO rnaming_fast(key, plain_key, delimiters, allowed_ch
 -- key by key, where rnaming_fast's regex decides
 CREATE OR REPLACE TEMP MACRO rnaming_by_family(plain_key, family, delimiters, allowed_chars, mixed_candidates) AS
     rnaming_fast_ok(delimiters, allowed_chars, mixed_candidates) AND left(delimiters, 1) = ':'
-    AND coalesce(plain_key, false) AND NOT starts_with(family, '{');
+    AND plain_key IS TRUE AND NOT starts_with(family, '{');
 -- near: a key that is not fast, holds a `-` and is a fast key's characters plus `-` after its first
 -- segment (CASE: the regex on the other keys only)
 CREATE OR REPLACE TEMP MACRO rnaming_near(key, fast, delimiters, allowed_chars, mixed_candidates) AS
