@@ -451,13 +451,20 @@ _MEASURE = (
 def test_no_page_is_wider_than_the_window(dbs, tmp_path):
     """The report's, the diff's and migrate's pages at 500 and 800 pixels: the page never
     scrolls sideways (the diff's family table made it 858 pixels wide at 800); a wide table
-    scrolls by itself and a chart shrinks to the window."""
+    scrolls by itself, a chart shrinks to the window, a long path wraps."""
     assert CHROMIUM, "RDBSCAN_REQUIRE_BROWSER=1 but no chromium on PATH"
-    diff = FIXTURES / "diff"
+    # dumps under a path longer than the window is wide: it is written in headings, lines and
+    # the dumps' table (a checkout in a temporary directory made the diff page 495 wide at 500)
+    where = tmp_path / ("a_directory_with_a_rather_long_name_" * 3) / "shards"
+    where.mkdir(parents=True)
+    for name in ("old.rdb", "new.rdb"):
+        shutil.copyfile(FIXTURES / "diff" / name, where / name)
+    dump = where / "a_rather_long_dump_file_name_for_the_first_shard.rdb"
+    shutil.copyfile(manifest(SAMPLE).dump, dump)
     pages = {
-        "report": ["report", dbs[SAMPLE], "-q", "-o"],
-        "diff": ["diff", diff / "old.rdb", diff / "new.rdb", "-q", "-o"],
-        "migrate": ["migrate", dbs[SAMPLE], "--to", "valkey-9.0", "-q", "-o"],
+        "report": ["report", dump, "-q", "-o"],
+        "diff": ["diff", where / "old.rdb", where / "new.rdb", "-q", "-o"],
+        "migrate": ["migrate", dump, "--to", "valkey-9.0", "-q", "-o"],
     }
     scrolled = {}
     for name, args in pages.items():
