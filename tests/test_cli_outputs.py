@@ -253,6 +253,16 @@ def test_diff_and_trend_outputs(tmp_path):
         2,
         f"rdbscan: error: -o {tmp_path / 't.duckdb'}: trend writes no database\n",
     )
+    # -q as every other command takes it: no line naming what was written
+    res = run_cli("trend", kept, "-o", tmp_path / "t.json")
+    assert (res.exit_code, res.stderr) == (
+        0,
+        f"rdbscan: JSON trend written to {tmp_path / 't.json'}\n",
+    )
+    res = run_cli("trend", kept, "-q", "-o", tmp_path / "t.json")
+    assert (res.exit_code, res.stdout, res.stderr) == (0, "", "")
+    assert json.loads((tmp_path / "t.json").read_text())["rdbscan_trend"] == 1
+    os.remove(tmp_path / "t.json")
     res = run_cli("diff", kept, "-o", tmp_path / "d.prom")
     assert (res.exit_code, res.stderr) == (
         2,

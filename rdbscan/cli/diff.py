@@ -554,9 +554,14 @@ def _measured(check: FailCheck) -> str:
 @_html_option("trend")
 @top_option("Families per instance, fastest growth first (0: all).", zero_means_all=True)
 @delimiters_option
+@click.option(
+    "-q", "--quiet", is_flag=True, help="No line on standard error naming the files written."
+)
 @memory_limit_option
 @redact_options
-def trend_cmd(database, instance, from_, to, output, fmt, html_path, top, delimiters, redact):
+def trend_cmd(
+    database, instance, from_, to, output, fmt, html_path, top, delimiters, quiet, redact
+):
     """Per instance, the keys and memory of each family at each snapshot of a database written by
     `rdbscan load --instance NAME ... -o HISTORY.duckdb`, the growth per day (least squares over
     the snapshots), and the families that grow fastest.
@@ -588,6 +593,6 @@ def trend_cmd(database, instance, from_, to, output, fmt, html_path, top, delimi
     if fmt == "html" or html_path:
         from ..reports.diff.html import render_trend_html
 
-        targets.write_output(render_trend_html(result), html_path, False, "HTML trend")
+        targets.write_output(render_trend_html(result), html_path, quiet, "HTML trend")
     if fmt != "html":
-        _write_rendered(result, fmt, outs.report, False, "trend", render_trend, trend_document)
+        _write_rendered(result, fmt, outs.report, quiet, "trend", render_trend, trend_document)
