@@ -26,8 +26,8 @@ def load(
     paths: str | Sequence[str], db_path: str | os.PathLike, **options: Any
 ) -> list[DumpResult]:
     """Load every dump in `paths` (files, `-` for standard input, compressed or framed; see
-    docs/inputs.md; one path as a string is one dump) into the DuckDB database at `db_path`, created if needed: one DumpResult
-    per dump, in order.  A damaged dump keeps the rows read before the damage.  `options` are
+    docs/inputs.md; one path as a string is one dump) into the DuckDB database at `db_path`,
+    created if needed: one DumpResult per dump, in order.  A damaged dump keeps the rows read before the damage.  `options` are
     those of rdbscan.db.load.load (progress, verify_crc, target, skip_bad, existing, ...);
     jobs=N loads up to N dumps at once in worker processes (rdbscan/db/parallel.py).  A
     `db_path` named as a report (x.json, x.html, ...) is refused: CommandError, as on the
@@ -52,8 +52,9 @@ def load(
 def load_dataset(
     paths: str | Sequence[str], root: str | os.PathLike, **options: Any
 ) -> list[DumpResult]:
-    """Load every dump in `paths` (one path as a string is one dump) into the Parquet dataset at `root` (a directory, or an
-    object-store URL such as s3://bucket/prefix; created if needed): one DumpResult per dump.
+    """Load every dump in `paths` (one path as a string is one dump) into the Parquet dataset
+    at `root` (a directory, or an object-store URL such as s3://bucket/prefix; created if
+    needed): one DumpResult per dump.
     jobs=N: N worker processes; scheduler=ADDRESS: one task per dump on a Dask cluster.  The
     other options are load()'s.  rdbscan.report(root) reports on the dataset (docs/fleet.md)."""
     from .fleet.load import load_dataset as load_into_dataset

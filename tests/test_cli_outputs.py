@@ -423,7 +423,8 @@ def test_a_bad_setting_is_refused_before_a_dump_is_read(tmp_path, command, messa
 def test_a_dump_id_the_loaded_dumps_do_not_have_is_said(tmp_path):
     """`report a.rdb b.rdb --dump-id 5`: the two dumps are dumps 1 and 2; the run said nothing
     and exited 4 (a damaged dump) where the dumps were whole. Now one line naming the dumps
-    loaded, exit 6 (EXIT_INPUT, as for a database without that dump); `schema` the same."""
+    loaded, exit 6 (EXIT_INPUT, as for a database without that dump, whose words a --database
+    gets); `schema` the same."""
     for command in (["report", SAMPLE, OTHER], ["schema", SAMPLE, OTHER]):
         p = run_cli(*command, "--dump-id", "5", "-q")
         assert (p.returncode, p.stdout, p.stderr) == (
@@ -436,7 +437,7 @@ def test_a_dump_id_the_loaded_dumps_do_not_have_is_said(tmp_path):
     p = run_cli("report", SAMPLE, "--database", db, "--dump-id", "3", "-q", *OVERVIEW)
     assert (p.returncode, p.stderr) == (
         6,
-        f"rdbscan: error: --dump-id 3: {db} holds no dump 3 (dump 1: redis-7.4.1.rdb)\n",
+        f"rdbscan: error: {db}: holds no dump 3 (its dumps: 1)\n",  # as `report {db}` says
     )
     assert _q(db, "SELECT count(*) FROM keys") == [(584,)]  # the database asked for is kept
     p = run_cli("report", SAMPLE, OTHER, "--dump-id", "2", "-q", "-f", "json", *OVERVIEW)

@@ -134,14 +134,12 @@ def _no_dump(con, path: str, dump_id: int) -> str:
     return f"holds no dump (an interrupted load leaves none; load one with `rdbscan load DUMP -o {path}`)"
 
 
-def _no_loaded_dump(con, dump_id: int, output: str | None) -> str:
-    """--dump-id naming no dump of the database the dumps were just loaded into (`output`, or a
-    temporary one): the ids it holds, with their files."""
+def _no_loaded_dump(con, dump_id: int) -> str:
+    """--dump-id naming none of the dumps just loaded into a temporary database (which the
+    user cannot open): their ids, with their files."""
     rows = con.execute("SELECT dump_id, path FROM dumps ORDER BY 1").fetchall()
     listed = ", ".join(f"dump {i}: {os.path.basename(p) or p}" for i, p in rows[:6])
     listed += ", ..." if len(rows) > 6 else ""
-    if output:
-        return f"--dump-id {dump_id}: {output} holds no dump {dump_id} ({listed})"
     return f"--dump-id {dump_id}: no dump {dump_id} among the dumps loaded ({listed})"
 
 
@@ -215,10 +213,15 @@ def open_sources(
                 tell(line)
             code = worst_exit(code, held.code)
             present = has_dumps(con, dump_id)
-            if database and not present and code == EXIT_OK:  # nothing to report, nor why
-                raise CommandError(f"{path}: {_no_dump(con, path, dump_id)}", EXIT_INPUT)
-            if not present and code == EXIT_OK and dump_id:  # dumps loaded, another id asked
-                raise CommandError(_no_loaded_dump(con, dump_id, output), EXIT_INPUT)
+            # nothing to report, nor why: a database without the dump asked for (or any), or
+            # dumps loaded cleanly and another dump id asked for
+            if not present and code == EXIT_OK and (database or dump_id):
+                raise CommandError(
+                    f"{path}: {_no_dump(con, path, dump_id)}"
+                    if database or output
+                    else _no_loaded_dump(con, dump_id),
+                    EXIT_INPUT,
+                )
             yield Opened(con, path, loaded, code, present, reported_dumps(con, dump_id))
         finally:
             con.close()

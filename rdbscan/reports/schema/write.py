@@ -7,10 +7,10 @@ import json
 import os
 import re
 import tempfile
-import textwrap
 from typing import TYPE_CHECKING
 
 from ...errors import CommandError, not_overwritten
+from ..format import wrapped
 from .spec import HEADER, RULE_KEYS, SCHEMA_FORMAT
 
 if TYPE_CHECKING:
@@ -55,14 +55,7 @@ def render_toml(schema: SchemaData) -> str:
         "# [family.observed] is what the dump showed when the file was written; checks",
         "# ignore it.",
         *(  # --redact (docs/redact.md); a comment: [schema] holds only what the checks read
-            textwrap.wrap(
-                " ".join(schema["redaction"]["note"].split()),
-                width=80,
-                initial_indent="# ",
-                subsequent_indent="# ",
-                break_long_words=False,
-                break_on_hyphens=False,
-            )
+            wrapped(" ".join(schema["redaction"]["note"].split()), 80, "# ", "# ")
             if "redaction" in schema
             else []
         ),
