@@ -353,3 +353,18 @@ def test_the_readme_is_a_front_door():
         1
     )
     assert command in ci.splitlines(), ".ci/run must run the README's test command word for word"
+
+
+def test_the_readmes_first_report_is_what_rdbscan_prints():
+    """Every line of the README's "A first report" excerpt ("..." aside) is a line of
+    `rdbscan report sample_dumps/redis-7.4.1.rdb` at the excerpt's width (96 columns): the
+    excerpt said "Big keys    3" for two days after the sample's report had said 2."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    excerpt = readme.split("one section per question:\n\n```\n", 1)[1].split("```", 1)[0]
+    lines = [line for line in excerpt.splitlines() if line != "..."]
+    width = len(lines[0])
+    assert width == 96 and len(lines) == 26
+    res = run_cli("report", "-q", SAMPLE, env={"COLUMNS": str(width)})
+    assert res.exit_code == 0, res.output
+    printed = {line.rstrip() for line in res.stdout.splitlines()}
+    assert [line for line in lines if line.rstrip() not in printed] == []
