@@ -134,6 +134,15 @@ def _no_dump(con, path: str, dump_id: int) -> str:
     return f"holds no dump (an interrupted load leaves none; load one with `rdbscan load DUMP -o {path}`)"
 
 
+def _nothing_to_report(con, path: str, dump_id: int, named: bool) -> CommandError:
+    """Nothing to report, nor why, with every dump read: a database without the dump asked for
+    (or any), or dumps loaded cleanly and another dump id asked for.  `named`: the database is
+    one the user named (the source, or --database), which their own `report X.duckdb` reads."""
+    if named:
+        return CommandError(f"{path}: {_no_dump(con, path, dump_id)}", EXIT_INPUT)
+    return CommandError(_no_loaded_dump(con, dump_id), EXIT_INPUT)
+
+
 def _no_loaded_dump(con, dump_id: int) -> str:
     """--dump-id naming none of the dumps just loaded into a temporary database (which the
     user cannot open): their ids, with their files."""
@@ -213,15 +222,8 @@ def open_sources(
                 tell(line)
             code = worst_exit(code, held.code)
             present = has_dumps(con, dump_id)
-            # nothing to report, nor why: a database without the dump asked for (or any), or
-            # dumps loaded cleanly and another dump id asked for
             if not present and code == EXIT_OK and (database or dump_id):
-                raise CommandError(
-                    f"{path}: {_no_dump(con, path, dump_id)}"
-                    if database or output
-                    else _no_loaded_dump(con, dump_id),
-                    EXIT_INPUT,
-                )
+                raise _nothing_to_report(con, path, dump_id, named=bool(database or output))
             yield Opened(con, path, loaded, code, present, reported_dumps(con, dump_id))
         finally:
             con.close()
