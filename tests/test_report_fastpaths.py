@@ -180,7 +180,8 @@ def _stored(row: dict) -> dict:
     assert row.pop("key_length", len(row["key"].encode())) == len(raw or row["key"].encode())
     row["key_raw"] = raw if raw is not None and raw != row["key"].encode() else None
     type_name = row.pop("type")
-    row["rdb_type"] = min(t for t, name in C.TYPE_NAMES.items() if name == type_name)
+    if "rdb_type" not in row:  # the first id of the type unless given
+        row["rdb_type"] = min(t for t, name in C.TYPE_NAMES.items() if name == type_name)
     enc = row.pop("encoding")
     row["encoding_id"] = C.ENCODING_IDS.get(enc, C.MODULE_ENCODING_ID)
     row["module_type"] = None if enc in C.ENCODING_IDS else enc
@@ -530,6 +531,75 @@ def test_ttl_families_match_the_keys(keys_db):
         assert g["example"] in {r["key"] for r in no_ttl if r["memory_bytes"] == top}, fam
         assert g["median_ttl_ms"] == (statistics.median(ttls) if ttls else None), fam
     assert got["b:{id}"]["median_ttl_ms"] is not None and got["a:{id}"]["median_ttl_ms"] is None
+
+
+def test_families_match_the_keys(keys_db):
+    """rfamilies in one GROUP BY (types as bits, a module's type name from its keys, the largest
+    key as the minimum of a struct) and patterns' largest keys against the figures computed here
+    from the rows: counts, memory, TTLs, sorted types, the largest key (the first in byte order
+    among those of the most memory), with a TTL or not; the folded (other) row likewise."""
+    rnd = random.Random(28)
+    kinds = [("string", "raw"), ("hash", "listpack"), ("array", "array"), ("zset", "skiplist")]
+    kinds += [("module", "vectorset"), ("module", "ReJSON-RL"), ("stream", "stream")]
+    kinds += [("list", "quicklist"), ("set", "intset")]
+    rows = []
+    for i in range(3000):
+        fam = rnd.choice(["a", "b", "c", "d", "e", "f"])
+        t, enc = rnd.choice(kinds[: {"a": 1, "b": 2, "c": 3, "d": 5, "e": 6}.get(fam, 9)])
+        rows.append(
+            {
+                "db": 0,
+                "key": f"{fam}:{rnd.randint(0, 10**6)}:{i}",
+                "type": t,
+                "encoding": enc,
+                "length": 1,
+                "memory_bytes": rnd.choice([40, 56, 72, 72]),
+                "slot": 0,
+                "expire_at_ms": rnd.choice([None, 2**40]),
+            }
+        )
+        if enc == "ReJSON-RL":  # RDB_TYPE_MODULE_2 (7); vectorset: RDB_TYPE_MODULE (6)
+            rows[-1]["rdb_type"] = 7
+    assert {r["type"] for r in rows} | {"module"} >= set(C.TYPE_NAMES.values())
+    con = open_database(keys_db(rows))
+    try:
+        relations.prepare(con, {}, needs={"rfamilies"})
+        got = {r[0]: r for r in con.execute("SELECT * FROM rfamilies").fetchall()}
+        q = querylib.get_query("patterns")
+        values = {"top": 3}
+        listed = {r["pattern"]: r for r in querylib.run_dicts(con, q, values)}
+    finally:
+        con.close()
+    fams: dict[str, list] = {}
+    for r in rows:
+        fams.setdefault(r["key"].split(":")[0] + ":{id}:{id}", []).append(r)
+
+    def largest(ks):
+        return min(ks, key=lambda r: (-r["memory_bytes"], r["key"].encode()))
+
+    def types(ks):
+        return sorted({r["encoding"] if r["type"] == "module" else r["type"] for r in ks})
+
+    assert set(got) == set(fams)
+    for fam, ks in fams.items():
+        top = largest(ks)
+        no_ttl = [r["memory_bytes"] for r in ks if r["expire_at_ms"] is None]
+        assert got[fam][1:] == (
+            len(ks),
+            sum(r["memory_bytes"] for r in ks),
+            sum(1 for r in ks if r["expire_at_ms"] is not None),
+            types(ks),
+            top["key"],
+            top["memory_bytes"],
+            top["expire_at_ms"] is not None,
+            sum(no_ttl) if no_ttl else None,
+        ), fam
+    rest = [r for fam, ks in fams.items() if fam not in listed for r in ks]
+    assert (listed["(other)"]["largest_key"], listed["(other)"]["types"]) == (
+        largest(rest)["key"],
+        types(rest),
+    )
+    assert listed["(other)"]["families"] == len(fams) - 3
 
 
 _TOP_TYPES = ("string", "list", "set", "zset", "hash", "stream")

@@ -6,41 +6,51 @@
 --          `rfamilies`.
 -- params: none
 -- columns: pattern, keys, memory_bytes, keys_with_ttl, types (distinct, sorted), largest_key and
---   largest_memory_bytes (the key with the most memory_bytes, the first in byte order on a tie), memory_without_ttl and
---   largest_key_without_ttl (the same over the keys without TTL), median_ttl_ms (over keys whose
---   TTL is still to run at snapshot time).
+--   largest_memory_bytes (the key with the most memory_bytes, the first in byte order on a tie),
+--   largest_key_has_ttl, memory_without_ttl (NULL when every key has a TTL).
+--
+-- One GROUP BY, one aggregate state per family that is not a number (the largest key): a keyspace
+-- can hold as many families as keys (`ratelimit:10.1.2.3`, e-mail addresses), and DuckDB spills
+-- no aggregate whose result is a string chosen by another value, nor a DISTINCT list or a median.
+-- Grouping per family, type and TTL first, then per family (with the largest key without TTL and
+-- the median TTL) made a report over a million such families run out of memory; this runs in the
+-- report's retry at 128 MB over two million (2 CPU s), five million under `--delimiters /`
+-- (docs/benchmarks.md). ttl_families takes the median TTL and the largest key without TTL from
+-- the keys of the families it lists.
+-- largest: min() of a struct orders by its fields, so the most memory, then the key in byte
+-- order: arg_min(key, (-memory_bytes, key)), with whether that key has a TTL.
+-- types: a bit per type (a DISTINCT list is a second grouping over a copy of every key); a module's
+-- type name (`vectorset`...) from the module keys alone (rdb_type 6 and 7: RDB_TYPE_MODULE and
+-- _MODULE_2, the only keys whose type is none of the names below; tests/test_report_fastpaths.py
+-- checks the names against constants.TYPE_NAMES).
 CREATE OR REPLACE TEMP TABLE rfamilies AS
-WITH by_type AS (
-    -- per family, type and TTL or not first (a family's distinct types are its rows here;
-    -- DuckDB plans list(DISTINCT type) (and histogram) as a second grouping over a copy of
-    -- every key), so that each aggregate runs once per key
-    SELECT pattern, type, expire_at_ms IS NULL AS no_ttl,
-           count(*) AS keys,
-           sum(memory_bytes) AS memory_bytes,
-           max(memory_bytes) AS largest_memory_bytes,
-           arg_min(key, (-memory_bytes, key)) AS largest_key
-    FROM rkeys
-    GROUP BY pattern, type, no_ttl
-), ttl_medians AS (
-    -- median() itself, not a list() of every TTL of the family then list_aggregate: DuckDB
-    -- cannot spill those lists, and under the report's memory limit (connections.py) they ran
-    -- out of memory over a million keys with TTLs
-    SELECT pattern, median(ttl_ms) AS median_ttl_ms
-    FROM rkeys
-    WHERE ttl_ms > 0
-    GROUP BY pattern
-), families AS (
+WITH f AS (
     SELECT pattern,
-           sum(keys)::BIGINT AS keys,
+           count(*)::BIGINT AS keys,
            sum(memory_bytes) AS memory_bytes,
-           coalesce(sum(keys) FILTER (WHERE NOT no_ttl), 0)::BIGINT AS keys_with_ttl,
-           list_sort(list(DISTINCT type)) AS types,
-           max(largest_memory_bytes) AS largest_memory_bytes,
-           arg_min(largest_key, (-largest_memory_bytes, largest_key)) AS largest_key,
-           sum(memory_bytes) FILTER (WHERE no_ttl) AS memory_without_ttl,
-           arg_min(largest_key, (-largest_memory_bytes, largest_key)) FILTER (WHERE no_ttl) AS largest_key_without_ttl
-    FROM by_type
+           count(expire_at_ms)::BIGINT AS keys_with_ttl,
+           bit_or(CASE type WHEN 'array' THEN 1 WHEN 'hash' THEN 2 WHEN 'list' THEN 4 WHEN 'set' THEN 8
+                            WHEN 'stream' THEN 16 WHEN 'string' THEN 32 WHEN 'zset' THEN 64
+                            ELSE 0 END) AS type_bits,
+           max(memory_bytes) AS largest_memory_bytes,
+           min({'memory': -memory_bytes, 'key': key, 'ttl': expire_at_ms IS NOT NULL}) AS largest,
+           sum(memory_bytes) FILTER (WHERE expire_at_ms IS NULL) AS memory_without_ttl
+    FROM rkeys
+    GROUP BY pattern
+), module_types AS (
+    SELECT pattern, list(DISTINCT type) AS types
+    FROM rkeys
+    WHERE rdb_type IN (6, 7)
     GROUP BY pattern
 )
-SELECT f.*, m.median_ttl_ms
-FROM families AS f LEFT JOIN ttl_medians AS m USING (pattern)
+SELECT f.pattern, f.keys, f.memory_bytes, f.keys_with_ttl,
+       list_sort(list_concat(
+           [t.name FOR t IN [{'name': 'array', 'bit': 1}, {'name': 'hash', 'bit': 2},
+                             {'name': 'list', 'bit': 4}, {'name': 'set', 'bit': 8},
+                             {'name': 'stream', 'bit': 16}, {'name': 'string', 'bit': 32},
+                             {'name': 'zset', 'bit': 64}]
+            IF f.type_bits & t.bit <> 0],
+           coalesce(m.types, []))) AS types,
+       f.largest.key AS largest_key, f.largest_memory_bytes, f.largest.ttl AS largest_key_has_ttl,
+       f.memory_without_ttl
+FROM f LEFT JOIN module_types AS m USING (pattern)
