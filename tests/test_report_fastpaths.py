@@ -602,6 +602,61 @@ def test_families_match_the_keys(keys_db):
     assert listed["(other)"]["families"] == len(fams) - 3
 
 
+@pytest.mark.parametrize("memory", [(8, 16), (0,)])
+def test_prefixes_list_each_depths_top_by_memory_keys_then_name(keys_db, memory):
+    """prefixes: each depth's top N prefixes (most memory, then most keys, then the name first
+    in byte order: ties are many here, and with memory 0 the keys decide), the others folded
+    into (other), against the rollup computed here from the rows."""
+    rnd = random.Random(5)
+    words = ["a", "b", "c", "ab", "B"]
+    rows = []
+    for _ in range(600):
+        parts = [rnd.choice(words) for _ in range(rnd.randint(1, 4))]
+        rows.append(
+            {
+                "db": 0,
+                "key": ":".join(parts),
+                "type": "string",
+                "encoding": "raw",
+                "length": 1,
+                "memory_bytes": rnd.choice(memory),
+                "slot": 0,
+            }
+        )
+    con = open_database(keys_db(rows))
+    try:
+        q = querylib.get_query("prefixes")
+        values = {"top": 3, "max_depth": 3}
+        relations.prepare(con, values, needs=relations.relations_used(q))
+        got = [
+            (r["depth"], r["prefix"], r["prefixes"], r["keys"], r["memory_bytes"])
+            for r in querylib.run_dicts(con, q, values)
+        ]
+    finally:
+        con.close()
+    want = []
+    for depth in (1, 2, 3):
+        sums: dict[str, list[int]] = {}
+        for r in rows:
+            prefix = ":".join(r["key"].split(":")[:depth])
+            s = sums.setdefault(prefix, [0, 0])
+            s[0], s[1] = s[0] + r["memory_bytes"], s[1] + 1
+        order = sorted(sums, key=lambda p: (-sums[p][0], -sums[p][1], p.encode()))
+        listed = sorted(order[:3], key=lambda p: (-sums[p][0], p.encode()))  # as printed
+        want += [(depth, p, 1, sums[p][1], sums[p][0]) for p in listed]
+        rest = order[3:]
+        want.append(
+            (
+                depth,
+                "(other)",
+                len(rest),
+                sum(sums[p][1] for p in rest),
+                sum(sums[p][0] for p in rest),
+            )
+        )
+    assert got == want
+
+
 _TOP_TYPES = ("string", "list", "set", "zset", "hash", "stream")
 
 

@@ -23,12 +23,20 @@ WITH depths AS (
            sum(f.keys) AS keys, sum(f.memory_bytes) AS memory_bytes, sum(f.keys_with_ttl) AS keys_with_ttl
     FROM f CROSS JOIN depths AS d
     GROUP BY d.depth, prefix
+), listed AS (
+    -- each depth's top N prefixes by memory, keys, then name: a heap of N per depth (min() of a
+    -- struct orders by its fields), not a row_number() window, which sorted every prefix: four
+    -- million of them over two million one-key families (`ratelimit:10.1.2.3`)
+    SELECT depth, unnest(arg_min(prefix, {'memory': -memory_bytes, 'keys': -keys, 'prefix': prefix},
+                                 greatest($top, 1))) AS prefix, true AS listed
+    FROM p
+    GROUP BY depth
 ), ranked AS (
-    SELECT *, row_number() OVER (PARTITION BY depth ORDER BY memory_bytes DESC, keys DESC, prefix) AS rn FROM p
+    SELECT p.*, l.listed FROM p LEFT JOIN listed AS l USING (depth, prefix)
 )
 SELECT depth, rolled AS prefix, prefixes, keys, memory_bytes, memory_share, ttl_share FROM (
 SELECT depth,
-       CASE WHEN $top = 0 OR rn <= $top THEN prefix ELSE '(other)' END AS rolled,
+       CASE WHEN $top = 0 OR listed THEN prefix ELSE '(other)' END AS rolled,
        count(*) AS prefixes,
        sum(keys) AS keys,
        sum(memory_bytes) AS memory_bytes,
