@@ -279,16 +279,42 @@ def test_naming_fast_path(keys_db, with_plain):
         b"it's:1",
         b"a|b",
         b"Data:2",
+        # one family of three keys per rule: naming_families' example is the first of them
+        b"Data:4",
+        b"Data:3",
     ]
     db = keys_db(_naming_rows(raw, with_plain))
     con = open_database(db)
     try:
         rpt.build_report(con, rpt.ReportOptions(sections=("naming",)))
         got: dict[str, set] = {}
-        for db_, key, rule in con.execute("SELECT db, key, rule FROM rnaming").fetchall():
+        groups: dict[tuple, list] = {}
+        for db_, key, rule, pattern, mem in con.execute(
+            "SELECT db, key, rule, pattern, memory_bytes FROM rnaming"
+        ).fetchall():
             got.setdefault(rule, set()).add((db_, key))
+            groups.setdefault((pattern, rule), []).append((key, mem))
+        q = querylib.get_query("naming_families")
+        families = {top: querylib.run_dicts(con, q, {"top": top}) for top in (0, 3)}
     finally:
         con.close()
+    # naming_families: per family and rule, keys, memory, the first key in byte order; the top
+    # 3 by keys, memory, then family and rule
+    want_families = sorted(
+        (
+            {
+                "pattern": pattern,
+                "rule": rule,
+                "keys": len(ks),
+                "memory_bytes": sum(m for _, m in ks),
+                "example": min(k for k, _ in ks),
+            }
+            for (pattern, rule), ks in groups.items()
+        ),
+        key=lambda f: (-f["keys"], -f["memory_bytes"], f["pattern"], f["rule"]),
+    )
+    assert families == {0: want_families, 3: want_families[:3]}
+    assert len(want_families) > 10
     mkeys = [
         MKey(
             db=i % 2,
@@ -313,9 +339,9 @@ def test_naming_fast_path(keys_db, with_plain):
 
 
 def test_naming_delimiter_set_shortcut(keys_db):
-    """rnaming_dset (the candidate delimiters a key holds, sorted) answers a key holding one of
-    them without listing every match: the same sets as the list of every match, for each
-    candidate set and keys holding none, one or several of them."""
+    """rnaming_dset (the candidate delimiters a key holds, sorted) tests each candidate with
+    contains() rather than listing every match: the same sets as the list of every match, for
+    each candidate set and keys holding none, one or several of them."""
     keys = _keys_for_patterns(3000, 5) + ["", "a:b.c", "a::b", "x.y.z", "q|#|#", "é:é.é"]
     con = open_database(keys_db(_naming_rows([k.encode() for k in keys[:50]], True)))
     try:

@@ -68,17 +68,14 @@ CREATE OR REPLACE TEMP MACRO rnaming_root(key, fast, first_segment, delimiters, 
     CASE WHEN NOT fast THEN regexp_extract(key, '^[^' || delim_class(mixed_candidates) || ']*')
          WHEN contains(mixed_candidates, left(delimiters, 1)) THEN first_segment
          ELSE key END;
--- the candidate delimiters the key holds, sorted ('' = none). `first`: the first one in the key;
--- a key that holds no other (`session:<uuid>`, `a.b.c`: most keys) needs no list of every
--- match (regexp_extract_all, list_distinct, list_sort: three times the cost of this test)
-CREATE OR REPLACE TEMP MACRO rnaming_dset_of(key, first, mixed_candidates) AS
-    CASE WHEN first = '' THEN ''
-         WHEN NOT regexp_matches(replace(key, first, ''), '[' || delim_class(mixed_candidates) || ']') THEN first
-         ELSE array_to_string(list_sort(list_distinct(
-             regexp_extract_all(key, '[' || delim_class(mixed_candidates) || ']'))), '') END;
+-- the candidate delimiters the key holds, sorted ('' = none): each candidate tested with contains(),
+-- in the sorted list of candidates (a constant). regexp_extract_all, list_distinct and list_sort
+-- of every match cost nine times as much (2 s over 2 M keys `ratelimit:10.1.2.3`), and a first
+-- regex to skip them for keys of one candidate twice as much
+CREATE OR REPLACE TEMP MACRO rnaming_dset_of(key, mixed_candidates) AS
+    array_to_string([c FOR c IN list_sort(list_distinct(string_split(mixed_candidates, ''))) IF contains(key, c)], '');
 CREATE OR REPLACE TEMP MACRO rnaming_dset(key, fast, delimiters, mixed_candidates) AS
-    CASE WHEN NOT fast THEN rnaming_dset_of(key,
-             regexp_extract(key, '[' || delim_class(mixed_candidates) || ']'), mixed_candidates)
+    CASE WHEN NOT fast THEN rnaming_dset_of(key, mixed_candidates)
          WHEN contains(mixed_candidates, left(delimiters, 1)) THEN left(delimiters, 1)
          ELSE '' END;
 -- generic-name: the first segment, trailing digits removed (fast keys are lowercase already), in
