@@ -3,16 +3,18 @@
 (key_pattern, is_plain_key) to these.
 
 A key's family as the loader computes it: `key_pattern(key)` with the default delimiter `:`,
-for the keys that take key_pattern's first fast path (macros._FAST_SEG), in Python.
+for keys of printable ASCII up to FAMILY_MAX_KEY bytes, in Python.
 
 The `keys.family` column holds key_pattern(key) for every key.  Working it out per key in SQL
-costs DuckDB about as much as storing the row, so the loader does it while the key is at hand:
-a key of plain segments (no digit, no `-`; segments end at `:` and at `#`, macros.SPLIT_MARK,
-as in split-key families `uid#0#7`) and integer ids (`42`, `{42}`; not 8 digits that
-read as a compact date) becomes the key with each digit run replaced by `{id}`, which is what
-key_pattern gives it.  Any other key (dates, UUIDs, hex, tokens, bytes outside printable ASCII,
-very long keys) gets None here, and the INSERT computes key_pattern(key) for it in DuckDB.  So
-a None is never wrong, only slower; tests compare both twins with the macro.
+costs DuckDB about as much as storing the row (its regex passes: 2.5 us a key), so the loader
+does it while the key is at hand.  Segments end at `:` and at `#` (macros.SPLIT_MARK, as in
+split-key families `uid#0#7`).  A segment without a digit or `-` is no placeholder; any other
+is, but for one `{` before it and one `}` after it (hashtag braces: no placeholder holds a
+brace), a date (`{date}`), an id (`{id}`: a number, a UUID, 8+ hex characters with a digit,
+16+ token characters with a digit and a letter), or left as it is (`10.1.2.3`, `user-1`): what
+key_pattern's passes do to a whole segment.  Any other key (bytes outside printable ASCII, very
+long keys) gets None here, and the INSERT computes key_pattern(key) for it in DuckDB.  So a
+None is never wrong, only slower; tests compare both twins with the macro.
 
 `_batch.KeyColumns` has the compiled twin, which fills the column for the compiled batch;
 this function is its reference (tests/test_family.py).  The pure-Python path leaves every family
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 import re
 
-from rdbscan.db.macros import _DATE8
+from rdbscan.db.macros import _DATE, _HEX, _NUMBER, _TOKEN, _UUID
 
 # Longer keys are left to DuckDB: their family could outgrow the batch's string buffer.
 FAMILY_MAX_KEY = 4096
@@ -31,12 +33,31 @@ FAMILY_MAX_KEY = 4096
 _PRINTABLE = re.compile(rb"[\x20-\x7e]*")
 _DIGIT_OR_DASH = re.compile(rb"[0-9-]")
 _BOUNDARY = re.compile(rb"([:#])")  # the default delimiter and macros.SPLIT_MARK
-_ID_SEGMENT = re.compile(rb"(\{?)([0-9]+)(\}?)")
-_COMPACT_DATE = re.compile(_DATE8.encode())
+_DATE_SEG = re.compile(f"(?:{_DATE})".encode())
+_UUID_OR_NUMBER = re.compile(f"{_UUID}|{_NUMBER}".encode())
+_HEX_8 = re.compile(f"{_HEX}{{8,}}".encode())
+_TOKEN_16 = re.compile(f"{_TOKEN}{{16,}}".encode())
+
+
+def _placeholder(body: bytes) -> bytes:
+    """What key_pattern's passes make of a whole segment (without its braces): a date, an id
+    (a UUID, a number, 8+ hex characters with a digit, 16+ token characters with a digit and
+    a letter) or the segment as it is."""
+    if _DATE_SEG.fullmatch(body):
+        return b"{date}"
+    digit = re.search(rb"[0-9]", body) is not None
+    letter = re.search(rb"[A-Za-z]", body) is not None
+    if (
+        _UUID_OR_NUMBER.fullmatch(body)
+        or (digit and _HEX_8.fullmatch(body))
+        or (digit and letter and _TOKEN_16.fullmatch(body))
+    ):
+        return b"{id}"
+    return body
 
 
 def fast_family(key: bytes) -> str | None:
-    """key_pattern(key) for a key of plain segments and integer ids; None for other keys."""
+    """key_pattern(key) for a key of printable ASCII; None for other keys."""
     if len(key) > FAMILY_MAX_KEY or not _PRINTABLE.fullmatch(key):
         return None
     out = []
@@ -44,10 +65,11 @@ def fast_family(key: bytes) -> str | None:
         if i % 2 or not _DIGIT_OR_DASH.search(seg):  # a boundary, or a plain segment
             out.append(seg)
             continue
-        m = _ID_SEGMENT.fullmatch(seg)
-        if m is None or (len(m[2]) == 8 and _COMPACT_DATE.fullmatch(m[2])):
-            return None
-        out.append(m[1] + b"{id}" + m[3])
+        lead = b"{" if seg.startswith(b"{") else b""
+        body = seg[len(lead) :]
+        trail = b"}" if body.endswith(b"}") else b""
+        body = body[: len(body) - len(trail)]
+        out.append(lead + _placeholder(body) + trail)
     return b"".join(out).decode("ascii")
 
 

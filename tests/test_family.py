@@ -4,6 +4,7 @@ stand in for, and the columns in loaded databases."""
 
 from __future__ import annotations
 
+import collections
 import random
 
 import duckdb
@@ -74,6 +75,37 @@ KEYS = st.lists(st.sampled_from(ALPHABET), max_size=16).map(b"".join) | st.sampl
         b"a:#1",
         b"#",
         b"{uid#42}#3",
+        # segments with a digit or '-' that are other placeholders, or none
+        b"ratelimit:10.1.2.3",
+        b"session:4d753fe1-a833-4a72-aea2-c02de72eb436",
+        b"s:4D753FE1-A833-4A72-AEA2-C02DE72EB436",
+        b"s:4d753fe1-a833-4a72-aea2-c02de72eb43",
+        b"h:deadbeef",
+        b"h:deadbee1",
+        b"h:{deadbee1}",
+        b"h:dead-bee1",
+        b"t:abcdefghijklmno1",
+        b"t:abcdefghijklmnop",
+        b"t:0123456789012345",
+        b"t:ab+/=_-cdefghij1",
+        b"t:ab+/=_-cdefghi1.",
+        b"d:2024-01-31T10",
+        b"d:2024-01-31 10",
+        b"d:2024-01-31T1",
+        b"d:2024-01",
+        b"d:2024-13",
+        b"d:2024-01-32",
+        b"d:1899-01-01",
+        b"d:{2024-01-31}",
+        b"n:-1",
+        b"n:+2.5",
+        b"n:1.",
+        b"n:.5",
+        b"n:1.2.3",
+        b"n:--1",
+        b"user-1:x",
+        b"{-}:1}",
+        b"}1:{",
     ]
 )
 
@@ -115,8 +147,38 @@ def test_fast_family_is_key_pattern(con):
     ]
     keys += [b"user:%d:profile" % i for i in range(0, 10**9, 9_999_991)]
     keys += [b"x:%08d" % d for d in range(19_000_000, 21_100_000, 3_307)]  # dates and near misses
+    # ids of other kinds and their near misses: hex, tokens, UUIDs, dates, numbers, addresses
+    for alphabet, lengths in (
+        (b"0123456789abcdefABCDEFgz-", (6, 40)),
+        (b"0123456789aZ_+/=-.", (12, 20)),
+        (b"0123456789-T .", (6, 14)),
+    ):
+        keys += [
+            b"k:" + bytes(rnd.choice(alphabet) for _ in range(rnd.randint(*lengths)))
+            for _ in range(30_000)
+        ]
+    keys += [
+        b"s:%08x-%04x-%04x-%04x-%012x" % tuple(rnd.getrandbits(b) for b in (32, 16, 16, 16, 48))
+        for _ in range(1_000)
+    ]
+    keys += [b"ip:%d.%d.%d.%d" % tuple(rnd.randint(0, 255) for _ in range(4)) for _ in range(1_000)]
+    keys += [
+        b"d:%d-%02d-%02d%s"
+        % (
+            rnd.randint(1890, 2110),
+            rnd.randint(0, 13),
+            rnd.randint(0, 33),
+            rnd.choice([b"", b"T10", b" 23", b"T1"]),
+        )
+        for _ in range(5_000)
+    ]
     given_ = _check(con, keys)
-    assert given_ > 20_000  # the fast path is taken, not only refused
+    assert given_ == len(keys) - sum(1 for k in keys if b"\n" in k)  # every printable key
+    families = collections.Counter(fast_family(k) for k in keys[-70_000:])
+    assert sum(n for f, n in families.items() if f and "{id}" in f) > 10_000
+    assert sum(n for f, n in families.items() if f and "{date}" in f) > 1_000
+    if rows.compiled is not None:
+        assert [rows.compiled.fast_family(k) for k in keys] == [fast_family(k) for k in keys]
 
 
 def test_split_key_families(con):
@@ -130,7 +192,7 @@ def test_split_key_families(con):
         "a#b:{id}",
     ]
     assert _patterns(con, keys) == want
-    assert [fast_family(k) for k in keys] == [want[0], want[1], None, want[3], want[4]]
+    assert [fast_family(k) for k in keys] == want
     if rows.compiled is not None:
         assert [rows.compiled.fast_family(k) for k in keys] == [fast_family(k) for k in keys]
     texts = [k.decode() for k in keys]

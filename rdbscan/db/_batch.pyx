@@ -86,19 +86,86 @@ cdef inline bint _is_digit(uint8_t c) noexcept nogil:
     return 48 <= c <= 57
 
 
-cdef inline bint _compact_date(const uint8_t* d) noexcept nogil:
-    """8 digits that read as (19|20)YYMMDD with month 01-12 and day 01-31 (macros._DATE8)."""
-    if not ((d[0] == 49 and d[1] == 57) or (d[0] == 50 and d[1] == 48)):
+cdef inline bint _is_hex(uint8_t c) noexcept nogil:
+    return _is_digit(c) or 97 <= (c | 32) <= 102   # 0-9 a-f A-F
+
+
+cdef inline bint _is_letter(uint8_t c) noexcept nogil:
+    return 97 <= (c | 32) <= 122
+
+
+cdef inline bint _two_digits_in(const uint8_t* d, int lo, int hi) noexcept nogil:
+    """d[0:2] are digits whose number is in lo..hi."""
+    return _is_digit(d[0]) and _is_digit(d[1]) and lo <= (d[0] - 48) * 10 + d[1] - 48 <= hi
+
+
+cdef bint _is_date(const uint8_t* s, Py_ssize_t n) noexcept nogil:
+    """macros._DATE as a whole: YYYY-MM[-DD][(T| )HH] or YYYYMMDD, years 19xx and 20xx."""
+    cdef Py_ssize_t p
+    if n < 7 or not (_two_digits_in(s, 19, 20) and _is_digit(s[2]) and _is_digit(s[3])):
         return False
-    if not ((d[4] == 48 and d[5] != 48) or (d[4] == 49 and d[5] <= 50)):
+    if n == 8 and _two_digits_in(s + 4, 1, 12) and _two_digits_in(s + 6, 1, 31):
+        return True
+    if s[4] != 45 or not _two_digits_in(s + 5, 1, 12):   # '-'
         return False
-    return (d[6] == 48 and d[7] != 48) or d[6] == 49 or d[6] == 50 or (d[6] == 51 and d[7] <= 49)
+    p = 7
+    if p + 3 <= n and s[p] == 45 and _two_digits_in(s + p + 1, 1, 31):
+        p += 3
+    if p + 3 <= n and (s[p] == 84 or s[p] == 32) and _two_digits_in(s + p + 1, 0, 99):  # T, ' '
+        p += 3
+    return p == n
+
+
+cdef bint _is_id(const uint8_t* s, Py_ssize_t n) noexcept nogil:
+    """A whole segment that key_pattern's passes turn into {id} (macros._key_pattern_passes_sql):
+    a number ([-+]?[0-9]+(.[0-9]+)?), a UUID, 8+ hex characters with a digit, or 16+ token
+    characters ([A-Za-z0-9_+/=-]) with a digit and a letter."""
+    cdef Py_ssize_t i = 0, d
+    cdef bint digit = False, letter = False, hex_only = True, token = True
+    cdef uint8_t c
+    if n == 0:
+        return False
+    if s[0] == 43 or s[0] == 45:   # number: '+', '-'
+        i = 1
+    d = i
+    while i < n and _is_digit(s[i]):
+        i += 1
+    if i > d:
+        if i == n:
+            return True
+        if s[i] == 46:   # '.'
+            i += 1
+            d = i
+            while i < n and _is_digit(s[i]):
+                i += 1
+            if i > d and i == n:
+                return True
+    if n == 36 and s[8] == 45 and s[13] == 45 and s[18] == 45 and s[23] == 45:   # UUID
+        for i in range(36):
+            if i != 8 and i != 13 and i != 18 and i != 23 and not _is_hex(s[i]):
+                break
+        else:
+            return True
+    for i in range(n):
+        c = s[i]
+        if _is_digit(c):
+            digit = True
+        elif _is_letter(c):
+            letter = True
+            hex_only = hex_only and _is_hex(c)
+        elif c == 95 or c == 43 or c == 47 or c == 61 or c == 45:   # _ + / = -
+            hex_only = False
+        else:
+            return False
+    return digit and ((hex_only and n >= 8) or (letter and n >= 16))
 
 
 cdef Py_ssize_t _family(const uint8_t* k, Py_ssize_t n, char* out) noexcept nogil:
-    """Write key_pattern(k) to out (room for 4 * n bytes) for a key of plain segments and
-    integer ids (segments end at ':' and '#'), as the key_pattern macro; returns its length, or -1 for any other key."""
-    cdef Py_ssize_t i = 0, o = 0, s, e, d0, j
+    """Write key_pattern(k) to out (room for 4 * n bytes) for a key of printable ASCII (segments
+    end at ':' and '#', as the key_pattern macro with its default delimiter); returns its
+    length, or -1 for any other key.  A segment that holds a digit or '-' is a date ({date}),
+    an id ({id}) or left as it is, with one brace kept on each side (`{42}` -> `{{id}}`)."""
+    cdef Py_ssize_t i = 0, o = 0, s, e
     cdef uint8_t c
     cdef bint special
     if n > FAMILY_MAX_KEY:
@@ -114,28 +181,28 @@ cdef Py_ssize_t _family(const uint8_t* k, Py_ssize_t n, char* out) noexcept nogi
                 special = True
             i += 1
         e = i
-        if not special:
-            memcpy(out + o, k + s, e - s)
-            o += e - s
-        else:   # \{?[0-9]+\}?, not a compact date
-            j = s
-            if k[j] == 123:   # '{'
+        if special:   # no placeholder holds '{' or '}': one brace each side is the segment's
+            if k[s] == 123:   # '{'
                 out[o] = 123
                 o += 1
-                j += 1
-            d0 = j
-            while j < e and _is_digit(k[j]):
-                j += 1
-            if j == d0 or (j - d0 == 8 and _compact_date(k + d0)):
-                return -1
-            memcpy(out + o, b"{id}", 4)
-            o += 4
-            if j < e and k[j] == 125:   # '}'
+                s += 1
+            if e > s and k[e - 1] == 125:   # '}'
+                e -= 1
+            if _is_date(k + s, e - s):
+                memcpy(out + o, b"{date}", 6)
+                o += 6
+            elif _is_id(k + s, e - s):
+                memcpy(out + o, b"{id}", 4)
+                o += 4
+            else:
+                memcpy(out + o, k + s, e - s)
+                o += e - s
+            if e < i:
                 out[o] = 125
                 o += 1
-                j += 1
-            if j != e:
-                return -1
+        else:
+            memcpy(out + o, k + s, e - s)
+            o += e - s
         if i == n:
             return o
         out[o] = k[i]

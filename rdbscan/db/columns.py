@@ -131,10 +131,9 @@ KEY_ROWS = (
         False,
         "the key's family, `key_pattern(key)` with the `:` delimiter: `user:{id}:profile` for "
         "`user:1000:profile` (`#` ends a segment too: `uid#{id}#{id}` for `uid#7#0`) (see "
-        "[queries.md, Macros](queries.md#macros)). The loader works it out for keys of plain "
-        "words and integer ids (compiled in `db/_batch.pyx`; tests compare it with the "
-        "`key_pattern` macro); for other keys, and for every key on the pure-Python path, the "
-        "INSERT runs the macro. `report --delimiters` other than `:` computes families afresh",
+        "[queries.md, Macros](queries.md#macros)). The loader works it out for every key of printable "
+        "ASCII (compiled in `db/_batch.pyx`; tests compare it with the `key_pattern` macro); "
+        "for other keys, and for every key on the pure-Python path, the INSERT runs the macro. `report --delimiters` other than `:` computes families afresh",
         fill="key_pattern(key)",
     ),
     Column(

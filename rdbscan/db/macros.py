@@ -110,7 +110,7 @@ def _key_pattern_sql() -> str:
 # Split-key families (`uid#0#0 ... uid#999#99`, `video_info#olympic#2020-08-29#1`): a key split
 # into shards numbers them in `#` segments, so key_pattern treats `#` as a segment boundary
 # whatever the delimiters, and the shards of one logical key share a family.  The family rule's
-# other copies follow: tests/family_reference.py, `_family` in rdbscan/rdb/_speedups.pyx,
+# other copies follow: tests/family_reference.py, `_family` in rdbscan/db/_batch.pyx,
 # rdbscan/reports/schema.py (segment_delimiters) and queries/values_split_keys.sql.
 SPLIT_MARK = "#"
 
