@@ -25,23 +25,36 @@ WITH e AS NOT MATERIALIZED (
 ), seconds AS (
     SELECT dump_id, pattern, expire_at_ms // 1000 AS bucket, count(*) AS keys, sum(memory_bytes) AS memory_bytes
     FROM e GROUP BY ALL
+), fam_all AS (
+    -- per dump and family: its expiring keys, and the seconds and minutes from its first to its
+    -- last expiry (a minute is 60 whole seconds)
+    SELECT dump_id, pattern, sum(keys) AS family_keys,
+           max(bucket) - min(bucket) + 1 AS seconds_span,
+           max(bucket // 60) - min(bucket // 60) + 1 AS minutes_span
+    FROM seconds GROUP BY ALL
+), tested AS (
+    SELECT dump_id, sum(seconds_span + minutes_span)::DOUBLE AS m, sum(family_keys)::BIGINT AS expiring
+    FROM fam_all GROUP BY dump_id
+), fam AS (
+    -- the families that can hold a moment of min_keys keys: the others count in M only (a
+    -- keyspace can hold a family per key: `ratelimit:10.1.2.3`)
+    SELECT 'second' AS granularity, dump_id, pattern, family_keys, seconds_span AS span
+    FROM fam_all WHERE family_keys >= $min_keys
+    UNION ALL
+    SELECT 'minute', dump_id, pattern, family_keys, minutes_span
+    FROM fam_all WHERE family_keys >= $min_keys
 ), cells AS (
-    -- the minutes from the seconds (a minute is 60 whole seconds): two groupings of every
-    -- expiring key, which DuckDB runs at once, each with its own fixed share of memory, did
-    -- not fit in the report's memory limit (connections.py)
+    -- the minutes from the seconds: two groupings of every expiring key, which DuckDB runs at
+    -- once, each with its own fixed share of memory, did not fit in the report's memory limit
+    -- (connections.py)
     SELECT 'second' AS granularity, 1000 AS width_ms, dump_id, pattern, bucket, keys, memory_bytes
-    FROM seconds
+    FROM seconds JOIN fam USING (dump_id, pattern)
+    WHERE fam.granularity = 'second'
     UNION ALL
     SELECT 'minute', 60000, dump_id, pattern, bucket // 60, sum(keys)::BIGINT, sum(memory_bytes)
-    FROM seconds GROUP BY dump_id, pattern, bucket // 60
-), fam AS (
-    -- per dump, family and granularity: keys, and the moments from its first to its last expiry
-    SELECT granularity, dump_id, pattern, sum(keys) AS family_keys, max(bucket) - min(bucket) + 1 AS span
-    FROM cells GROUP BY ALL
-), tested AS (
-    SELECT dump_id, sum(span)::DOUBLE AS m,
-           (SELECT count(*) FROM e WHERE e.dump_id = fam.dump_id) AS expiring
-    FROM fam GROUP BY dump_id
+    FROM seconds JOIN fam USING (dump_id, pattern)
+    WHERE fam.granularity = 'minute'
+    GROUP BY dump_id, pattern, bucket // 60
 ), scored AS (
     SELECT c.granularity, c.dump_id, c.bucket * c.width_ms AS moment_ms, c.pattern, c.keys, c.memory_bytes,
            f.family_keys, f.family_keys / f.span AS expected_keys,
