@@ -14,7 +14,7 @@
 -- no aggregate whose result is a string chosen by another value, nor a DISTINCT list or a median.
 -- Grouping per family, type and TTL first, then per family (with the largest key without TTL and
 -- the median TTL) made a report over a million such families run out of memory; this runs in the
--- report's retry at 128 MB over two million (2 CPU s), five million under `--delimiters /`
+-- report's retry at 128 MB over two million (3.7 CPU s), five million under `--delimiters /`
 -- (docs/benchmarks.md). ttl_families takes the median TTL and the largest key without TTL from
 -- the keys of the families it lists.
 -- largest: min() of a struct orders by its fields, so the most memory, then the key in byte
