@@ -40,9 +40,9 @@ WITH flagged AS (
            CASE WHEN new_critical THEN 'critical' WHEN new_big THEN 'warning' END AS new_severity,
            row_number() OVER (PARTITION BY kind
                               ORDER BY coalesce(new_memory_bytes, old_memory_bytes) DESC, db, key) AS rank,
-           count(*) FILTER (WHERE kind = 'new') OVER () AS total_new,
-           count(*) FILTER (WHERE kind = 'past-critical') OVER () AS total_past_critical,
-           count(*) FILTER (WHERE kind = 'gone') OVER () AS total_gone
+           count(CASE WHEN kind = 'new' THEN 1 END) OVER () AS total_new,
+           count(CASE WHEN kind = 'past-critical' THEN 1 END) OVER () AS total_past_critical,
+           count(CASE WHEN kind = 'gone' THEN 1 END) OVER () AS total_gone
     FROM kinds
     WHERE kind IS NOT NULL
 )

@@ -36,8 +36,8 @@ WITH f AS (
            (f.new_keys - f.old_keys) / nullif(s.days, 0) AS keys_per_day,
            coalesce(k.added, 0) AS added, coalesce(k.removed, 0) AS removed, coalesce(k.changed, 0) AS changed,
            count(*) OVER () AS total_families,
-           count(*) FILTER (WHERE f.old_keys = 0) OVER () AS new_families,
-           count(*) FILTER (WHERE f.new_keys = 0) OVER () AS vanished_families
+           count(CASE WHEN f.old_keys = 0 THEN 1 END) OVER () AS new_families,
+           count(CASE WHEN f.new_keys = 0 THEN 1 END) OVER () AS vanished_families
     FROM f LEFT JOIN k USING (pattern) CROSS JOIN dspan AS s
 )
 SELECT * FROM ranked

@@ -38,9 +38,9 @@ SELECT dump_id, db, key, type, encoding, length, memory_bytes, severity, rules,
        expire_at_ms IS NOT NULL AS has_ttl, expire_at_ms, ttl_ms, pattern,
        -- totals over every big key (window functions, before QUALIFY keeps the top)
        count(*) OVER w AS total_keys,
-       count(*) FILTER (WHERE severity = 'critical') OVER w AS total_critical,
+       count(CASE WHEN severity = 'critical' THEN 1 END) OVER w AS total_critical,
        count(expire_at_ms) OVER w AS total_with_ttl,
-       count(*) FILTER (WHERE type = 'string') OVER w AS total_strings,
+       count(CASE WHEN type = 'string' THEN 1 END) OVER w AS total_strings,
        sum(memory_bytes) OVER w AS total_memory,
        coalesce(sum(memory_bytes) FILTER (WHERE severity = 'critical') OVER w, 0) AS total_critical_memory
 FROM big

@@ -58,7 +58,7 @@ SELECT /*by dump: dump_id,*/ db, logical_key, pattern, type, types, shards, leng
        count(*) OVER w AS total_logical_keys,
        sum(shards) OVER w AS total_shards,
        sum(memory_bytes) OVER w AS total_memory_bytes,
-       count(*) FILTER (WHERE big_when_joined) OVER w AS total_big_when_joined,
+       count(CASE WHEN big_when_joined THEN 1 END) OVER w AS total_big_when_joined,
        coalesce(sum(memory_bytes) FILTER (WHERE big_when_joined) OVER w, 0) AS total_big_when_joined_memory
 FROM flagged
 WINDOW w AS (/*by dump: PARTITION BY dump_id*/)
