@@ -559,6 +559,41 @@ def test_ttl_families_match_the_keys(keys_db):
     assert got["b:{id}"]["median_ttl_ms"] is not None and got["a:{id}"]["median_ttl_ms"] is None
 
 
+def test_fail_on_no_ttl_counts_the_ephemeral_families_keys_without_ttl(keys_db):
+    """`--fail-on no-ttl` (ttl_ephemeral_without_ttl): the keys without TTL of the families
+    that look like caches, sessions, tokens or locks; the same sum as ttl_families' rows."""
+    rnd = random.Random(11)
+    rows = []
+    for i in range(900):
+        fam = rnd.choice(["session", "cache", "user", "lock"])
+        ttl = fam == "cache" or rnd.random() < 0.5
+        rows.append(
+            {
+                "db": 0,
+                "key": f"{fam}:{i}",
+                "type": "string",
+                "encoding": "raw",
+                "length": 1,
+                "memory_bytes": 50,
+                "slot": 0,
+                "expire_at_ms": 2**41 if ttl else None,
+            }
+        )
+    con = open_database(keys_db(rows))
+    try:
+        got = []
+        for name, values in (("ttl_ephemeral_without_ttl", {}), ("ttl_families", {"top": 0})):
+            q = querylib.get_query(name)
+            relations.prepare(con, values, needs=relations.relations_used(q))
+            got.append(querylib.run_dicts(con, q, values))
+    finally:
+        con.close()
+    want = sum(1 for r in rows if r["expire_at_ms"] is None and r["key"][0] in "sl")
+    assert got[0] == [{"keys_without_ttl": want}]
+    assert want == sum(r["keys_without_ttl"] for r in got[1] if r["looks_ephemeral"]) > 100
+    assert {r["pattern"] for r in got[1]} == {"session:{id}", "user:{id}", "lock:{id}"}
+
+
 def test_families_match_the_keys(keys_db):
     """rfamilies in one GROUP BY (types as bits, a module's type name from its keys, the largest
     key as the minimum of a struct) and patterns' largest keys against the figures computed here

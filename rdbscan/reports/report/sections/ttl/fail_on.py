@@ -18,8 +18,7 @@ FAIL_RULES = {
 
 def fail_value(run, report: ReportData, rule: str) -> tuple:
     if rule == "no-ttl":
-        rows = run.rows("ttl_families", top=0)
-        return sum(r["keys_without_ttl"] for r in rows if r["looks_ephemeral"]), None, None
+        return run.one("ttl_ephemeral_without_ttl")["keys_without_ttl"], None, None
     if rule == "no-ttl-share":
         s = run.one("ttl_summary")
         return s["memory_without_ttl"], s["memory_share_without_ttl"], None
