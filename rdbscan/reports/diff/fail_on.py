@@ -76,19 +76,9 @@ def evaluate_fail_on(run: DiffRunner, diff: DiffBody, rules: list[tuple[str, str
             if pct and total["old_memory_bytes"] == 0:
                 measured = float("inf") if value > 0 else 0.0
         elif rule == "family-growth":
-            items = run.rows("families", top=0)
-            if pct:
-                over = [
-                    f
-                    for f in items
-                    if f["status"] != "new"
-                    and f["old_memory_bytes"] > 0
-                    and f["delta_memory_bytes"] * 100 > thr * f["old_memory_bytes"]
-                ]
-            else:
-                over = [f for f in items if f["delta_memory_bytes"] > thr]
-            value = measured = len(over)
-            offenders = [f["pattern"] for f in over[:10]]
+            over = run.one("family_growth_over", threshold=thr, pct=pct)
+            value = measured = over["families"]
+            offenders = over["first"]
             thr = 0 if thr >= 0 else thr
         elif rule == "new-big-keys":
             value = measured = diff["keys"]["big_keys"]["new"]
