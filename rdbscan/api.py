@@ -27,11 +27,11 @@ def load(
 ) -> list[DumpResult]:
     """Load every dump in `paths` (files, `-` for standard input, compressed or framed; see
     docs/inputs.md; one path as a string is one dump) into the DuckDB database at `db_path`,
-    created if needed: one DumpResult per dump, in order.  A damaged dump keeps the rows read before the damage.  `options` are
-    those of rdbscan.db.load.load (progress, verify_crc, target, skip_bad, existing, ...);
-    jobs=N loads up to N dumps at once in worker processes (rdbscan/db/parallel.py).  A
-    `db_path` named as a report (x.json, x.html, ...) is refused: CommandError, as on the
-    command line."""
+    created if needed: one DumpResult per dump, in order.  A damaged dump keeps the rows read
+    before the damage.  `options` are those of rdbscan.db.load.load (progress, verify_crc,
+    target, skip_bad, existing, ...); jobs=N loads up to N dumps at once in worker processes
+    (rdbscan/db/parallel.py).  A `db_path` named as a report (x.json, x.html, ...) is refused:
+    CommandError, as on the command line."""
     from .db.load import load as load_dumps
     from .reports.engine.outputs import database_name
 

@@ -10,13 +10,7 @@
 --   keys_per_day, added, removed, changed (keys), then over every family before the top cut:
 --   total_families, new_families, vanished_families
 WITH f AS (
-    SELECT pattern,
-           coalesce(sum(keys) FILTER (WHERE side = 'old'), 0)::BIGINT AS old_keys,
-           coalesce(sum(keys) FILTER (WHERE side = 'new'), 0)::BIGINT AS new_keys,
-           coalesce(sum(memory_bytes) FILTER (WHERE side = 'old'), 0)::BIGINT AS old_memory_bytes,
-           coalesce(sum(memory_bytes) FILTER (WHERE side = 'new'), 0)::BIGINT AS new_memory_bytes
-    FROM dfamilies
-    GROUP BY pattern
+    SELECT pattern, old_keys, new_keys, old_memory_bytes, new_memory_bytes FROM dfamily_sides
 ), k AS (
     SELECT pattern,
            count(*) FILTER (WHERE change = 'added') AS added,

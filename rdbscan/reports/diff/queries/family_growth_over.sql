@@ -6,17 +6,9 @@
 -- params:
 --   threshold (0.0)   bytes gained, or percent of the old memory when pct
 --   pct (False)       a percentage: families that existed before (with memory) only
-WITH f AS (
-    SELECT pattern,
-           coalesce(sum(keys) FILTER (WHERE side = 'old'), 0)::BIGINT AS old_keys,
-           coalesce(sum(keys) FILTER (WHERE side = 'new'), 0)::BIGINT AS new_keys,
-           coalesce(sum(memory_bytes) FILTER (WHERE side = 'old'), 0)::BIGINT AS old_memory_bytes,
-           coalesce(sum(memory_bytes) FILTER (WHERE side = 'new'), 0)::BIGINT AS new_memory_bytes
-    FROM dfamilies
-    GROUP BY pattern
-), over AS (
+WITH over AS (
     SELECT pattern, new_memory_bytes - old_memory_bytes AS delta_memory_bytes, new_keys - old_keys AS delta_keys
-    FROM f
+    FROM dfamily_sides
     WHERE CASE WHEN $pct THEN old_keys > 0 AND old_memory_bytes > 0
                               AND (new_memory_bytes - old_memory_bytes) * 100 > $threshold * old_memory_bytes
                ELSE new_memory_bytes - old_memory_bytes > $threshold END

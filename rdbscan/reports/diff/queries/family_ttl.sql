@@ -8,16 +8,10 @@
 --   median_ttl_change (0.25)  relative change of the median TTL worth reporting
 --   top (20)                  families listed, largest coverage change first; 0 = all
 WITH f AS (
-    SELECT pattern,
-           max(keys) FILTER (WHERE side = 'old') AS old_keys,
-           max(keys) FILTER (WHERE side = 'new') AS new_keys,
-           max(keys_with_ttl) FILTER (WHERE side = 'old') AS old_keys_with_ttl,
-           max(keys_with_ttl) FILTER (WHERE side = 'new') AS new_keys_with_ttl,
-           max(median_ttl_ms) FILTER (WHERE side = 'old') AS old_median_ttl_ms,
-           max(median_ttl_ms) FILTER (WHERE side = 'new') AS new_median_ttl_ms
-    FROM dfamilies
-    GROUP BY pattern
-    HAVING count(*) = 2
+    SELECT pattern, old_keys, new_keys, old_keys_with_ttl, new_keys_with_ttl,
+           old_median_ttl_ms, new_median_ttl_ms
+    FROM dfamily_sides
+    WHERE old_keys > 0 AND new_keys > 0
 ), c AS (
     SELECT *, old_keys_with_ttl / old_keys AS old_ttl_coverage, new_keys_with_ttl / new_keys AS new_ttl_coverage
     FROM f
