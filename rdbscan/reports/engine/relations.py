@@ -10,7 +10,7 @@ import re
 
 import duckdb
 
-from ...db.connections import more_memory
+from ...db.connections import grown_limits, more_memory
 from ...db.snapshot import snapshot_ms_of
 from ..format import plain
 from .querylib import (
@@ -225,12 +225,22 @@ class Runner:
                 self._done[key] = self._run(q, values)
             except duckdb.OutOfMemoryException:
                 # the lower limit of a report over a database: this query, and only it, runs
-                # again with the room it had before (db/connections.more_memory)
-                with more_memory(self.con) as more:
-                    if not more:
-                        raise
-                    self._done[key] = self._run(q, values)
+                # again with more room (db/connections.grown_limits), its last error raised
+                limits = grown_limits(self.con)
+                if not limits:
+                    raise
+                self._done[key] = self._run_grown(q, values, limits)
         return [dict(r) for r in self._done[key]]
+
+    def _run_grown(self, q: Query, values: dict, limits: tuple[str, ...]) -> list[dict]:
+        for limit in limits[:-1]:
+            with more_memory(self.con, limit):
+                try:
+                    return self._run(q, values)
+                except duckdb.OutOfMemoryException:
+                    pass
+        with more_memory(self.con, limits[-1]):
+            return self._run(q, values)
 
     def _run(self, q: Query, values: dict) -> list[dict]:
         prepare(self.con, values, needs=relations_used(q), created=self.created)
