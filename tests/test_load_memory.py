@@ -80,3 +80,21 @@ def test_a_report_of_many_small_keys_stays_under_its_memory_bound(tmp_path):
     report = json.loads(out.read_text())
     assert report["overview"]["keys"] == KEYS
     assert peak < REPORT_MAX_MIB, f"peak RSS of the report {peak:.0f} MiB"
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_a_schema_of_a_family_of_a_million_keys_fits_the_default_limit(tmp_path):
+    """`rdbscan schema` of one family of a million keys: its percentiles were quantile_disc, which
+    holds every value of its family (seven of them: out of memory at 48 MB, exit 8; pop5m's five
+    million failed at 128 MB); they are now read from counts per value."""
+    dump = _populate(tmp_path / "pop.rdb", KEYS)
+    out = tmp_path / "schema.json"
+    peak = _peak_mib(tmp_path, "schema", "-q", str(dump), "-f", "json", "-o", str(out))
+    (family,) = json.loads(out.read_text())["families"]
+    observed = family["observed"]
+    assert (family["pattern"], observed["keys"]) == ("key:{id}", KEYS)
+    # the values are value:0 .. value:999999: 900,000 of them 12 bytes long, the shortest 7
+    assert observed["length"] == [12, 12, 12]
+    assert observed["example"] == "key:0"
+    assert peak < REPORT_MAX_MIB, f"peak RSS of the schema {peak:.0f} MiB"

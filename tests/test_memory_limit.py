@@ -78,6 +78,18 @@ def test_out_of_memory_is_one_line_and_exit_8(db):
     )
 
 
+def test_query_out_of_memory_is_exit_8_too(db, tmp_path):
+    """`rdbscan query` with a query file that cannot fit: the same one line and exit 8, not an SQL
+    error (exit 2) with DuckDB's advice on several lines."""
+    sql = tmp_path / "greedy.sql"
+    sql.write_text(f"-- name: greedy\n-- answers: A test.\n{GREEDY}\n")
+    p = run_cli("query", db, str(sql), "--memory-limit", "16MB")
+    assert p.returncode == EXIT_MEMORY
+    assert p.stdout == ""
+    assert len(p.stderr.splitlines()) == 1
+    assert p.stderr.startswith("rdbscan: error: DuckDB ran out of memory at its 16MB limit")
+
+
 def test_the_environment_variable_sets_the_limit_and_the_option_wins(db):
     p = run_cli("sql", db, GREEDY, env={connections.MEMORY_LIMIT_ENV: "16MB"})
     assert p.returncode == EXIT_MEMORY

@@ -134,6 +134,78 @@ def test_typed_placeholders(tmp_path):
     }
 
 
+def _string_dump(tmp_path, keys: list[tuple[str, int, int | None]], name="q.rdb"):
+    """A dump of string keys (name, value length, expire_at_ms or None)."""
+    body = b"\xfe\x00"
+    for k, size, exp in keys:
+        if exp is not None:
+            body += b"\xfc" + exp.to_bytes(8, "little")
+        body += W.key(0, k, W.string("v" * size))
+    path = tmp_path / name
+    path.write_bytes(W.rdb(body, aux={"redis-ver": "7.2.4", "ctime": "1700000000"}))
+    return path
+
+
+def test_percentiles_are_quantile_disc_over_each_family(tmp_path):
+    """schema_families reads its percentiles from counts per value (a GROUP BY that spills, where
+    quantile_disc holds every value) and gives a family of one key that key's figures: the same
+    as quantile_disc over the family's keys, for families of 1 to 60 keys with repeated values,
+    keys without TTL and expired ones."""
+    import random
+
+    from rdbscan.reports.engine import querylib, relations
+
+    rng = random.Random(7)
+    keys = []
+    for n in range(1, 61):
+        for i in range(n):
+            ttl = rng.choice([None, None, -5_000, rng.randrange(1, 10**7), 3_600_000])
+            exp = None if ttl is None else 1_700_000_000_000 + ttl
+            keys.append((f"f{n}:{i}", rng.choice([1, 2, 3, rng.randrange(1, 200)]), exp))
+    # families of one key each (no placeholder): expired, running, no TTL
+    ctime = 1_700_000_000_000
+    keys += [
+        ("x:expired", 5, ctime - 5_000),
+        ("x:running", 7, ctime + 3_600_000),
+        ("x:never", 9, None),
+    ]
+    db = str(tmp_path / "q.duckdb")
+    load([str(_string_dump(tmp_path, keys))], db)
+    con = open_database(db)
+    try:
+        values = {"dump_id": 0, "delimiters": ":", "min_keys": 1}
+        q = querylib.get_query("schema_families")
+        relations.prepare(con, values, needs=relations.relations_used(q))
+        got = {r["pattern"]: r for r in querylib.run_dicts(con, q, values)}
+        measures = {"length": "length", "value_bytes": "max_elem_bytes", "memory": "memory_bytes"}
+        reference = "SELECT pattern, " + ", ".join(
+            f"quantile_disc({col}, {q}) AS {name}_p{p}"
+            for name, col in measures.items()
+            for q, p in ((0.5, 50), (0.99, 99))
+        )
+        reference += ", quantile_disc(ttl_ms, 0.5) FILTER (WHERE ttl_ms > 0) AS ttl_median_ms"
+        cur = con.execute(reference + " FROM rkeys GROUP BY pattern")
+        names = [d[0] for d in cur.description]
+        expected = {r[0]: dict(zip(names[1:], r[1:])) for r in cur.fetchall()}
+    finally:
+        con.close()
+    assert sorted(got) == sorted(
+        [f"f{n}:{{id}}" for n in range(1, 61)] + ["x:expired", "x:running", "x:never"]
+    )
+    assert got["x:expired"]["keys_expired"] == 1 and got["x:expired"]["ttl_median_ms"] is None
+    assert got["x:running"]["ttl_median_ms"] == 3_600_000
+    for pattern, row in got.items():
+        for column, value in expected[pattern].items():
+            assert row[column] == value, (pattern, column)
+        if pattern.startswith("x:"):
+            continue
+        n = int(pattern[1:].split(":")[0])
+        assert row["keys"] == n
+        assert row["length_max"] == max(size for k, size, _ in keys if k.startswith(f"f{n}:"))
+    with_ttl = [r for r in got.values() if r["ttl_median_ms"] is not None]
+    assert len(with_ttl) > 40  # the TTL median is tested, not only its NULLs
+
+
 def test_pattern_language():
     rx = re.compile(sch.pattern_regex("{user:{id}}:cart:{*}", ":"))
     assert rx.fullmatch("{user:42}:cart:x y")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from ..db.connections import is_out_of_memory
 from ..db.parquet import is_database_path
 from ..errors import EXIT_DATABASE, EXIT_INPUT, EXIT_USAGE, CommandError
 from ..reports import report as rpt
@@ -510,12 +511,19 @@ def query_cmd(database, name, params, dump_id, delimiters, fmt):
             EXIT_DATABASE,
         )
     con = open_report_database(database)
+    created: set = set()
+
+    def run():
+        relations.prepare(con, values, needs=relations.relations_used(q), created=created)
+        return querylib.run(con, q, values)
+
     try:
-        relations.prepare(con, values, needs=relations.relations_used(q))
-        cols, rows = querylib.run(con, q, values)
+        cols, rows = relations.with_room(con, run)
     except ValueError as e:
         raise CommandError(str(e), EXIT_USAGE) from None
     except Exception as e:  # duckdb.Error
+        if is_out_of_memory(e):
+            raise  # exit 8, the one line naming --memory-limit (cli/main.py)
         raise CommandError(f"{q.name}: SQL error: {e}", EXIT_USAGE) from None
     finally:
         con.close()

@@ -186,4 +186,5 @@ def _write_schema(out_path: str, text: str, families: int, quiet: bool) -> None:
     except OSError as e:  # a full disk, a read-only file system: the machine, exit 7
         raise CommandError(f"{out_path}: {e.strerror or e}", EXIT_DATABASE) from None
     if not quiet:
-        click.echo(f"rdbscan: schema of {families} families written to {out_path}", err=True)
+        noun = "family" if families == 1 else "families"
+        click.echo(f"rdbscan: schema of {families:,} {noun} written to {out_path}", err=True)

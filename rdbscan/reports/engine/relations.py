@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
+from typing import TypeVar
 
 import duckdb
 
@@ -23,6 +25,8 @@ from .querylib import (
     strip_comments,
 )
 from .thresholds import NEWEST_THRESHOLDS, dump_thresholds
+
+T = TypeVar("T")
 
 _CREATES = re.compile(
     r"\bCREATE\s+(?:OR\s+REPLACE\s+)?TEMP(?:ORARY)?\s+(?:TABLE|VIEW)\s+(\w+)", re.I
@@ -204,6 +208,27 @@ def _relations_used(sql: str) -> frozenset[str]:
     return frozenset(used)
 
 
+def with_room(con, run: Callable[[], T]) -> T:
+    """run(); on a database rdbscan wrote, run again at each grown limit in turn while it runs out
+    of memory at the lower one (db/connections.grown_limits), the last error raised: the report's
+    queries, `query` and `schema` all take this way.  `run` makes any base relation it needs:
+    a statement that failed left none behind."""
+    try:
+        return run()
+    except duckdb.OutOfMemoryException:
+        limits = grown_limits(con)
+        if not limits:
+            raise
+    for limit in limits[:-1]:
+        with more_memory(con, limit):
+            try:
+                return run()
+            except duckdb.OutOfMemoryException:
+                pass
+    with more_memory(con, limits[-1]):
+        return run()
+
+
 class Runner:
     """Runs bundled queries on one connection with the report's parameter values."""
 
@@ -221,26 +246,8 @@ class Runner:
         if key not in self._done:
             q = self.queries[name]
             values = {**self.values, **overrides}
-            try:
-                self._done[key] = self._run(q, values)
-            except duckdb.OutOfMemoryException:
-                # the lower limit of a report over a database: this query, and only it, runs
-                # again with more room (db/connections.grown_limits), its last error raised
-                limits = grown_limits(self.con)
-                if not limits:
-                    raise
-                self._done[key] = self._run_grown(q, values, limits)
+            self._done[key] = with_room(self.con, lambda: self._run(q, values))
         return [dict(r) for r in self._done[key]]
-
-    def _run_grown(self, q: Query, values: dict, limits: tuple[str, ...]) -> list[dict]:
-        for limit in limits[:-1]:
-            with more_memory(self.con, limit):
-                try:
-                    return self._run(q, values)
-                except duckdb.OutOfMemoryException:
-                    pass
-        with more_memory(self.con, limits[-1]):
-            return self._run(q, values)
 
     def _run(self, q: Query, values: dict) -> list[dict]:
         prepare(self.con, values, needs=relations_used(q), created=self.created)

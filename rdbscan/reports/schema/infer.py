@@ -15,7 +15,7 @@ from typing import cast
 from ..._version import __version__
 from ...db.macros import segment_delimiters
 from ..engine import querylib
-from ..engine.relations import REPORTED_DUMPS, prepare, relations_used
+from ..engine.relations import REPORTED_DUMPS, prepare, relations_used, with_room
 from .data import InferredFamily, Relation, SchemaData, SchemaFamily, SchemaHead
 from .spec import SCHEMA_FORMAT
 
@@ -150,8 +150,12 @@ def infer(
 
     def rows(name, **more):
         q = queries[name]
-        prepare(con, values, needs=relations_used(q), created=created)
-        return [_plain(r) for r in querylib.run_dicts(con, q, {**values, **more})]
+
+        def run():
+            prepare(con, values, needs=relations_used(q), created=created)
+            return [_plain(r) for r in querylib.run_dicts(con, q, {**values, **more})]
+
+        return with_room(con, run)
 
     fams = rows("schema_families")
     slots: dict[str, dict[int, dict]] = {}
