@@ -198,6 +198,47 @@ def test_html_is_self_contained_and_holds_the_json_report(dbs, rel, tmp_path):
         assert esc(f["message"]) in page
 
 
+def test_family_tree_keeps_the_largest_children_and_folds_the_rest(tmp_path):
+    """The treemap's tree over families whose truth is known: thirty one-key families
+    `rl:10.0.0.N` (value N bytes long, so memory grows with N) and `app:{id}:a`, `app:{id}:b`
+    (three keys each, larger values), with two children kept per node: `rl` keeps its two largest
+    families and folds the 28 others into `(other)`; `app` keeps `app:{id}`, which keeps both of
+    its children (no `(other)`); the root has two nodes, so no `(other)` either."""
+    import rdbwriter as W
+
+    from rdbscan.db.load import load
+    from rdbscan.reports.engine import querylib, relations
+
+    body = b"".join(W.key(0, f"rl:10.0.0.{n}", W.string("v" * n)) for n in range(1, 31))
+    body += b"".join(W.key(0, f"app:{i}:{x}", W.string("w" * 200)) for i in range(3) for x in "ab")
+    dump = tmp_path / "t.rdb"
+    dump.write_bytes(W.rdb(b"\xfe\x00" + body))
+    db = str(tmp_path / "t.duckdb")
+    load([str(dump)], db)
+    con = open_database(db)
+    try:
+        values = {"dump_id": 0, "delimiters": ":", "children": 2}
+        q = querylib.get_query("chart_family_tree")
+        relations.prepare(con, values, needs=relations.relations_used(q))
+        tree = querylib.run_dicts(con, q, values)
+        memory = dict(con.execute("SELECT key, memory_bytes FROM keys").fetchall())
+    finally:
+        con.close()
+    nodes = {(n["depth"], n["parent"], n["prefix"]): n["keys"] for n in tree}
+    assert nodes == {
+        (1, None, "app"): 6,
+        (1, None, "rl"): 30,
+        (2, "app", "app:{id}"): 6,
+        (2, "rl", "rl:10.0.0.30"): 1,
+        (2, "rl", "rl:10.0.0.29"): 1,
+        (2, "rl", "(other)"): 28,
+        (3, "app:{id}", "app:{id}:a"): 3,
+        (3, "app:{id}", "app:{id}:b"): 3,
+    }
+    other = next(n for n in tree if n["prefix"] == "(other)")
+    assert other["memory_bytes"] == sum(memory[f"rl:10.0.0.{n}"] for n in range(1, 29))
+
+
 def test_html_names_from_the_dump_are_escaped(dbs):
     """A path and a finding's text (names from the dump) in a whole report (the renderers read
     every field its type requires) are escaped in the page and kept in its embedded data."""
