@@ -99,6 +99,15 @@ class CommandError(Exception):
         self.code = code
 
 
+def sql_error(exc: BaseException, what: str = "", hint: str = "") -> CommandError:
+    """The one line, exit EXIT_USAGE, for an SQL error in a query the user gave (`sql`, `query`):
+    DuckDB's message on one line (`Catalog Error: ... Did you mean "keys"? LINE 1: SELECT ...`),
+    without the line of carets under the query."""
+    lines = [" ".join(ln.split()) for ln in str(exc).splitlines()]
+    text = " ".join(ln for ln in lines if ln and set(ln) != {"^"})
+    return CommandError(f"{what}SQL error: {text}{hint}", EXIT_USAGE)
+
+
 def not_overwritten(path: str, why: str = "", hint: str = "") -> CommandError:
     """The one line, exit EXIT_DATABASE, for an output that exists and that rdbscan leaves
     untouched (a report, schema or export it did not write, or was not told to replace):

@@ -142,9 +142,32 @@ def test_sql_error_is_a_usage_error(tmp_path, loaded):
     db = tmp_path / "x.duckdb"
     copy_db(loaded(DUMP), db)
     p = run_cli("sql", db, "SELEC 1")
-    assert p.returncode == EXIT_USAGE and p.stderr.startswith(
-        'rdbscan: error: SQL error: Parser Error: syntax error at or near "SELEC"'
+    assert (p.returncode, p.stderr) == (
+        EXIT_USAGE,
+        'rdbscan: error: SQL error: Parser Error: syntax error at or near "SELEC" LINE 1: SELEC 1\n',
     )
+    # DuckDB's message is several lines (a hint, the query, carets): one line here
+    p = run_cli("sql", db, "SELECT * FROM key")
+    assert p.returncode == EXIT_USAGE
+    assert p.stderr == (
+        "rdbscan: error: SQL error: Catalog Error: Table with name key does not exist! "
+        'Did you mean "keys"? LINE 1: SELECT * FROM key\n'
+    )
+
+
+def test_a_query_of_another_command_says_which(tmp_path, loaded):
+    """`rdbscan query DB schema_check`: the query reads what `report --schema` makes; one line
+    that says so, exit 2."""
+    db = tmp_path / "x.duckdb"
+    copy_db(loaded(DUMP), db)
+    p = run_cli("query", db, "schema_check")
+    assert p.returncode == EXIT_USAGE
+    assert len(p.stderr.splitlines()) == 1
+    assert p.stderr.startswith(
+        "rdbscan: error: schema_check: SQL error: Catalog Error: Table with name rschema_keys "
+        "does not exist!"
+    )
+    assert p.stderr.endswith("(schema_check is run by `rdbscan report --schema`)\n")
 
 
 @pytest.mark.parametrize("command", [["sql"], ["query"]])

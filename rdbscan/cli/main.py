@@ -30,9 +30,9 @@ from ..errors import (
     EXIT_MEMORY,
     EXIT_OK,
     EXIT_TERMINATED,
-    EXIT_USAGE,
     CommandError,
     database_fault,
+    sql_error,
 )
 from ..rdb.backend import describe as describe_backend
 from .filters import filter_options, key_filter_from
@@ -316,7 +316,7 @@ def sql(database, query, fmt):
     except duckdb.Error as e:
         if is_out_of_memory(e):
             raise
-        raise CommandError(f"SQL error: {e}", EXIT_USAGE) from None
+        raise sql_error(e) from None
     if cur.description is None:
         return
     columns = [d[0] for d in cur.description]

@@ -4,6 +4,7 @@ rdbscan.reports.engine.querylib and rdbscan.reports.report.render."""
 from __future__ import annotations
 
 import contextlib
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -12,7 +13,7 @@ import click
 
 from ..db.connections import is_out_of_memory
 from ..db.parquet import is_database_path
-from ..errors import EXIT_DATABASE, EXIT_INPUT, EXIT_USAGE, CommandError
+from ..errors import EXIT_DATABASE, EXIT_INPUT, EXIT_USAGE, CommandError, sql_error
 from ..reports import report as rpt
 from ..reports.engine import querylib, relations
 from ..reports.engine.database import open_report_database
@@ -524,7 +525,10 @@ def query_cmd(database, name, params, dump_id, delimiters, fmt):
     except Exception as e:  # duckdb.Error
         if is_out_of_memory(e):
             raise  # exit 8, the one line naming --memory-limit (cli/main.py)
-        raise CommandError(f"{q.name}: SQL error: {e}", EXIT_USAGE) from None
+        # a query of another command (`(rdbscan report --schema) ...`) reads what it makes
+        made_by = re.match(r"\((rdbscan [^)]*)\)", q.answers or "")
+        hint = f" ({q.name} is run by `{made_by.group(1)}`)" if made_by else ""
+        raise sql_error(e, f"{q.name}: ", hint) from None
     finally:
         con.close()
     print_result(cols, rows, fmt)
