@@ -98,3 +98,38 @@ def test_a_schema_of_a_family_of_a_million_keys_fits_the_default_limit(tmp_path)
     assert observed["length"] == [12, 12, 12]
     assert observed["example"] == "key:0"
     assert peak < REPORT_MAX_MIB, f"peak RSS of the schema {peak:.0f} MiB"
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_an_export_of_a_million_keys_fits_the_default_limit(tmp_path):
+    """`rdbscan export` of a million keys in rdbtools' columns: the sort into file order needs
+    more than a database's 48 MB (it ended with exit 8); a file is written again with more room,
+    standard output gets that room from the start."""
+    dump = _populate(tmp_path / "pop.rdb", KEYS)
+    out = tmp_path / "keys.jsonl"
+    peak = _peak_mib(tmp_path, "export", str(dump), "--columns", "rdbtools", "-o", str(out))
+    with out.open() as f:
+        first = json.loads(next(f))
+        rest = sum(1 for _ in f)
+    assert first == {
+        "database": 0,
+        "type": "string",
+        "key": "key:0",
+        "size_in_bytes": 64,
+        "encoding": "string",
+        "num_elements": 7,
+        "len_largest_element": 7,
+        "expiry": None,
+    }
+    assert rest == KEYS - 1
+    assert peak < REPORT_MAX_MIB + 20, f"peak RSS of the export {peak:.0f} MiB"
+    p = subprocess.run(
+        [sys.executable, "-m", "rdbscan", "export", str(dump), "--columns", "all", "-o", "-"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert len(lines) == KEYS + 1 and lines[1].split(",")[2] == "key:0"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from ..db.connections import is_out_of_memory
+from ..db.connections import is_out_of_memory, with_room
 from ..db.parquet import is_database_path
 from ..errors import EXIT_DATABASE, EXIT_INPUT, EXIT_USAGE, CommandError, sql_error
 from ..reports import report as rpt
@@ -519,7 +519,7 @@ def query_cmd(database, name, params, dump_id, delimiters, fmt):
         return querylib.run(con, q, values)
 
     try:
-        cols, rows = relations.with_room(con, run)
+        cols, rows = with_room(con, run)
     except ValueError as e:
         raise CommandError(str(e), EXIT_USAGE) from None
     except Exception as e:  # duckdb.Error

@@ -15,13 +15,15 @@ from __future__ import annotations
 import contextlib
 import os
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 import duckdb
 
 from .sizes import parse_size
 
 _open: weakref.WeakSet = weakref.WeakSet()
+T = TypeVar("T")
 
 # DuckDB memory for the queries rdbscan runs (report, query, schema, diff, trend): beyond it they
 # spill to a temporary directory instead of growing the process.  `--memory-limit` or the
@@ -110,6 +112,27 @@ def more_memory(con: duckdb.DuckDBPyConnection, limit: str) -> Iterator[None]:
     finally:
         con.execute(f"SET memory_limit = '{DATABASE_MEMORY_LIMIT}'")
     _chosen["applied"] = DATABASE_MEMORY_LIMIT
+
+
+def with_room(con, run: Callable[[], T]) -> T:
+    """run(); on a database rdbscan wrote, run again at each grown limit in turn while it runs out
+    of memory at the lower one (grown_limits), the last error raised: the report's
+    queries, `query`, `schema` and `export` all take this way.  `run` must be able to start
+    again: a statement that failed left nothing behind (a base relation, a file COPY rewrites)."""
+    try:
+        return run()
+    except duckdb.OutOfMemoryException:
+        limits = grown_limits(con)
+        if not limits:
+            raise
+    for limit in limits[:-1]:
+        with more_memory(con, limit):
+            try:
+                return run()
+            except duckdb.OutOfMemoryException:
+                pass
+    with more_memory(con, limits[-1]):
+        return run()
 
 
 def is_out_of_memory(e: BaseException) -> bool:

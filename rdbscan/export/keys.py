@@ -11,9 +11,11 @@ Python.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass
 
+from ..db.connections import grown_limits, more_memory, with_room
 from ..errors import EXIT_DATABASE, EXIT_USAGE, CommandError, not_overwritten
 
 FORMATS = ("csv", "jsonl", "parquet")
@@ -245,11 +247,22 @@ def export_keys(
             os.path.dirname(os.path.abspath(output)),
             f".{os.path.basename(output)}.rdbscan-{os.getpid()}.tmp",
         )
-    try:
+
+    def copy() -> tuple | None:
         if redactor is None:
-            row = con.execute(f"COPY ({sql}) TO {_quote(target)} ({copy_options(fmt)})").fetchone()
+            return con.execute(f"COPY ({sql}) TO {_quote(target)} ({copy_options(fmt)})").fetchone()
+        return _copy_redacted(con, sql, target, fmt, redactor)
+
+    try:
+        # the sort into file order can need more than a database's 48 MB (mixed: 96 MB): a file
+        # is written again with more room; rows already on standard output cannot be taken
+        # back, so that COPY runs once, with the first retry's room from the start
+        if target != "/dev/stdout":
+            row = with_room(con, copy)
         else:
-            row = _copy_redacted(con, sql, target, fmt, redactor)
+            limits = grown_limits(con)
+            with more_memory(con, limits[0]) if limits else contextlib.nullcontext():
+                row = copy()
     except (duckdb.IOException, OSError) as e:
         if target == "/dev/stdout" and "broken pipe" in str(e).lower():
             # `rdbscan export ... -o - | head`: the reader has what it wanted (exit 0)

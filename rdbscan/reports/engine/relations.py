@@ -7,12 +7,8 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
-from typing import TypeVar
 
-import duckdb
-
-from ...db.connections import grown_limits, more_memory
+from ...db.connections import with_room
 from ...db.snapshot import snapshot_ms_of
 from ..format import plain
 from .querylib import (
@@ -25,8 +21,6 @@ from .querylib import (
     strip_comments,
 )
 from .thresholds import NEWEST_THRESHOLDS, dump_thresholds
-
-T = TypeVar("T")
 
 _CREATES = re.compile(
     r"\bCREATE\s+(?:OR\s+REPLACE\s+)?TEMP(?:ORARY)?\s+(?:TABLE|VIEW)\s+(\w+)", re.I
@@ -206,27 +200,6 @@ def _relations_used(sql: str) -> frozenset[str]:
                 used.add(rel)
                 todo.append(base[relations[rel]].sql)
     return frozenset(used)
-
-
-def with_room(con, run: Callable[[], T]) -> T:
-    """run(); on a database rdbscan wrote, run again at each grown limit in turn while it runs out
-    of memory at the lower one (db/connections.grown_limits), the last error raised: the report's
-    queries, `query` and `schema` all take this way.  `run` makes any base relation it needs:
-    a statement that failed left none behind."""
-    try:
-        return run()
-    except duckdb.OutOfMemoryException:
-        limits = grown_limits(con)
-        if not limits:
-            raise
-    for limit in limits[:-1]:
-        with more_memory(con, limit):
-            try:
-                return run()
-            except duckdb.OutOfMemoryException:
-                pass
-    with more_memory(con, limits[-1]):
-        return run()
 
 
 class Runner:

@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from typing import cast
 
 from ..._version import __version__
+from ...db.connections import with_room
 from ...db.macros import segment_delimiters
 from ..engine import querylib
-from ..engine.relations import REPORTED_DUMPS, prepare, relations_used, with_room
+from ..engine.relations import REPORTED_DUMPS, prepare, relations_used
 from .data import InferredFamily, Relation, SchemaData, SchemaFamily, SchemaHead
 from .spec import SCHEMA_FORMAT
 
