@@ -9,7 +9,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 
-from ..db.connections import chosen_memory_limit, connect
+from ..db.connections import connect, memory_limit
 from ..db.load import DumpResult, ProgressHook, load
 from ..rdb.constants import ENCODING_NAMES
 from . import rules as R
@@ -109,20 +109,40 @@ def _affected(con, dump_id: int, finding: R.Finding) -> None:
     ]
 
 
-# One scan of the dump's projections joined with its keys, whatever the number of targets: the
-# figures per (target, type, RDB type, encoding today, encoding there), from which the totals,
-# the per-type figures and the encoding changes are summed, and per (target, family).  The
-# examples of an encoding change are the first file offsets of its keys, named afterwards.
+# One join of the dump's projections with its keys, whatever the number of targets (materialized
+# once, spilled if need be), read by two groupings: per (target, type, RDB type, encoding today,
+# encoding there), from which the totals, the per-type figures and the encoding changes are
+# summed, with the first file offsets of each group's keys (the examples of an encoding change,
+# named afterwards); and per (target, family), of which only each target's TOP families by change
+# come out (a heap: min() of a struct orders by its fields, as _projections sorted them).  A
+# keyspace can hold as many families as keys: two million of them, each with its list of
+# offsets, in one GROUPING SETS query fetched into Python, took 17.8 s and 1.1 GB for one target
+# and ran out of memory for two.
 SUMS = """
-SELECT p.target_id, k.type, k.rdb_type, k.encoding, p.encoding_id,
-       coalesce(k.family, k.key) AS family,
-       grouping(coalesce(k.family, k.key)) AS by_encoding,
-       count(*), sum(p.memory_bytes), sum(k.memory_bytes),
-       min_by(k.file_offset, k.file_offset, 3)
-FROM {rows} p JOIN keys k USING (dump_id, file_offset)
-WHERE p.dump_id = $dump AND k.dump_id = $dump
-GROUP BY GROUPING SETS ((p.target_id, k.type, k.rdb_type, k.encoding, p.encoding_id),
-                        (p.target_id, coalesce(k.family, k.key)))
+WITH j AS MATERIALIZED (
+    SELECT p.target_id, k.type, k.rdb_type, k.encoding, p.encoding_id,
+           coalesce(k.family, k.key) AS family, k.file_offset,
+           p.memory_bytes AS there, k.memory_bytes AS today
+    FROM {rows} p JOIN keys k USING (dump_id, file_offset)
+    WHERE p.dump_id = $dump AND k.dump_id = $dump
+), f AS (
+    SELECT target_id, family, count(*) AS n, sum(there) AS there, sum(today) AS today
+    FROM j GROUP BY target_id, family
+), top AS (
+    SELECT target_id,
+           unnest(arg_min({'family': family, 'n': n, 'there': there, 'today': today},
+                          {'change': -abs(there - today), 'there': -there, 'family': family},
+                          $top)) AS f
+    FROM f
+    GROUP BY target_id
+)
+SELECT target_id, type, rdb_type, encoding, encoding_id, NULL AS family, 1 AS by_encoding,
+       count(*), sum(there), sum(today), min_by(file_offset, file_offset, 3)
+FROM j
+GROUP BY target_id, type, rdb_type, encoding, encoding_id
+UNION ALL
+SELECT target_id, NULL, NULL, NULL, NULL, f.family, 0, f.n, f.there, f.today, NULL
+FROM top
 """
 
 
@@ -154,7 +174,7 @@ def _projections(
     groups: dict[str, list] = {t: [] for t in names}
     families: dict[str, list] = {t: [] for t in names}
     for tid, typ, rdb_type, a, code, fam, by_enc, n, there, today, first in con.execute(
-        SUMS.replace("{rows}", rows), {"dump": dump_id}
+        SUMS.replace("{rows}", rows), {"dump": dump_id, "top": TOP}
     ).fetchall():
         target = ids.get(tid)
         if target not in out:
@@ -296,7 +316,7 @@ def migrate(
             results = load(paths, path, progress=progress, projector=factory, verify_crc=verify_crc)
         # The sums join every key's projections with the key rows: under 128 MB a 1 M-key dump
         # with three targets spills.
-        limit = chosen_memory_limit() or MIGRATE_MEMORY_LIMIT
+        limit = memory_limit(MIGRATE_MEMORY_LIMIT)  # (what an out-of-memory line names)
         if os.path.exists(path):
             con = connect(path, read_only=True, config={"memory_limit": limit})
         else:  # no dump was committed, and the load removed the new file: an empty report
@@ -336,7 +356,7 @@ def migrate_database(
     servers = _servers(targets)
     con = open_database(path, read_only=True)
     try:
-        limit = chosen_memory_limit() or MIGRATE_MEMORY_LIMIT
+        limit = memory_limit(MIGRATE_MEMORY_LIMIT)  # (what an out-of-memory line names)
         con.execute(f"SET memory_limit = '{limit}'")
         dump_ids = [
             r[0] for r in con.execute("SELECT dump_id FROM dumps ORDER BY dump_id").fetchall()
