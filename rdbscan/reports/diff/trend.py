@@ -78,7 +78,7 @@ def build_trend(
         f"CREATE OR REPLACE TEMP VIEW tsrc AS SELECT k.key, k.family, k.memory_bytes, k.expire_at_ms, "
         f"t.series, t.snapshot_id, t.days FROM {catalog}.keys AS k JOIN tsnap AS t USING (dump_id)"
     )
-    run = DiffRunner(con, {"delimiters": delimiters, "top": top}, base=("_tkeys",))
+    run = DiffRunner(con, {"delimiters": delimiters, "top": top}, base=("_tkeys", "_tfit"))
     per_snap = run.rows("trend_snapshots")
     families = run.rows("trend_families")
     instances = [

@@ -11,39 +11,8 @@
 --   minus one; NULL when the family was absent at first), memory_per_day, keys_per_day, rank,
 --   shrink_rank (among the families whose memory per day is below 0, fastest loss first; NULL
 --   for the others), families_total (families of the instance before the top cut)
-WITH per AS NOT MATERIALIZED (
-    SELECT series, snapshot_id, pattern, count(*) AS keys, sum(memory_bytes) AS memory_bytes
-    FROM tkeys
-    GROUP BY series, snapshot_id, pattern
-), snaps AS (
+WITH snaps AS (
     SELECT series, snapshot_id, min(days) AS days FROM tsnap GROUP BY series, snapshot_id
-), ends AS (
-    -- each instance's first and last snapshot (by time, then id): points[1] and points[-1]
-    SELECT series, snapshot_id,
-           row_number() OVER (PARTITION BY series ORDER BY days, snapshot_id) = 1 AS is_first,
-           row_number() OVER (PARTITION BY series ORDER BY days DESC, snapshot_id DESC) = 1 AS is_last
-    FROM snaps
-), fams AS (
-    SELECT DISTINCT series, pattern FROM per
-), grid AS NOT MATERIALIZED (
-    SELECT f.series, f.pattern, s.snapshot_id, s.days, e.is_first, e.is_last,
-           coalesce(p.keys, 0) AS keys, coalesce(p.memory_bytes, 0)::BIGINT AS memory_bytes
-    FROM fams AS f
-    JOIN snaps AS s USING (series)
-    JOIN ends AS e USING (series, snapshot_id)
-    LEFT JOIN per AS p USING (series, pattern, snapshot_id)
-), fit AS (
-    -- numbers only: a list per family cannot spill to disk, and an instance can hold a family
-    -- per key (`ratelimit:10.1.2.3`); the points of the families listed are gathered below
-    SELECT series, pattern,
-           max(keys) FILTER (WHERE is_first) AS first_keys,
-           max(keys) FILTER (WHERE is_last) AS last_keys,
-           max(memory_bytes) FILTER (WHERE is_first) AS first_memory_bytes,
-           max(memory_bytes) FILTER (WHERE is_last) AS last_memory_bytes,
-           regr_slope(memory_bytes, days) AS memory_per_day,
-           regr_slope(keys, days) AS keys_per_day
-    FROM grid
-    GROUP BY series, pattern
 ), ranked AS (
     SELECT series, pattern, first_keys, last_keys, first_memory_bytes, last_memory_bytes,
            (last_memory_bytes - first_memory_bytes) / nullif(first_memory_bytes, 0) AS memory_growth,
@@ -55,16 +24,23 @@ WITH per AS NOT MATERIALIZED (
                                   ORDER BY memory_per_day, first_memory_bytes DESC, pattern)
            END AS shrink_rank,
            count(*) OVER (PARTITION BY series) AS families_total
-    FROM fit
+    FROM tfit
 ), kept AS (
     SELECT * FROM ranked
     WHERE $top = 0 OR rank <= $top OR shrink_rank <= $top
 ), points AS (
-    SELECT g.series, g.pattern,
-           list({'snapshot_id': g.snapshot_id, 'keys': g.keys, 'memory_bytes': g.memory_bytes}
-                ORDER BY g.days, g.snapshot_id) AS points
-    FROM grid AS g SEMI JOIN kept USING (series, pattern)
-    GROUP BY g.series, g.pattern
+    -- the points of the families listed (each snapshot, 0 where the family has no key), from
+    -- their keys alone
+    SELECT k.series, k.pattern,
+           list({'snapshot_id': s.snapshot_id, 'keys': coalesce(p.keys, 0),
+                 'memory_bytes': coalesce(p.memory_bytes, 0)::BIGINT}
+                ORDER BY s.days, s.snapshot_id) AS points
+    FROM kept AS k
+    JOIN snaps AS s USING (series)
+    LEFT JOIN (SELECT series, snapshot_id, pattern, count(*) AS keys, sum(memory_bytes) AS memory_bytes
+               FROM tkeys SEMI JOIN kept USING (series, pattern)
+               GROUP BY series, snapshot_id, pattern) AS p USING (series, pattern, snapshot_id)
+    GROUP BY k.series, k.pattern
 )
 SELECT k.series, k.pattern, p.points, k.first_keys, k.last_keys, k.first_memory_bytes,
        k.last_memory_bytes, k.memory_growth, k.memory_per_day, k.keys_per_day, k.rank,
