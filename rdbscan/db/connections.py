@@ -114,15 +114,20 @@ def more_memory(con: duckdb.DuckDBPyConnection, limit: str) -> Iterator[None]:
     _chosen["applied"] = DATABASE_MEMORY_LIMIT
 
 
-def with_room(con, run: Callable[[], T]) -> T:
+def with_room(con, run: Callable[[], T], once: bool = False) -> T:
     """run(); on a database rdbscan wrote, run again at each grown limit in turn while it runs out
-    of memory at the lower one (grown_limits), the last error raised: the report's
-    queries, `query`, `schema` and `export` all take this way.  `run` must be able to start
-    again: a statement that failed left nothing behind (a base relation, a file COPY rewrites)."""
+    of memory at the lower one (grown_limits), the last error raised: the report's queries,
+    `query`, `schema` and `export` all take this way.  `run` must be able to start again: a
+    statement that failed left nothing behind (a base relation, a file COPY rewrites).  `once`:
+    what `run` did cannot be taken back (rows written to standard output), so it runs once, with
+    the first grown limit from the start."""
+    limits = grown_limits(con)
+    if once:
+        with more_memory(con, limits[0]) if limits else contextlib.nullcontext():
+            return run()
     try:
         return run()
     except duckdb.OutOfMemoryException:
-        limits = grown_limits(con)
         if not limits:
             raise
     for limit in limits[:-1]:

@@ -11,11 +11,10 @@ Python.
 
 from __future__ import annotations
 
-import contextlib
 import os
 from dataclasses import dataclass
 
-from ..db.connections import grown_limits, more_memory, with_room
+from ..db.connections import with_room
 from ..errors import EXIT_DATABASE, EXIT_USAGE, CommandError, not_overwritten
 
 FORMATS = ("csv", "jsonl", "parquet")
@@ -255,14 +254,8 @@ def export_keys(
 
     try:
         # the sort into file order can need more than a database's 48 MB (mixed: 96 MB): a file
-        # is written again with more room; rows already on standard output cannot be taken
-        # back, so that COPY runs once, with the first retry's room from the start
-        if target != "/dev/stdout":
-            row = with_room(con, copy)
-        else:
-            limits = grown_limits(con)
-            with more_memory(con, limits[0]) if limits else contextlib.nullcontext():
-                row = copy()
+        # is written again with more room; standard output, once
+        row = with_room(con, copy, once=target == "/dev/stdout")
     except (duckdb.IOException, OSError) as e:
         if target == "/dev/stdout" and "broken pipe" in str(e).lower():
             # `rdbscan export ... -o - | head`: the reader has what it wanted (exit 0)

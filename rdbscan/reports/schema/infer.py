@@ -13,10 +13,8 @@ from dataclasses import dataclass
 from typing import cast
 
 from ..._version import __version__
-from ...db.connections import with_room
 from ...db.macros import segment_delimiters
-from ..engine import querylib
-from ..engine.relations import REPORTED_DUMPS, prepare, relations_used
+from ..engine.relations import REPORTED_DUMPS, Runner
 from .data import InferredFamily, Relation, SchemaData, SchemaFamily, SchemaHead
 from .spec import SCHEMA_FORMAT
 
@@ -138,26 +136,13 @@ def infer(
     con, options: InferOptions | None = None, source: str | None = None, warn=None
 ) -> SchemaData:
     """The schema of the keys in an open rdbscan database: one entry per family, largest first."""
-    from ..format import plain as _plain
-
     options = options or InferOptions()
     values = {
         "dump_id": options.dump_id,
         "delimiters": options.delimiters,
         "min_keys": options.min_keys,
     }
-    queries = querylib.bundled_queries()
-    created: set = set()
-
-    def rows(name, **more):
-        q = queries[name]
-
-        def run():
-            prepare(con, values, needs=relations_used(q), created=created)
-            return [_plain(r) for r in querylib.run_dicts(con, q, {**values, **more})]
-
-        return with_room(con, run)
-
+    rows = Runner(con, values).rows  # the report's: base relations, retries with more room
     fams = rows("schema_families")
     slots: dict[str, dict[int, dict]] = {}
     for r in rows("schema_placeholders"):
