@@ -7,6 +7,7 @@ Python modules' imports are."""
 from __future__ import annotations
 
 import ast
+import json
 import re
 import subprocess
 import sys
@@ -426,3 +427,28 @@ def test_a_report_on_a_local_dump_imports_no_url_support_and_picks_arrows_pool(t
     )
     assert out == ["0", pool or "system", "[]"]
     assert (tmp_path / "r.json").stat().st_size > 1000
+
+
+@pytest.mark.subprocess
+@pytest.mark.skipif(
+    int(duckdb.__version__.split(".")[0]) < 2, reason="DuckDB 1.x imports ssl and pyarrow itself"
+)
+def test_a_report_over_a_dataset_imports_no_pyarrow(tmp_path):
+    """`rdbscan report DIR` reads the dataset through DuckDB alone, its `dumps` files too
+    (Dataset._read_dumps): pyarrow was 45 MB of the peak of a report over a dataset
+    (docs/benchmarks.md, "Reports over a dataset within 200 MB")."""
+    ds, out = str(tmp_path / "ds"), str(tmp_path / "r.json")
+    load = [sys.executable, "-m", "rdbscan", "load", "-q", "--parquet", ds]
+    subprocess.run(load + ["sample_dumps/redis-7.4.1.rdb"], check=True, cwd=PKG.parent)
+    code = (
+        "import sys\n"
+        f"sys.argv = ['rdbscan', 'report', '-q', {ds!r}, '-f', 'json', '-o', {out!r}]\n"
+        "from rdbscan.cli import run\n"
+        "try:\n    run()\nexcept SystemExit as e:\n    code = e.code\n"
+        "print(code, 'pyarrow' in sys.modules)\n"
+    )
+    got = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=PKG.parent
+    )
+    assert got.stdout.split() == ["0", "False"], got.stderr
+    assert json.loads(Path(out).read_text())["overview"]["keys"] == 584

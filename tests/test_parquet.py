@@ -364,3 +364,39 @@ def test_a_second_writer_is_refused_and_writes_nothing(tmp_path):
     finally:
         writer.close()
     assert run_cli("load", SAMPLES[1], "-q", "--parquet", str(ds)).exit_code == 0
+
+
+def test_the_dumps_rows_are_the_files_rows_older_files_too(tmp_path):
+    """Dataset's `dumps` rows (read by DuckDB, not pyarrow) are the files' rows as pyarrow reads
+    them, plus the partition columns; a file written before a column was added reads that
+    column as None, as the view `dumps` shows it NULL."""
+    ds = str(tmp_path / "ds")
+    rdbscan.load_dataset(SAMPLES[:2], ds)
+    dataset = Dataset(ds)
+    files = sorted(Path(ds).glob("dumps/*/*/*/*.parquet"))
+    assert len(files) == 2
+    got = {r["dump_id"]: r for r in dataset.dumps()}
+    assert sorted(got) == [1, 2]
+    for f in files:
+        want = pq.ParquetFile(f).read().to_pylist()[0]
+        row = dict(got[int(f.parent.name.split("=")[1])])
+        # no --instance: Hive's name for NULL in the path, None in the row
+        assert f.parent.parent.parent.name == "instance=__HIVE_DEFAULT_PARTITION__"
+        assert row.pop("instance") is None
+        row.pop("dump_id")
+        maps = {"aux", "cut"}
+        assert {k: v for k, v in row.items() if k not in maps} == {
+            k: v for k, v in want.items() if k not in maps
+        }
+        for k in maps:
+            assert row[k] == dict(want[k] or [])
+    # an older file: the same row without `filtered_keys`, a column added later
+    older = Path(ds) / "older" / files[0].relative_to(Path(ds) / "dumps")  # where no glob looks
+    older.parent.mkdir(parents=True)
+    pq.write_table(pq.read_table(files[0]).drop_columns(["filtered_keys"]), older)
+    assert "filtered_keys" not in pq.read_schema(older).names
+    first, old = dataset._read_dumps([str(files[0]), str(older)])
+    assert old["filtered_keys"] is None
+    assert {k: v for k, v in old.items() if k != "filtered_keys"} == {
+        k: v for k, v in first.items() if k != "filtered_keys"
+    }

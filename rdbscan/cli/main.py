@@ -309,8 +309,7 @@ def sql(database, query, fmt):
         )
     con = con or connect(database, read_only=True)
     limit = chosen_memory_limit()  # `sql` keeps DuckDB's default unless one is given
-    if limit is not None:
-        con.execute(f"SET memory_limit = '{limit}'")
+    con.execute(f"SET memory_limit = '{limit}'" if limit else "RESET memory_limit")
     try:
         cur = con.execute(query)
     except duckdb.Error as e:

@@ -9,15 +9,15 @@ from pathlib import Path
 
 import duckdb
 
-from ...db.connections import connect, memory_limit, set_database_memory_limit
+from ...db.connections import connect, set_database_memory_limit
 from ...db.macros import create_macros
 from ...db.store import StoreError, check_schema
 from ...errors import EXIT_DATABASE, EXIT_INPUT, CommandError, database_fault
 from .querylib import sql_literal
 
-# DuckDB memory for queries on an opened database (db/connections.DATABASE_MEMORY_LIMIT, over a
-# Parquet dataset DEFAULT_MEMORY_LIMIT, unless --memory-limit or RDBSCAN_MEMORY_LIMIT says
-# otherwise).  The bundled queries stream over the `keys` table (rkeys is a view) and keep
+# DuckDB memory for queries on an opened database or Parquet dataset
+# (db/connections.DATABASE_MEMORY_LIMIT, grown for a query that needs more, unless
+# --memory-limit or RDBSCAN_MEMORY_LIMIT says otherwise).  The bundled queries stream over the `keys` table (rkeys is a view) and keep
 # aggregates, so they fit; what does not (a keyspace of unique families, millions of keys
 # breaking naming rules) spills to a temporary directory instead of growing the process.
 
@@ -34,7 +34,7 @@ def open_database(path: str, read_only: bool = False) -> duckdb.DuckDBPyConnecti
     if is_dataset(path):  # a Parquet dataset: views over its files (docs/fleet.md)
         from .dataset import open_dataset
 
-        return open_dataset(path, memory_limit())
+        return open_dataset(path)
     if not Path(path).exists():
         raise FileNotFoundError(path)
     con = None

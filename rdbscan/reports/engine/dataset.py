@@ -17,7 +17,7 @@ import uuid
 
 import duckdb
 
-from ...db.connections import connect
+from ...db.connections import connect, set_database_memory_limit
 from ...db.macros import MACROS, create_macros
 from ...db.parquet import TABLES, Dataset
 from ...db.store import DDL, SCHEMA_VERSION
@@ -26,17 +26,17 @@ from . import querylib
 _TYPES = "rdbscan_types"
 
 
-def open_dataset(path: str, memory_limit: str = "128MB") -> duckdb.DuckDBPyConnection:
+def open_dataset(path: str) -> duckdb.DuckDBPyConnection:
     """A connection on which the dataset at `path` (a directory or an object-store URL) reads
     as an rdbscan database: views keys, dumps, db_sizes, slot_info, streams, stream_groups,
-    rdbscan_meta, and the macros; queries spill past `memory_limit` (report.MEMORY_LIMIT).
-    StoreError when `path` is no dataset."""
+    rdbscan_meta, and the macros; queries get a database's memory limit and spill past it
+    (connections.set_database_memory_limit).  StoreError when `path` is no dataset."""
     con = connect(":memory:")
     try:
         attach_dataset(con, path, "memory")
         create_macros(con)
         con.execute("SET enable_progress_bar = false")
-        con.execute(f"SET memory_limit = '{memory_limit}'")
+        set_database_memory_limit(con)
         spill = f"rdbscan-{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp"  # as open_database's
         con.execute(
             "SET temp_directory = "
