@@ -9,6 +9,7 @@ import collections
 import json
 import re
 import shutil
+from fractions import Fraction
 from pathlib import Path
 
 import duckdb
@@ -644,6 +645,21 @@ def _regression(xs, ys):
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
 
 
+def _exact_slope(ms: list[int], ys: list[int]) -> Fraction:
+    """The least-squares slope per day of ys over snapshot times in ms, in exact arithmetic."""
+    xs = [Fraction(m, 86400000) for m in ms]
+    mx = sum(xs) / len(xs)
+    return sum((x - mx) * y for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+
+
+def _is_exact(got, exact: Fraction) -> bool:
+    """A slope as JSON has it (format.plain: a whole number as an integer) against the exact one:
+    equal when the exact one is whole, else within a double's rounding."""
+    if exact.denominator == 1:
+        return isinstance(got, int) and got == exact
+    return got == pytest.approx(float(exact), rel=1e-12)
+
+
 @pytest.mark.slow
 def test_trend_follows_families_over_snapshots(history):
     res = run_cli("trend", history, "--instance", "cache-1", "-f", "json", "--top", "0")
@@ -671,6 +687,10 @@ def test_trend_follows_families_over_snapshots(history):
         assert f["keys_per_day"] == pytest.approx(_regression(days, keys), rel=1e-6)
         mem = [p["memory_bytes"] for p in f["points"]]
         assert f["memory_per_day"] == pytest.approx(_regression(days, mem), rel=1e-6)
+        # and exactly (diff/queries/_tfit.sql: integer sums, one division)
+        ms = [s["snapshot_ms"] for s in inst["snapshots"]]
+        assert _is_exact(f["memory_per_day"], _exact_slope(ms, mem)), pattern
+        assert _is_exact(f["keys_per_day"], _exact_slope(ms, keys)), pattern
         assert (f["first_memory_bytes"], f["last_memory_bytes"]) == (mem[0], mem[-1])
     # every event key has the same size: memory grows in step with the keys
     ev = fams["events:{id}"]["points"]
@@ -686,6 +706,20 @@ def test_trend_follows_families_over_snapshots(history):
     ]
     total = [s["memory_bytes"] for s in inst["snapshots"]]
     assert inst["memory_per_day"] == pytest.approx(_regression(days, total), rel=1e-6)
+    # every family of every instance, growing or shrinking, has its exact slope (instance
+    # `other`'s session:{id} lost 1,040 bytes in 3 s: -29,952,000 a day, which regr_slope gave
+    # a few ulps off, -29952000.0 in the JSON)
+    every = json.loads(run_cli("trend", history, "-f", "json", "--top", "0").stdout)
+    assert [i["instance"] for i in every["instances"]] == ["cache-1", "other"]
+    for i in every["instances"]:
+        ms = [s["snapshot_ms"] for s in i["snapshots"]]
+        for f in i["families"] + i["shrinking"]:
+            points = f["points"]
+            for field, key in (("memory_per_day", "memory_bytes"), ("keys_per_day", "keys")):
+                exact = _exact_slope(ms, [p[key] for p in points])
+                assert _is_exact(f[field], exact), (i["instance"], f["pattern"], field)
+    other = {f["pattern"]: f for f in every["instances"][1]["shrinking"]}
+    assert other["session:{id}"]["memory_per_day"] == -29952000
     # --top, --from/--to, every instance, text
     top1 = json.loads(
         run_cli("trend", history, "--instance", "cache-1", "-f", "json", "--top", "1").stdout

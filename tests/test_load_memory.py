@@ -166,3 +166,45 @@ def test_a_migrate_of_a_million_one_key_families_stays_small(tmp_path):
         ]
         assert order == sorted(order)
     assert peak < 450, f"peak RSS of the migrate {peak:.0f} MiB"
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_a_trend_over_two_snapshots_of_a_million_different_families_fits(tmp_path):
+    """`rdbscan trend` over two snapshots of an instance whose keys are each a family of their
+    own (`rl:10.a.b.c`) and all differ from one snapshot to the next (rate limits, a day apart):
+    the fit of every family went through a grid of every family at every snapshot, a join that
+    ended with exit 8 at the default 128 MB (`--memory-limit 512MB` passed); the fit is now two
+    groupings of numbers (diff/queries/_tfit.sql: 3.4 s, 232 MiB)."""
+    db = tmp_path / "rl.duckdb"
+    for n, ctime in ((0, 1795000000), (1, 1795086400)):  # a day apart
+        dump = tmp_path / f"rl{n}.rdb"
+        body = b"".join(
+            W.key(0, b"rl:10.%d.%d.%d" % (i >> 16, (i >> 8) & 255, i & 255), W.string(b"1"))
+            for i in range(n * KEYS, (n + 1) * KEYS)
+        )
+        dump.write_bytes(W.rdb(b"\xfe\x00" + body, aux={b"ctime": str(ctime).encode()}))
+        load = [sys.executable, "-m", "rdbscan", "load", "-q", "--instance", "rl", str(dump)]
+        subprocess.run(load + ["-o", str(db)], cwd=ROOT, check=True)
+    out = tmp_path / "trend.json"
+    peak = _peak_mib(tmp_path, "trend", str(db), "-f", "json", "-o", str(out))
+    (inst,) = json.loads(out.read_text())["instances"]
+    assert [s["keys"] for s in inst["snapshots"]] == [KEYS, KEYS]
+    assert inst["families_total"] == 2 * KEYS
+    grow, shrink = inst["families"], inst["shrinking"]
+
+    def index(pattern: str) -> int:  # the i that made the key rl:10.a.b.c
+        a, b, c = (int(x) for x in pattern.split(".")[1:])
+        return a << 16 | b << 8 | c
+
+    # the ten fastest growers are families of the second snapshot, the ten fastest to shrink of
+    # the first: each gained or lost its one key in the day, ties in byte order
+    assert len(grow) == len(shrink) == 10
+    assert all(index(f["pattern"]) >= KEYS for f in grow)
+    assert all(index(f["pattern"]) < KEYS and f["vanished"] for f in shrink)
+    assert {f["keys_per_day"] for f in grow} == {1} and {f["keys_per_day"] for f in shrink} == {-1}
+    assert {f["memory_per_day"] for f in grow} == {f["last_memory_bytes"] for f in grow}
+    assert {f["memory_per_day"] for f in shrink} == {-f["first_memory_bytes"] for f in shrink}
+    for listed in (grow, shrink):
+        assert [f["pattern"] for f in listed] == sorted(f["pattern"] for f in listed)
+    assert peak < 300, f"peak RSS of the trend {peak:.0f} MiB"
