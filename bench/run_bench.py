@@ -6,7 +6,8 @@
     python bench/run_bench.py --make-20m           # also a 20 M-key DEBUG POPULATE dump
     python bench/run_bench.py --dumps biglist      # one 4 GB list: bounded memory
     python bench/run_bench.py --dumps bighash      # one hash of 50 M fields: bounded memory
-    python bench/run_bench.py --dumps ratelimit    # 2 M keys, each a family of its own
+    python bench/run_bench.py --dumps ratelimit    # 2 M keys by IPv4 address: one family
+    python bench/run_bench.py --dumps onekey       # 2 M keys, each a family of its own
     python bench/run_bench.py --only DUMP.rdb      # time an existing dump file
     python bench/run_bench.py --profile DUMP.rdb   # rdbscan's load under cProfile
 
@@ -14,7 +15,8 @@
    redis-server`) in --dir (default /tmp/rdbscan-bench), unless they exist:
    `mixed` from bench/populate_mixed.py --seed 42 (1.0 M keys, ~538 MB) and `pop5m` from
    `DEBUG POPULATE 5000000` (5 M small strings, ~133 MB); `--make-20m` adds `pop20m`;
-   `--dumps ratelimit` makes 2 M keys that are each a family of their own.
+   `--dumps ratelimit` makes 2 M rate-limit keys by IPv4 address (one family, `ratelimit:{ip}`),
+   `--dumps onekey` 2 M keys that are each a family of their own (e-mail addresses).
 2. Times `redis-check-rdb DUMP` (C, parses every value: the machine's yardstick),
    `rdbscan load -q DUMP -o X.duckdb` and `rdbscan report DUMP` (parse + load + every report
    section) under /usr/bin/time -v, --runs times each (median), and prints wall time, CPU time
@@ -48,7 +50,8 @@ DUMPS = {
     "pop20m": "DEBUG POPULATE 20000000",
     "biglist": "one list of 4,000,000 x 1 KiB elements (4 GB), rdbcompression no",
     "bighash": "one hash of 50,000,000 fields (hashtable encoding)",
-    "ratelimit": "2,000,000 keys ratelimit:10.<a>.<b>.<c>, each a family of its own, half with a TTL",
+    "ratelimit": "2,000,000 keys ratelimit:10.<a>.<b>.<c>, one family ratelimit:{ip}, half with a TTL",
+    "onekey": "2,000,000 keys user:<n>@example.com, each a family of its own, half with a TTL",
 }
 # The bounded-memory case: one 4 GB list, pushed by a Lua loop in 1,000 steps.
 BIGLIST_LUA = (
@@ -84,15 +87,21 @@ def _wait_port(port: int, timeout: float = 30) -> None:
     sys.exit(f"redis-server did not start on port {port}")
 
 
-# Keys that each make a family of their own (an IPv4 address is no placeholder): 2 M small
-# strings, every other one with a TTL, set by a Lua loop in 2,000 steps.
-RATELIMIT_LUA = (
+# 2 M small strings, every other one with a TTL, set by a Lua loop in 2,000 steps: rate limits
+# by IPv4 address (`ratelimit`: one family, `ratelimit:{ip}`), or e-mail addresses (`onekey`:
+# each key a family of its own, the family rule has no placeholder for them).
+_SMALL_KEYS_LUA = (
     "for i = 0, 1999 do for j = 0, 999 do local n = i * 1000 + j "
-    "local k = string.format('ratelimit:10.%d.%d.%d', math.floor(n / 65536), "
-    "math.floor(n / 256) % 256, n % 256) "
+    "local k = KEY "
     "if n % 2 == 0 then redis.call('SET', k, n % 100, 'EX', 3600 + n % 7200) "
     "else redis.call('SET', k, n % 100) end end end return redis.call('DBSIZE')"
 )
+RATELIMIT_LUA = _SMALL_KEYS_LUA.replace(
+    "KEY",
+    "string.format('ratelimit:10.%d.%d.%d', math.floor(n / 65536), "
+    "math.floor(n / 256) % 256, n % 256)",
+)
+ONEKEY_LUA = _SMALL_KEYS_LUA.replace("KEY", "string.format('user:%d@example.com', n)")
 
 
 def make_dumps(names: list[str], out: Path) -> None:
@@ -144,6 +153,8 @@ def make_dumps(names: list[str], out: Path) -> None:
                 _cli("EVAL", BIGHASH_LUA, "1", "bighash")
             elif name == "ratelimit":
                 _cli("EVAL", RATELIMIT_LUA, "0")
+            elif name == "onekey":
+                _cli("EVAL", ONEKEY_LUA, "0")
             else:
                 _cli("DEBUG", "POPULATE", DUMPS[name].split()[-1])
             _cli("CONFIG", "SET", "rdbcompression", "yes" if name != "biglist" else "no")
@@ -314,7 +325,7 @@ def main() -> None:
     ap.add_argument(
         "--dumps",
         default="mixed,pop5m",
-        help="comma-separated: mixed, pop5m, pop20m, biglist, bighash, ratelimit",
+        help="comma-separated: mixed, pop5m, pop20m, biglist, bighash, ratelimit, onekey",
     )
     ap.add_argument("--make-20m", action="store_true", help="add pop20m (20 M keys, ~0.5 GB)")
     ap.add_argument("--only", metavar="DUMP", help="time this dump file instead")

@@ -10,12 +10,15 @@ import random
 import duckdb
 import pyarrow as pa
 import pytest
+import rdbwriter as W
 from family_reference import FAMILY_MAX_KEY, PLAIN_KEY_REGEX, fast_family, plain_key
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rdbscan.db import rows
+from rdbscan.db.load import load
 from rdbscan.db.macros import MACROS
+from rdbscan.db.store import FAMILY_RULE
 
 # Characters that decide key_pattern's paths: delimiters, braces, digits, '-', hex letters,
 # a space, a newline, DEL, a marker character, and bytes that are not UTF-8.
@@ -77,6 +80,15 @@ KEYS = st.lists(st.sampled_from(ALPHABET), max_size=16).map(b"".join) | st.sampl
         b"{uid#42}#3",
         # segments with a digit or '-' that are other placeholders, or none
         b"ratelimit:10.1.2.3",
+        b"ip:255.255.255.255",
+        b"ip:256.1.1.1",
+        b"ip:01.2.3.4",
+        b"ip:1.2.3",
+        b"ip:1.2.3.4.5",
+        b"ip:1.2.3.4x",
+        b"ip:{10.0.0.1}:6379",
+        b"ip:10.0.0.1#3",
+        b"ip:-1.2.3.4",
         b"session:4d753fe1-a833-4a72-aea2-c02de72eb436",
         b"s:4D753FE1-A833-4A72-AEA2-C02DE72EB436",
         b"s:4d753fe1-a833-4a72-aea2-c02de72eb43",
@@ -177,8 +189,42 @@ def test_fast_family_is_key_pattern(con):
     families = collections.Counter(fast_family(k) for k in keys[-70_000:])
     assert sum(n for f, n in families.items() if f and "{id}" in f) > 10_000
     assert sum(n for f, n in families.items() if f and "{date}" in f) > 1_000
+    assert sum(1 for k in keys if k.startswith(b"ip:") and fast_family(k) == "ip:{ip}") == 1_000
     if rows.compiled is not None:
         assert [rows.compiled.fast_family(k) for k in keys] == [fast_family(k) for k in keys]
+
+
+def test_ipv4_families(con):
+    """A segment that is an IPv4 address (four numbers 0-255, no leading zero) is {ip}: two
+    million rate-limit keys `ratelimit:10.a.b.c` are one family, not two million."""
+    keys = [
+        b"ratelimit:10.1.2.3",
+        b"ratelimit:0.0.0.0",
+        b"ratelimit:255.255.255.255",
+        b"conn:{10.0.0.1}:6379",
+        b"blocked:192.168.1.20#2",
+        b"ratelimit:256.1.2.3",
+        b"ratelimit:01.2.3.4",
+        b"ratelimit:1.2.3",
+        b"ratelimit:1.2.3.4.5",
+        b"v:1.2",
+    ]
+    want = [
+        "ratelimit:{ip}",
+        "ratelimit:{ip}",
+        "ratelimit:{ip}",
+        "conn:{{ip}}:{id}",
+        "blocked:{ip}#{id}",
+        "ratelimit:256.1.2.3",
+        "ratelimit:01.2.3.4",
+        "ratelimit:1.2.3",
+        "ratelimit:1.2.3.4.5",
+        "v:{id}",
+    ]
+    assert _patterns(con, keys) == want
+    assert [fast_family(k) for k in keys] == want
+    if rows.compiled is not None:
+        assert [rows.compiled.fast_family(k) for k in keys] == want
 
 
 def test_split_key_families(con):
@@ -296,3 +342,39 @@ def test_plain_key_is_the_regex(con):
 @given(keys=st.lists(KEYS, min_size=1, max_size=40))
 def test_plain_key_is_the_regex_generated(con, keys):
     assert [plain_key(k) for k in keys] == _regex_flags(con, keys)
+
+
+def test_a_load_into_a_database_of_the_older_family_rule_updates_its_families(tmp_path):
+    """A database whose families an rdbscan of the older rule stored (IPv4 addresses kept as
+    they are, no `family_rule` in rdbscan_meta) gets them again on the next load into it: the
+    snapshots before and after share `ratelimit:{ip}` (store.Store._update_families)."""
+
+    def dump(name: str, keys: list[bytes]):
+        path = tmp_path / name
+        path.write_bytes(W.rdb(b"\xfe\x00" + b"".join(W.key(0, k, W.string(b"1")) for k in keys)))
+        return str(path)
+
+    db = str(tmp_path / "old.duckdb")
+    first = dump("a.rdb", [b"ratelimit:10.0.0.1", b"ratelimit:10.0.0.2", b"user:1", b"v:1.2.3"])
+    assert all(r.complete for r in load([first], db))
+    with duckdb.connect(db) as c:
+        assert c.execute(
+            "SELECT value FROM rdbscan_meta WHERE name = 'family_rule'"
+        ).fetchall() == [(str(FAMILY_RULE),)]
+        # what the older rule stored
+        c.execute("UPDATE key_rows SET family = key WHERE key LIKE 'ratelimit:%'")
+        c.execute("DELETE FROM rdbscan_meta WHERE name = 'family_rule'")
+    second = dump("b.rdb", [b"ratelimit:10.0.0.3", b"user:2"])
+    assert all(r.complete for r in load([second], db))
+    with duckdb.connect(db, read_only=True) as c:
+        got = c.execute("SELECT dump_id, key, family FROM keys ORDER BY dump_id, key").fetchall()
+        meta = c.execute("SELECT value FROM rdbscan_meta WHERE name = 'family_rule'").fetchall()
+    assert got == [
+        (1, "ratelimit:10.0.0.1", "ratelimit:{ip}"),
+        (1, "ratelimit:10.0.0.2", "ratelimit:{ip}"),
+        (1, "user:1", "user:{id}"),
+        (1, "v:1.2.3", "v:1.2.3"),
+        (2, "ratelimit:10.0.0.3", "ratelimit:{ip}"),
+        (2, "user:2", "user:{id}"),
+    ]
+    assert meta == [(str(FAMILY_RULE),)]

@@ -200,8 +200,8 @@ def test_html_is_self_contained_and_holds_the_json_report(dbs, rel, tmp_path):
 
 def test_family_tree_keeps_the_largest_children_and_folds_the_rest(tmp_path):
     """The treemap's tree over families whose truth is known: thirty one-key families
-    `rl:10.0.0.N` (value N bytes long, so memory grows with N) and `app:{id}:a`, `app:{id}:b`
-    (three keys each, larger values), with two children kept per node: `rl` keeps its two largest
+    `rl:10-0-0-N` (hyphens, so not one `{ip}` family; value N bytes long, so memory grows with
+    N) and `app:{id}:a`, `app:{id}:b` (three keys each, larger values), with two children kept per node: `rl` keeps its two largest
     families and folds the 28 others into `(other)`; `app` keeps `app:{id}`, which keeps both of
     its children (no `(other)`); the root has two nodes, so no `(other)` either."""
     import rdbwriter as W
@@ -209,7 +209,7 @@ def test_family_tree_keeps_the_largest_children_and_folds_the_rest(tmp_path):
     from rdbscan.db.load import load
     from rdbscan.reports.engine import querylib, relations
 
-    body = b"".join(W.key(0, f"rl:10.0.0.{n}", W.string("v" * n)) for n in range(1, 31))
+    body = b"".join(W.key(0, f"rl:10-0-0-{n}", W.string("v" * n)) for n in range(1, 31))
     body += b"".join(W.key(0, f"app:{i}:{x}", W.string("w" * 200)) for i in range(3) for x in "ab")
     dump = tmp_path / "t.rdb"
     dump.write_bytes(W.rdb(b"\xfe\x00" + body))
@@ -229,14 +229,14 @@ def test_family_tree_keeps_the_largest_children_and_folds_the_rest(tmp_path):
         (1, None, "app"): 6,
         (1, None, "rl"): 30,
         (2, "app", "app:{id}"): 6,
-        (2, "rl", "rl:10.0.0.30"): 1,
-        (2, "rl", "rl:10.0.0.29"): 1,
+        (2, "rl", "rl:10-0-0-30"): 1,
+        (2, "rl", "rl:10-0-0-29"): 1,
         (2, "rl", "(other)"): 28,
         (3, "app:{id}", "app:{id}:a"): 3,
         (3, "app:{id}", "app:{id}:b"): 3,
     }
     other = next(n for n in tree if n["prefix"] == "(other)")
-    assert other["memory_bytes"] == sum(memory[f"rl:10.0.0.{n}"] for n in range(1, 29))
+    assert other["memory_bytes"] == sum(memory[f"rl:10-0-0-{n}"] for n in range(1, 29))
 
 
 def test_html_names_from_the_dump_are_escaped(dbs):

@@ -141,12 +141,12 @@ def test_an_export_of_a_million_keys_fits_the_default_limit(tmp_path):
 @pytest.mark.subprocess
 def test_a_migrate_of_a_million_one_key_families_stays_small(tmp_path):
     """`rdbscan migrate` over a million keys that are each a family of their own
-    (`rl:10.a.b.c`), onto two servers: every family came back to Python with its list of file
-    offsets (15.7 s, 1,066 MiB; two million: out of memory); now each target's top ten come out
-    of the query (2.0 s, 370 MiB)."""
+    (`rl:10-a-b-c`: hyphens, so no `{ip}`), onto two servers: every family came back to Python
+    with its list of file offsets (15.7 s, 1,066 MiB; two million: out of memory); now each
+    target's top ten come out of the query (2.0 s, 370 MiB)."""
     dump = tmp_path / "rl.rdb"
     body = b"".join(
-        W.key(0, b"rl:10.%d.%d.%d" % (i >> 16, (i >> 8) & 255, i & 255), W.string(b"1"))
+        W.key(0, b"rl:10-%d-%d-%d" % (i >> 16, (i >> 8) & 255, i & 255), W.string(b"1"))
         for i in range(KEYS)
     )
     dump.write_bytes(W.rdb(b"\xfe\x00" + body))
@@ -172,15 +172,15 @@ def test_a_migrate_of_a_million_one_key_families_stays_small(tmp_path):
 @pytest.mark.subprocess
 def test_a_trend_over_two_snapshots_of_a_million_different_families_fits(tmp_path):
     """`rdbscan trend` over two snapshots of an instance whose keys are each a family of their
-    own (`rl:10.a.b.c`) and all differ from one snapshot to the next (rate limits, a day apart):
-    the fit of every family went through a grid of every family at every snapshot, a join that
-    ended with exit 8 at the default 128 MB (`--memory-limit 512MB` passed); the fit is now two
-    groupings of numbers (diff/queries/_tfit.sql: 3.4 s, 232 MiB)."""
+    own (`rl:10-a-b-c`: hyphens, so no `{ip}`) and all differ from one snapshot to the next (rate
+    limits, a day apart): the fit of every family went through a grid of every family at every
+    snapshot, a join that ended with exit 8 at the default 128 MB (`--memory-limit 512MB`
+    passed); the fit is now two groupings of numbers (diff/queries/_tfit.sql: 3.4 s, 232 MiB)."""
     db = tmp_path / "rl.duckdb"
     for n, ctime in ((0, 1795000000), (1, 1795086400)):  # a day apart
         dump = tmp_path / f"rl{n}.rdb"
         body = b"".join(
-            W.key(0, b"rl:10.%d.%d.%d" % (i >> 16, (i >> 8) & 255, i & 255), W.string(b"1"))
+            W.key(0, b"rl:10-%d-%d-%d" % (i >> 16, (i >> 8) & 255, i & 255), W.string(b"1"))
             for i in range(n * KEYS, (n + 1) * KEYS)
         )
         dump.write_bytes(W.rdb(b"\xfe\x00" + body, aux={b"ctime": str(ctime).encode()}))
@@ -193,8 +193,8 @@ def test_a_trend_over_two_snapshots_of_a_million_different_families_fits(tmp_pat
     assert inst["families_total"] == 2 * KEYS
     grow, shrink = inst["families"], inst["shrinking"]
 
-    def index(pattern: str) -> int:  # the i that made the key rl:10.a.b.c
-        a, b, c = (int(x) for x in pattern.split(".")[1:])
+    def index(pattern: str) -> int:  # the i that made the key rl:10-a-b-c
+        a, b, c = (int(x) for x in pattern.split("-")[1:])
         return a << 16 | b << 8 | c
 
     # the ten fastest growers are families of the second snapshot, the ten fastest to shrink of

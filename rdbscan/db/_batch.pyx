@@ -116,6 +116,25 @@ cdef bint _is_date(const uint8_t* s, Py_ssize_t n) noexcept nogil:
     return p == n
 
 
+cdef bint _is_ipv4(const uint8_t* s, Py_ssize_t n) noexcept nogil:
+    """macros._IPV4 as a whole: four numbers 0-255 joined by '.', no leading zero."""
+    cdef Py_ssize_t i = 0, d
+    cdef int part, value
+    for part in range(4):
+        if part:
+            if i >= n or s[i] != 46:   # '.'
+                return False
+            i += 1
+        d = i
+        value = 0
+        while i < n and i - d < 3 and _is_digit(s[i]):
+            value = value * 10 + (s[i] - 48)
+            i += 1
+        if i == d or value > 255 or (i - d > 1 and s[d] == 48):   # none, too big, leading '0'
+            return False
+    return i == n
+
+
 cdef bint _is_id(const uint8_t* s, Py_ssize_t n) noexcept nogil:
     """A whole segment that key_pattern's passes turn into {id} (macros._key_pattern_passes_sql):
     a number ([-+]?[0-9]+(.[0-9]+)?), a UUID, 8+ hex characters with a digit, or 16+ token
@@ -164,7 +183,8 @@ cdef Py_ssize_t _family(const uint8_t* k, Py_ssize_t n, char* out) noexcept nogi
     """Write key_pattern(k) to out (room for 4 * n bytes) for a key of printable ASCII (segments
     end at ':' and '#', as the key_pattern macro with its default delimiter); returns its
     length, or -1 for any other key.  A segment that holds a digit or '-' is a date ({date}),
-    an id ({id}) or left as it is, with one brace kept on each side (`{42}` -> `{{id}}`)."""
+    an IPv4 address ({ip}), an id ({id}) or left as it is, with one brace kept on each side
+    (`{42}` -> `{{id}}`)."""
     cdef Py_ssize_t i = 0, o = 0, s, e
     cdef uint8_t c
     cdef bint special
@@ -191,6 +211,9 @@ cdef Py_ssize_t _family(const uint8_t* k, Py_ssize_t n, char* out) noexcept nogi
             if _is_date(k + s, e - s):
                 memcpy(out + o, b"{date}", 6)
                 o += 6
+            elif _is_ipv4(k + s, e - s):
+                memcpy(out + o, b"{ip}", 4)
+                o += 4
             elif _is_id(k + s, e - s):
                 memcpy(out + o, b"{id}", 4)
                 o += 4

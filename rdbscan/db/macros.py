@@ -37,6 +37,10 @@ _DATE = (
 )
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 _NUMBER = r"[-+]?[0-9]+(?:\.[0-9]+)?"
+# An IPv4 address, four numbers 0-255 without leading zeros (`ratelimit:10.1.2.3`): {ip} in a
+# family, and the placeholder {ip} of a key schema (reports/schema/spec.py).
+_OCTET = "(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+IPV4 = f"{_OCTET}(?:\\.{_OCTET}){{3}}"
 _HEX = "[0-9a-fA-F]"
 _TOKEN = "[A-Za-z0-9_+/=-]"
 
@@ -79,6 +83,7 @@ def _key_pattern_passes_sql() -> str:
     s = f"regexp_replace(key, '([' || delim_class(delimiters) || '])', '{_M}\\1{_M}', 'g')"
     s = f"regexp_replace({s}, {_whole(_DATE, '{date}')})"
     s = f"regexp_replace({s}, {_whole(_UUID, '{id}')})"
+    s = f"regexp_replace({s}, {_whole(IPV4, '{ip}')})"
     s = f"regexp_replace({s}, {_whole(_NUMBER, '{id}')})"
     # long hex (>= 8 chars) that contains a digit: session ids, object ids, hashes
     s = f"regexp_replace({s}, '{_SEG_START}({_HEX}{{8,}}){_SEG_END}', '\\1\\2{_T}\\3{_T}\\4\\5', 'g')"
@@ -134,8 +139,8 @@ MACROS: list[str] = [
     # rules' character rules; the loader stores the answer for `:` in keys.plain_key.
     "CREATE OR REPLACE MACRO is_plain_key(key, delimiter := ':') AS regexp_full_match(key, "
     "'[a-z][a-z0-9_]*(?:[' || delim_class(delimiter) || '][a-z0-9_]*)+')",
-    # Family of a key: id-like segments (numbers, dates, UUIDs, long hex, random tokens) replaced by
-    # {id} / {date}.  key_pattern('user:1000:profile') = 'user:{id}:profile'.
+    # Family of a key: id-like segments (numbers, dates, UUIDs, long hex, random tokens, IPv4
+    # addresses) replaced by {id} / {date} / {ip}.  key_pattern('user:1000:profile') = 'user:{id}:profile'.
     # `#` always bounds segments too (SPLIT_MARK): `uid#0#7` = 'uid#{id}#{id}'.
     f"CREATE OR REPLACE MACRO key_pattern(key, delimiters := ':') AS {_split_marked(_key_pattern_sql())}",
     # A key's family for `delimiters`: the loader's keys.family for the default `:` (key_pattern

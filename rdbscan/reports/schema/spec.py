@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from ...db.macros import segment_delimiters
+from ...db.macros import IPV4, segment_delimiters
 
 SCHEMA_FORMAT = 1
 # First line of every TOML / markdown schema rdbscan writes: `schema -o` may replace such a file.
@@ -34,9 +34,11 @@ PLACEHOLDERS = {
     "date": r"(?:19|20)[0-9]{2}-?(?:0[1-9]|1[0-2])(?:-?(?:0[1-9]|[12][0-9]|3[01]))?(?:[T ][0-9]{2})?",
     "uuid": "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
     "hex": "[0-9a-fA-F]+",
+    # an IPv4 address (db/macros._IPV4, the family rule's {ip})
+    "ip": IPV4,
     "*": None,  # one or more characters other than a delimiter
 }
-PLACEHOLDER_RE = re.compile(r"\{(id|ts|date|uuid|hex|\*)\}")
+PLACEHOLDER_RE = re.compile(r"\{(id|ts|date|uuid|hex|ip|\*)\}")
 
 
 def _escape(text: str) -> str:

@@ -22,8 +22,9 @@ def layout(p: PatternsData, report: ReportData) -> list[Block]:
     blocks.append(
         Block(
             "note",
-            f"{fmt_int(p['families'])} families; id-like segments (numbers, dates, UUIDs, "
-            f"hex, random tokens) become {{id}}/{{date}}; delimiters {p['delimiters']!r}.",
+            f"{fmt_int(p['families'])} {'family' if p['families'] == 1 else 'families'}; "
+            "id-like segments (numbers, dates, UUIDs, hex, random tokens, IPv4 addresses) "
+            f"become {{id}}/{{date}}/{{ip}}; delimiters {p['delimiters']!r}.",
         )
     )
     blocks.append(
