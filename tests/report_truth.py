@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from common import FIXTURES
+from family_reference import fast_family
 
 
 @dataclass
@@ -174,7 +175,11 @@ def naming_violations(
         if re.sub(r"[-_.]?[0-9]+$", "", first) in generic:
             out["generic-name"].add(ident)
         root = re.split(rb"[:./|#]", raw, maxsplit=1)[0]
-        dset = "".join(sorted({chr(b) for b in raw if b in MIXED}))
+        # the candidates the key's family holds: none inside an id-like value (`10.1.2.3` is
+        # {ip}, `3.5` {id}); a key the reference gives no family (not printable ASCII): its bytes
+        fam = fast_family(raw)
+        named = fam.encode() if fam is not None else raw
+        dset = "".join(sorted({chr(b) for b in named if b in MIXED}))
         info.append((ident, root, dset))
         if dset and root:
             roots.setdefault(root, {}).setdefault(dset, 0)

@@ -258,6 +258,11 @@ def test_naming_fast_path(keys_db, with_plain):
         b"a-b",
         b"user:a-b.c",
         b"user:A-b",
+        # a `.` or `/` inside an id-like value is no delimiter: none of these is mixed
+        b"ratelimit:10.0.0.1",
+        b"ratelimit:10.0.0.2",
+        b"price:3.5",
+        b"tok:ab/cdefghijklmnop1",
         # roots `tie`, `eit`: `:` and `.` as often; the tie goes to `:` (the last in byte order)
         b"tie:1",
         b"tie.2",

@@ -68,14 +68,16 @@ CREATE OR REPLACE TEMP MACRO rnaming_root(key, fast, first_segment, delimiters, 
     CASE WHEN NOT fast THEN regexp_extract(key, '^[^' || delim_class(mixed_candidates) || ']*')
          WHEN contains(mixed_candidates, left(delimiters, 1)) THEN first_segment
          ELSE key END;
--- the candidate delimiters the key holds, sorted ('' = none): each candidate tested with contains(),
--- in the sorted list of candidates (a constant). regexp_extract_all, list_distinct and list_sort
--- of every match cost nine times as much (2 s over 2 M keys `ratelimit:10.1.2.3`), and a first
--- regex to skip them for keys of one candidate twice as much
-CREATE OR REPLACE TEMP MACRO rnaming_dset_of(key, mixed_candidates) AS
-    array_to_string([c FOR c IN list_sort(list_distinct(string_split(mixed_candidates, ''))) IF contains(key, c)], '');
-CREATE OR REPLACE TEMP MACRO rnaming_dset(key, fast, delimiters, mixed_candidates) AS
-    CASE WHEN NOT fast THEN rnaming_dset_of(key, mixed_candidates)
+-- the candidate delimiters the key holds, sorted ('' = none), read from its family (keys.family):
+-- a character inside an id-like value is no delimiter (`ratelimit:10.1.2.3` is
+-- `ratelimit:{ip}`, `price:3.5` is `price:{id}`: `:` alone). Each candidate tested with
+-- contains(), in the sorted list of candidates (a constant). regexp_extract_all, list_distinct
+-- and list_sort of every match cost nine times as much, and a first regex to skip them for keys
+-- of one candidate twice as much
+CREATE OR REPLACE TEMP MACRO rnaming_dset_of(name, mixed_candidates) AS
+    array_to_string([c FOR c IN list_sort(list_distinct(string_split(mixed_candidates, ''))) IF contains(name, c)], '');
+CREATE OR REPLACE TEMP MACRO rnaming_dset(family, fast, delimiters, mixed_candidates) AS
+    CASE WHEN NOT fast THEN rnaming_dset_of(family, mixed_candidates)
          WHEN contains(mixed_candidates, left(delimiters, 1)) THEN left(delimiters, 1)
          ELSE '' END;
 -- generic-name: the first segment, trailing digits removed (fast keys are lowercase already), in
@@ -95,8 +97,8 @@ WITH k AS NOT MATERIALIZED (
 ), r AS (
     -- the other keys: root and delimiter set key by key
     SELECT rnaming_root(key, fast, rnaming_first(key, fast, $delimiters), $delimiters, $mixed_candidates) AS root,
-           rnaming_dset(key, fast, $delimiters, $mixed_candidates) AS dset
-    FROM (SELECT key, fast OR rnaming_near(key, fast, $delimiters, $allowed_chars, $mixed_candidates) AS fast
+           rnaming_dset(family, fast, $delimiters, $mixed_candidates) AS dset
+    FROM (SELECT key, family, fast OR rnaming_near(key, fast, $delimiters, $allowed_chars, $mixed_candidates) AS fast
           FROM k WHERE NOT by_family)
 )
 -- family rows (a GROUP BY of the stored family, no string work per key): root = the family's first
@@ -154,7 +156,7 @@ WITH k AS NOT MATERIALIZED (
 ), d AS NOT MATERIALIZED (
     SELECT *,
            CASE WHEN NOT lengths_only THEN rnaming_root(key, fast OR near, first_segment, $delimiters, $mixed_candidates) END AS root,
-           CASE WHEN NOT lengths_only THEN rnaming_dset(key, fast OR near, $delimiters, $mixed_candidates) END AS dset
+           CASE WHEN NOT lengths_only THEN rnaming_dset(family, fast OR near, $delimiters, $mixed_candidates) END AS dset
     FROM s
 ), checked AS (
     -- the rules a fast key can still break, computed once per key

@@ -26,7 +26,7 @@ WITH k AS NOT MATERIALIZED (
     -- the other keys: their root and delimiter set, key by key
     SELECT dump_id, db, key, memory_bytes,
            rnaming_root(key, fast, rnaming_first(key, fast, $delimiters), $delimiters, $mixed_candidates) AS root,
-           rnaming_dset(key, fast, $delimiters, $mixed_candidates) AS dset
+           rnaming_dset(family, fast, $delimiters, $mixed_candidates) AS dset
     FROM k
     WHERE NOT by_family
 ), fam AS (
