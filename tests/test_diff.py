@@ -14,6 +14,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+import rdbwriter as W
 from common import run_cli
 
 from rdbscan.db.load import load
@@ -882,3 +883,36 @@ def test_trend_shows_shrinking_and_vanished_families(tmp_path):
     assert any(
         ln.startswith(f"info c: old:{{id}} vanished {per_day} (3.8 KiB -> 0 B)") for ln in text
     )
+
+
+def test_a_database_of_the_older_family_rule_diffs_like_with_like(tmp_path):
+    """A database whose families an older rdbscan stored (`ratelimit:10.0.0.1` a family of its
+    own, no `family_rule` in rdbscan_meta), diffed read-only against a dump loaded now: its keys
+    get their family again in the diff (Workspace.family_sql), so `ratelimit:{ip}` is one family
+    on both sides, not two vanished and one new."""
+
+    def dump(name: str, keys: list[bytes]) -> Path:
+        path = tmp_path / name
+        path.write_bytes(W.rdb(b"\xfe\x00" + b"".join(W.key(0, k, W.string(b"1")) for k in keys)))
+        return path
+
+    old = dump("old.rdb", [b"ratelimit:10.0.0.1", b"ratelimit:10.0.0.2", b"user:1"])
+    new = dump("new.rdb", [b"ratelimit:10.0.0.3", b"ratelimit:10.0.0.2", b"user:1", b"user:2"])
+    db = tmp_path / "old.duckdb"
+    assert all(r.complete for r in load([str(old)], str(db)))
+    with duckdb.connect(str(db)) as c:  # what the older rule stored
+        c.execute("UPDATE key_rows SET family = key WHERE key LIKE 'ratelimit:%'")
+        c.execute("DELETE FROM rdbscan_meta WHERE name = 'family_rule'")
+    res = run_cli("diff", db, new, "-f", "json")
+    assert res.exit_code == 0, res.output
+    fams = json.loads(res.stdout)["families"]
+    assert (fams["total"], fams["new"], fams["vanished"]) == (2, 0, 0)
+    got = {
+        f["pattern"]: (f["old_keys"], f["new_keys"], f["added"], f["removed"])
+        for f in fams["items"]
+    }
+    assert got == {"ratelimit:{ip}": (2, 2, 1, 1), "user:{id}": (1, 2, 1, 0)}
+    with duckdb.connect(str(db), read_only=True) as c:  # a diff reads, never writes
+        assert c.execute(
+            "SELECT count(*) FROM keys WHERE family = 'ratelimit:{ip}'"
+        ).fetchone() == (0,)

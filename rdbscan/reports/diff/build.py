@@ -55,9 +55,10 @@ class DiffOptions:
     big_keys: dict = field(default_factory=dict)  # overrides of BIG_KEY_DEFAULTS
 
 
-def _side_view(catalog: str, side: str) -> str:
+def _side_view(ws: Workspace, catalog: str, side: str) -> str:
     return (
-        f"SELECT '{side}' AS side, k.dump_id, k.db, k.key, k.key_raw, k.family, k.rdb_type, k.type, k.encoding, "
+        f"SELECT '{side}' AS side, k.dump_id, k.db, k.key, k.key_raw, "
+        f"{ws.family_sql(catalog)} AS family, k.rdb_type, k.type, k.encoding, "
         f"k.length, k.max_elem_bytes, k.serialized_bytes, k.memory_bytes, k.expire_at_ms, "
         f"k.int_members, s.snapshot_ms FROM {catalog}.keys AS k "
         f"JOIN dsnap AS s ON s.side = '{side}' AND s.dump_id = k.dump_id"
@@ -82,9 +83,9 @@ def _create_sides(ws: Workspace, old: Snapshot, new: Snapshot) -> None:
     con.executemany("INSERT INTO dsnap VALUES (?, ?, ?, ?, ?)", rows)  # one row per dump: a handful
     con.execute(
         "CREATE OR REPLACE TEMP VIEW dsrc AS "
-        + _side_view(ws.attach(old.database), "old")
+        + _side_view(ws, ws.attach(old.database), "old")
         + " UNION ALL "
-        + _side_view(ws.attach(new.database), "new")
+        + _side_view(ws, ws.attach(new.database), "new")
     )
 
 

@@ -75,7 +75,8 @@ def build_trend(
         con.executemany("INSERT INTO tsnap VALUES (?, ?, ?, ?, ?)", rows)  # one row per dump
     catalog = ws.attach(database)
     con.execute(
-        f"CREATE OR REPLACE TEMP VIEW tsrc AS SELECT k.key, k.family, k.memory_bytes, k.expire_at_ms, "
+        f"CREATE OR REPLACE TEMP VIEW tsrc AS SELECT k.key, {ws.family_sql(catalog)} AS family, "
+        f"k.memory_bytes, k.expire_at_ms, "
         f"t.series, t.snapshot_id, t.days FROM {catalog}.keys AS k JOIN tsnap AS t USING (dump_id)"
     )
     run = DiffRunner(con, {"delimiters": delimiters, "top": top}, base=("_tkeys", "_tfit"))
