@@ -16,7 +16,7 @@
    `mixed` from bench/populate_mixed.py --seed 42 (1.0 M keys, ~538 MB) and `pop5m` from
    `DEBUG POPULATE 5000000` (5 M small strings, ~133 MB); `--make-20m` adds `pop20m`;
    `--dumps ratelimit` makes 2 M rate-limit keys by IPv4 address (one family, `ratelimit:{ip}`),
-   `--dumps onekey` 2 M keys that are each a family of their own (e-mail addresses).
+   `--dumps onekey` 2 M keys that are each a family of their own (`user:name_123`).
 2. Times `redis-check-rdb DUMP` (C, parses every value: the machine's yardstick),
    `rdbscan load -q DUMP -o X.duckdb` and `rdbscan report DUMP` (parse + load + every report
    section) under /usr/bin/time -v, --runs times each (median), and prints wall time, CPU time
@@ -51,7 +51,7 @@ DUMPS = {
     "biglist": "one list of 4,000,000 x 1 KiB elements (4 GB), rdbcompression no",
     "bighash": "one hash of 50,000,000 fields (hashtable encoding)",
     "ratelimit": "2,000,000 keys ratelimit:10.<a>.<b>.<c>, one family ratelimit:{ip}, half with a TTL",
-    "onekey": "2,000,000 keys user:<n>@example.com, each a family of its own, half with a TTL",
+    "onekey": "2,000,000 keys user:name_<n>, each a family of its own, half with a TTL",
 }
 # The bounded-memory case: one 4 GB list, pushed by a Lua loop in 1,000 steps.
 BIGLIST_LUA = (
@@ -88,8 +88,8 @@ def _wait_port(port: int, timeout: float = 30) -> None:
 
 
 # 2 M small strings, every other one with a TTL, set by a Lua loop in 2,000 steps: rate limits
-# by IPv4 address (`ratelimit`: one family, `ratelimit:{ip}`), or e-mail addresses (`onekey`:
-# each key a family of its own, the family rule has no placeholder for them).
+# by IPv4 address (`ratelimit`: one family, `ratelimit:{ip}`), or user names (`onekey`:
+# `user:name_123`, each key a family of its own: no placeholder takes such a name).
 _SMALL_KEYS_LUA = (
     "for i = 0, 1999 do for j = 0, 999 do local n = i * 1000 + j "
     "local k = KEY "
@@ -101,7 +101,7 @@ RATELIMIT_LUA = _SMALL_KEYS_LUA.replace(
     "string.format('ratelimit:10.%d.%d.%d', math.floor(n / 65536), "
     "math.floor(n / 256) % 256, n % 256)",
 )
-ONEKEY_LUA = _SMALL_KEYS_LUA.replace("KEY", "string.format('user:%d@example.com', n)")
+ONEKEY_LUA = _SMALL_KEYS_LUA.replace("KEY", "string.format('user:name_%d', n)")
 
 
 def make_dumps(names: list[str], out: Path) -> None:

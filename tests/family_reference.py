@@ -8,9 +8,9 @@ for keys of printable ASCII up to FAMILY_MAX_KEY bytes, in Python.
 The `keys.family` column holds key_pattern(key) for every key.  Working it out per key in SQL
 costs DuckDB about as much as storing the row (its regex passes: 2.5 us a key), so the loader
 does it while the key is at hand.  Segments end at `:` and at `#` (macros.SPLIT_MARK, as in
-split-key families `uid#0#7`).  A segment without a digit or `-` is no placeholder; any other
+split-key families `uid#0#7`).  A segment without a digit, `-` or `@` is no placeholder; any other
 is, but for one `{` before it and one `}` after it (hashtag braces: no placeholder holds a
-brace), a date (`{date}`), an IPv4 address (`{ip}`: `10.1.2.3`), an id (`{id}`: a number, a
+brace), a date (`{date}`), an IPv4 address (`{ip}`: `10.1.2.3`), an e-mail address (`{email}`), an id (`{id}`: a number, a
 UUID, 8+ hex characters with a digit, 16+ token characters with a digit and a letter), or left
 as it is (`10.1.2`, `user-1`): what
 key_pattern's passes do to a whole segment.  Any other key (bytes outside printable ASCII, very
@@ -26,16 +26,17 @@ from __future__ import annotations
 
 import re
 
-from rdbscan.db.macros import _DATE, _HEX, _NUMBER, _TOKEN, _UUID, IPV4
+from rdbscan.db.macros import _DATE, _HEX, _NUMBER, _TOKEN, _UUID, EMAIL, IPV4
 
 # Longer keys are left to DuckDB: their family could outgrow the batch's string buffer.
 FAMILY_MAX_KEY = 4096
 
 _PRINTABLE = re.compile(rb"[\x20-\x7e]*")
-_DIGIT_OR_DASH = re.compile(rb"[0-9-]")
+_DIGIT_OR_DASH = re.compile(rb"[0-9@-]")  # and '@': what can make a segment a placeholder
 _BOUNDARY = re.compile(rb"([:#])")  # the default delimiter and macros.SPLIT_MARK
 _DATE_SEG = re.compile(f"(?:{_DATE})".encode())
 _IPV4_SEG = re.compile(IPV4.encode())
+_EMAIL_SEG = re.compile(EMAIL.encode())
 _UUID_OR_NUMBER = re.compile(f"{_UUID}|{_NUMBER}".encode())
 _HEX_8 = re.compile(f"{_HEX}{{8,}}".encode())
 _TOKEN_16 = re.compile(f"{_TOKEN}{{16,}}".encode())
@@ -49,6 +50,8 @@ def _placeholder(body: bytes) -> bytes:
         return b"{date}"
     if _IPV4_SEG.fullmatch(body):
         return b"{ip}"
+    if _EMAIL_SEG.fullmatch(body):
+        return b"{email}"
     digit = re.search(rb"[0-9]", body) is not None
     letter = re.search(rb"[A-Za-z]", body) is not None
     if (

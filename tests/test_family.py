@@ -34,6 +34,7 @@ ALPHABET = [
     b"-",
     b"_",
     b".",
+    b"@",
     b" ",
     b"\n",
     b"\x7f",
@@ -174,6 +175,15 @@ def test_fast_family_is_key_pattern(con):
         for _ in range(1_000)
     ]
     keys += [b"ip:%d.%d.%d.%d" % tuple(rnd.randint(0, 255) for _ in range(4)) for _ in range(1_000)]
+    # e-mail addresses and near misses: local parts, labels, top-level domains of every kind
+    mail = b"abz09._%+-@."
+    keys += [
+        b"m:"
+        + bytes(rnd.choice(mail) for _ in range(rnd.randint(3, 14)))
+        + rnd.choice([b".io", b".c", b""])
+        for _ in range(20_000)
+    ]
+    keys += [b"m:u%d@ex-%d.example.org" % (i, i % 7) for i in range(1_000)]
     keys += [
         b"d:%d-%02d-%02d%s"
         % (
@@ -186,10 +196,11 @@ def test_fast_family_is_key_pattern(con):
     ]
     given_ = _check(con, keys)
     assert given_ == len(keys) - sum(1 for k in keys if b"\n" in k)  # every printable key
-    families = collections.Counter(fast_family(k) for k in keys[-70_000:])
+    families = collections.Counter(fast_family(k) for k in keys[100_000:])  # the id-like ones
     assert sum(n for f, n in families.items() if f and "{id}" in f) > 10_000
     assert sum(n for f, n in families.items() if f and "{date}" in f) > 1_000
     assert sum(1 for k in keys if k.startswith(b"ip:") and fast_family(k) == "ip:{ip}") == 1_000
+    assert sum(1 for k in keys if fast_family(k) == "m:{email}") > 1_000
     if rows.compiled is not None:
         assert [rows.compiled.fast_family(k) for k in keys] == [fast_family(k) for k in keys]
 
@@ -204,9 +215,10 @@ def _families_everywhere(con, keys: list[bytes]) -> list[str]:
     return got
 
 
-def test_ipv4_families(con):
-    """A segment that is an IPv4 address (four numbers 0-255, no leading zero) is {ip}: two
-    million rate-limit keys `ratelimit:10.a.b.c` are one family, not two million."""
+def test_address_families(con):
+    """A segment that is an IPv4 address (four numbers 0-255, no leading zero) is {ip}, an e-mail
+    address {email}: two million rate-limit keys `ratelimit:10.a.b.c` are one family, not two
+    million, and so are `user:<e-mail>` keys."""
     want = {
         b"ratelimit:10.1.2.3": "ratelimit:{ip}",
         b"ratelimit:0.0.0.0": "ratelimit:{ip}",
@@ -218,6 +230,20 @@ def test_ipv4_families(con):
         b"ratelimit:1.2.3": "ratelimit:1.2.3",
         b"ratelimit:1.2.3.4.5": "ratelimit:1.2.3.4.5",
         b"v:1.2": "v:{id}",
+        # e-mail addresses, with no digit too (a key holding `@` takes no fast path)
+        b"user:alice@example.com": "user:{email}",
+        b"user:bob.smith+tag@mail.example.co.uk:cart": "user:{email}:cart",
+        b"user:{a_1@x-y.io}": "user:{{email}}",
+        b"user:7@example.com#2": "user:{email}#{id}",
+        b"user:alice@example": "user:alice@example",
+        b"user:alice@example.c": "user:alice@example.c",
+        b"user:alice@example.c0m": "user:alice@example.c0m",
+        b"user:@example.com": "user:@example.com",
+        b"user:a@b@example.com": "user:a@b@example.com",
+        b"user:a@.example.com": "user:a@.example.com",
+        b"user:a@example..com": "user:a@example..com",
+        b"user:a b@example.com": "user:a b@example.com",
+        b"user@example.com:1": "{email}:{id}",
     }
     assert _families_everywhere(con, list(want)) == list(want.values())
 

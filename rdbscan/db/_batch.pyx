@@ -135,6 +135,42 @@ cdef bint _is_ipv4(const uint8_t* s, Py_ssize_t n) noexcept nogil:
     return i == n
 
 
+cdef bint _is_email(const uint8_t* s, Py_ssize_t n) noexcept nogil:
+    """macros.EMAIL as a whole: local@label.label...tld, the local part of [A-Za-z0-9._%+-],
+    each label of [A-Za-z0-9-], two labels at least, the last of 2+ letters."""
+    cdef Py_ssize_t i = 0, at, start, labels = 0
+    cdef uint8_t c
+    while i < n and s[i] != 64:   # '@'
+        c = s[i]
+        if not (_is_digit(c) or _is_letter(c) or c == 46 or c == 95 or c == 37 or c == 43
+                or c == 45):   # . _ % + -
+            return False
+        i += 1
+    if i == 0 or i == n:
+        return False
+    at = i
+    i += 1
+    start = i
+    while True:
+        while i < n and (_is_digit(s[i]) or _is_letter(s[i]) or s[i] == 45):
+            i += 1
+        if i == start:   # an empty label
+            return False
+        labels += 1
+        if i == n:
+            break
+        if s[i] != 46:   # '.'
+            return False
+        i += 1
+        start = i
+    if labels < 2 or n - start < 2:
+        return False
+    for i in range(start, n):
+        if not _is_letter(s[i]):
+            return False
+    return at > 0
+
+
 cdef bint _is_id(const uint8_t* s, Py_ssize_t n) noexcept nogil:
     """A whole segment that key_pattern's passes turn into {id} (macros._key_pattern_passes_sql):
     a number ([-+]?[0-9]+(.[0-9]+)?), a UUID, 8+ hex characters with a digit, or 16+ token
@@ -182,8 +218,8 @@ cdef bint _is_id(const uint8_t* s, Py_ssize_t n) noexcept nogil:
 cdef Py_ssize_t _family(const uint8_t* k, Py_ssize_t n, char* out) noexcept nogil:
     """Write key_pattern(k) to out (room for 4 * n bytes) for a key of printable ASCII (segments
     end at ':' and '#', as the key_pattern macro with its default delimiter); returns its
-    length, or -1 for any other key.  A segment that holds a digit or '-' is a date ({date}),
-    an IPv4 address ({ip}), an id ({id}) or left as it is, with one brace kept on each side
+    length, or -1 for any other key.  A segment that holds a digit, '-' or '@' is a date
+    ({date}), an IPv4 address ({ip}), an e-mail address ({email}), an id ({id}) or left as it is, with one brace kept on each side
     (`{42}` -> `{{id}}`)."""
     cdef Py_ssize_t i = 0, o = 0, s, e
     cdef uint8_t c
@@ -197,7 +233,7 @@ cdef Py_ssize_t _family(const uint8_t* k, Py_ssize_t n, char* out) noexcept nogi
             c = k[i]
             if c < 0x20 or c > 0x7E:
                 return -1
-            if _is_digit(c) or c == 45:   # '-'
+            if _is_digit(c) or c == 45 or c == 64:   # '-', '@'
                 special = True
             i += 1
         e = i
@@ -214,6 +250,9 @@ cdef Py_ssize_t _family(const uint8_t* k, Py_ssize_t n, char* out) noexcept nogi
             elif _is_ipv4(k + s, e - s):
                 memcpy(out + o, b"{ip}", 4)
                 o += 4
+            elif _is_email(k + s, e - s):
+                memcpy(out + o, b"{email}", 7)
+                o += 7
             elif _is_id(k + s, e - s):
                 memcpy(out + o, b"{id}", 4)
                 o += 4

@@ -41,13 +41,16 @@ _NUMBER = r"[-+]?[0-9]+(?:\.[0-9]+)?"
 # family, and the placeholder {ip} of a key schema (reports/schema/spec.py).
 _OCTET = "(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
 IPV4 = f"{_OCTET}(?:\\.{_OCTET}){{3}}"
+# An e-mail address (`user:alice@example.com`): {email}.  Its local part may hold no digit nor
+# '-', so '@' marks a segment for the passes as a digit or '-' does (_PLAIN_SEG, _family).
+EMAIL = "[A-Za-z0-9._%+-]+@(?:[A-Za-z0-9-]+\\.)+[A-Za-z]{2,}"
 _HEX = "[0-9a-fA-F]"
 _TOKEN = "[A-Za-z0-9_+/=-]"
 
 
 # Fast paths of key_pattern (same result as the passes, in one regexp_replace).  A segment with
-# no digit and no '-' is left unchanged by every pass: each placeholder needs a digit, or a '-'
-# for a UUID.  When the other segments are all ids that become {id} whatever pass takes them,
+# no digit, no '-' and no '@' is left unchanged by every pass: each placeholder needs a digit, a
+# '-' for a UUID or an '@' for an e-mail address (a key holding '@' takes no fast path).  When the other segments are all ids that become {id} whatever pass takes them,
 # every run of characters holding a digit or '-' (between delimiters and braces) is exactly one
 # of those ids, and one replacement of such runs gives the family.
 #   1. integers, but 8 digits that read as a compact date: the runs are digit runs.
@@ -55,7 +58,7 @@ _TOKEN = "[A-Za-z0-9_+/=-]"
 #      no run of 8 digits that reads as a compact date (one regex) and no delimiter is a letter
 #      or '-' (which would split such ids).
 # Neither for delimiters that are digits, braces or markers: segments and runs would not coincide.
-_PLAIN_SEG = f"[^0-9\\-{_M}{_T}' || delim_class(delimiters) || ']*"
+_PLAIN_SEG = f"[^0-9\\-@{_M}{_T}' || delim_class(delimiters) || ']*"
 # 8 digits that are not a compact date (the passes' _DATE: (19|20)YY, month 01-12, day 01-31):
 # another first two digits, or a month outside 01-12, or a valid month and a day outside 01-31.
 _DATE8 = "(?:19|20)[0-9]{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12][0-9]|3[01])"
@@ -84,6 +87,7 @@ def _key_pattern_passes_sql() -> str:
     s = f"regexp_replace({s}, {_whole(_DATE, '{date}')})"
     s = f"regexp_replace({s}, {_whole(_UUID, '{id}')})"
     s = f"regexp_replace({s}, {_whole(IPV4, '{ip}')})"
+    s = f"regexp_replace({s}, {_whole(EMAIL, '{email}')})"
     s = f"regexp_replace({s}, {_whole(_NUMBER, '{id}')})"
     # long hex (>= 8 chars) that contains a digit: session ids, object ids, hashes
     s = f"regexp_replace({s}, '{_SEG_START}({_HEX}{{8,}}){_SEG_END}', '\\1\\2{_T}\\3{_T}\\4\\5', 'g')"
@@ -139,8 +143,8 @@ MACROS: list[str] = [
     # rules' character rules; the loader stores the answer for `:` in keys.plain_key.
     "CREATE OR REPLACE MACRO is_plain_key(key, delimiter := ':') AS regexp_full_match(key, "
     "'[a-z][a-z0-9_]*(?:[' || delim_class(delimiter) || '][a-z0-9_]*)+')",
-    # Family of a key: id-like segments (numbers, dates, UUIDs, long hex, random tokens, IPv4
-    # addresses) replaced by {id} / {date} / {ip}.  key_pattern('user:1000:profile') = 'user:{id}:profile'.
+    # Family of a key: id-like segments (numbers, dates, UUIDs, long hex, random tokens, IPv4 and
+    # e-mail addresses) replaced by {id} / {date} / {ip} / {email}.  key_pattern('user:1000:profile') = 'user:{id}:profile'.
     # `#` always bounds segments too (SPLIT_MARK): `uid#0#7` = 'uid#{id}#{id}'.
     f"CREATE OR REPLACE MACRO key_pattern(key, delimiters := ':') AS {_split_marked(_key_pattern_sql())}",
     # A key's family for `delimiters`: the loader's keys.family for the default `:` (key_pattern

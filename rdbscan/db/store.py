@@ -25,7 +25,7 @@ from .columns import (
     KEYS_VIEW_DDL,
     arrow_schema,
 )
-from .macros import IPV4, MACROS  # created in every database (ad-hoc SQL too)
+from .macros import EMAIL, IPV4, MACROS  # created in every database (ad-hoc SQL too)
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -39,11 +39,12 @@ if TYPE_CHECKING:
 #    newer than rdbscan, hash templates, NACK zones, arrays (keys.array_last_index).
 SCHEMA_VERSION = 5
 # The rule of keys.family (the key_pattern macro) the families of a database follow, in
-# rdbscan_meta: 1 (none recorded) before IPv4 addresses became {ip}, 2 since.  A load into a
-# database of an older rule gives the keys FAMILY_RULE_CHANGED selects their family again
-# (Store._update_families): a regex over each key once, 0.3 s for 5 M keys.
-FAMILY_RULE = 2
-FAMILY_RULE_CHANGED = f"(^|[:#{{]){IPV4}($|[:#}}])"
+# rdbscan_meta: 1 (none recorded) before IPv4 and e-mail addresses became {ip} and {email}, 3
+# since (2: {ip} alone, never released).  A load into a database of an older rule gives the keys
+# FAMILY_RULE_CHANGED selects their family again (Store._update_families): a regex over each key
+# once, 0.3 s for 5 M keys.
+FAMILY_RULE = 3
+FAMILY_RULE_CHANGED = f"(^|[:#{{])(?:{IPV4}|{EMAIL})($|[:#}}])"
 
 # DuckDB memory of the loader's connection (docs/benchmarks.md, "Peak memory of `load` and
 # `report`"): the loader only appends, so a small buffer pool keeps peak memory flat however

@@ -1,8 +1,8 @@
 """`--redact`: key names out of what rdbscan writes, before any renderer sees it (docs/redact.md).
 
 A key name becomes its family pattern (the key_pattern macro of rdbscan/db/macros.py: the
-segments that vary, ids, dates, UUIDs, hashes, tokens, IPv4 addresses, replaced by {id} / {date}
-/ {ip}) and a short
+segments that vary, ids, dates, UUIDs, hashes, tokens, IPv4 and e-mail addresses, replaced by
+{id} / {date} / {ip} / {email}) and a short
 keyed hash of the whole name, `user:{id}:profile@3fa9c21b07`: the same key gives the same hash in
 every run with the same secret, so two redacted reports still diff, and a reader without the
 secret cannot test a guess.  The hash is BLAKE2b in its keyed mode (a MAC: RFC 7693 section 2.5).

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from ...db.macros import IPV4, segment_delimiters
+from ...db.macros import EMAIL, IPV4, segment_delimiters
 
 SCHEMA_FORMAT = 1
 # First line of every TOML / markdown schema rdbscan writes: `schema -o` may replace such a file.
@@ -36,9 +36,10 @@ PLACEHOLDERS = {
     "hex": "[0-9a-fA-F]+",
     # an IPv4 address (db/macros._IPV4, the family rule's {ip})
     "ip": IPV4,
+    "email": EMAIL,
     "*": None,  # one or more characters other than a delimiter
 }
-PLACEHOLDER_RE = re.compile(r"\{(id|ts|date|uuid|hex|ip|\*)\}")
+PLACEHOLDER_RE = re.compile(r"\{(id|ts|date|uuid|hex|ip|email|\*)\}")
 
 
 def _escape(text: str) -> str:

@@ -23,8 +23,8 @@ def layout(p: PatternsData, report: ReportData) -> list[Block]:
         Block(
             "note",
             f"{fmt_int(p['families'])} {'family' if p['families'] == 1 else 'families'}; "
-            "id-like segments (numbers, dates, UUIDs, hex, random tokens, IPv4 addresses) "
-            f"become {{id}}/{{date}}/{{ip}}; delimiters {p['delimiters']!r}.",
+            "id-like segments (numbers, dates, UUIDs, hex, random tokens, IPv4 and e-mail "
+            f"addresses) become {{id}}/{{date}}/{{ip}}/{{email}}; delimiters {p['delimiters']!r}.",
         )
     )
     blocks.append(

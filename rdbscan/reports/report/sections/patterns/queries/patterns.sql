@@ -1,5 +1,5 @@
 -- name: patterns
--- answers: Which key families (names with id-like segments replaced by {id}/{date}/{ip}, see
+-- answers: Which key families (names with id-like segments replaced by {id}/{date}/{ip}/{email}, see
 --          key_pattern) hold the memory: keys, memory, share of total, types, average and largest
 --          key, TTL coverage. Families beyond the top N fold into one `(other)` row.
 -- params:
