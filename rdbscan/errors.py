@@ -51,8 +51,9 @@ EXIT_CODES = {
     EXIT_MEMORY: "a query (`report`, `query`, `schema`, `diff`, `trend`, `sql`) needed more than "
     "DuckDB's memory limit (48 MB for `report`, `query` and `schema` over a database, dumps or "
     "a Parquet dataset, a query that cannot fit it running again at 96 MB, then at 128 MB; "
-    "128 MB for `diff` and `trend`; DuckDB's own for `sql`; unless `--memory-limit` or `RDBSCAN_MEMORY_LIMIT` sets another, which "
-    "stands) and could not spill the rest to disk: nothing is "
+    "128 MB for `diff` and `trend`; DuckDB's own for `sql`; unless `--memory-limit` or "
+    "`RDBSCAN_MEMORY_LIMIT` sets another, which stands) and could not spill the rest to disk: "
+    "nothing is "
     "written; run it again with a higher `--memory-limit`",
     EXIT_PARTIAL: "partial: rdbscan is older than a dump, or meets a record it cannot read (a type "
     "or opcode newer than it knows, a module value of Redis 4.0 release candidates, a VKCS "

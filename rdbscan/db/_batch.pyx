@@ -117,7 +117,7 @@ cdef bint _is_date(const uint8_t* s, Py_ssize_t n) noexcept nogil:
 
 
 cdef bint _is_ipv4(const uint8_t* s, Py_ssize_t n) noexcept nogil:
-    """macros._IPV4 as a whole: four numbers 0-255 joined by '.', no leading zero."""
+    """macros.IPV4 as a whole: four numbers 0-255 joined by '.', no leading zero."""
     cdef Py_ssize_t i = 0, d
     cdef int part, value
     for part in range(4):
@@ -138,7 +138,7 @@ cdef bint _is_ipv4(const uint8_t* s, Py_ssize_t n) noexcept nogil:
 cdef bint _is_email(const uint8_t* s, Py_ssize_t n) noexcept nogil:
     """macros.EMAIL as a whole: local@label.label...tld, the local part of [A-Za-z0-9._%+-],
     each label of [A-Za-z0-9-], two labels at least, the last of 2+ letters."""
-    cdef Py_ssize_t i = 0, at, start, labels = 0
+    cdef Py_ssize_t i = 0, start, labels = 0
     cdef uint8_t c
     while i < n and s[i] != 64:   # '@'
         c = s[i]
@@ -146,9 +146,8 @@ cdef bint _is_email(const uint8_t* s, Py_ssize_t n) noexcept nogil:
                 or c == 45):   # . _ % + -
             return False
         i += 1
-    if i == 0 or i == n:
+    if i == 0 or i == n:   # no local part, no '@'
         return False
-    at = i
     i += 1
     start = i
     while True:
@@ -168,7 +167,7 @@ cdef bint _is_email(const uint8_t* s, Py_ssize_t n) noexcept nogil:
     for i in range(start, n):
         if not _is_letter(s[i]):
             return False
-    return at > 0
+    return True
 
 
 cdef bint _is_id(const uint8_t* s, Py_ssize_t n) noexcept nogil:
@@ -219,8 +218,8 @@ cdef Py_ssize_t _family(const uint8_t* k, Py_ssize_t n, char* out) noexcept nogi
     """Write key_pattern(k) to out (room for 4 * n bytes) for a key of printable ASCII (segments
     end at ':' and '#', as the key_pattern macro with its default delimiter); returns its
     length, or -1 for any other key.  A segment that holds a digit, '-' or '@' is a date
-    ({date}), an IPv4 address ({ip}), an e-mail address ({email}), an id ({id}) or left as it is, with one brace kept on each side
-    (`{42}` -> `{{id}}`)."""
+    ({date}), an IPv4 address ({ip}), an e-mail address ({email}), an id ({id}) or left as it
+    is, with one brace kept on each side (`{42}` -> `{{id}}`)."""
     cdef Py_ssize_t i = 0, o = 0, s, e
     cdef uint8_t c
     cdef bint special

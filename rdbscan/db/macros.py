@@ -50,8 +50,8 @@ _TOKEN = "[A-Za-z0-9_+/=-]"
 
 # Fast paths of key_pattern (same result as the passes, in one regexp_replace).  A segment with
 # no digit, no '-' and no '@' is left unchanged by every pass: each placeholder needs a digit, a
-# '-' for a UUID or an '@' for an e-mail address (a key holding '@' takes no fast path).  When the other segments are all ids that become {id} whatever pass takes them,
-# every run of characters holding a digit or '-' (between delimiters and braces) is exactly one
+# '-' for a UUID or an '@' for an e-mail address (a key holding '@' takes no fast path).  When
+# the other segments are all ids that become {id} whatever pass takes them, every run of characters holding a digit or '-' (between delimiters and braces) is exactly one
 # of those ids, and one replacement of such runs gives the family.
 #   1. integers, but 8 digits that read as a compact date: the runs are digit runs.
 #   2. also UUIDs and hex of 8+ characters holding a digit (session ids, hashes), when the key has

@@ -338,7 +338,7 @@ class Store:
         if not self.created:
             self.run(
                 "UPDATE key_rows SET family = key_pattern(key) "
-                f"WHERE regexp_matches(key, '{FAMILY_RULE_CHANGED}') AND family <> key_pattern(key)"
+                f"WHERE regexp_matches(key, '{FAMILY_RULE_CHANGED}')"
             )
         self.run(
             "INSERT OR REPLACE INTO rdbscan_meta VALUES ('family_rule', ?)", [str(FAMILY_RULE)]

@@ -24,6 +24,11 @@
 -- type name (`vectorset`...) from the module keys alone (rdb_type 6 and 7: RDB_TYPE_MODULE and
 -- _MODULE_2, the only keys whose type is none of the names below; tests/test_report_fastpaths.py
 -- checks the names against constants.TYPE_NAMES).
+-- the top `n` prefixes (of each parent, of each depth) by memory, keys, then name, for the
+-- queries that roll rfamilies up by prefix (prefixes, chart_family_tree): a heap (min() of a struct
+-- orders by its fields), not a row_number() window, which sorted every prefix
+CREATE OR REPLACE TEMP MACRO rtop_prefixes(prefix, memory_bytes, keys, n) AS
+    arg_min(prefix, {'memory': -memory_bytes, 'keys': -keys, 'prefix': prefix}, greatest(n, 1));
 CREATE OR REPLACE TEMP TABLE rfamilies AS
 WITH f AS (
     SELECT pattern,

@@ -8,8 +8,8 @@
 --   delimiters (':')  characters that separate segments
 --
 -- Level by level, each level's nodes only under the parents kept at the level before, each parent's
--- top children from a heap (arg_min(..., $children): min() of a struct orders by its fields, so
--- memory, keys, then name, as a row_number() ordering would): a window over every node held a
+-- top children from a heap (rtop_prefixes, _rfamilies.sql: memory, keys, then name, as a
+-- row_number() ordering would): a window over every node held a
 -- copy of them all, four million over two million one-key families (`ratelimit:10.1.2.3`), and
 -- ran out of memory at 128 MB.
 WITH f AS (
@@ -33,8 +33,7 @@ WITH f AS (
     FROM levels WHERE depth = 1 GROUP BY prefix, parent
 ), kept1 AS (
     SELECT * FROM nodes1
-    WHERE prefix IN (SELECT unnest(arg_min(prefix, {'memory': -memory_bytes, 'keys': -keys, 'prefix': prefix},
-                                           greatest($children, 1)))
+    WHERE prefix IN (SELECT unnest(rtop_prefixes(prefix, memory_bytes, keys, $children))
                      FROM nodes1 HAVING $children > 0)
 ), nodes2 AS (
     SELECT 2 AS depth, prefix, parent, sum(keys) AS keys, sum(memory_bytes) AS memory_bytes,
@@ -42,8 +41,7 @@ WITH f AS (
     FROM levels WHERE depth = 2 AND parent IN (SELECT prefix FROM kept1) GROUP BY prefix, parent
 ), kept2 AS (
     SELECT n.* FROM nodes2 AS n
-    JOIN (SELECT parent, unnest(arg_min(prefix, {'memory': -memory_bytes, 'keys': -keys, 'prefix': prefix},
-                                        greatest($children, 1))) AS prefix
+    JOIN (SELECT parent, unnest(rtop_prefixes(prefix, memory_bytes, keys, $children)) AS prefix
           FROM nodes2 WHERE $children > 0 GROUP BY parent) AS t USING (parent, prefix)
     WHERE n.prefix <> n.parent
 ), nodes3 AS (
@@ -52,8 +50,7 @@ WITH f AS (
     FROM levels WHERE depth = 3 AND parent IN (SELECT prefix FROM kept2) GROUP BY prefix, parent
 ), kept3 AS (
     SELECT n.* FROM nodes3 AS n
-    JOIN (SELECT parent, unnest(arg_min(prefix, {'memory': -memory_bytes, 'keys': -keys, 'prefix': prefix},
-                                        greatest($children, 1))) AS prefix
+    JOIN (SELECT parent, unnest(rtop_prefixes(prefix, memory_bytes, keys, $children)) AS prefix
           FROM nodes3 WHERE $children > 0 GROUP BY parent) AS t USING (parent, prefix)
     WHERE n.prefix <> n.parent
 ), kept AS (

@@ -24,11 +24,10 @@ WITH depths AS (
     FROM f CROSS JOIN depths AS d
     GROUP BY d.depth, prefix
 ), listed AS (
-    -- each depth's top N prefixes by memory, keys, then name: a heap of N per depth (min() of a
-    -- struct orders by its fields), not a row_number() window, which sorted every prefix: four
+    -- each depth's top N prefixes by memory, keys, then name: a heap of N per depth
+    -- (rtop_prefixes, _rfamilies.sql), not a row_number() window, which sorted every prefix: four
     -- million of them over two million one-key families (`ratelimit:10.1.2.3`)
-    SELECT depth, unnest(arg_min(prefix, {'memory': -memory_bytes, 'keys': -keys, 'prefix': prefix},
-                                 greatest($top, 1))) AS prefix, true AS listed
+    SELECT depth, unnest(rtop_prefixes(prefix, memory_bytes, keys, $top)) AS prefix, true AS listed
     FROM p
     GROUP BY depth
 ), ranked AS (
