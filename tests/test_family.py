@@ -5,17 +5,20 @@ stand in for, and the columns in loaded databases."""
 from __future__ import annotations
 
 import collections
+import json
 import random
 
 import duckdb
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 import rdbwriter as W
+from common import run_cli
 from family_reference import FAMILY_MAX_KEY, PLAIN_KEY_REGEX, fast_family, plain_key
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rdbscan.db import rows
+from rdbscan.db import rows, store
 from rdbscan.db.load import load
 from rdbscan.db.macros import MACROS
 from rdbscan.db.store import FAMILY_RULE
@@ -362,7 +365,78 @@ def test_plain_key_is_the_regex_generated(con, keys):
     assert [plain_key(k) for k in keys] == _regex_flags(con, keys)
 
 
-def test_a_load_into_a_database_of_the_older_family_rule_updates_its_families(tmp_path):
+def _dump(tmp_path, name: str, keys: list[bytes]) -> str:
+    path = tmp_path / name
+    path.write_bytes(W.rdb(b"\xfe\x00" + b"".join(W.key(0, k, W.string(b"1")) for k in keys)))
+    return str(path)
+
+
+def _families(rep: dict) -> dict:
+    return {p["pattern"]: p["keys"] for p in rep["patterns"]["items"]}
+
+
+OLD_RULE_KEYS = [b"ratelimit:10.0.0.1", b"ratelimit:10.0.0.2", b"user:a@example.com", b"user:1"]
+# what this rule makes of them, and what the older rule had stored
+NOW = {"ratelimit:{ip}": 2, "user:{email}": 1, "user:{id}": 1}
+BEFORE = {"ratelimit:10.0.0.1": 1, "ratelimit:10.0.0.2": 1, "user:a@example.com": 1, "user:{id}": 1}
+
+
+def test_a_report_over_a_database_of_the_older_family_rule_shows_this_rules_families(tmp_path):
+    """A database an rdbscan of the older rule wrote (IPv4 and e-mail segments kept as they are,
+    no `family_rule` in rdbscan_meta), reported without a load into it: the report reads the
+    families this rule gives (a TEMP view `keys`, database.show_families_again), and the
+    database is left as it was."""
+    db = str(tmp_path / "old.duckdb")
+    assert all(r.complete for r in load([_dump(tmp_path, "a.rdb", OLD_RULE_KEYS)], db))
+    with duckdb.connect(db) as c:  # what the older rule stored
+        c.execute("UPDATE key_rows SET family = key WHERE key LIKE 'ratelimit:%' OR key LIKE '%@%'")
+        c.execute("DELETE FROM rdbscan_meta WHERE name = 'family_rule'")
+    res = run_cli("report", db, "-f", "json")
+    assert res.exit_code == 0, res.output
+    assert _families(json.loads(res.stdout)) == NOW
+    res = run_cli("sql", db, "SELECT family, count(*) FROM keys GROUP BY 1 ORDER BY 1", "-f", "csv")
+    assert res.stdout.splitlines()[1:] == [f"{f},{n}" for f, n in sorted(NOW.items())]
+    with duckdb.connect(db, read_only=True) as c:  # nothing written
+        stored = dict(c.execute("SELECT family, count(*) FROM keys GROUP BY family").fetchall())
+        meta = c.execute("SELECT value FROM rdbscan_meta WHERE name = 'family_rule'").fetchall()
+    assert (stored, meta) == (BEFORE, [])
+    # a database of this rule is read as it is: the stored families, even where they differ
+    with duckdb.connect(db) as c:
+        c.execute("INSERT INTO rdbscan_meta VALUES ('family_rule', ?)", [str(FAMILY_RULE)])
+    res = run_cli("report", db, "-f", "json")
+    assert _families(json.loads(res.stdout)) == BEFORE
+
+
+def test_a_dataset_of_the_older_family_rule_is_read_with_this_rules_families(tmp_path):
+    """A Parquet dataset an rdbscan of the older rule wrote: its marker has no `family_rule` and
+    its keys files the older families; its `keys` view works out this rule's (report and diff
+    alike, dataset._view_sql).  A dataset written now records the rule and is read as stored."""
+    ds = tmp_path / "ds"
+    res = run_cli("load", _dump(tmp_path, "a.rdb", OLD_RULE_KEYS), "--parquet", str(ds))
+    assert res.exit_code == 0, res.output
+    marker = ds / "_rdbscan_dataset.json"
+    meta = json.loads(marker.read_text())
+    assert meta["family_rule"] == FAMILY_RULE
+    [part] = list((ds / "keys").rglob("*.parquet"))
+    table = pq.read_table(part)
+    keys = table.column("key").to_pylist()
+    stored = table.column("family").to_pylist()
+    older = [k if k.startswith("ratelimit:") or "@" in k else f for k, f in zip(keys, stored)]
+    i = table.schema.get_field_index("family")
+    pq.write_table(table.set_column(i, "family", pa.array(older, table.schema.field(i).type)), part)
+    res = run_cli("report", str(ds), "-f", "json")
+    assert res.exit_code == 0, res.output
+    assert _families(json.loads(res.stdout)) == BEFORE  # the rule recorded: read as stored
+    del meta["family_rule"]
+    marker.write_text(json.dumps(meta))
+    res = run_cli("report", str(ds), "-f", "json")
+    assert res.exit_code == 0, res.output
+    assert _families(json.loads(res.stdout)) == NOW
+
+
+def test_a_load_into_a_database_of_the_older_family_rule_updates_its_families(
+    tmp_path, monkeypatch
+):
     """A database whose families an rdbscan of the older rule stored (IPv4 addresses kept as
     they are, no `family_rule` in rdbscan_meta) gets them again on the next load into it: the
     snapshots before and after share `ratelimit:{ip}` (store.Store._update_families)."""
@@ -383,6 +457,8 @@ def test_a_load_into_a_database_of_the_older_family_rule_updates_its_families(tm
         c.execute("UPDATE key_rows SET family = key WHERE key LIKE 'ratelimit:%'")
         c.execute("DELETE FROM rdbscan_meta WHERE name = 'family_rule'")
     second = dump("b.rdb", [b"ratelimit:10.0.0.3", b"user:2"])
+    # an UPDATE per 3 rows (store.UPDATE_FAMILIES_ROWS), as over millions of keys
+    monkeypatch.setattr(store, "UPDATE_FAMILIES_ROWS", 3)
     assert all(r.complete for r in load([second], db))
     with duckdb.connect(db, read_only=True) as c:
         got = c.execute("SELECT dump_id, key, family FROM keys ORDER BY dump_id, key").fetchall()

@@ -307,7 +307,11 @@ def sql(database, query, fmt):
             f"{database}: not a DuckDB database (load a dump with `rdbscan load` first)",
             EXIT_DATABASE,
         )
-    con = con or connect(database, read_only=True)
+    if con is None:
+        from ..reports.engine.database import show_families_again
+
+        con = connect(database, read_only=True)
+        show_families_again(con)
     limit = chosen_memory_limit()  # `sql` keeps DuckDB's default unless one is given
     con.execute(f"SET memory_limit = '{limit}'" if limit else "RESET memory_limit")
     try:

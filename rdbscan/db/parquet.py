@@ -45,6 +45,7 @@ from .connections import connect
 from .macros import MACROS
 from .store import (
     DDL,
+    FAMILY_RULE,
     LOADED_TABLES,
     SCHEMA_VERSION,
     QueuedWriter,
@@ -298,7 +299,13 @@ class Dataset:
         if fs.isfile(marker):
             self.meta()
         else:
-            self._write_meta({"format": "rdbscan-parquet", "schema_version": SCHEMA_VERSION})
+            self._write_meta(
+                {
+                    "family_rule": FAMILY_RULE,
+                    "format": "rdbscan-parquet",
+                    "schema_version": SCHEMA_VERSION,
+                }
+            )
 
     def close(self) -> None:
         """Release the writer's lock (a no-op for a reader)."""

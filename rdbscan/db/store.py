@@ -45,6 +45,37 @@ SCHEMA_VERSION = 5
 # once, 0.3 s for 5 M keys.
 FAMILY_RULE = 3
 FAMILY_RULE_CHANGED = f"(^|[:#{{])(?:{IPV4}|{EMAIL})($|[:#}}])"
+UPDATE_FAMILIES_ROWS = 131072
+
+
+def family_rule_is_older(value: str | None) -> bool:
+    """Whether keys.family of a database or dataset whose recorded `family_rule` is `value`
+    (None: none recorded) follows an older rule than FAMILY_RULE."""
+    return value is None or not value.isdigit() or int(value) < FAMILY_RULE
+
+
+def recorded_family_rule(con, catalog: str | None = None) -> str | None:
+    """The `family_rule` in rdbscan_meta of the database `con` has open (or of its attached
+    `catalog`), None when none is recorded (or no rdbscan_meta)."""
+    table = f"{catalog}.rdbscan_meta" if catalog else "rdbscan_meta"
+    try:
+        row = con.execute(f"SELECT value FROM {table} WHERE name = 'family_rule'").fetchone()
+    except duckdb.CatalogException:
+        return None
+    return row[0] if row else None
+
+
+def family_again_sql(alias: str = "k") -> str:
+    """The SQL of a key's family (its keys row AS `alias`) in a database an older family rule
+    wrote, read without writing to it: key_pattern again for the keys that rule would give
+    another family (an IPv4 or e-mail segment: both hold a `.`), the stored family otherwise.
+    What _update_families writes, worked out as the keys are read (report, query, diff, trend,
+    and datasets, whose files keep the families they were written with)."""
+    return (
+        f"CASE WHEN contains({alias}.key, '.') AND regexp_matches({alias}.key, "
+        f"'{FAMILY_RULE_CHANGED}') THEN key_pattern({alias}.key) ELSE {alias}.family END"
+    )
+
 
 # DuckDB memory of the loader's connection (docs/benchmarks.md, "Peak memory of `load` and
 # `report`"): the loader only appends, so a small buffer pool keeps peak memory flat however
@@ -330,16 +361,22 @@ class Store:
         """Bring the families a database holds to this rdbscan's rule (FAMILY_RULE), once: the
         keys with a segment an older rule kept and this one turns into a placeholder get their
         family again, so that the snapshots loaded before and after share their families
-        (`diff`, `trend`).  A database this store creates is marked at once."""
-        row = self.run("SELECT value FROM rdbscan_meta WHERE name = 'family_rule'")
-        done = int(row[0][0]) if row and row[0][0].isdigit() else 1
-        if done >= FAMILY_RULE:
+        (`diff`, `trend`).  A database this store creates is marked at once.
+
+        One UPDATE per UPDATE_FAMILIES_ROWS rows of key_rows: DuckDB holds an UPDATE's changes
+        in memory until it commits, and one UPDATE of two million keys (`user:<n>@example.com`)
+        ran out of the loader's 48 MB.  Stopped midway, the rule is not recorded yet and the
+        next load does it again (key_pattern gives an updated key the same family)."""
+        if not family_rule_is_older(recorded_family_rule(self.con)):
             return
         if not self.created:
-            self.run(
-                "UPDATE key_rows SET family = key_pattern(key) "
-                f"WHERE regexp_matches(key, '{FAMILY_RULE_CHANGED}')"
-            )
+            (rows,) = self.run("SELECT coalesce(max(rowid) + 1, 0) FROM key_rows")[0]
+            for start in range(0, rows, UPDATE_FAMILIES_ROWS):
+                self.run(
+                    "UPDATE key_rows SET family = key_pattern(key) "
+                    f"WHERE rowid >= {start} AND rowid < {start + UPDATE_FAMILIES_ROWS} "
+                    f"AND regexp_matches(key, '{FAMILY_RULE_CHANGED}')"
+                )
         self.run(
             "INSERT OR REPLACE INTO rdbscan_meta VALUES ('family_rule', ?)", [str(FAMILY_RULE)]
         )

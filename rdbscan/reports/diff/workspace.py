@@ -12,7 +12,13 @@ import duckdb
 from ...db.connections import connect, memory_limit
 from ...db.macros import create_macros
 from ...db.parquet import is_database_path, is_dataset
-from ...db.store import FAMILY_RULE, FAMILY_RULE_CHANGED, SCHEMA_VERSION, is_database_file
+from ...db.store import (
+    SCHEMA_VERSION,
+    family_again_sql,
+    family_rule_is_older,
+    is_database_file,
+    recorded_family_rule,
+)
 from ...errors import EXIT_INPUT
 from ..engine import querylib
 from .snapshots import (
@@ -57,8 +63,7 @@ class Workspace:
 
             name = f"rdb{len(self.catalogs) + 1}"
             attach_dataset(self.con, path, name)
-            self.catalogs[real] = name
-            self.stale_families.add(name)  # its files keep the families they were written with
+            self.catalogs[real] = name  # its view works out older families itself
             return name
         if not os.path.exists(path):
             raise DiffError(f"{path}: no such file", EXIT_INPUT)
@@ -89,10 +94,7 @@ class Workspace:
                     f"uses schema {SCHEMA_VERSION}: load the dumps into a new database file",
                     EXIT_INPUT,
                 )
-            rule = self.con.execute(
-                f"SELECT value FROM {name}.rdbscan_meta WHERE name = 'family_rule'"
-            ).fetchone()
-            if rule is None or not rule[0].isdigit() or int(rule[0]) < FAMILY_RULE:
+            if family_rule_is_older(recorded_family_rule(self.con, name)):
                 self.stale_families.add(name)
         else:
             self.stale_families.add(name)
@@ -102,14 +104,11 @@ class Workspace:
     def family_sql(self, catalog: str, alias: str = "k") -> str:
         """The SQL of a key's family in `catalog` (its keys AS `alias`): keys.family, or for a
         database an older family rule wrote (store.FAMILY_RULE), the family again for the keys
-        that rule would give another one (an IPv4 address: {ip}), so that a diff of a database
-        loaded before with a dump loaded now compares like with like."""
-        if catalog not in self.stale_families:
-            return f"{alias}.family"
-        return (
-            f"CASE WHEN contains({alias}.key, '.') AND regexp_matches({alias}.key, "
-            f"'{FAMILY_RULE_CHANGED}') THEN key_pattern({alias}.key) ELSE {alias}.family END"
-        )
+        that rule would give another one (store.family_again_sql: an IPv4 address is {ip}), so
+        that a diff of a database loaded before with a dump loaded now compares like with like.
+        Attached read-only, the database cannot take the TEMP view of keys that open_database
+        gives a report (one temporary schema for every catalog)."""
+        return family_again_sql(alias) if catalog in self.stale_families else f"{alias}.family"
 
     def snapshots(self, path: str) -> list[Snapshot]:
         return group_snapshots(path, read_dumps(self.con, self.attach(path)))

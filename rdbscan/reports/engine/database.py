@@ -11,7 +11,13 @@ import duckdb
 
 from ...db.connections import connect, set_database_memory_limit
 from ...db.macros import create_macros
-from ...db.store import StoreError, check_schema
+from ...db.store import (
+    StoreError,
+    check_schema,
+    family_again_sql,
+    family_rule_is_older,
+    recorded_family_rule,
+)
 from ...errors import EXIT_DATABASE, EXIT_INPUT, CommandError, database_fault
 from .querylib import sql_literal
 
@@ -74,7 +80,26 @@ def open_database(path: str, read_only: bool = False) -> duckdb.DuckDBPyConnecti
     except StoreError:
         con.close()
         raise
+    show_families_again(con)
     return con
+
+
+def show_families_again(con: duckdb.DuckDBPyConnection) -> None:
+    """On a database an older family rule wrote (store.FAMILY_RULE: IPv4 and e-mail segments
+    were kept as they are): a TEMP view `keys`, ahead of the database's own on the connection's
+    search path, whose family is this rule's (store.family_again_sql), so that the report,
+    `query`, `schema` and `sql` read the families a load today would store, without writing to
+    the database (a load into it updates them for good: Store._update_families).  The macros
+    as TEMP macros too: a read-only database holds those of the rdbscan that wrote it."""
+    if not family_rule_is_older(recorded_family_rule(con)):
+        return
+    create_macros(con, temporary=True)
+    (catalog,) = con.execute("SELECT current_database()").fetchone() or ("",)
+    quoted = '"' + catalog.replace('"', '""') + '"'
+    con.execute(
+        "CREATE OR REPLACE TEMP VIEW keys AS SELECT * REPLACE "
+        f"({family_again_sql('k')} AS family) FROM {quoted}.main.keys AS k"
+    )
 
 
 def open_report_database(path: str):

@@ -20,7 +20,7 @@ import duckdb
 from ...db.connections import connect, set_database_memory_limit
 from ...db.macros import MACROS, create_macros
 from ...db.parquet import TABLES, Dataset
-from ...db.store import DDL, SCHEMA_VERSION
+from ...db.store import DDL, SCHEMA_VERSION, family_again_sql, family_rule_is_older
 from . import querylib
 
 _TYPES = "rdbscan_types"
@@ -33,8 +33,8 @@ def open_dataset(path: str) -> duckdb.DuckDBPyConnection:
     (connections.set_database_memory_limit).  StoreError when `path` is no dataset."""
     con = connect(":memory:")
     try:
+        create_macros(con)  # before the views: `keys` may call key_pattern (_view_sql)
         attach_dataset(con, path, "memory")
-        create_macros(con)
         con.execute("SET enable_progress_bar = false")
         set_database_memory_limit(con)
         spill = f"rdbscan-{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp"  # as open_database's
@@ -67,17 +67,22 @@ def attach_dataset(con, path: str, catalog: str) -> None:
                 con.execute(macro)
         finally:
             con.execute("USE memory")
+    rule = dataset.meta().get("family_rule")
+    older = family_rule_is_older(None if rule is None else str(rule))
     for table in TABLES:
-        con.execute(_view_sql(con, dataset, table, catalog))
+        con.execute(_view_sql(con, dataset, table, catalog, older))
     con.execute(
         f"CREATE VIEW {catalog}.main.rdbscan_meta AS SELECT 'schema_version' AS name, "
         f"'{SCHEMA_VERSION}' AS value"
     )
 
 
-def _view_sql(con, dataset: Dataset, table: str, catalog: str) -> str:
+def _view_sql(con, dataset: Dataset, table: str, catalog: str, older_families: bool) -> str:
     """The view of one table: its columns (the database's types) from the dataset's files, the
-    partition columns (dump_id; dumps.instance) from the paths."""
+    partition columns (dump_id; dumps.instance) from the paths.  `older_families`: the dataset
+    was made by an rdbscan of an older family rule (no `family_rule` in its marker file, whose
+    keys files keep the families they were written with), and `keys.family` is worked out again
+    for the keys this rule gives another family (store.family_again_sql)."""
     columns = con.execute(
         "SELECT column_name, data_type FROM information_schema.columns "
         "WHERE table_catalog = ? AND table_name = ? ORDER BY ordinal_position",
@@ -98,8 +103,9 @@ def _view_sql(con, dataset: Dataset, table: str, catalog: str) -> str:
                 f"DESCRIBE SELECT * FROM read_parquet([{names}], union_by_name = true)"
             ).fetchall()
         }
+    again = {"family": f"({family_again_sql('k')})"} if table == "keys" and older_families else {}
     select = ", ".join(
-        f'"{name}"::{kind} AS "{name}"'
+        f"{again.get(name) or _quoted(name)}::{kind} AS {_quoted(name)}"
         if have is None or name in have
         else f'NULL::{kind} AS "{name}"'
         for name, kind in columns
@@ -111,8 +117,12 @@ def _view_sql(con, dataset: Dataset, table: str, catalog: str) -> str:
     # big_keys_top's one scan per type).
     return (
         f"CREATE VIEW {view} AS SELECT {select} FROM read_parquet("
-        f"[{names}], hive_partitioning = true, hive_types = {hive}{union})"
+        f"[{names}], hive_partitioning = true, hive_types = {hive}{union}) AS k"
     )
+
+
+def _quoted(name: str) -> str:
+    return f'"{name}"'
 
 
 def _url(dataset: Dataset, path: str) -> str:
