@@ -50,7 +50,7 @@ EXIT_CODES = {
     "and `--force` was not given (left untouched, [export.md](export.md))",
     EXIT_MEMORY: "a query (`report`, `query`, `schema`, `diff`, `trend`, `sql`) needed more than "
     "DuckDB's memory limit (48 MB for `report`, `query` and `schema` over a database, dumps or "
-    "a Parquet dataset, a query that cannot fit it running again at 96 MB, then at 128 MB; "
+    "a Parquet dataset, a query that cannot fit it running again at 80, 96, then 128 MB; "
     "128 MB for `diff` and `trend`; DuckDB's own for `sql`; unless `--memory-limit` or "
     "`RDBSCAN_MEMORY_LIMIT` sets another, which stands) and could not spill the rest to disk: "
     "nothing is "

@@ -1,5 +1,5 @@
-"""Reports over many dumps at the default memory limit (48 MB, a query that needs more grown to
-96 MB, then 128 MB): a Parquet dataset of 20 fixture dumps reads as the same dumps in one database,
+"""Reports over many dumps at the default memory limit (48 MB, a query that needs more grown to 80
+MB, 96 MB, then 128 MB): a Parquet dataset of 20 fixture dumps reads as the same dumps in one database,
 section by section, without a chosen limit (docs/report.md, "Several dumps"; docs/fleet.md)."""
 
 from __future__ import annotations

@@ -168,14 +168,14 @@ def test_report_and_diff_connections_take_the_chosen_limit(db):
 
 
 # A string aggregate cannot spill: 20 MB of text fails at the database limit (48 MB, with its
-# intermediate copies) and at the first grown limit (96 MB), and fits at the limit before (128 MB);
-# 13 MB fails at 48 MB and fits at 96 MB (whatever the number of threads).  Each query also
-# returns the limit it ran at.
+# intermediate copies) and at the grown limits (80 and 96 MB), and fits at the limit before
+# (128 MB); 13 MB fails at 48 MB and fits at 80 MB (whatever the number of threads).  Each query
+# also returns the limit it ran at.
 AT_128_ONLY = (
     "SELECT length(string_agg(repeat('x', 1000), '')) AS n, "
     "current_setting('memory_limit') AS at FROM range(20000)"
 )
-AT_96 = (
+AT_80 = (
     "SELECT length(string_agg(repeat('x', 1000), '')) AS n, "
     "current_setting('memory_limit') AS at FROM range(13000)"
 )
@@ -194,16 +194,27 @@ def _runner_with(db, sql: str, tmp_path):
     return con, run
 
 
-def test_a_query_that_cannot_fit_the_database_limit_runs_again_with_more_room(db, tmp_path):
+def test_a_query_that_cannot_fit_the_database_limit_runs_again_with_more_room(
+    db, tmp_path, monkeypatch
+):
     """The report's limit over a database is 48 MB so that its peak stays under 200 MB; a query
-    that cannot fit (and cannot spill) runs again at 96 MB, and if it cannot fit there either at
-    128 MB, the limit before, rather than failing a report that used to succeed; then the limit
-    is 48 MB again."""
-    assert connections.GROWN_MEMORY_LIMITS == ("96MB", "128MB")
-    con, run = _runner_with(db, AT_96, tmp_path)
+    that cannot fit (and cannot spill) runs again at 80 MB, then 96 MB, and if it cannot fit
+    there either at 128 MB, the limit before, rather than failing a report that used to succeed;
+    then the limit is 48 MB again."""
+    assert connections.GROWN_MEMORY_LIMITS == ("80MB", "96MB", "128MB")
+    tried: list[str] = []
+    more_memory = connections.more_memory
+
+    def recorded(con, limit):
+        tried.append(limit)
+        return more_memory(con, limit)
+
+    monkeypatch.setattr(connections, "more_memory", recorded)
+    con, run = _runner_with(db, AT_80, tmp_path)
     try:
         assert _setting(con) == "45.7 MiB"
-        assert run.rows("at_128_only") == [{"n": 13_000_000, "at": "91.5 MiB"}]
+        assert run.rows("at_128_only") == [{"n": 13_000_000, "at": "76.2 MiB"}]
+        assert tried == ["80MB"]
         assert _setting(con) == "45.7 MiB"
         assert run.rows("big_keys")  # the other queries go on at 48 MB
     finally:
@@ -211,6 +222,7 @@ def test_a_query_that_cannot_fit_the_database_limit_runs_again_with_more_room(db
     con, run = _runner_with(db, AT_128_ONLY, tmp_path)
     try:
         assert run.rows("at_128_only") == [{"n": 20_000_000, "at": "122.0 MiB"}]
+        assert tried == ["80MB", "80MB", "96MB", "128MB"]
         assert _setting(con) == "45.7 MiB"
     finally:
         con.close()

@@ -88,6 +88,6 @@ memory_limit_option = click.option(
     expose_value=False,
     help="DuckDB memory for the queries (512MB, 2GB, 1GiB); beyond it they spill to a temporary "
     "directory. Default 48MB over a database, dumps or a Parquet dataset (a query that needs "
-    "more runs again at 96MB, then 128MB), 128MB for diff and trend, DuckDB's own for sql; or "
+    "more runs again at 80MB, 96MB, then 128MB), 128MB for diff and trend, DuckDB's own for sql; or "
     "RDBSCAN_MEMORY_LIMIT.",
 )

@@ -14,8 +14,8 @@
 -- no aggregate whose result is a string chosen by another value, nor a DISTINCT list or a median.
 -- Grouping per family, type and TTL first, then per family (with the largest key without TTL and
 -- the median TTL) made a report over a million such families run out of memory; this one runs in
--- the report's first retry, at 96 MB (connections.GROWN_MEMORY_LIMITS: its string states, which
--- stay in memory, need 88-96 MB at two threads however many families there are), over two
+-- the report's retries, at 80 MB or 96 MB (connections.GROWN_MEMORY_LIMITS: its string states,
+-- which stay in memory, need about 80 MB at two threads over two million families), over two
 -- million (4 CPU s) and over five million under `--delimiters /` (docs/benchmarks.md). ttl_families takes the median TTL and the largest key without TTL from
 -- the keys of the families it lists.
 -- largest: min() of a struct orders by its fields, so the most memory, then the key in byte
