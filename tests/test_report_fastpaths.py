@@ -836,3 +836,53 @@ def test_slots_by_memory_finds_the_largest_key_of_each_slot_it_lists(keys_db):
         )
         for slot, ks in want
     ]
+
+
+def test_snapshot_params_index_the_reported_dumps_times():
+    """rkeys reads each key's snapshot time as one index into a list from the first reported
+    dump on (relations.snapshot_params): None for a dump between them the report leaves out,
+    and a list no dump can match when there is none."""
+    snaps = [{"dump_id": 4, "snapshot_ms": 10}, {"dump_id": 2, "snapshot_ms": 7}]
+    assert relations.snapshot_params(snaps) == {"first_dump": 2, "snapshot_times": [7, None, 10]}
+    assert relations.snapshot_params([]) == {"first_dump": 0, "snapshot_times": [0]}
+
+
+def test_rkeys_holds_the_keys_of_the_reported_dumps_with_their_snapshot_times(tmp_path):
+    """Three dumps in one database: the first without an instance, the second and third two
+    snapshots of instance `a`. The report covers the first and the latest of `a` (the third):
+    rkeys holds their keys and no other, each with its own dump's snapshot time (aux ctime) and
+    TTL from it, as rsnap says."""
+    import rdbwriter as W
+
+    def dump(name: str, ctime: int, keys: list[bytes]) -> str:
+        body = b"".join(
+            b"\xfc" + (ctime * 1000 + 5000).to_bytes(8, "little") + W.key(0, k, W.string(b"v"))
+            for k in keys
+        )
+        path = tmp_path / name
+        path.write_bytes(W.rdb(b"\xfe\x00" + body, aux={"ctime": str(ctime)}))
+        return str(path)
+
+    db = str(tmp_path / "three.duckdb")
+    assert all(r.complete for r in load([dump("one.rdb", 1_700_000_000, [b"a:1", b"a:2"])], db))
+    assert all(
+        r.complete for r in load([dump("two.rdb", 1_700_000_100, [b"b:1"])], db, instance="a")
+    )
+    assert all(
+        r.complete for r in load([dump("three.rdb", 1_700_000_200, [b"c:1"])], db, instance="a")
+    )
+    con = open_database(db)
+    try:
+        relations.prepare(con, {})
+        snap = dict(con.execute("SELECT dump_id, snapshot_ms FROM rsnap").fetchall())
+        got = con.execute(
+            "SELECT dump_id, key, snapshot_ms, ttl_ms FROM rkeys ORDER BY dump_id, key"
+        ).fetchall()
+    finally:
+        con.close()
+    assert snap == {1: 1_700_000_000_000, 3: 1_700_000_200_000}
+    assert got == [
+        (1, "a:1", 1_700_000_000_000, 5000),
+        (1, "a:2", 1_700_000_000_000, 5000),
+        (3, "c:1", 1_700_000_200_000, 5000),
+    ]

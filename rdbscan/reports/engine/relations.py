@@ -104,6 +104,22 @@ def create_snapshots(con, dump_id: int = 0) -> list[dict]:
     return [dict(dump_id=d, snapshot_ms=s, snapshot_source=src) for d, s, src in snaps]
 
 
+def snapshot_params(snaps: list[dict]) -> dict:
+    """The reported dumps and their snapshot times as rkeys reads them, literals rather than a
+    join with rsnap (_rkeys.sql): `first_dump`, and `snapshot_times` from it to the last dump
+    reported (None for a dump between them that is not), so that a key's time is one index.
+    A join with the one-row rsnap cost the report over `pop5m` 0.17 s of its 1.39 (every query
+    probed it with every key), and made DuckDB's grouping of two million families need more
+    than 48 MB (docs/benchmarks.md, "Two million families within 200 MB")."""
+    if not snaps:
+        return {"first_dump": 0, "snapshot_times": [0]}  # no dump has id 0: no key
+    first = min(s["dump_id"] for s in snaps)
+    times: list[int | None] = [None] * (max(s["dump_id"] for s in snaps) - first + 1)
+    for s in snaps:
+        times[s["dump_id"] - first] = s["snapshot_ms"]
+    return {"first_dump": first, "snapshot_times": times}
+
+
 # the columns of rservers beyond dump_id and the server: every threshold, then the field-TTL encoding
 SERVER_COLUMNS = (*NEWEST_THRESHOLDS, "hash_field_ttl_encoding")
 
@@ -162,9 +178,10 @@ def prepare(
     values = values or {}
     created = created if created is not None else set()
     if "rsnap" not in created:
-        create_snapshots(con, int(values.get("dump_id", 0) or 0))
+        snaps = create_snapshots(con, int(values.get("dump_id", 0) or 0))
         create_servers(con, values)
         created.add("rsnap")
+        values = {**values, **snapshot_params(snaps)}
     relations = base_relations()
     wanted = ["rkeys"] + [r for r in relations if needs and r in needs and r != "rkeys"]
     base = bundled_queries(include_base=True)

@@ -9,6 +9,9 @@
 -- params:
 --   dump_id (0)       only this dump; 0 = every dump in the database
 --   delimiters (':')  characters that separate key segments (for `pattern`)
+--   first_dump (0)        the first dump the report covers (relations.prepare, from rsnap)
+--   snapshot_times ([0])  snapshot_ms of dumps first_dump, first_dump + 1, ...: NULL for a dump
+--                         between them that the report does not cover
 -- columns added to `keys`: pattern (key_pattern), snapshot_ms (aux ctime of the dump, in ms),
 --   ttl_ms (expire_at_ms - snapshot_ms, NULL without TTL), invalid_utf8 (key bytes are not UTF-8),
 --   value_serialized_bytes (serialized_bytes minus the type byte and the key: about the value's RDB size).
@@ -21,9 +24,10 @@ SELECT k.dump_id, k.db, k.key, k.key_length, k.family, k.plain_key, k.type, k.en
        k.memory_total_bytes, k.expire_at_ms, k.idle_seconds, k.lfu_freq, k.slot,
        k.fields_with_ttl, k.min_field_expire_ms, k.int_members, k.memory_is_lower_bound, k.listpack_bytes,
        key_family(k.key, k.family, delimiters := $delimiters) AS pattern,
-       s.snapshot_ms,
-       k.expire_at_ms - s.snapshot_ms AS ttl_ms,
+       $snapshot_times[k.dump_id - $first_dump + 1] AS snapshot_ms,
+       k.expire_at_ms - $snapshot_times[k.dump_id - $first_dump + 1] AS ttl_ms,
        k.key_raw IS NOT NULL AS invalid_utf8
 FROM keys AS k
-JOIN rsnap AS s USING (dump_id)
-WHERE $dump_id = 0 OR k.dump_id = $dump_id
+WHERE ($dump_id = 0 OR k.dump_id = $dump_id)
+  AND k.dump_id BETWEEN $first_dump AND $first_dump + len($snapshot_times) - 1
+  AND $snapshot_times[k.dump_id - $first_dump + 1] IS NOT NULL
