@@ -222,18 +222,20 @@ cdef Py_ssize_t _family(const uint8_t* k, Py_ssize_t n, char* out) noexcept nogi
     is, with one brace kept on each side (`{42}` -> `{{id}}`)."""
     cdef Py_ssize_t i = 0, o = 0, s, e
     cdef uint8_t c
-    cdef bint special
+    cdef bint special, at
     if n > FAMILY_MAX_KEY:
         return -1
     while True:
         s = i
-        special = False
+        special = at = False
         while i < n and k[i] != 58 and k[i] != 35:   # ':', '#' (macros.SPLIT_MARK)
             c = k[i]
             if c < 0x20 or c > 0x7E:
                 return -1
-            if _is_digit(c) or c == 45 or c == 64:   # '-', '@'
+            if _is_digit(c) or c == 45:   # '-'
                 special = True
+            elif c == 64:   # '@': only a segment with one can be an e-mail address
+                special = at = True
             i += 1
         e = i
         if special:   # no placeholder holds '{' or '}': one brace each side is the segment's
@@ -249,7 +251,7 @@ cdef Py_ssize_t _family(const uint8_t* k, Py_ssize_t n, char* out) noexcept nogi
             elif _is_ipv4(k + s, e - s):
                 memcpy(out + o, b"{ip}", 4)
                 o += 4
-            elif _is_email(k + s, e - s):
+            elif at and _is_email(k + s, e - s):
                 memcpy(out + o, b"{email}", 7)
                 o += 7
             elif _is_id(k + s, e - s):
