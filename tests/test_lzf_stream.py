@@ -14,7 +14,7 @@ from common import FIXTURES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rdbscan.rdb import backend, lzf_stream
+from rdbscan.rdb import backend, lzf_stream, reader
 
 TWINS = [lzf_stream.LZFStream]
 if backend.compiled is not None:
@@ -52,6 +52,13 @@ def check(data: bytes, ulen: int, cuts) -> None:
     want = whole(data, ulen)
     for cls in TWINS:
         assert streamed(cls, data, ulen, cuts) == want, cls
+    if ulen > 0:
+        assert reader.lzf_whole(data, ulen) == want  # the pure path's whole decoder
+    if backend.compiled is not None and ulen > 0:
+        # the compiled whole decoder of a container's LZF blob (_speedups._lzf_decode), at the
+        # end of its buffer and with 40 more bytes after it (its 16-byte copies then read on)
+        assert backend.compiled.lzf_decode(data, ulen) == want
+        assert backend.compiled.lzf_decode(data + bytes(range(40)), ulen, len(data)) == want
 
 
 def _sample() -> bytes:

@@ -407,6 +407,82 @@ cdef bint _lzf_length_ok(bytes buf, Py_ssize_t q, uint64_t clen, uint64_t ulen):
     return out == ulen
 
 
+DEF LZF_SLACK = 32   # bytes _lzf_decode may write past ulen (and read past the input's end)
+
+
+cdef inline void _copy16(uint8_t* d, const uint8_t* s) noexcept nogil:
+    memcpy(d, s, 16)
+
+
+cdef Py_ssize_t _lzf_decode(const uint8_t* ip, Py_ssize_t clen, Py_ssize_t readable,
+                            uint8_t* op, Py_ssize_t ulen) noexcept nogil:
+    """Decode the LZF data ip[0:clen] into op, which has room for ulen + LZF_SLACK bytes; returns
+    the length written, or -1 where liblzf's lzf_decompress (python-lzf) fails: a literal run or
+    a back-reference's bytes pass the input's end, a back-reference reaches before the output's
+    start, or the output would pass ulen (the checks of _lzf_length_ok).  `readable`: how many
+    bytes from ip may be read (at least clen).  Copies go 16 bytes at a time, past their end
+    into the slack, while both sides have room: twice the speed of python-lzf's byte loops on
+    listpacks (docs/benchmarks.md, "LZF blobs decoded in place")."""
+    cdef Py_ssize_t i = 0, o = 0, ln, dist, k
+    cdef unsigned int ctrl
+    while i < clen:
+        ctrl = ip[i]
+        i += 1
+        if ctrl < 32:   # a literal run of ctrl + 1 bytes
+            ln = ctrl + 1
+            if i + ln > clen or o + ln > ulen:
+                return -1
+            if i + 32 <= readable:
+                _copy16(op + o, ip + i)
+                if ln > 16:
+                    _copy16(op + o + 16, ip + i + 16)
+            else:
+                memcpy(op + o, ip + i, ln)
+            i += ln
+            o += ln
+        else:   # a back-reference: length (ctrl >> 5) + 2, offset 13 bits + 1
+            ln = ctrl >> 5
+            if ln == 7:
+                if i >= clen:
+                    return -1
+                ln += ip[i]
+                i += 1
+            if i >= clen:
+                return -1
+            dist = ((<Py_ssize_t>(ctrl & 0x1f)) << 8) + ip[i] + 1
+            i += 1
+            ln += 2
+            if dist > o or o + ln > ulen:
+                return -1
+            if dist >= 16:   # 16 bytes at a time never read what this copy writes
+                k = 0
+                while k < ln:
+                    _copy16(op + o + k, op + o - dist + k)
+                    k += 16
+            else:            # byte by byte: the source overlaps the output
+                for k in range(ln):
+                    op[o + k] = op[o - dist + k]
+            o += ln
+    return o
+
+
+def lzf_decode(bytes data, Py_ssize_t ulen, Py_ssize_t clen=-1):
+    """_lzf_decode of data[:clen] (all of it when clen < 0), the rest readable as a record's
+    buffer is past its blob (for tests): the ulen bytes, or None where python-lzf's
+    decompress(data[:clen], ulen) gives no ulen bytes (fails, or gives fewer)."""
+    cdef uint8_t* out = <uint8_t*>malloc(ulen + LZF_SLACK)
+    cdef Py_ssize_t n
+    if clen < 0 or clen > len(data):
+        clen = len(data)
+    if out == NULL:
+        raise MemoryError()
+    try:
+        n = _lzf_decode(<const uint8_t*>PyBytes_AS_STRING(data), clen, len(data), out, ulen)
+        return PyBytes_FromStringAndSize(<char*>out, n) if n == ulen else None
+    finally:
+        free(out)
+
+
 cdef inline Py_ssize_t _str_len(const uint8_t* b, Py_ssize_t pos, Py_ssize_t end,
                                 Py_ssize_t* text_len, int* is_int) noexcept:
     """Skip one STR at b[pos] if it lies wholly before `end`: returns the position after it and
@@ -536,7 +612,6 @@ from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 
-import lzf as _lzf
 
 DEF EMBED_KEYS = 128      # kv.embed_table: key lengths ...
 DEF EMBED_VALUES = 128    # ... and value lengths it covers (longer: never embedded)
@@ -1007,7 +1082,7 @@ cdef Py_ssize_t _record(bytes buf, const uint8_t* b, Py_ssize_t pos, Py_ssize_t 
     cdef uint8_t t, b0, enc
     cdef int64_t length, blob = 0
     cdef const uint8_t* v
-    cdef bytes out
+    cdef uint8_t* decoded = NULL   # an LZF blob decoded for its walk (freed after it)
     while True:
         if p >= end:
             return -1
@@ -1090,14 +1165,15 @@ cdef Py_ssize_t _record(bytes buf, const uint8_t* b, Py_ssize_t pos, Py_ssize_t 
             q = _lzf_str(b, p, end, &clen, &ulen)
             if q < 0 or ulen == 0 or ulen > <uint64_t>max_item:
                 return -1
-            try:
-                out = _lzf.decompress(buf[q:q + <Py_ssize_t>clen], <Py_ssize_t>ulen)
-            except (ValueError, SystemError):
-                return -1
-            if out is None or len(out) != <Py_ssize_t>ulen:
+            decoded = <uint8_t*>malloc(<size_t>ulen + LZF_SLACK)
+            if decoded == NULL:
+                return -1   # the Python path takes over (and says what it could not allocate)
+            if _lzf_decode(b + q, <Py_ssize_t>clen, end - q, decoded,
+                           <Py_ssize_t>ulen) != <Py_ssize_t>ulen:
+                free(decoded)
                 return -1
             q += <Py_ssize_t>clen
-            v = <const uint8_t*>(<char*>out)
+            v = decoded
             vlen = <Py_ssize_t>ulen
         else:
             return -1
@@ -1110,6 +1186,8 @@ cdef Py_ssize_t _record(bytes buf, const uint8_t* b, Py_ssize_t pos, Py_ssize_t 
                 _ziplist_scan(v, vlen, t == 12, &count, &mx)
         except BlobError:
             return -1
+        finally:
+            free(decoded)
         if count == 0:    # Redis refuses empty collections: the Python path flags them
             return -1
         if t == 12 or t == 13 or t == 16 or t == 17:

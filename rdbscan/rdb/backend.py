@@ -26,7 +26,7 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-from . import blob_stream, blobs, elements, lzf_stream
+from . import blob_stream, blobs, elements, lzf_stream, reader
 
 REBUILD_HINT = "pip install -e . (or python setup.py build_ext --inplace)"
 PURE_PYTHON = os.environ.get("RDBSCAN_PURE_PYTHON", "") not in ("", "0")
@@ -87,11 +87,14 @@ compiled = None if PURE_PYTHON else load_compiled("rdbscan.rdb._speedups", SOURC
 
 skip_elements: Callable[..., tuple[int, int, int, int]]
 LZFStream: Any
+lzf_whole: Callable[[bytes, int], bytes | None]
 if compiled is not None:
     listpack_scan = compiled.listpack_scan
     ziplist_scan = compiled.ziplist_scan
     # blobs longer than blob_stream.WHOLE_MAX: LZF decoded in pieces, walked through a window
     LZFStream = compiled.LZFStream
+    # LZF strings decoded whole (reader.Reader.string)
+    lzf_whole = compiled.lzf_decode
     listpack_stream_scan = compiled.listpack_stream_scan
     ziplist_stream_scan = compiled.ziplist_stream_scan
     # bulk skip of hashtable-encoded elements
@@ -100,6 +103,7 @@ else:
     listpack_scan = blobs.listpack_scan
     ziplist_scan = blobs.ziplist_scan
     LZFStream = lzf_stream.LZFStream
+    lzf_whole = reader.lzf_whole
     listpack_stream_scan = blob_stream.listpack_stream_scan
     ziplist_stream_scan = blob_stream.ziplist_stream_scan
     skip_elements = elements.skip_elements

@@ -22,7 +22,7 @@ from ..model.kv import EMBED_KEYS, EMBED_VALUES, embed_table, kv_layout
 from . import blob_stream
 from . import constants as C
 from .array_values import ArrayValues
-from .backend import LZFStream
+from .backend import LZFStream, lzf_whole
 from .collection_values import CollectionValues
 from .errors import CorruptError, NotRDBError, RDBError, TruncatedError, UnsupportedError
 from .hash_ttl_values import FieldTTLValues
@@ -664,7 +664,14 @@ def parse(
     extent is known (a blob that does not decode) is left out and counted in
     `info.skipped_keys` instead.  With `drain_tail` and an unknown size, the bytes after the
     RDB are read and counted (`info.trailing_bytes`)."""
-    reader = Reader(stream, size=size, crc=verify_crc, initial=initial, lzf_decoder=LZFStream)
+    reader = Reader(
+        stream,
+        size=size,
+        crc=verify_crc,
+        initial=initial,
+        lzf_decoder=LZFStream,
+        lzf_whole=lzf_whole,
+    )
     parser = _Parser(
         reader,
         info,
