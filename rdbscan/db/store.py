@@ -65,15 +65,21 @@ def recorded_family_rule(con, catalog: str | None = None) -> str | None:
     return row[0] if row else None
 
 
+def family_rule_changed_sql(alias: str) -> str:
+    """SQL true for a key (its row AS `alias`) that an older family rule gave another family:
+    one with an IPv4 or e-mail segment (both hold a `.`, tested first: the regex on those only)."""
+    return f"contains({alias}.key, '.') AND regexp_matches({alias}.key, '{FAMILY_RULE_CHANGED}')"
+
+
 def family_again_sql(alias: str = "k") -> str:
     """The SQL of a key's family (its keys row AS `alias`) in a database an older family rule
     wrote, read without writing to it: key_pattern again for the keys that rule would give
-    another family (an IPv4 or e-mail segment: both hold a `.`), the stored family otherwise.
-    What _update_families writes, worked out as the keys are read (report, query, diff, trend,
-    and datasets, whose files keep the families they were written with)."""
+    another family, the stored family otherwise.  What _update_families writes, worked out as
+    the keys are read (report, query, diff, trend, and datasets, whose files keep the families
+    they were written with)."""
     return (
-        f"CASE WHEN contains({alias}.key, '.') AND regexp_matches({alias}.key, "
-        f"'{FAMILY_RULE_CHANGED}') THEN key_pattern({alias}.key) ELSE {alias}.family END"
+        f"CASE WHEN {family_rule_changed_sql(alias)} THEN key_pattern({alias}.key) "
+        f"ELSE {alias}.family END"
     )
 
 
@@ -375,7 +381,7 @@ class Store:
                 self.run(
                     "UPDATE key_rows SET family = key_pattern(key) "
                     f"WHERE rowid >= {start} AND rowid < {start + UPDATE_FAMILIES_ROWS} "
-                    f"AND regexp_matches(key, '{FAMILY_RULE_CHANGED}')"
+                    f"AND {family_rule_changed_sql('key_rows')}"
                 )
         self.run(
             "INSERT OR REPLACE INTO rdbscan_meta VALUES ('family_rule', ?)", [str(FAMILY_RULE)]

@@ -178,10 +178,12 @@ def prepare(
     values = values or {}
     created = created if created is not None else set()
     if "rsnap" not in created:
-        snaps = create_snapshots(con, int(values.get("dump_id", 0) or 0))
+        create_snapshots(con, int(values.get("dump_id", 0) or 0))
         create_servers(con, values)
         created.add("rsnap")
-        values = {**values, **snapshot_params(snaps)}
+    if "rkeys" not in created:  # it reads the dumps rsnap holds as literals
+        snaps = con.execute("SELECT dump_id, snapshot_ms FROM rsnap").fetchall()
+        values = {**values, **snapshot_params([dict(dump_id=d, snapshot_ms=s) for d, s in snaps])}
     relations = base_relations()
     wanted = ["rkeys"] + [r for r in relations if needs and r in needs and r != "rkeys"]
     base = bundled_queries(include_base=True)

@@ -34,7 +34,7 @@ PLACEHOLDERS = {
     "date": r"(?:19|20)[0-9]{2}-?(?:0[1-9]|1[0-2])(?:-?(?:0[1-9]|[12][0-9]|3[01]))?(?:[T ][0-9]{2})?",
     "uuid": "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
     "hex": "[0-9a-fA-F]+",
-    # an IPv4 address (db/macros._IPV4, the family rule's {ip})
+    # an IPv4 and an e-mail address (db/macros.IPV4 and EMAIL: the family rule's {ip}, {email})
     "ip": IPV4,
     "email": EMAIL,
     "*": None,  # one or more characters other than a delimiter
